@@ -1,0 +1,3 @@
+from hetsim.cli import main
+
+raise SystemExit(main())

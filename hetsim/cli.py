@@ -1,0 +1,197 @@
+"""Command-line interface: ``hetsim`` / ``python -m hetsim``.
+
+Exit codes: 0 success, 2 bad input (missing file, malformed YAML/ONNX, unsupported op, refused overwrite),
+1 internal error (a bug: rerun with ``--debug`` for the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from pathlib import Path
+
+from hetsim import __version__
+from hetsim.errors import HetsimError, InputError
+from hetsim.mappers import MAPPERS
+from hetsim.sim.engine import CONTENTION_KINDS, parse_contention
+
+EPILOG = """examples:
+  hetsim run platforms/puma.yaml workloads/yolov5n.onnx
+  hetsim run platforms/puma-x86.yaml workloads/resnet18_int8_qdq.onnx --mapper all-host
+  hetsim run platforms/puma.yaml workloads/yolov5n.onnx --contention links,cim-bus --out results/yolo
+  hetsim inspect workloads/mobilenet_v2.onnx --platform platforms/puma.yaml
+"""
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
+
+
+def _add_map_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("platform", type=Path, help="platform YAML (e.g. platforms/puma.yaml)")
+    p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx)")
+    p.add_argument(
+        "--mapper", default="greedy", choices=sorted(MAPPERS),
+        help="mapping algorithm (default: greedy; all-host is the CPU-only baseline)",
+    )
+
+
+def _add_contention(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--contention", default="none", metavar="KINDS",
+        help=f"comma-separated contention kinds to model: {', '.join(CONTENTION_KINDS)}, or all / none "
+        "(default: none = seed 000's model: the shared bus, the CIM internal bus and the PUMA cores never "
+        "make ops wait for each other)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hetsim",
+        description="Discrete-event simulation of neural-network inference on heterogeneous SoCs: map an ONNX "
+        "model onto a platform (host CPU + accelerators + links), replay the schedule on SimPy resources, "
+        "and report makespan, utilisation and energy.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"hetsim {__version__}")
+    _add_common(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("run", help="map a model onto a platform, simulate it, report",
+                       description="Load the model and platform, map with --mapper, replay on SimPy "
+                       "resources, and print makespan, speedup over all-host, utilisation, energy, offloaded "
+                       "ops and the crossbar placement.")
+    _add_map_args(p)
+    _add_contention(p)
+    p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
+                   "trace.json (Chrome trace, opens in Perfetto), timeline.png and breakdown.png here")
+    p.add_argument("--force", action="store_true", help="replace existing files in --out")
+    p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
+    p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
+    _add_common(p)
+
+    p = sub.add_parser("map", help="map a model onto a platform and write the schedule as JSON")
+    _add_map_args(p)
+    p.add_argument("-o", "--output", type=Path, required=True, help="schedule JSON to write")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    _add_common(p)
+
+    p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views")
+    p.add_argument("model", type=Path, help="ONNX model")
+    p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
+    p.add_argument("--ops", action="store_true", help="list every op (type, shapes, GEMM view, MACs)")
+    _add_common(p)
+    return parser
+
+
+def cmd_run(args) -> int:
+    from hetsim.pipeline import run
+    from hetsim.report.outputs import check_out_dir, write_outputs
+    from hetsim.report.text import format_report
+    from hetsim.schedule import Schedule
+
+    contention = parse_contention(args.contention)
+    if args.out is not None:
+        check_out_dir(args.out, args.force)  # fail before the work, not after
+    schedule = Schedule.load(args.schedule) if args.schedule else None
+    r = run(args.platform, args.model, mapper=args.mapper, contention=contention, schedule=schedule)
+    if args.json:
+        print(json.dumps(r.summary, indent=1))
+    else:
+        print(format_report(r))
+    if args.out is not None:
+        written = write_outputs(r, args.out, force=args.force)
+        if not args.json:
+            print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
+    return 0
+
+
+def cmd_map(args) -> int:
+    from hetsim.costs import CostModel
+    from hetsim.errors import OutputExistsError
+    from hetsim.mappers import get_mapper
+    from hetsim.platform import load_platform
+    from hetsim.report.export import atomic_write_text
+    from hetsim.workload import load_onnx
+
+    if args.output.exists() and not args.force:
+        raise OutputExistsError(f"{str(args.output)!r} exists; pass --force to replace it")
+    costs = CostModel(load_onnx(args.model), load_platform(args.platform))
+    sched = get_mapper(args.mapper).map(costs)
+    atomic_write_text(args.output, sched.to_json() + "\n")
+    off = sum(1 for d in sched.assignment.values() if d != costs.host)
+    print(f"{args.mapper}: {off} of {len(sched.assignment)} ops offloaded, predicted makespan "
+          f"{sched.makespan_s * 1e3:.3f} ms -> {args.output}")
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    from hetsim.workload import load_onnx
+
+    wl = load_onnx(args.model)
+    s = wl.summary()
+    ins = ", ".join(f"{i['name']} {i.get('dtype', '')}{list(i.get('shape', []))}" for i in wl.meta.get("inputs", []))
+    print(f"{s['name']}: {s['operators']} operators, {s['edges']} edges, {s['macs'] / 1e9:,.3f} GMAC, "
+          f"{s['weights']:,} weight elements")
+    if ins:
+        print(f"  inputs: {ins}")
+    print("  op types: " + ", ".join(f"{k} {v}" for k, v in s["op_types"].items()))
+    costs = None
+    if args.platform:
+        from hetsim.costs import CostModel
+        from hetsim.platform import load_platform
+
+        costs = CostModel(wl, load_platform(args.platform))
+    if args.ops or costs is not None:
+        devs = list(costs.platform.devices) if costs else []
+        hdr = f"  {'op':<40} {'type':<16} {'bits':>4} {'M_v':>6} {'N_v':>6} {'N_mvm':>7} {'grp':>4} {'MACs':>12}"
+        hdr += "".join(f" {d + ' (us)':>12}" for d in devs)
+        print(hdr)
+        for v in wl.topological_order():
+            op = wl.op(v)
+            g = op.gemm
+            gv = (g.m_v, g.n_v, g.n_mvm, g.groups) if g else ("", "", "", "")
+            line = f"  {v[-40:]:<40} {op.op_type:<16} {op.bits:>4} {gv[0]:>6} {gv[1]:>6} {gv[2]:>7} {gv[3]:>4} {op.macs:>12,}"
+            if costs:
+                for d in devs:
+                    t = costs.latency[v].get(d)
+                    line += f" {t * 1e6:>12.3f}" if t is not None else f" {'-':>12}"
+            print(line)
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "map": cmd_map, "inspect": cmd_inspect}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return COMMANDS[args.command](args)
+    except InputError as err:
+        if args.debug:
+            traceback.print_exc()
+        print(f"hetsim: error: {err}", file=sys.stderr)
+        return 2
+    except HetsimError as err:
+        if args.debug:
+            traceback.print_exc()
+        print(f"hetsim: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("hetsim: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as err:  # a bug: one line unless --debug
+        if args.debug:
+            raise
+        print(f"hetsim: internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)",
+              file=sys.stderr)
+        return 1

@@ -1,0 +1,113 @@
+"""Cost model: latency of every op on every device and of every cross-device transfer.
+
+Mappers and the simulator read costs only from here, so a schedule's prediction and its replay use the same
+numbers.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from hetsim.errors import ScheduleError, UnsupportedOpError
+from hetsim.platform import Platform
+from hetsim.workload.op import Workload
+
+
+class CostModel:
+    """Per-(op, device) latencies and per-edge transfer times for one workload on one platform.
+
+    Attributes:
+        latency: op name -> {device name: seconds} for the devices that support the op.
+        phases: op name -> {device name: (T_load, T_mvm, T_store)} for CIM devices (seed 000 Eq. 2-3).
+        n_crossbar: op name -> {device name: crossbars} for CIM devices (seed 000 Eq. 1).
+
+    Raises:
+        UnsupportedOpError: some op is supported by no device (the message lists them).
+    """
+
+    def __init__(self, workload: Workload, platform: Platform):
+        self.workload = workload
+        self.platform = platform
+        self.latency: dict[str, dict[str, float]] = {}
+        self.phases: dict[str, dict[str, tuple[float, float, float]]] = {}
+        self.n_crossbar: dict[str, dict[str, int]] = {}
+        devices = list(platform.devices.values())
+        unsupported = []
+        for name, op in workload.ops.items():
+            lat: dict[str, float] = {}
+            for dev in devices:
+                t = dev.latency(op)
+                if t is None:
+                    continue
+                lat[dev.name] = t
+                if dev.kind == "puma":
+                    self.phases.setdefault(name, {})[dev.name] = dev.phases(op)
+                    self.n_crossbar.setdefault(name, {})[dev.name] = dev.n_crossbar(op)
+            if not lat:
+                unsupported.append(f"{name} ({op.op_type})")
+            self.latency[name] = lat
+        if unsupported:
+            more = f" and {len(unsupported) - 5} more" if len(unsupported) > 5 else ""
+            raise UnsupportedOpError(
+                f"no device of platform {platform.name!r} supports {', '.join(unsupported[:5])}{more}"
+            )
+
+    @property
+    def host(self) -> str:
+        return self.platform.host
+
+    def supported(self, op: str, device: str) -> bool:
+        return device in self.latency[op]
+
+    def host_fallback_ops(self) -> list[str]:
+        """Ops whose host latency comes from the roofline because the host's latency table lacks them."""
+        dev = self.platform.host_device
+        if dev.latency_model != "table":
+            return []
+        return [n for n, op in self.workload.ops.items() if dev.uses_fallback(op)]
+
+    def transfer_bytes(self, u: str, v: str, src: str, dst: str) -> float:
+        """Bytes moved for edge ``u -> v`` when ``u`` runs on ``src`` and ``v`` on ``dst``.
+
+        ``b_elem * N_out`` as in seed 000 Eq. 4: when either end is a device with an ``element_bits`` field
+        (a CIM accelerator; the destination wins), that device's element size is the wire format (the host
+        converts as part of its own op); between devices without one, the tensor's ONNX element size.
+        Parameter edges (constant producers) and same-device edges move nothing.
+        """
+        e = self.workload.graph.edges[u, v]
+        if src == dst or e.get("param"):
+            return 0.0
+        for d in (dst, src):
+            bits = getattr(self.platform.devices[d], "element_bits", None)
+            if bits is not None:
+                return e["elements"] * bits / 8
+        return float(e["bytes"])
+
+    def link(self, src: str, dst: str):
+        """The link joining ``src`` and ``dst``.
+
+        Raises:
+            ScheduleError: the platform has no link between them.
+        """
+        link = self._links.get((src, dst))
+        if link is None:
+            link = self.platform.link_between(src, dst)
+            if link is None:
+                raise ScheduleError(f"platform {self.platform.name!r} has no link between {src!r} and {dst!r}")
+            self._links[(src, dst)] = link
+        return link
+
+    @cached_property
+    def _links(self) -> dict:
+        return {}
+
+    def transfer_time(self, u: str, v: str, src: str, dst: str) -> float:
+        """Seconds to move edge ``u -> v`` from ``src`` to ``dst`` (seed 000 Eq. 4); 0 when nothing moves."""
+        nbytes = self.transfer_bytes(u, v, src, dst)
+        if nbytes == 0.0 and (src == dst or self.workload.graph.edges[u, v].get("param")):
+            return 0.0
+        return self.link(src, dst).transfer_time(nbytes)
+
+    def host_time(self, op: str) -> float:
+        """Latency of ``op`` on the host (every op runs there)."""
+        return self.latency[op][self.host]

@@ -1,0 +1,13 @@
+"""Device kinds. One module per kind: its Pydantic config and its latency/energy model.
+
+Adding a device kind = adding one module here and one entry in :data:`DEVICE_KINDS` /
+:data:`hetsim.platform.DeviceConfig`.
+"""
+
+from hetsim.devices.cpu import CpuDevice
+from hetsim.devices.link import Link
+from hetsim.devices.puma import PumaDevice
+
+DEVICE_KINDS = {"cpu": CpuDevice, "puma": PumaDevice}
+
+__all__ = ["CpuDevice", "PumaDevice", "Link", "DEVICE_KINDS"]

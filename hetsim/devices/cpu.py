@@ -1,0 +1,116 @@
+"""Host CPU: roofline latency model, or a table of measured per-op latencies with roofline fallback."""
+
+from __future__ import annotations
+
+import csv
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from hetsim.devices.base import DeviceBase
+from hetsim.errors import PlatformError
+from hetsim.workload.op import Op
+
+
+class CpuDevice(DeviceBase):
+    """A host CPU (``kind: cpu``). Runs every operator type.
+
+    Latency (``latency_model: roofline``), per op on one core (seed 000 profiles ops single-threaded,
+    Sec. IV-A1)::
+
+        T = op_overhead + max(T_compute, bytes / mem_bandwidth)
+        T_compute = macs / (clock * macs_per_cycle[bits])          if macs > 0
+                  = n_out / (clock * elementwise_per_cycle)         otherwise
+        bytes     = in_bytes + out_bytes + weight_elements * bits / 8
+
+    This is the classic roofline bound (Williams et al., CACM 2009) plus a fixed per-op dispatch cost.
+    ``macs_per_cycle`` is looked up for the op's bit width; a width missing from the table uses the next
+    wider one listed (e.g. 16-bit ops use the 32-bit rate when only 8 and 32 are given).
+
+    With ``latency_model: table``, ``latency_table`` is a CSV with at least the columns ``op`` (op name) and
+    ``latency_s``; ops missing from it fall back to the roofline (see :meth:`from_table`).
+
+    Power fields are per core: a busy core draws ``active_w``, an idle one ``idle_w``.
+    """
+
+    kind: Literal["cpu"] = "cpu"
+    cores: int = Field(1, ge=1, description="cores usable for inference; ops are single-threaded")
+    clock_ghz: float = Field(gt=0)
+    macs_per_cycle: dict[int, float] = Field(description="peak MACs per cycle per core, by bit width")
+    elementwise_per_cycle: float = Field(4.0, gt=0, description="elements per cycle for non-GEMM ops")
+    mem_bandwidth_gb_s: float = Field(gt=0, description="sustained memory bandwidth, GB/s (1e9 B/s)")
+    op_overhead_us: float = Field(0.0, ge=0, description="fixed dispatch cost per op, microseconds")
+    latency_model: Literal["roofline", "table"] = "roofline"
+    latency_table: Path | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> CpuDevice:
+        if not self.macs_per_cycle:
+            raise ValueError("macs_per_cycle must list at least one bit width, e.g. {8: 8, 32: 4}")
+        if any(v <= 0 for v in self.macs_per_cycle.values()) or any(k <= 0 for k in self.macs_per_cycle):
+            raise ValueError("macs_per_cycle keys (bit widths) and values (MACs/cycle) must be > 0")
+        if self.latency_model == "table" and self.latency_table is None:
+            raise ValueError("latency_model 'table' needs latency_table: path to a CSV with op,latency_s")
+        return self
+
+    @property
+    def capacity(self) -> int:
+        return self.cores
+
+    def _mac_rate(self, bits: int) -> float:
+        widths = sorted(self.macs_per_cycle)
+        wider = [w for w in widths if w >= bits]
+        w = wider[0] if wider else widths[-1]
+        return self.clock_ghz * 1e9 * self.macs_per_cycle[w]
+
+    def roofline_latency(self, op: Op) -> float:
+        """Roofline latency of ``op`` in seconds (formula in the class docstring)."""
+        if op.macs > 0:
+            t_compute = op.macs / self._mac_rate(op.bits)
+        else:
+            t_compute = op.n_out / (self.clock_ghz * 1e9 * self.elementwise_per_cycle)
+        nbytes = op.in_bytes + op.out_bytes + op.weight_elements * op.bits / 8
+        t_mem = nbytes / (self.mem_bandwidth_gb_s * 1e9)
+        return self.op_overhead_us * 1e-6 + max(t_compute, t_mem)
+
+    @cached_property
+    def table(self) -> dict[str, float]:
+        """Measured latencies, op name -> seconds (empty for the roofline model).
+
+        Raises:
+            PlatformError: the CSV is missing, lacks the ``op``/``latency_s`` columns, or has a bad value.
+        """
+        if self.latency_model != "table" or self.latency_table is None:
+            return {}
+        path = Path(self.latency_table)
+        if not path.is_file():
+            raise PlatformError(f"device {self.name!r}: latency_table {str(path)!r} does not exist")
+        out: dict[str, float] = {}
+        with path.open(newline="") as f:
+            reader = csv.DictReader(row for row in f if not row.startswith("#"))
+            if not reader.fieldnames or not {"op", "latency_s"} <= set(reader.fieldnames):
+                raise PlatformError(
+                    f"device {self.name!r}: latency_table {str(path)!r} needs columns 'op' and 'latency_s'"
+                )
+            for i, row in enumerate(reader, start=2):
+                try:
+                    val = float(row["latency_s"])
+                except (TypeError, ValueError):
+                    raise PlatformError(
+                        f"{path}:{i}: latency_s {row['latency_s']!r} is not a number"
+                    ) from None
+                if val < 0:
+                    raise PlatformError(f"{path}:{i}: latency_s must be >= 0, got {val}")
+                out[row["op"]] = val
+        return out
+
+    def latency(self, op: Op) -> float:
+        """Latency of ``op`` in seconds: the table's value if listed, else the roofline."""
+        t = self.table.get(op.name)
+        return t if t is not None else self.roofline_latency(op)
+
+    def uses_fallback(self, op: Op) -> bool:
+        """True when a ``table`` model has no entry for ``op`` (its roofline latency is used)."""
+        return self.latency_model == "table" and op.name not in self.table

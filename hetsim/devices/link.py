@@ -1,0 +1,40 @@
+"""Interconnect between devices (seed 000, Sec. IV-A3)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Link(BaseModel):
+    """A bus joining two or more devices (``links:`` in the platform YAML).
+
+    Transfer latency, seed 000 Eq. 4 plus a fixed per-transfer latency::
+
+        T_transfer(u, v) = b_elem * N_out,u / B_shared + latency
+
+    ``b_elem`` is chosen by :meth:`hetsim.costs.CostModel.transfer_bytes`. With ``links`` contention on, the
+    link carries one transfer at a time. Energy: ``energy_pj_per_byte`` per byte moved, plus
+    ``active_w``/``idle_w`` like a device.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = ""
+    description: str = ""
+    bandwidth_gb_s: float = Field(gt=0, description="B_shared, GB/s (1e9 B/s)")
+    latency_ns: float = Field(0.0, ge=0, description="fixed latency per transfer, ns")
+    connects: list[str] = Field(min_length=2, description="names of the devices this link joins")
+    energy_pj_per_byte: float = Field(0.0, ge=0)
+    active_w: float = Field(0.0, ge=0)
+    idle_w: float = Field(0.0, ge=0)
+
+    @field_validator("connects")
+    @classmethod
+    def _distinct(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("connects lists a device twice")
+        return v
+
+    def transfer_time(self, nbytes: float) -> float:
+        """Seconds to move ``nbytes`` bytes (seed 000 Eq. 4 + fixed latency)."""
+        return nbytes / (self.bandwidth_gb_s * 1e9) + self.latency_ns * 1e-9

@@ -1,0 +1,133 @@
+"""PUMA-style RRAM compute-in-memory accelerator (seed 000, Sec. II-A and IV-A2)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from hetsim.devices.base import DeviceBase
+from hetsim.workload.op import Op
+
+
+class PumaDevice(DeviceBase):
+    """A PUMA-style CIM accelerator (``kind: puma``): ``cores`` cores of ``crossbars_per_core`` crossbars.
+
+    Weight-stationary: an offloaded op keeps its crossbars for the whole inference, so the total crossbar
+    count ``C = cores * crossbars_per_core`` bounds what can be offloaded (seed 000 Eq. 14). Only op types in
+    ``supported_ops`` with a constant weight matrix (a :class:`~hetsim.workload.op.GemmView`) run here.
+
+    Latency, seed 000 Eq. 2-3 (per op ``v``)::
+
+        T_acc   = T_load + T_mvm + T_store                                   (Eq. 2)
+        T_mvm   = N_mvm * t_mvm                                              (Eq. 2)
+        T_load  = b_elem * N_in  / B_cim,  T_store = b_elem * N_out / B_cim  (Eq. 3)
+
+    with ``b_elem = element_bits / 8`` bytes and ``B_cim`` the internal bandwidth. The groups of a grouped
+    convolution sit on their own crossbars and run in parallel, so ``T_mvm`` does not depend on ``groups``
+    (nor on the crossbar count: crossbars operate in parallel, Sec. IV-A2).
+    """
+
+    kind: Literal["puma"] = "puma"
+    crossbar_rows: int = Field(256, ge=1, description="M: outputs per crossbar (weight-matrix rows)")
+    crossbar_cols: int = Field(256, ge=1, description="N: inputs per crossbar (weight-matrix columns)")
+    cores: int = Field(ge=1)
+    crossbars_per_core: int = Field(ge=1)
+    t_mvm_ns: float = Field(gt=0, description="latency of one MVM on a crossbar, ns")
+    internal_bandwidth_gb_s: float = Field(gt=0, description="B_cim, internal bus bandwidth, GB/s")
+    element_bits: int = Field(8, ge=1, description="b_elem of Eq. 3-4, in bits")
+    supported_ops: list[str] = Field(default_factory=lambda: ["Conv", "Gemm", "MatMul"])
+
+    @property
+    def crossbars(self) -> int:
+        """C of seed 000 Eq. 14: total crossbars = cores * crossbars_per_core."""
+        return self.cores * self.crossbars_per_core
+
+    @property
+    def capacity(self) -> int:
+        return self.crossbars
+
+    def supports(self, op: Op) -> bool:
+        """True when ``op``'s type is supported and it has a constant weight matrix (GEMM view)."""
+        return op.op_type in self.supported_ops and op.gemm is not None
+
+    def n_crossbar(self, op: Op) -> int:
+        """Crossbars ``op`` occupies, seed 000 Eq. 1 (per group for grouped convs); 0 if unsupported."""
+        if not self.supports(op):
+            return 0
+        return op.gemm.n_crossbar(self.crossbar_rows, self.crossbar_cols)
+
+    def phases(self, op: Op) -> tuple[float, float, float] | None:
+        """``(T_load, T_mvm, T_store)`` in seconds (seed 000 Eq. 2-3), or ``None`` if unsupported."""
+        if not self.supports(op):
+            return None
+        b_elem = self.element_bits / 8
+        bw = self.internal_bandwidth_gb_s * 1e9
+        return (b_elem * op.n_in / bw, op.gemm.n_mvm * self.t_mvm_ns * 1e-9, b_elem * op.n_out / bw)
+
+    def latency(self, op: Op) -> float | None:
+        """``T_acc`` of seed 000 Eq. 2 in seconds, or ``None`` if unsupported."""
+        p = self.phases(op)
+        return None if p is None else p[0] + p[1] + p[2]
+
+
+def place_crossbars(
+    demand: dict[str, int], cores: int, crossbars_per_core: int, order: list[str] | None = None
+) -> dict[str, list[tuple[int, int]]]:
+    """Place ops' crossbars on PUMA cores by first-fit decreasing.
+
+    Ops are taken by decreasing crossbar count (ties: their position in ``order``, else name). An op that
+    fits in one core goes to the first core with enough free crossbars; an op larger than a core, or one
+    that fits no single core's free space, spans several: whole free cores first, then the remainder
+    first-fit, then any leftover crossbars in core order.
+
+    Args:
+        demand: op name -> crossbars needed (seed 000 Eq. 1).
+        cores, crossbars_per_core: the accelerator's organisation.
+        order: tie-break order of ops (e.g. topological); optional.
+
+    Returns:
+        op name -> list of ``(core index, crossbars on that core)``, summing to the op's demand.
+
+    Raises:
+        ValueError: total demand exceeds ``cores * crossbars_per_core`` (seed 000 Eq. 14 violated).
+    """
+    total = sum(demand.values())
+    if total > cores * crossbars_per_core:
+        raise ValueError(f"{total} crossbars requested, {cores * crossbars_per_core} available")
+    rank = {n: i for i, n in enumerate(order or [])}
+    free = [crossbars_per_core] * cores
+    out: dict[str, list[tuple[int, int]]] = {}
+    for op in sorted(demand, key=lambda n: (-demand[n], rank.get(n, len(rank)), n)):
+        need = demand[op]
+        if need == 0:
+            out[op] = []
+            continue
+        if need <= crossbars_per_core:
+            core = next((c for c in range(cores) if free[c] >= need), None)
+            if core is not None:
+                free[core] -= need
+                out[op] = [(core, need)]
+                continue
+        parts: list[tuple[int, int]] = []
+        for c in range(cores):  # whole free cores
+            if need >= crossbars_per_core and free[c] == crossbars_per_core:
+                parts.append((c, crossbars_per_core))
+                free[c] = 0
+                need -= crossbars_per_core
+        if need:
+            c = next((c for c in range(cores) if free[c] >= need), None)
+            if c is not None:
+                parts.append((c, need))
+                free[c] -= need
+                need = 0
+        for c in range(cores):  # fragmented leftovers
+            if need == 0:
+                break
+            take = min(free[c], need)
+            if take:
+                parts.append((c, take))
+                free[c] -= take
+                need -= take
+        out[op] = sorted(parts)
+    return out

@@ -1,0 +1,40 @@
+"""Error types.
+
+Every problem with what the user gave hetsim (a path, a YAML file, an ONNX model, a mapping request) is raised
+as a subclass of :class:`InputError`; the CLI prints its message on one line and exits with code 2. Anything
+else is a bug in hetsim and keeps its traceback (shown with ``--debug``).
+"""
+
+from __future__ import annotations
+
+
+class HetsimError(Exception):
+    """Base class of every error hetsim raises on purpose."""
+
+
+class InputError(HetsimError):
+    """Bad user input: missing file, malformed config or model, impossible request. CLI exit code 2."""
+
+
+class WorkloadError(InputError):
+    """An ONNX model that cannot be turned into an operator DAG (not ONNX, cyclic, no static shapes, ...)."""
+
+
+class PlatformError(InputError):
+    """A platform YAML file that is missing, malformed, or fails validation."""
+
+
+class UnsupportedOpError(InputError):
+    """An operator that no device of the platform can execute."""
+
+
+class MappingError(InputError):
+    """A mapper cannot produce a schedule for this workload and platform (e.g. an infeasible constraint)."""
+
+
+class ScheduleError(InputError):
+    """A schedule that does not fit the workload or platform it is replayed on."""
+
+
+class OutputExistsError(InputError):
+    """An output file already exists and ``--force`` was not given."""

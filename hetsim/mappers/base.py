@@ -1,0 +1,99 @@
+"""The Mapper protocol, the registry of mappers by name, and helpers every mapper shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from hetsim.costs import CostModel
+from hetsim.devices.puma import place_crossbars
+from hetsim.errors import InputError, MappingError
+from hetsim.schedule import Schedule
+from hetsim.sim.analytic import list_schedule
+
+
+class Mapper(Protocol):
+    """A mapper turns a cost model (workload x platform) into a :class:`~hetsim.schedule.Schedule`.
+
+    Implementations are classes with a ``name`` and a ``map`` method; options (time limits, seeds, ...) are
+    constructor keyword arguments. Register one with :func:`register` to make it available by name
+    (``hetsim run --mapper NAME``).
+    """
+
+    name: str
+
+    def map(self, costs: CostModel) -> Schedule:
+        """Return a feasible schedule; raise :class:`~hetsim.errors.MappingError` if there is none."""
+        ...
+
+
+MAPPERS: dict[str, Callable[..., Mapper]] = {}
+
+
+def register(name: str):
+    """Class decorator: make a mapper available as ``name``."""
+
+    def deco(cls):
+        cls.name = name
+        MAPPERS[name] = cls
+        return cls
+
+    return deco
+
+
+def get_mapper(name: str, **options) -> Mapper:
+    """Instantiate the mapper registered as ``name``.
+
+    Raises:
+        InputError: no mapper of that name (the message lists the registered ones).
+    """
+    if name not in MAPPERS:
+        raise InputError(f"unknown mapper {name!r}; available: {', '.join(sorted(MAPPERS))}")
+    return MAPPERS[name](**options)
+
+
+def crossbar_budget(costs: CostModel) -> dict[str, int]:
+    """Crossbars available per CIM device (C of seed 000 Eq. 14)."""
+    return {n: d.crossbars for n, d in costs.platform.devices.items() if d.kind == "puma"}
+
+
+def place(costs: CostModel, assignment: dict[str, str]) -> dict[str, list[tuple[int, int]]]:
+    """Crossbar placement of every CIM op (first-fit decreasing on each device's cores).
+
+    Raises:
+        MappingError: a CIM device's crossbar budget (seed 000 Eq. 14) is exceeded.
+    """
+    topo = costs.workload.topological_order()
+    out: dict[str, list[tuple[int, int]]] = {}
+    for name, dev in costs.platform.devices.items():
+        if dev.kind != "puma":
+            continue
+        demand = {v: costs.n_crossbar[v][name] for v, d in assignment.items() if d == name}
+        try:
+            out.update(place_crossbars(demand, dev.cores, dev.crossbars_per_core, order=topo))
+        except ValueError as err:
+            raise MappingError(f"device {name!r}: crossbar budget exceeded (seed 000 Eq. 14): {err}") from None
+    return out
+
+
+def make_schedule(
+    costs: CostModel, assignment: dict[str, str], mapper: str, stats: dict | None = None
+) -> Schedule:
+    """A complete schedule for ``assignment``: per-device topological order, crossbar placement, and the
+    contention-free predicted times of :func:`~hetsim.sim.analytic.list_schedule`."""
+    topo = costs.workload.topological_order()
+    order: dict[str, list[str]] = {d: [] for d in costs.platform.devices}
+    for v in topo:
+        order[assignment[v]].append(v)
+    placement = place(costs, assignment)
+    start, finish, makespan = list_schedule(costs, assignment, order)
+    return Schedule(
+        mapper=mapper,
+        assignment=dict(assignment),
+        order=order,
+        placement=placement,
+        start_s=start,
+        finish_s=finish,
+        makespan_s=makespan,
+        stats=dict(stats or {}),
+    )

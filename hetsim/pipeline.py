@@ -1,0 +1,64 @@
+"""The whole pipeline in one place: load, cost, map, simulate, summarise (what ``hetsim run`` does)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hetsim.costs import CostModel
+from hetsim.mappers import get_mapper
+from hetsim.platform import Platform, load_platform
+from hetsim.report.metrics import summarize
+from hetsim.schedule import Schedule
+from hetsim.sim import SimResult, simulate
+from hetsim.workload import Workload, load_onnx
+
+
+@dataclass
+class RunResult:
+    """Everything one run produced."""
+
+    costs: CostModel
+    schedule: Schedule
+    result: SimResult
+    baseline: SimResult
+    summary: dict
+
+    @property
+    def workload(self) -> Workload:
+        return self.costs.workload
+
+    @property
+    def platform(self) -> Platform:
+        return self.costs.platform
+
+
+def run(
+    platform: Platform | str | Path,
+    workload: Workload | str | Path,
+    mapper: str = "greedy",
+    contention: frozenset[str] = frozenset(),
+    mapper_options: dict | None = None,
+    schedule: Schedule | None = None,
+) -> RunResult:
+    """Map ``workload`` onto ``platform`` and replay it; the baseline is ``all-host`` on the same platform.
+
+    Args:
+        platform: a Platform or a path to its YAML.
+        workload: a Workload or a path to an ONNX model.
+        mapper: registered mapper name (ignored when ``schedule`` is given).
+        contention: contention kinds to model in both replays.
+        mapper_options: keyword arguments for the mapper.
+        schedule: replay this schedule instead of running a mapper.
+
+    Raises:
+        InputError: (subclasses) for bad inputs, see :mod:`hetsim.errors`.
+    """
+    plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    wl = workload if isinstance(workload, Workload) else load_onnx(workload)
+    costs = CostModel(wl, plat)
+    sched = schedule if schedule is not None else get_mapper(mapper, **(mapper_options or {})).map(costs)
+    result = simulate(costs, sched, contention)
+    base_sched = sched if sched.mapper == "all-host" else get_mapper("all-host").map(costs)
+    baseline = result if base_sched is sched else simulate(costs, base_sched, contention)
+    return RunResult(costs, sched, result, baseline, summarize(costs, sched, result, baseline))

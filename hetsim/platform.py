@@ -1,0 +1,170 @@
+"""Platform = devices + links, loaded from YAML and validated with Pydantic.
+
+Example (``platforms/puma.yaml``)::
+
+    name: puma-arm
+    host: host                       # the device that runs everything no accelerator supports
+    devices:
+      host: {kind: cpu, cores: 1, clock_ghz: 1.5, ...}
+      cim:  {kind: puma, cores: 10, crossbars_per_core: 10, t_mvm_ns: 50, ...}
+    links:
+      bus: {bandwidth_gb_s: 10.24, connects: [host, cim]}
+
+Unknown fields are errors; the error message names the field's path and what was expected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from hetsim.devices import CpuDevice, Link, PumaDevice
+from hetsim.errors import PlatformError
+
+DeviceConfig = Annotated[CpuDevice | PumaDevice, Field(discriminator="kind")]
+
+
+class Platform(BaseModel):
+    """A heterogeneous SoC: named devices joined by links.
+
+    Attributes:
+        name: platform name.
+        host: name of the host device (a ``cpu``); defaults to the first ``cpu`` device.
+        devices: device name -> device config (``kind`` selects the model).
+        links: link name -> :class:`~hetsim.devices.link.Link`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "platform"
+    description: str = ""
+    host: str | None = None
+    devices: dict[str, DeviceConfig] = Field(min_length=1)
+    links: dict[str, Link] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _names(cls, data):
+        """Copy each dict key into the entry's ``name`` so devices and links know their own names."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for key in ("devices", "links"):
+                entries = data.get(key)
+                if isinstance(entries, dict):
+                    data[key] = {
+                        k: ({**v, "name": k} if isinstance(v, dict) else v) for k, v in entries.items()
+                    }
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> Platform:
+        if self.host is None:
+            cpus = [n for n, d in self.devices.items() if d.kind == "cpu"]
+            if not cpus:
+                raise ValueError("a platform needs a host: at least one device of kind 'cpu'")
+            object.__setattr__(self, "host", cpus[0])
+        elif self.host not in self.devices:
+            raise ValueError(f"host {self.host!r} is not a device; devices: {sorted(self.devices)}")
+        for lname, link in self.links.items():
+            for d in link.connects:
+                if d not in self.devices:
+                    raise ValueError(
+                        f"links.{lname}.connects names {d!r}, which is not a device; devices: "
+                        f"{sorted(self.devices)}"
+                    )
+        return self
+
+    @property
+    def host_device(self) -> CpuDevice:
+        return self.devices[self.host]
+
+    def link_between(self, a: str, b: str) -> Link | None:
+        """The first link (in YAML order) joining devices ``a`` and ``b``, or ``None``."""
+        for link in self.links.values():
+            if a in link.connects and b in link.connects:
+                return link
+        return None
+
+    def with_overrides(self, overrides: dict[str, object]) -> Platform:
+        """A copy with dotted-path overrides applied, e.g. ``{"devices.cim.t_mvm_ns": 100}``.
+
+        Raises:
+            PlatformError: the path does not exist or the new value fails validation.
+        """
+        data = self.model_dump(mode="json", exclude={"devices": {"__all__": {"name"}}})
+        for path, value in overrides.items():
+            node = data
+            keys = path.split(".")
+            for k in keys[:-1]:
+                if not isinstance(node, dict) or k not in node:
+                    raise PlatformError(f"override {path!r}: no field {k!r}")
+                node = node[k]
+            if not isinstance(node, dict) or keys[-1] not in node:
+                raise PlatformError(f"override {path!r}: no field {keys[-1]!r}")
+            node[keys[-1]] = value
+        return _validate(data, f"{self.name} with overrides")
+
+
+def _format_validation_error(err: ValidationError, where: str) -> str:
+    """One line per problem: ``where: dotted.field.path: message``."""
+    lines = []
+    for e in err.errors():
+        loc = [str(p) for p in e["loc"]]
+        # drop the union tag pydantic inserts after a device name (devices.host.cpu.clock_ghz)
+        if len(loc) >= 3 and loc[0] == "devices" and loc[2] in ("cpu", "puma"):
+            del loc[2]
+        path = ".".join(loc) or "(top level)"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown field"
+        elif e["type"] == "missing":
+            msg = "required field is missing"
+        elif e["type"] == "union_tag_invalid":
+            msg = f"unknown device kind {e['input'].get('kind')!r}; allowed: cpu, puma" if isinstance(
+                e.get("input"), dict) else msg
+        elif "input" in e and e["type"] not in ("value_error",):
+            msg = f"{msg} (got {e['input']!r})"
+        lines.append(f"{where}: {path}: {msg}")
+    return "\n".join(lines)
+
+
+def _validate(data: object, where: str) -> Platform:
+    if not isinstance(data, dict):
+        raise PlatformError(f"{where}: expected a YAML mapping with 'devices' (and 'links'), got "
+                            f"{type(data).__name__}")
+    try:
+        return Platform.model_validate(data)
+    except ValidationError as err:
+        raise PlatformError(_format_validation_error(err, where)) from None
+
+
+def load_platform(path: str | Path) -> Platform:
+    """Read and validate a platform YAML file.
+
+    Relative ``latency_table`` paths are resolved against the YAML file's folder.
+
+    Raises:
+        PlatformError: missing file, YAML syntax error, or a validation error (message names the field path
+            and the expected value).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise PlatformError(f"platform file {str(p)!r} does not exist")
+    try:
+        data = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise PlatformError(f"{p}: not valid YAML{at}: {getattr(err, 'problem', err)}") from None
+    except UnicodeDecodeError:
+        raise PlatformError(f"{p}: not a text (YAML) file") from None
+    if isinstance(data, dict) and isinstance(data.get("devices"), dict):
+        for dev in data["devices"].values():
+            if isinstance(dev, dict) and dev.get("latency_table"):
+                t = Path(dev["latency_table"])
+                if not t.is_absolute():
+                    dev["latency_table"] = str((p.parent / t).resolve())
+    return _validate(data, str(p))

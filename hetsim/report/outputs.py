@@ -1,0 +1,75 @@
+"""Files written by ``hetsim run --out DIR``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from hetsim.errors import OutputExistsError
+from hetsim.pipeline import RunResult
+from hetsim.report.metrics import device_table, op_table
+
+OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
+                "breakdown.png")
+
+
+def check_out_dir(out: Path, force: bool) -> None:
+    """Refuse to replace existing outputs without ``force``.
+
+    Raises:
+        OutputExistsError: ``out`` is a file, or already holds one of :data:`OUTPUT_FILES` and ``force`` is
+            false.
+    """
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"--out {str(out)!r} exists and is not a directory")
+    clash = [f for f in OUTPUT_FILES if (out / f).exists()]
+    if clash and not force:
+        raise OutputExistsError(
+            f"--out {str(out)!r} already holds {', '.join(clash)}; pass --force to replace them"
+        )
+
+
+def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
+    """Write summary.json, ops.csv, schedule.json, trace.csv, trace.json (Chrome Trace Event format, opens
+    in Perfetto), timeline.png (Gantt per device) and breakdown.png (latency share and op count per device,
+    seed 000 Fig. 5) into ``out``. Each file is written atomically.
+
+    Raises:
+        OutputExistsError: see :func:`check_out_dir`.
+    """
+    from hetsim.report.export import atomic_path, atomic_write_text, write_chrome_trace
+    from hetsim.report.plots import plot_breakdown, plot_timeline
+
+    check_out_dir(out, force)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def path(name: str) -> Path:
+        p = out / name
+        written.append(p)
+        return p
+
+    atomic_write_text(path("summary.json"), json.dumps(run.summary, indent=1) + "\n")
+    with atomic_path(path("ops.csv")) as tmp:
+        op_table(run.costs, run.schedule, run.result).to_csv(tmp, index=False)
+    atomic_write_text(path("schedule.json"), run.schedule.to_json() + "\n")
+    with atomic_path(path("trace.csv")) as tmp:
+        run.result.trace.to_csv(tmp, index=False)
+    meta = {k: run.summary[k] for k in ("workload", "platform", "mapper", "makespan_s", "contention")}
+    write_chrome_trace(run.result.trace, path("trace.json"), meta=meta)
+    title = f"{run.workload.name} on {run.platform.name} ({run.schedule.mapper})"
+    plot_timeline(run.result.trace, path("timeline.png"), title=title)
+    rows = []
+    for config, res in (("all-host", run.baseline), (run.schedule.mapper, run.result)):
+        if config == "all-host" and res is run.result and len(rows):
+            continue
+        t = device_table(run.costs, res)
+        t = t[t["kind"] != "link"]
+        t.insert(0, "config", config)
+        rows.append(t)
+        if res is run.baseline and run.baseline is run.result:
+            break
+    plot_breakdown(pd.concat(rows, ignore_index=True), path("breakdown.png"), title=title)
+    return written

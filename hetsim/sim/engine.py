@@ -1,0 +1,235 @@
+"""SimPy replay of a Schedule on resources built from the Platform (DESIGN.md, "Simulation semantics").
+
+One SimPy process per op and one per cross-device transfer. An op starts when all its inputs (and their
+transfers) have arrived and its device grants it:
+
+* ``cpu``: a ``simpy.Resource(capacity=cores)``; ops request it in the schedule's order (``ordered``
+  replay: an op may not start before the op preceding it in the order has started).
+* ``puma``: an op owns the crossbars it was placed on (weight-stationary), so CIM ops overlap freely unless
+  contention is switched on: ``cim-bus`` (one load/store phase at a time on the internal bus) and
+  ``cim-cores`` (a core issues one MVM stream at a time: ops placed on a common core serialise their MVM
+  phases; an op spanning several cores needs all of them).
+* links: a transfer holds ``bytes / bandwidth + latency`` (seed 000 Eq. 4); with ``links`` contention the
+  link carries one transfer at a time.
+
+With every contention kind off this is exactly seed 000's timing model, and the times equal
+:func:`hetsim.sim.analytic.list_schedule`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+import simpy
+
+from hetsim.costs import CostModel
+from hetsim.errors import InputError, ScheduleError
+from hetsim.schedule import Schedule
+from hetsim.sim.analytic import check_assignment, ordered_devices
+
+CONTENTION_KINDS = ("links", "cim-bus", "cim-cores")
+TRACE_COLUMNS = ["op", "device", "kind", "phase", "start_s", "end_s"]
+
+
+@dataclass
+class SimResult:
+    """Outcome of one replay.
+
+    Attributes:
+        trace: one row per busy interval: ``op`` (op name, or ``"u->v"`` for a transfer), ``device``
+            (device or link name), ``kind`` (``compute`` | ``transfer``), ``phase`` (``load``/``mvm``/
+            ``store`` for CIM ops, empty otherwise), ``start_s``, ``end_s`` (seconds).
+        start_s, finish_s: per op, seconds.
+        makespan_s: latest finish of any op or transfer, seconds.
+        contention: the contention kinds that were on.
+        assignment: op name -> device, as replayed.
+    """
+
+    trace: pd.DataFrame
+    start_s: dict[str, float]
+    finish_s: dict[str, float]
+    makespan_s: float
+    contention: frozenset[str] = field(default_factory=frozenset)
+    assignment: dict[str, str] = field(default_factory=dict)
+
+
+def parse_contention(spec: str | None) -> frozenset[str]:
+    """``"links,cim-bus"`` -> ``{"links", "cim-bus"}``; ``"all"``/``"none"`` accepted.
+
+    Raises:
+        InputError: an unknown kind (the message lists the allowed ones).
+    """
+    if not spec or spec == "none":
+        return frozenset()
+    if spec == "all":
+        return frozenset(CONTENTION_KINDS)
+    kinds = {k.strip() for k in spec.split(",") if k.strip()}
+    bad = kinds - set(CONTENTION_KINDS)
+    if bad:
+        raise InputError(
+            f"unknown contention kind {sorted(bad)[0]!r}; allowed: {', '.join(CONTENTION_KINDS)}, all, none"
+        )
+    return frozenset(kinds)
+
+
+def simulate(
+    costs: CostModel, schedule: Schedule, contention: frozenset[str] | set[str] = frozenset()
+) -> SimResult:
+    """Replay ``schedule`` on SimPy resources.
+
+    Args:
+        costs: cost model of the workload on the platform.
+        schedule: assignment, per-device order and crossbar placement to replay.
+        contention: subset of :data:`CONTENTION_KINDS` to model.
+
+    Returns:
+        :class:`SimResult` with the trace and per-op times.
+
+    Raises:
+        ScheduleError: the schedule does not fit the workload/platform (unassigned op, unsupported device,
+            inconsistent order, missing placement under ``cim-cores``, or a deadlock).
+        InputError: an unknown contention kind.
+    """
+    contention = frozenset(contention)
+    bad = contention - set(CONTENTION_KINDS)
+    if bad:
+        raise InputError(f"unknown contention kind {sorted(bad)[0]!r}; allowed: {', '.join(CONTENTION_KINDS)}")
+    wl = costs.workload
+    g = wl.graph
+    platform = costs.platform
+    assignment = schedule.assignment
+    caps = ordered_devices(costs)
+    order = dict(schedule.order)
+    topo = wl.topological_order()
+    for dev in caps:
+        if dev not in order:
+            order[dev] = [n for n in topo if assignment.get(n) == dev]
+    check_assignment(costs, assignment, order)
+
+    if "cim-cores" in contention:
+        for v, dv in assignment.items():
+            dev = platform.devices[dv]
+            if dev.kind == "puma":
+                placed = schedule.placement.get(v)
+                if not placed or any(not 0 <= c < dev.cores for c, _ in placed):
+                    raise ScheduleError(
+                        f"CIM op {v!r} has no valid crossbar placement; 'cim-cores' contention needs one"
+                    )
+
+    env = simpy.Environment()
+    rows: list[tuple] = []
+    start: dict[str, float] = {}
+    finish: dict[str, float] = {}
+    done = {n: env.event() for n in g.nodes}
+    granted = {n: env.event() for n in g.nodes}
+    prev_in_order: dict[str, str] = {}
+    for dev in caps:
+        seq = order[dev]
+        for i in range(1, len(seq)):
+            prev_in_order[seq[i]] = seq[i - 1]
+
+    cpu_res = {dev: simpy.Resource(env, capacity=cap) for dev, cap in caps.items()}
+    link_res = (
+        {name: simpy.Resource(env, capacity=1) for name in platform.links} if "links" in contention else {}
+    )
+    bus_res, core_res = {}, {}
+    for name, dev in platform.devices.items():
+        if dev.kind == "puma":
+            if "cim-bus" in contention:
+                bus_res[name] = simpy.Resource(env, capacity=1)
+            if "cim-cores" in contention:
+                core_res[name] = [simpy.Resource(env, capacity=1) for _ in range(dev.cores)]
+
+    def transfer(u: str, v: str, src: str, dst: str, arrived: simpy.Event):
+        yield done[u]
+        link = costs.link(src, dst)
+        dt = link.transfer_time(costs.transfer_bytes(u, v, src, dst))
+        res = link_res.get(link.name)
+        if res is not None:
+            with res.request() as req:
+                yield req
+                t0 = env.now
+                yield env.timeout(dt)
+        else:
+            t0 = env.now
+            yield env.timeout(dt)
+        rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now))
+        arrived.succeed()
+
+    def cim_phase(name: str, phase: str, dt: float, resources: list):
+        reqs = []
+        for r in resources:  # acquired in a fixed (ascending core) order: no deadlock
+            req = r.request()
+            reqs.append((r, req))
+            yield req
+        t0 = env.now
+        yield env.timeout(dt)
+        for r, req in reqs:
+            r.release(req)
+        rows.append((name, assignment[name], "compute", phase, t0, env.now))
+
+    def run_op(v: str):
+        dv = assignment[v]
+        waits = []
+        for u in g.predecessors(v):
+            du = assignment[u]
+            if du != dv and not g.edges[u, v].get("param"):
+                ev = env.event()
+                env.process(transfer(u, v, du, dv, ev))
+                waits.append(ev)
+            else:
+                waits.append(done[u])
+        if waits:
+            yield env.all_of(waits)
+        if dv in cpu_res:
+            prev = prev_in_order.get(v)
+            if prev is not None:
+                yield granted[prev]
+            res = cpu_res[dv]
+            with res.request() as req:
+                yield req
+                granted[v].succeed()
+                start[v] = env.now
+                yield env.timeout(costs.latency[v][dv])
+                finish[v] = env.now
+            rows.append((v, dv, "compute", "", start[v], finish[v]))
+        else:
+            phases = costs.phases.get(v, {}).get(dv)
+            start[v] = env.now
+            granted[v].succeed()
+            if phases is None or not (bus_res or core_res):
+                yield env.timeout(costs.latency[v][dv])
+                finish[v] = env.now
+                if phases is None:
+                    rows.append((v, dv, "compute", "", start[v], finish[v]))
+                else:  # phase rows laid end to end, op times kept exact
+                    t1 = start[v] + phases[0]
+                    t2 = t1 + phases[1]
+                    rows.append((v, dv, "compute", "load", start[v], t1))
+                    rows.append((v, dv, "compute", "mvm", t1, t2))
+                    rows.append((v, dv, "compute", "store", t2, finish[v]))
+            else:
+                bus = [bus_res[dv]] if dv in bus_res else []
+                cores = []
+                if dv in core_res:
+                    cores = [core_res[dv][c] for c, _ in sorted(schedule.placement[v])]
+                yield from cim_phase(v, "load", phases[0], bus)
+                start[v] = rows[-1][4]
+                yield from cim_phase(v, "mvm", phases[1], cores)
+                yield from cim_phase(v, "store", phases[2], bus)
+                finish[v] = env.now
+        done[v].succeed()
+
+    for v in topo:
+        env.process(run_op(v))
+    env.run()
+    if len(finish) != len(g):
+        stuck = next(n for n in topo if n not in finish)
+        raise ScheduleError(f"replay deadlocked: op {stuck!r} never ran (the device order contradicts the DAG)")
+    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
+    trace = trace.sort_values(["start_s", "end_s", "device", "op"], kind="stable").reset_index(drop=True)
+    makespan = float(trace["end_s"].max()) if len(trace) else 0.0
+    return SimResult(trace=trace, start_s=start, finish_s=finish, makespan_s=makespan, contention=contention,
+                     assignment=dict(assignment))
+

@@ -1,0 +1,539 @@
+"""Read an ONNX model into a :class:`~hetsim.workload.op.Workload` (one :class:`Op` per ONNX node).
+
+Pipeline of :func:`load_onnx`:
+
+1. read and decode the protobuf (external tensor data is *not* loaded: only shapes and element types are
+   needed, never weight values);
+2. structural checks on the raw graph: no control flow (subgraph attributes), every tensor produced once,
+   every consumed tensor produced by a node, an initializer or a graph input, producer->consumer graph
+   acyclic;
+3. ``onnx.shape_inference.infer_shapes`` (non-strict, with data propagation); every tensor a node reads or
+   writes must then have a static shape;
+4. constant propagation (initializers, ``Constant`` outputs, outputs of nodes whose inputs are all
+   constant);
+5. per node: runtime/constant input split, sizes, precision (QDQ detection) and, for MVM-capable ops, the
+   GEMM view of seed 000 Sec. IV-A2, Eq. 1 (convolutions through im2col).
+
+Units: shapes and element counts are in elements, sizes in bytes (``ceil(elements * bits / 8)`` per tensor,
+at the tensor's ONNX element type), precision in bits, MACs in multiply-accumulates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+
+import networkx as nx
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import AttributeProto, TensorProto
+
+from hetsim.errors import WorkloadError
+from hetsim.workload.op import GemmView, Op, Workload
+
+__all__ = ["load_onnx"]
+
+# Bits per element of each ONNX element type (names missing from older onnx releases are skipped).
+_BITS_BY_TYPE_NAME = {
+    "FLOAT": 32, "UINT8": 8, "INT8": 8, "UINT16": 16, "INT16": 16, "INT32": 32, "INT64": 64, "BOOL": 8,
+    "FLOAT16": 16, "DOUBLE": 64, "UINT32": 32, "UINT64": 64, "COMPLEX64": 64, "COMPLEX128": 128,
+    "BFLOAT16": 16, "FLOAT8E4M3FN": 8, "FLOAT8E4M3FNUZ": 8, "FLOAT8E5M2": 8, "FLOAT8E5M2FNUZ": 8,
+    "FLOAT8E8M0": 8, "UINT4": 4, "INT4": 4, "FLOAT4E2M1": 4, "UINT2": 2, "INT2": 2,
+}  # fmt: skip
+_ELEM_BITS: dict[int, int] = {
+    getattr(TensorProto, k): v for k, v in _BITS_BY_TYPE_NAME.items() if hasattr(TensorProto, k)
+}
+_DTYPE_NAMES = {TensorProto.FLOAT: "float32", TensorProto.DOUBLE: "float64"}
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+# MVM-capable ops of the default domain: op_type -> (kind, activation input index, weight input index).
+_MVM_OPS = {
+    "Conv": ("conv", 0, 1),
+    "ConvInteger": ("conv", 0, 1),
+    "QLinearConv": ("conv", 0, 3),
+    "Gemm": ("gemm", 0, 1),
+    "MatMul": ("matmul", 0, 1),
+    "MatMulInteger": ("matmul", 0, 1),
+    "QLinearMatMul": ("matmul", 0, 3),
+}
+# Ops whose precision is that of their first input, whatever feeds it.
+_INPUT_PRECISION_OPS = {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
+                        "ConvInteger", "MatMulInteger"}  # fmt: skip
+# Ops without inputs that are nevertheless not constants.
+_NONDETERMINISTIC_SOURCES = {"RandomNormal", "RandomUniform"}
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    """Static facts about one tensor: shape (elements per dim) and ONNX element type."""
+
+    shape: tuple[int, ...]
+    elem_type: int
+
+    @property
+    def bits(self) -> int:
+        return _ELEM_BITS[self.elem_type]
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return -(-self.elements * self.bits // 8)
+
+
+def load_onnx(path: str | Path) -> Workload:
+    """Read an ONNX file into a :class:`Workload` with one :class:`Op` per ONNX node.
+
+    Every node of ``model.graph.node`` becomes exactly one op, named after the node (``f"{op_type}_{i}"``
+    when unnamed, a ``_{i}`` suffix when the name is taken), with ``Op.index`` = node position. A graph edge
+    ``producer -> consumer`` aggregates all tensors the consumer reads from the producer: ``tensors`` (names),
+    ``elements`` and ``bytes`` (sums over those tensors, each tensor counted once), ``param`` (True iff the
+    producer is a constant op: it computes weights, not activations).
+
+    Per op (see :class:`Op`): ``input_shapes``, ``n_in`` and ``in_bytes`` cover the distinct runtime
+    (non-constant) inputs; ``output_shapes``, ``n_out``, ``out_bytes`` the outputs; ``weight_elements`` the
+    distinct constant inputs (weights, biases, scales, zero points, shape tensors); ``weight_shape`` is the
+    shape of the constant weight operand of an MVM op (Conv/ConvInteger input 1, QLinearConv input 3, Gemm B,
+    the constant operand of MatMul/MatMulInteger/QLinearMatMul), else ``None``.
+
+    GEMM view (seed 000 Sec. IV-A2, Eq. 1; convolutions via im2col), set when the weight is constant:
+
+    * Conv of any spatial rank, W ``(C_out, C_in/g, k_1..k_r)``, Y ``(B, C_out, o_1..o_r)``:
+      ``m_v = C_out/g``, ``n_v = (C_in/g) * prod(k)``, ``n_mvm = B * prod(o)``, ``groups = g``.
+    * Gemm with ``A`` ``(M, K)`` after ``transA`` and ``B`` ``(K, N)`` after ``transB``: constant B gives
+      ``m_v = N, n_v = K, n_mvm = M``; otherwise a constant A gives ``m_v = M, n_v = K, n_mvm = N``
+      (the columns of B are the input vectors).
+    * MatMul with a constant 2-D second operand ``(K, N)`` (1-D ``(K,)``: N = 1): ``m_v = N, n_v = K,
+      n_mvm = prod(A.shape[:-1])``; otherwise a constant 2-D first operand ``(M, K)``: ``m_v = M, n_v = K,
+      n_mvm = prod(B.shape[:-2]) * B.shape[-1]``. Batched (>2-D) constant operands get no view.
+
+    ``macs`` is ``gemm.macs``; Conv/Gemm/MatMul (and their integer/QLinear forms) whose weight is not
+    constant still get their MAC count (``prod(Y.shape) * n_v``) with ``gemm=None``; other ops have 0.
+
+    Precision ``bits``: Q/DQ, QLinear* and *Integer ops take the element size of their first input. An op
+    whose data inputs (its runtime inputs plus its constant MVM weight) are all outputs of
+    ``DequantizeLinear`` nodes is QDQ-quantized: bits = the largest element size of those DQ nodes' ``x``
+    inputs (8 for int8/uint8, 16 for int16). Otherwise bits = element size of the first runtime input, or of
+    the first output when there is none (fp32 -> 32).
+
+    Args:
+        path: an ONNX protobuf file (``.onnx``).
+
+    Returns:
+        The workload; ``name`` = file stem, ``source`` = ``str(path)``, ``meta`` = ``producer`` (name and
+        version), ``ir_version``, ``opset`` (domain -> version, ``"ai.onnx"`` for the default domain),
+        ``inputs`` / ``outputs`` (``name``, ``dtype``, ``shape`` of the graph's runtime inputs and its
+        outputs), ``nodes`` (ONNX node count).
+
+    Raises:
+        WorkloadError: (one line, naming the file and the offending node/tensor) when the path does not
+            exist or is unreadable; the file is not an ONNX model (protobuf decode error, no graph nodes, no
+            IR version); a node has a subgraph attribute (If/Loop/Scan control flow); a tensor is produced
+            twice, or consumed but never produced; the node graph has a cycle; shape inference fails; a tensor
+            used or produced by a node has no static shape after shape inference (missing shape, symbolic or
+            unknown dim) or an element type without a fixed size (STRING); a Conv's channels do not divide
+            by its group count.
+    """
+    p = Path(path)
+    model, raw = _read_model(p)
+    nodes = list(model.graph.node)
+    names = _unique_names(nodes)
+    _reject_control_flow(p, nodes, names)
+
+    graph = model.graph
+    initializers = {t.name for t in graph.initializer} | {t.values.name for t in graph.sparse_initializer}
+    runtime_inputs = [vi for vi in graph.input if vi.name not in initializers]
+    producers = _producers(p, nodes, names, initializers, {vi.name for vi in runtime_inputs})
+
+    deps = nx.DiGraph()
+    deps.add_nodes_from(range(len(nodes)))
+    for i, node in enumerate(nodes):
+        for t in node.input:
+            if t and t in producers:
+                deps.add_edge(producers[t], i)
+    if not nx.is_directed_acyclic_graph(deps):
+        cycle = nx.find_cycle(deps)
+        chain_names = " -> ".join(repr(names[u]) for u, _ in cycle[:8])
+        more = " -> ..." if len(cycle) > 8 else f" -> {names[cycle[0][0]]!r}"
+        raise WorkloadError(f"{p}: the ONNX graph is not a DAG: cycle {chain_names}{more}")
+    order = list(nx.lexicographical_topological_sort(deps))
+
+    inferred = _infer_shapes(p, model, raw, order)
+    infos = _tensor_infos(inferred.graph)
+
+    constants = set(initializers)
+    const_node = [False] * len(nodes)
+    for i in order:
+        node = nodes[i]
+        ins = [t for t in node.input if t]
+        if all(t in constants for t in ins) and (ins or node.op_type not in _NONDETERMINISTIC_SOURCES):
+            const_node[i] = True
+            constants.update(t for t in node.output if t)
+
+    ops = [
+        _make_op(p, i, names[i], node, infos, constants, producers, nodes, const_node[i])
+        for i, node in enumerate(nodes)
+    ]
+
+    g = nx.DiGraph()
+    for op in ops:
+        g.add_node(op.name, op=op)
+    for i, node in enumerate(nodes):
+        for t in _distinct(node.input):
+            j = producers.get(t)
+            if j is None:
+                continue
+            u, v, info = names[j], names[i], infos[t]
+            if g.has_edge(u, v):
+                data = g.edges[u, v]
+                data["tensors"].append(t)
+                data["elements"] += info.elements
+                data["bytes"] += info.nbytes
+            else:
+                g.add_edge(u, v, tensors=[t], elements=info.elements, bytes=info.nbytes, param=const_node[j])
+
+    meta = {
+        "producer": f"{model.producer_name} {model.producer_version}".strip(),
+        "ir_version": int(model.ir_version),
+        "opset": {imp.domain or "ai.onnx": int(imp.version) for imp in model.opset_import},
+        "inputs": [_describe(vi, infos) for vi in inferred.graph.input if vi.name not in initializers],
+        "outputs": [_describe(vi, infos) for vi in inferred.graph.output],
+        "nodes": len(nodes),
+    }
+    return Workload(name=p.stem, graph=g, source=str(path), meta=meta)
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def _read_model(p: Path) -> tuple[onnx.ModelProto, bytes]:
+    """Decode ``p`` as an ONNX ``ModelProto``; returns the model and the raw file bytes."""
+    if not p.exists():
+        raise WorkloadError(f"ONNX model not found: {p}")
+    if p.is_dir():
+        raise WorkloadError(f"ONNX model path is a directory, not a file: {p}")
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise WorkloadError(f"cannot read ONNX model {p}: {e.strerror or e}") from None
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(raw)
+    except (DecodeError, ValueError, RuntimeError):
+        raise WorkloadError(f"{p} is not an ONNX model: protobuf decoding failed") from None
+    if not model.HasField("graph") or len(model.graph.node) == 0:
+        raise WorkloadError(f"{p} is not an ONNX model: it has no graph nodes")
+    if model.ir_version <= 0:
+        raise WorkloadError(f"{p} is not an ONNX model: it has no IR version")
+    return model, raw
+
+
+def _unique_names(nodes: list[onnx.NodeProto]) -> list[str]:
+    """Node names, non-empty (``f"{op_type}_{i}"`` fallback) and unique (``_{i}`` suffix on clashes)."""
+    used: set[str] = set()
+    out = []
+    for i, node in enumerate(nodes):
+        base = node.name or f"{node.op_type}_{i}"
+        name, k = base, 0
+        while name in used:
+            k += 1
+            name = f"{base}_{i}" if k == 1 else f"{base}_{i}_{k}"
+        used.add(name)
+        out.append(name)
+    return out
+
+
+def _reject_control_flow(p: Path, nodes: list[onnx.NodeProto], names: list[str]) -> None:
+    for node, name in zip(nodes, names, strict=True):
+        for a in node.attribute:
+            if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) or a.HasField("g") or len(a.graphs):
+                raise WorkloadError(
+                    f"{p}: node {name!r} ({node.op_type}) has a subgraph attribute {a.name!r}; control flow "
+                    "(If/Loop/Scan) is not supported, export the model with static control flow"
+                )
+
+
+def _producers(
+    p: Path, nodes: list[onnx.NodeProto], names: list[str], initializers: set[str], inputs: set[str]
+) -> dict[str, int]:
+    """Tensor name -> index of the node producing it; checks single assignment and dangling inputs."""
+    producers: dict[str, int] = {}
+    for i, node in enumerate(nodes):
+        for t in node.output:
+            if not t:
+                continue
+            if t in producers:
+                raise WorkloadError(
+                    f"{p}: tensor {t!r} is produced by two nodes, {names[producers[t]]!r} and {names[i]!r}"
+                )
+            if t in initializers or t in inputs:
+                kind = "an initializer" if t in initializers else "a graph input"
+                raise WorkloadError(f"{p}: tensor {t!r} produced by node {names[i]!r} is also {kind}")
+            producers[t] = i
+    for i, node in enumerate(nodes):
+        for t in node.input:
+            if t and t not in producers and t not in initializers and t not in inputs:
+                raise WorkloadError(
+                    f"{p}: tensor {t!r} used by node {names[i]!r} is not produced by any node, initializer "
+                    "or graph input"
+                )
+    return producers
+
+
+def _infer_shapes(p: Path, model: onnx.ModelProto, raw: bytes, order: list[int]) -> onnx.ModelProto:
+    """Run ONNX shape inference (non-strict: a node it cannot handle just leaves its outputs unknown).
+
+    Nodes are presented in topological order (a copy is reordered if the file's order is not topological).
+    """
+    src: onnx.ModelProto | bytes = raw
+    if order != sorted(order):
+        src = onnx.ModelProto()
+        src.CopyFrom(model)
+        nodes = [onnx.NodeProto() for _ in order]
+        for dst, i in zip(nodes, order, strict=True):
+            dst.CopyFrom(model.graph.node[i])
+        del src.graph.node[:]
+        src.graph.node.extend(nodes)
+    err: Exception | None = None
+    for data_prop in (True, False):
+        try:
+            return onnx.shape_inference.infer_shapes(src, check_type=False, strict_mode=False, data_prop=data_prop)
+        except Exception as e:  # onnx raises InferenceError, ValidationError, RuntimeError, ValueError
+            err = e
+    msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    raise WorkloadError(f"{p}: ONNX shape inference failed: {msg}")
+
+
+# ---------------------------------------------------------------------------------------------- tensors
+
+
+def _tensor_info(tp: onnx.TypeProto) -> _Tensor | str:
+    """Static shape and type of a value, or a phrase saying why there is none."""
+    if tp.WhichOneof("value") != "tensor_type":
+        return f"is not a tensor ({tp.WhichOneof('value') or 'no type'})"
+    tt = tp.tensor_type
+    if tt.elem_type not in _ELEM_BITS:
+        kind = TensorProto.DataType.Name(tt.elem_type) if tt.elem_type in TensorProto.DataType.values() else "?"
+        return f"has element type {kind} (no fixed size)"
+    if not tt.HasField("shape"):
+        return "has no shape (shape inference could not infer it)"
+    dims = []
+    for k, d in enumerate(tt.shape.dim):
+        which = d.WhichOneof("value")
+        if which == "dim_value" and d.dim_value >= 0:
+            dims.append(int(d.dim_value))
+        elif which == "dim_param":
+            return f"has no static shape: dim {k} is symbolic ({d.dim_param!r})"
+        else:
+            return f"has no static shape: dim {k} is unknown"
+    return _Tensor(tuple(dims), int(tt.elem_type))
+
+
+def _tensor_infos(graph: onnx.GraphProto) -> dict[str, _Tensor | str]:
+    """Name -> :class:`_Tensor` (or the reason it has no static shape) for every value of the graph."""
+    infos: dict[str, _Tensor | str] = {}
+    for vi in chain(graph.input, graph.output, graph.value_info):
+        info = _tensor_info(vi.type)
+        if isinstance(info, _Tensor) or vi.name not in infos:
+            infos[vi.name] = info
+    for t in graph.initializer:
+        infos[t.name] = _Tensor(tuple(int(d) for d in t.dims), int(t.data_type))
+    for s in graph.sparse_initializer:
+        infos[s.values.name] = _Tensor(tuple(int(d) for d in s.dims), int(s.values.data_type))
+    for name, info in list(infos.items()):
+        if isinstance(info, _Tensor) and info.elem_type not in _ELEM_BITS:
+            infos[name] = "has an element type without a fixed size"
+    return infos
+
+
+def _static(p: Path, infos: dict[str, _Tensor | str], t: str, role: str, node: str) -> _Tensor:
+    info = infos.get(t, "has no shape information (shape inference could not infer it)")
+    if isinstance(info, str):
+        raise WorkloadError(f"{p}: tensor {t!r} ({role} of node {node!r}) {info}")
+    return info
+
+
+def _distinct(names) -> list[str]:
+    """Non-empty names, first occurrence order."""
+    return list(dict.fromkeys(t for t in names if t))
+
+
+def _describe(vi: onnx.ValueInfoProto, infos: dict[str, _Tensor | str]) -> dict:
+    """``{"name", "dtype", "shape"}`` of a graph input/output (symbolic dims as strings, unknown as None)."""
+    tt = vi.type.tensor_type
+    shape: list[int | str | None] = []
+    for d in tt.shape.dim:
+        which = d.WhichOneof("value")
+        shape.append(int(d.dim_value) if which == "dim_value" else d.dim_param if which == "dim_param" else None)
+    info = infos.get(vi.name)
+    if isinstance(info, _Tensor):
+        shape = list(info.shape)
+    return {"name": vi.name, "dtype": _dtype_name(tt.elem_type), "shape": shape}
+
+
+def _dtype_name(elem_type: int) -> str:
+    if elem_type in _DTYPE_NAMES:
+        return _DTYPE_NAMES[elem_type]
+    if elem_type in TensorProto.DataType.values():
+        return TensorProto.DataType.Name(elem_type).lower()
+    return f"type{elem_type}"
+
+
+# -------------------------------------------------------------------------------------------------- ops
+
+
+def _attr_int(node: onnx.NodeProto, name: str, default: int) -> int:
+    for a in node.attribute:
+        if a.name == name:
+            return int(a.i)
+    return default
+
+
+def _input(node: onnx.NodeProto, k: int) -> str | None:
+    return node.input[k] if len(node.input) > k and node.input[k] else None
+
+
+def _gemm_view(
+    p: Path, name: str, node: onnx.NodeProto, infos: dict[str, _Tensor | str], constants: set[str]
+) -> tuple[str | None, GemmView | None, int]:
+    """``(constant weight tensor, GEMM view, MACs)`` of an MVM-capable node (seed 000 Eq. 1, im2col).
+
+    The view is returned only when the weight operand is constant; the MAC count always.
+    """
+    kind, a_idx, w_idx = _MVM_OPS[node.op_type]
+    a_name, w_name = _input(node, a_idx), _input(node, w_idx)
+    if a_name is None or w_name is None or not node.output or not node.output[0]:
+        raise WorkloadError(f"{p}: node {name!r} ({node.op_type}) lacks its data or weight input or output")
+    a, w = infos[a_name], infos[w_name]
+    y = infos[node.output[0]]
+    assert isinstance(a, _Tensor) and isinstance(w, _Tensor) and isinstance(y, _Tensor)
+    a_const, w_const = a_name in constants, w_name in constants
+
+    if kind == "conv":
+        groups = _attr_int(node, "group", 1)
+        if len(w.shape) < 3 or len(y.shape) != len(w.shape):
+            raise WorkloadError(
+                f"{p}: node {name!r} ({node.op_type}): weight {w_name!r} shape {w.shape} and output shape "
+                f"{y.shape} are not those of a convolution"
+            )
+        c_out = w.shape[0]
+        if groups <= 0 or c_out % groups:
+            raise WorkloadError(
+                f"{p}: node {name!r} ({node.op_type}): {c_out} output channels do not divide into {groups} groups"
+            )
+        view = GemmView(
+            m_v=c_out // groups,
+            n_v=w.shape[1] * math.prod(w.shape[2:]),
+            n_mvm=y.shape[0] * math.prod(y.shape[2:]),
+            groups=groups,
+        )
+        return (w_name, view, view.macs) if w_const else (None, None, view.macs)
+
+    if kind == "gemm":
+        if len(a.shape) != 2 or len(w.shape) != 2:
+            raise WorkloadError(f"{p}: node {name!r} (Gemm): operands {a.shape} and {w.shape} are not 2-D")
+        m, k = reversed(a.shape) if _attr_int(node, "transA", 0) else a.shape
+        _, n = reversed(w.shape) if _attr_int(node, "transB", 0) else w.shape
+        if w_const:
+            view = GemmView(m_v=n, n_v=k, n_mvm=m)
+            return w_name, view, view.macs
+        if a_const:
+            view = GemmView(m_v=m, n_v=k, n_mvm=n)
+            return a_name, view, view.macs
+        return None, None, m * n * k
+
+    # MatMul family: numpy matmul semantics; K = last dim of A.
+    k = a.shape[-1] if a.shape else 1
+    macs = math.prod(y.shape) * k
+    if w_const and len(w.shape) in (1, 2):
+        n = w.shape[1] if len(w.shape) == 2 else 1
+        view = GemmView(m_v=n, n_v=w.shape[0], n_mvm=math.prod(a.shape[:-1]))
+        return w_name, view, view.macs
+    if a_const and len(a.shape) in (1, 2):
+        m = a.shape[0] if len(a.shape) == 2 else 1
+        n_mvm = math.prod(w.shape[:-2]) * w.shape[-1] if len(w.shape) >= 2 else 1
+        view = GemmView(m_v=m, n_v=a.shape[-1], n_mvm=n_mvm)
+        return a_name, view, view.macs
+    return None, None, macs
+
+
+def _make_op(
+    p: Path,
+    index: int,
+    name: str,
+    node: onnx.NodeProto,
+    infos: dict[str, _Tensor | str],
+    constants: set[str],
+    producers: dict[str, int],
+    nodes: list[onnx.NodeProto],
+    is_constant: bool,
+) -> Op:
+    ins = _distinct(node.input)
+    outs = _distinct(node.output)
+    in_info = {t: _static(p, infos, t, "input", name) for t in ins}
+    out_info = [_static(p, infos, t, "output", name) for t in outs]
+    runtime = [t for t in ins if t not in constants]
+    const = [t for t in ins if t in constants]
+
+    weight, view, macs = None, None, 0
+    if node.domain in _DEFAULT_DOMAINS and node.op_type in _MVM_OPS:
+        weight, view, macs = _gemm_view(p, name, node, infos, constants)
+
+    return Op(
+        name=name,
+        op_type=node.op_type,
+        index=index,
+        input_shapes=tuple(in_info[t].shape for t in runtime),
+        output_shapes=tuple(o.shape for o in out_info),
+        n_in=sum(in_info[t].elements for t in runtime),
+        n_out=sum(o.elements for o in out_info),
+        weight_shape=in_info[weight].shape if weight is not None else None,
+        weight_elements=sum(in_info[t].elements for t in const),
+        macs=macs,
+        bits=_bits(node, runtime, weight, infos, in_info, out_info, producers, nodes),
+        in_bytes=sum(in_info[t].nbytes for t in runtime),
+        out_bytes=sum(o.nbytes for o in out_info),
+        gemm=view,
+        is_constant=is_constant,
+        domain=node.domain,
+    )
+
+
+def _bits(
+    node: onnx.NodeProto,
+    runtime: list[str],
+    weight: str | None,
+    infos: dict[str, _Tensor | str],
+    in_info: dict[str, _Tensor],
+    out_info: list[_Tensor],
+    producers: dict[str, int],
+    nodes: list[onnx.NodeProto],
+) -> int:
+    """Arithmetic precision of a node in bits (QDQ detection; see :func:`load_onnx`)."""
+    if node.domain in _DEFAULT_DOMAINS and node.op_type in _INPUT_PRECISION_OPS:
+        first = _input(node, 0)
+        if first is not None:
+            return in_info[first].bits
+    data = runtime + ([weight] if weight is not None and weight not in runtime else [])
+    dq_bits = []
+    for t in data:
+        j = producers.get(t)
+        dq = nodes[j] if j is not None else None
+        if dq is None or dq.op_type != "DequantizeLinear" or dq.domain not in _DEFAULT_DOMAINS:
+            break
+        x = infos.get(dq.input[0]) if dq.input else None
+        if not isinstance(x, _Tensor):
+            break
+        dq_bits.append(x.bits)
+    else:
+        if dq_bits:
+            return max(dq_bits)
+    if runtime:
+        return in_info[runtime[0]].bits
+    if out_info:
+        return out_info[0].bits
+    return 32
