@@ -154,7 +154,8 @@ def cmd_inspect(args) -> int:
             op = wl.op(v)
             g = op.gemm
             gv = (g.m_v, g.n_v, g.n_mvm, g.groups) if g else ("", "", "", "")
-            line = f"  {v[-40:]:<40} {op.op_type:<16} {op.bits:>4} {gv[0]:>6} {gv[1]:>6} {gv[2]:>7} {gv[3]:>4} {op.macs:>12,}"
+            line = (f"  {v[-40:]:<40} {op.op_type:<16} {op.bits:>4} {gv[0]:>6} {gv[1]:>6} {gv[2]:>7} {gv[3]:>4} "
+                    f"{op.macs:>12,}")
             if costs:
                 for d in devs:
                     t = costs.latency[v].get(d)

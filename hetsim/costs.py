@@ -108,6 +108,9 @@ class CostModel:
             return 0.0
         return self.link(src, dst).transfer_time(nbytes)
 
-    def host_time(self, op: str) -> float:
-        """Latency of ``op`` on the host (every op runs there)."""
-        return self.latency[op][self.host]
+    def initial_assignment(self) -> dict[str, str]:
+        """Every op on the host, except ops the host cannot run, which go to the first device (in platform
+        order) that can. The starting point of the heuristics; ``all-host`` refuses such workloads."""
+        devs = list(self.platform.devices)
+        return {v: self.host if self.host in lat else next(d for d in devs if d in lat)
+                for v, lat in self.latency.items()}

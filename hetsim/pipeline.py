@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsim.costs import CostModel
+from hetsim.errors import MappingError
 from hetsim.mappers import get_mapper
 from hetsim.platform import Platform, load_platform
 from hetsim.report.metrics import summarize
@@ -21,7 +22,7 @@ class RunResult:
     costs: CostModel
     schedule: Schedule
     result: SimResult
-    baseline: SimResult
+    baseline: SimResult | None
     summary: dict
 
     @property
@@ -41,7 +42,8 @@ def run(
     mapper_options: dict | None = None,
     schedule: Schedule | None = None,
 ) -> RunResult:
-    """Map ``workload`` onto ``platform`` and replay it; the baseline is ``all-host`` on the same platform.
+    """Map ``workload`` onto ``platform`` and replay it; the baseline is ``all-host`` on the same platform
+    (``None`` when the host cannot run every op).
 
     Args:
         platform: a Platform or a path to its YAML.
@@ -59,6 +61,11 @@ def run(
     costs = CostModel(wl, plat)
     sched = schedule if schedule is not None else get_mapper(mapper, **(mapper_options or {})).map(costs)
     result = simulate(costs, sched, contention)
-    base_sched = sched if sched.mapper == "all-host" else get_mapper("all-host").map(costs)
-    baseline = result if base_sched is sched else simulate(costs, base_sched, contention)
+    if sched.mapper == "all-host":
+        baseline = result
+    else:
+        try:
+            baseline = simulate(costs, get_mapper("all-host").map(costs), contention)
+        except MappingError:  # the host cannot run every op: no CPU-only baseline exists
+            baseline = None
     return RunResult(costs, sched, result, baseline, summarize(costs, sched, result, baseline))

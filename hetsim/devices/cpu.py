@@ -15,7 +15,7 @@ from hetsim.workload.op import Op
 
 
 class CpuDevice(DeviceBase):
-    """A host CPU (``kind: cpu``). Runs every operator type.
+    """A host CPU (``kind: cpu``). Runs every operator type unless ``supported_ops`` restricts it.
 
     Latency (``latency_model: roofline``), per op on one core (seed 000 profiles ops single-threaded,
     Sec. IV-A1)::
@@ -44,6 +44,9 @@ class CpuDevice(DeviceBase):
     op_overhead_us: float = Field(0.0, ge=0, description="fixed dispatch cost per op, microseconds")
     latency_model: Literal["roofline", "table"] = "roofline"
     latency_table: Path | None = None
+    supported_ops: list[str] | None = Field(
+        None, description="op types this CPU runs; null (default) = every op type"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> CpuDevice:
@@ -106,8 +109,11 @@ class CpuDevice(DeviceBase):
                 out[row["op"]] = val
         return out
 
-    def latency(self, op: Op) -> float:
-        """Latency of ``op`` in seconds: the table's value if listed, else the roofline."""
+    def latency(self, op: Op) -> float | None:
+        """Latency of ``op`` in seconds: the table's value if listed, else the roofline; ``None`` when
+        ``supported_ops`` is set and does not list the op's type."""
+        if self.supported_ops is not None and op.op_type not in self.supported_ops:
+            return None
         t = self.table.get(op.name)
         return t if t is not None else self.roofline_latency(op)
 

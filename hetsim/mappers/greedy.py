@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from hetsim.costs import CostModel
+from hetsim.errors import MappingError
 from hetsim.mappers.base import crossbar_budget, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
@@ -33,8 +34,18 @@ class Greedy:
         topo = costs.workload.topological_order()
         rank = {v: i for i, v in enumerate(topo)}
         budget = crossbar_budget(costs)
+        assignment = costs.initial_assignment()
+        for v, d in assignment.items():  # ops only an accelerator runs are placed first
+            if d in budget:
+                budget[d] -= costs.n_crossbar[v][d]
+                if budget[d] < 0:
+                    raise MappingError(
+                        f"greedy: ops the host cannot run need more crossbars than {d!r} has (seed 000 Eq. 14)"
+                    )
         cands = []
         for v in topo:
+            if assignment[v] != host:
+                continue
             t_host = costs.latency[v][host]
             for dev in budget:
                 t_acc = costs.latency[v].get(dev)
@@ -42,7 +53,6 @@ class Greedy:
                 if t_acc is not None and t_acc < t_host and 0 < n <= budget[dev]:
                     cands.append(((t_host - t_acc) / n, v, dev, n))
         cands.sort(key=lambda c: (-c[0], rank[c[1]], c[2]))
-        assignment = {v: host for v in topo}
         _, _, best = list_schedule(costs, assignment)
         evaluated = 0
         for _, v, dev, n in cands:
@@ -59,6 +69,7 @@ class Greedy:
         stats = {
             "candidates": len(cands),
             "evaluated": evaluated,
+            "crossbars_left": budget,
             "offloaded": sum(1 for d in assignment.values() if d != host),
             "solve_time_s": time.perf_counter() - t0,
         }

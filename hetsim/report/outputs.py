@@ -62,14 +62,13 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     title = f"{run.workload.name} on {run.platform.name} ({run.schedule.mapper})"
     plot_timeline(run.result.trace, path("timeline.png"), title=title)
     rows = []
-    for config, res in (("all-host", run.baseline), (run.schedule.mapper, run.result)):
-        if config == "all-host" and res is run.result and len(rows):
-            continue
+    configs = [(run.schedule.mapper, run.result)]
+    if run.baseline is not None and run.baseline is not run.result:
+        configs.insert(0, ("all-host", run.baseline))
+    for config, res in configs:
         t = device_table(run.costs, res)
         t = t[t["kind"] != "link"]
         t.insert(0, "config", config)
         rows.append(t)
-        if res is run.baseline and run.baseline is run.result:
-            break
     plot_breakdown(pd.concat(rows, ignore_index=True), path("breakdown.png"), title=title)
     return written

@@ -1,0 +1,1 @@
+"""Reports: metrics, terminal table, plots, and file exporters (JSON, CSV, Chrome trace)."""
