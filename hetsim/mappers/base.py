@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Protocol
 
@@ -15,9 +16,18 @@ from hetsim.sim.analytic import list_schedule
 class Mapper(Protocol):
     """A mapper turns a cost model (workload x platform) into a :class:`~hetsim.schedule.Schedule`.
 
-    Implementations are classes with a ``name`` and a ``map`` method; options (time limits, seeds, ...) are
-    constructor keyword arguments. Register one with :func:`register` to make it available by name
-    (``hetsim run --mapper NAME``).
+    Implementations are classes with a ``name`` and a ``map`` method; options are constructor keyword
+    arguments. Register one with :func:`register` to make it available by name (``hetsim run --mapper NAME``).
+
+    Common option names (the CLI passes each one only to mappers whose constructor takes it):
+    ``time_limit_s`` (float), ``mip_rel_gap`` (float, relative), ``threads`` (int), ``seed`` (int),
+    ``solver`` (str), ``progress`` (callable receiving a dict with ``time_s``, ``incumbent_s``, ``bound_s``,
+    ``gap`` during long solves).
+
+    ``Schedule.stats`` keys every mapper should fill where they apply: ``solve_time_s``, ``status``
+    (``optimal`` | ``time_limit`` | ``feasible`` | ``infeasible`` | ``heuristic``), ``operators``,
+    ``variables``, ``constraints``, ``incumbent_s``, ``bound_s``, ``mip_gap`` (seed 000 Sec. II-B:
+    ``(z_inc - z_bound) / |z_inc|``), ``solver``.
     """
 
     name: str
@@ -42,14 +52,19 @@ def register(name: str):
 
 
 def get_mapper(name: str, **options) -> Mapper:
-    """Instantiate the mapper registered as ``name``.
+    """Instantiate the mapper registered as ``name``, passing it the ``options`` its constructor accepts
+    (options other mappers take are ignored, so one CLI line can name any mapper).
 
     Raises:
         InputError: no mapper of that name (the message lists the registered ones).
     """
     if name not in MAPPERS:
         raise InputError(f"unknown mapper {name!r}; available: {', '.join(sorted(MAPPERS))}")
-    return MAPPERS[name](**options)
+    cls = MAPPERS[name]
+    params = inspect.signature(cls).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        options = {k: v for k, v in options.items() if k in params}
+    return cls(**options)
 
 
 def crossbar_budget(costs: CostModel) -> dict[str, int]:
