@@ -9,6 +9,8 @@ from pydantic import Field
 from hetsim.devices.base import DeviceBase
 from hetsim.workload.op import Op
 
+GEMM_OP_TYPES = ("Conv", "Gemm", "MatMul", "QLinearConv", "QGemm", "QLinearMatMul", "ConvInteger", "MatMulInteger")
+
 
 class PumaDevice(DeviceBase):
     """A PUMA-style CIM accelerator (``kind: puma``): ``cores`` cores of ``crossbars_per_core`` crossbars.
@@ -36,7 +38,10 @@ class PumaDevice(DeviceBase):
     t_mvm_ns: float = Field(gt=0, description="latency of one MVM on a crossbar, ns")
     internal_bandwidth_gb_s: float = Field(gt=0, description="B_cim, internal bus bandwidth, GB/s")
     element_bits: int = Field(8, ge=1, description="b_elem of Eq. 3-4, in bits")
-    supported_ops: list[str] = Field(default_factory=lambda: ["Conv", "Gemm", "MatMul"])
+    supported_ops: list[str] = Field(
+        default_factory=lambda: list(GEMM_OP_TYPES),
+        description="op types with a constant weight matrix this device runs",
+    )
 
     @property
     def crossbars(self) -> int:

@@ -92,14 +92,26 @@ def place(costs: CostModel, assignment: dict[str, str]) -> dict[str, list[tuple[
 
 
 def make_schedule(
-    costs: CostModel, assignment: dict[str, str], mapper: str, stats: dict | None = None
+    costs: CostModel,
+    assignment: dict[str, str],
+    mapper: str,
+    stats: dict | None = None,
+    order: dict[str, list[str]] | None = None,
 ) -> Schedule:
-    """A complete schedule for ``assignment``: per-device topological order, crossbar placement, and the
-    contention-free predicted times of :func:`~hetsim.sim.analytic.list_schedule`."""
+    """A complete schedule for ``assignment``: per-device order (``order`` where given, else topological),
+    crossbar placement, and the contention-free predicted times of :func:`~hetsim.sim.analytic.list_schedule`
+    (every op as early as its inputs and its device's order allow, so a solver's slack is removed).
+
+    Raises:
+        ScheduleError: ``order`` contradicts the data dependencies or the assignment.
+        MappingError: a crossbar budget is exceeded.
+    """
     topo = costs.workload.topological_order()
-    order: dict[str, list[str]] = {d: [] for d in costs.platform.devices}
+    given = order or {}
+    order = {d: list(given[d]) if d in given else [] for d in costs.platform.devices}
     for v in topo:
-        order[assignment[v]].append(v)
+        if assignment[v] not in given:
+            order[assignment[v]].append(v)
     placement = place(costs, assignment)
     start, finish, makespan = list_schedule(costs, assignment, order)
     return Schedule(
