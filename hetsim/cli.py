@@ -17,7 +17,18 @@ from hetsim.errors import HetsimError, InputError
 from hetsim.mappers import MAPPERS
 from hetsim.sim.engine import CONTENTION_KINDS, parse_contention
 
-EPILOG = """examples:
+DEFAULT_MAPPER = "greedy"
+
+MAPPER_HELP = """mappers:
+  all-host  every op on the host CPU: the baseline of every speedup
+  greedy    offload the ops saving the most host time per crossbar while the makespan shrinks
+  heft      HEFT list scheduling (upward rank, earliest finish time) under the crossbar budget
+  ilp       seed 000's MILP (Eq. 5-14), HiGHS (or --solver gurobi); exact
+  cpsat     the same problem as a CP-SAT scheduling model; exact, the fastest prover
+"""
+
+EPILOG = MAPPER_HELP + """
+examples:
   hetsim run platforms/puma.yaml workloads/yolov5n.onnx
   hetsim run platforms/puma-x86.yaml workloads/resnet18_int8_qdq.onnx --mapper all-host
   hetsim run platforms/puma.yaml workloads/yolov5n.onnx --contention links,cim-bus --out results/yolo
@@ -33,9 +44,17 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("platform", type=Path, help="platform YAML (e.g. platforms/puma.yaml)")
     p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx)")
     p.add_argument(
-        "--mapper", default="greedy", choices=sorted(MAPPERS),
-        help="mapping algorithm (default: greedy; all-host is the CPU-only baseline)",
+        "--mapper", default=DEFAULT_MAPPER, choices=sorted(MAPPERS),
+        help=f"mapping algorithm (default: {DEFAULT_MAPPER}); see 'mappers' below",
     )
+    g = p.add_argument_group("solver options (exact mappers)")
+    g.add_argument("--time-limit", type=float, default=30.0, metavar="S",
+                   help="stop the solver after S seconds and use its best schedule (default: 30)")
+    g.add_argument("--gap", type=float, default=None, metavar="REL",
+                   help="stop when the relative MIP gap (incumbent - bound) / incumbent is below REL")
+    g.add_argument("--threads", type=int, default=None, help="solver threads / CP-SAT workers")
+    g.add_argument("--seed", type=int, default=0, help="solver random seed (default: 0)")
+    g.add_argument("--solver", default=None, help="ilp backend: highs (default) or gurobi")
 
 
 def _add_contention(p: argparse.ArgumentParser) -> None:
@@ -60,7 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("run", help="map a model onto a platform, simulate it, report",
+    p = sub.add_parser("run", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                        help="map a model onto a platform, simulate it, report",
                        description="Load the model and platform, map with --mapper, replay on SimPy "
                        "resources, and print makespan, speedup over all-host, utilisation, energy, offloaded "
                        "ops and the crossbar placement.")
@@ -73,10 +93,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
     _add_common(p)
 
-    p = sub.add_parser("map", help="map a model onto a platform and write the schedule as JSON")
+    p = sub.add_parser("map", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                        help="map a model onto a platform and write the schedule as JSON")
     _add_map_args(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="schedule JSON to write")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    _add_common(p)
+
+    p = sub.add_parser("validate", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                        help="check a mapper's schedule and replay it against its promise",
+                       description="(a) check the schedule's feasibility (support, crossbar budget, precedence "
+                       "with transfers, host capacity); (b) replay it without contention and require the makespan "
+                       "the mapper predicted, to --rel-tol; (c) replay with link contention and report the "
+                       "difference as the contention-free model's error. Exit code 0 valid, 1 invalid.")
+    _add_map_args(p)
+    p.add_argument("--schedule", type=Path, help="validate this schedule.json instead of running --mapper")
+    p.add_argument("--rel-tol", type=float, default=1e-9, help="relative tolerance on times (default 1e-9)")
     _add_common(p)
 
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views")
@@ -85,6 +117,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ops", action="store_true", help="list every op (type, shapes, GEMM view, MACs)")
     _add_common(p)
     return parser
+
+
+class SolverProgress:
+    """Prints a solver's progress (incumbent, bound, gap) to stderr, at most once a second."""
+
+    def __init__(self, stream=sys.stderr, every_s: float = 1.0):
+        self.stream, self.every_s, self._last = stream, every_s, -1e9
+
+    def __call__(self, p: dict) -> None:
+        t = p.get("time_s", 0.0)
+        if t - self._last < self.every_s and not p.get("final"):
+            return
+        self._last = t
+        inc, bnd, gap = p.get("incumbent_s"), p.get("bound_s"), p.get("gap")
+        parts = [f"  [{t:6.1f} s]"]
+        if inc is not None:
+            parts.append(f"incumbent {inc * 1e3:.3f} ms")
+        if bnd is not None:
+            parts.append(f"bound {bnd * 1e3:.3f} ms")
+        if gap is not None:
+            parts.append(f"gap {gap * 100:.2f} %")
+        print("  ".join(parts), file=self.stream, flush=True)
+
+
+def mapper_options(args) -> dict:
+    """Options from the command line, for :func:`hetsim.mappers.get_mapper`."""
+    opts = {"time_limit_s": args.time_limit, "mip_rel_gap": args.gap, "threads": args.threads,
+            "seed": args.seed, "solver": args.solver, "progress": SolverProgress()}
+    return {k: v for k, v in opts.items() if v is not None}
 
 
 def cmd_run(args) -> int:
@@ -97,7 +158,8 @@ def cmd_run(args) -> int:
     if args.out is not None:
         check_out_dir(args.out, args.force)  # fail before the work, not after
     schedule = Schedule.load(args.schedule) if args.schedule else None
-    r = run(args.platform, args.model, mapper=args.mapper, contention=contention, schedule=schedule)
+    r = run(args.platform, args.model, mapper=args.mapper, contention=contention, schedule=schedule,
+            mapper_options=mapper_options(args))
     if args.json:
         print(json.dumps(r.summary, indent=1))
     else:
@@ -120,12 +182,59 @@ def cmd_map(args) -> int:
     if args.output.exists() and not args.force:
         raise OutputExistsError(f"{str(args.output)!r} exists; pass --force to replace it")
     costs = CostModel(load_onnx(args.model), load_platform(args.platform))
-    sched = get_mapper(args.mapper).map(costs)
+    sched = get_mapper(args.mapper, **mapper_options(args)).map(costs)
     atomic_write_text(args.output, sched.to_json() + "\n")
     off = sum(1 for d in sched.assignment.values() if d != costs.host)
     print(f"{args.mapper}: {off} of {len(sched.assignment)} ops offloaded, predicted makespan "
           f"{sched.makespan_s * 1e3:.3f} ms -> {args.output}")
     return 0
+
+
+def cmd_validate(args) -> int:
+    from hetsim.costs import CostModel
+    from hetsim.mappers import get_mapper
+    from hetsim.platform import load_platform
+    from hetsim.schedule import Schedule
+    from hetsim.validate import validate_schedule
+    from hetsim.workload import load_onnx
+
+    costs = CostModel(load_onnx(args.model), load_platform(args.platform))
+    if args.schedule:
+        sched = Schedule.load(args.schedule)
+    else:
+        sched = get_mapper(args.mapper, **mapper_options(args)).map(costs)
+    rep = validate_schedule(costs, sched, rel_tol=args.rel_tol)
+    st = sched.stats
+    print(f"hetsim validate: {costs.workload.name} on {costs.platform.name}, schedule from {sched.mapper}")
+    if st:
+        keys = ("status", "solve_time_s", "variables", "constraints", "incumbent_s", "bound_s", "mip_gap")
+        shown = {k: st[k] for k in keys if st.get(k) is not None}
+        if shown:
+            print("  mapper: " + ", ".join(f"{k} {_fmt(v)}" for k, v in shown.items()))
+    if rep.violations:
+        print(f"  INVALID: {len(rep.violations)} feasibility violations")
+        for v in rep.violations:
+            print(f"    - {v}")
+        return 1
+    print("  (a) feasible: operator support, crossbar budget (Eq. 14), precedence with transfers (Eq. 8), "
+          "host capacity (Eq. 11-12)")
+    pred, rep_ms = rep.predicted_makespan_s, rep.replay_makespan_s
+    if rep.divergence:
+        print(f"  (b) INVALID: {rep.divergence}")
+        return 1
+    print(f"  (b) replay without contention: {rep_ms * 1e3:.6f} ms = predicted {pred * 1e3:.6f} ms "
+          f"(rel. tol {args.rel_tol:g})")
+    if rep.contention_makespan_s is not None:
+        print(f"  (c) replay with link contention: {rep.contention_makespan_s * 1e3:.6f} ms; model error "
+              f"{rep.model_error * 100:+.3f} %")
+    print("  valid")
+    return 0
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
 
 
 def cmd_inspect(args) -> int:
@@ -164,7 +273,7 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "map": cmd_map, "inspect": cmd_inspect}
+COMMANDS = {"run": cmd_run, "map": cmd_map, "validate": cmd_validate, "inspect": cmd_inspect}
 
 
 def main(argv: list[str] | None = None) -> int:
