@@ -68,6 +68,9 @@ class Platform(BaseModel):
             object.__setattr__(self, "host", cpus[0])
         elif self.host not in self.devices:
             raise ValueError(f"host {self.host!r} is not a device; devices: {sorted(self.devices)}")
+        elif self.devices[self.host].kind != "cpu":
+            raise ValueError(f"host {self.host!r} is a {self.devices[self.host].kind!r} device; the host must be "
+                             "a 'cpu'")
         for lname, link in self.links.items():
             for d in link.connects:
                 if d not in self.devices:

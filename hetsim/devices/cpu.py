@@ -92,21 +92,24 @@ class CpuDevice(DeviceBase):
             raise PlatformError(f"device {self.name!r}: latency_table {str(path)!r} does not exist")
         out: dict[str, float] = {}
         with path.open(newline="") as f:
-            reader = csv.DictReader(row for row in f if not row.startswith("#"))
-            if not reader.fieldnames or not {"op", "latency_s"} <= set(reader.fieldnames):
-                raise PlatformError(
-                    f"device {self.name!r}: latency_table {str(path)!r} needs columns 'op' and 'latency_s'"
-                )
-            for i, row in enumerate(reader, start=2):
-                try:
-                    val = float(row["latency_s"])
-                except (TypeError, ValueError):
-                    raise PlatformError(
-                        f"{path}:{i}: latency_s {row['latency_s']!r} is not a number"
-                    ) from None
-                if val < 0:
-                    raise PlatformError(f"{path}:{i}: latency_s must be >= 0, got {val}")
-                out[row["op"]] = val
+            # keep each data row's line number in the file (comment lines are skipped, not renumbered)
+            numbered = [(i, line) for i, line in enumerate(f, start=1) if line.strip() and not line.startswith("#")]
+        rows = list(csv.reader(line for _, line in numbered))
+        header = [h.strip() for h in rows[0]] if rows else []
+        if "op" not in header or "latency_s" not in header:
+            raise PlatformError(
+                f"device {self.name!r}: latency_table {str(path)!r} needs columns 'op' and 'latency_s'"
+            )
+        i_op, i_lat = header.index("op"), header.index("latency_s")
+        for (lineno, _), row in zip(numbered[1:], rows[1:], strict=True):
+            cell = row[i_lat] if i_lat < len(row) else ""
+            try:
+                val = float(cell)
+            except ValueError:
+                raise PlatformError(f"{path}:{lineno}: latency_s {cell!r} is not a number") from None
+            if not val >= 0:
+                raise PlatformError(f"{path}:{lineno}: latency_s must be >= 0, got {cell}")
+            out[row[i_op]] = val
         return out
 
     def latency(self, op: Op) -> float | None:
@@ -118,5 +121,8 @@ class CpuDevice(DeviceBase):
         return t if t is not None else self.roofline_latency(op)
 
     def uses_fallback(self, op: Op) -> bool:
-        """True when a ``table`` model has no entry for ``op`` (its roofline latency is used)."""
+        """True when a ``table`` model has no entry for ``op`` that this CPU runs (its roofline latency is
+        used)."""
+        if self.supported_ops is not None and op.op_type not in self.supported_ops:
+            return False
         return self.latency_model == "table" and op.name not in self.table

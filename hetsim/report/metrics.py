@@ -44,6 +44,7 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
     tr = result.trace
     T = result.makespan_s
     rows = []
+    edge_of = {f"{u}->{v}": (u, v) for u, v in costs.workload.graph.edges}
     entries = [(n, d.kind, d) for n, d in platform.devices.items()]
     entries += [(n, "link", lk) for n, lk in platform.links.items()]
     for name, kind, cfg in entries:
@@ -57,7 +58,7 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
         nbytes = 0.0
         if kind == "link":
             for label in sub["op"]:
-                u, v = label.split("->", 1)
+                u, v = edge_of[label]
                 nbytes += costs.transfer_bytes(u, v, result.assignment[u], result.assignment[v])
         active = cfg.active_w * busy
         idle = cfg.idle_w * max(units * T - busy, 0.0)

@@ -8,9 +8,11 @@ transfers) have arrived and its device grants it:
 * ``puma``: an op owns the crossbars it was placed on (weight-stationary), so CIM ops overlap freely unless
   contention is switched on: ``cim-bus`` (one load/store phase at a time on the internal bus) and
   ``cim-cores`` (a core issues one MVM stream at a time: ops placed on a common core serialise their MVM
-  phases; an op spanning several cores needs all of them).
+  phases; an op spanning several cores needs all of them, and takes them one by one in core order, holding
+  those it has while it waits for the rest - a fixed lock order, so it never deadlocks).
 * links: a transfer holds ``bytes / bandwidth + latency`` (seed 000 Eq. 4); with ``links`` contention the
-  link carries one transfer at a time.
+  link carries one transfer at a time, first come first served (ties in the order the consumers' processes
+  were started: topological). A tensor crosses the link once per consumer edge (as the ILP's z_uv).
 
 With every contention kind off this is exactly seed 000's timing model, and the times equal
 :func:`hetsim.sim.analytic.list_schedule`'s.
@@ -112,9 +114,12 @@ def simulate(
             dev = platform.devices[dv]
             if dev.kind == "puma":
                 placed = schedule.placement.get(v)
-                if not placed or any(not 0 <= c < dev.cores for c, _ in placed):
+                cores = [c for c, _ in placed or []]
+                if (not placed or any(not 0 <= c < dev.cores for c in cores) or len(set(cores)) != len(cores)
+                        or sum(n for _, n in placed) != costs.n_crossbar[v][dv]):
                     raise ScheduleError(
-                        f"CIM op {v!r} has no valid crossbar placement; 'cim-cores' contention needs one"
+                        f"CIM op {v!r} has no valid crossbar placement (distinct cores of {dv!r} holding its "
+                        f"{costs.n_crossbar[v][dv]} crossbars); 'cim-cores' contention needs one"
                     )
 
     env = simpy.Environment()

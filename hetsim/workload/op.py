@@ -184,7 +184,7 @@ class Workload:
     def from_ops(cls, name: str, ops: list[Op], edges: list[tuple[str, str, int]], **kw) -> Workload:
         """Build a workload from ops and ``(producer, consumer, bytes)`` edges (tests, synthetic DAGs).
 
-        Edge element counts are taken equal to bytes (1-byte elements) unless the producer says otherwise.
+        Edge element counts are taken equal to bytes (1-byte elements).
         """
         g = nx.DiGraph()
         for o in ops:

@@ -1,0 +1,256 @@
+"""Tests of platform loading and validation (hetsim.platform) and of the shipped platform YAML files."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+from conftest import PLATFORMS, conv_op, host_op, make_platform, ns
+from pydantic import ValidationError
+
+from hetsim.costs import CostModel
+from hetsim.devices import CpuDevice, PumaDevice
+from hetsim.errors import InputError, PlatformError
+from hetsim.platform import Platform, load_platform
+from hetsim.workload import Workload
+
+SHIPPED = sorted(PLATFORMS.glob("*.yaml"))
+
+
+def _puma_yaml() -> dict:
+    return yaml.safe_load((PLATFORMS / "puma.yaml").read_text())
+
+
+def _write(tmp_path, data, name="p.yaml"):
+    p = tmp_path / name
+    p.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return p
+
+
+# ---------------------------------------------------------------------------------- shipped files
+
+
+@pytest.mark.parametrize(
+    ("name", "bus_gb_s", "platform_name"), [("puma.yaml", 10.24, "puma-arm"), ("puma-x86.yaml", 20.48, "puma-x86")]
+)
+def test_shipped_platforms_load(name, bus_gb_s, platform_name):
+    p = load_platform(PLATFORMS / name)
+    assert p.name == platform_name
+    assert p.host == "host"
+    assert isinstance(p.host_device, CpuDevice) and p.host_device.cores == 1  # seed 000: single-core host
+    cim = p.devices["cim"]
+    assert isinstance(cim, PumaDevice)
+    assert cim.crossbars == 100  # seed 000 Sec. V: C = 100 (cores * crossbars_per_core)
+    assert (cim.crossbar_rows, cim.crossbar_cols) == (256, 256)
+    assert cim.element_bits == 8
+    assert p.links["bus"].bandwidth_gb_s == bus_gb_s
+    assert cim.internal_bandwidth_gb_s == bus_gb_s  # internal CIM bus matches the shared bus
+    assert p.link_between("host", "cim") is p.links["bus"]
+    assert p.link_between("cim", "host") is p.links["bus"]
+    assert p.devices["host"].name == "host" and p.links["bus"].name == "bus"
+
+
+def test_shipped_platform_files_exist():
+    assert {p.name for p in SHIPPED} >= {"puma.yaml", "puma-x86.yaml"}
+
+
+NUMBER_LINE = re.compile(r"^\s*[\w.-]+\s*:\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*(#.*)?$")
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_number_in_shipped_yaml_has_a_comment(path):
+    bad = []
+    checked = 0
+    for i, line in enumerate(path.read_text().splitlines(), start=1):
+        m = NUMBER_LINE.match(line)
+        if m:
+            checked += 1
+            if not (m.group(3) or "").strip("# "):
+                bad.append(f"{path.name}:{i}: {line.strip()}")
+    assert checked >= 15  # the regex does find the number lines
+    assert not bad, "numbers without a source/assumption comment:\n" + "\n".join(bad)
+
+
+def test_number_line_regex():
+    assert NUMBER_LINE.match("    t_mvm_ns: 50   # seed")
+    assert NUMBER_LINE.match("      8: 8")
+    assert NUMBER_LINE.match("  x: 1e9")
+    assert not NUMBER_LINE.match("  name: puma-arm")
+    assert not NUMBER_LINE.match("  connects: [host, cim]")
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+
+def test_platform_error_is_input_error():
+    assert issubclass(PlatformError, InputError)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(PlatformError, match="does not exist"):
+        load_platform(tmp_path / "nope.yaml")
+
+
+def test_invalid_yaml_syntax(tmp_path):
+    p = _write(tmp_path, "name: x\ndevices: [host\n  bad: {\n")
+    with pytest.raises(PlatformError, match="not valid YAML"):
+        load_platform(p)
+
+
+def test_not_a_mapping(tmp_path):
+    with pytest.raises(PlatformError, match="mapping"):
+        load_platform(_write(tmp_path, "- 1\n- 2\n"))
+
+
+def test_unknown_field_names_dotted_path(tmp_path):
+    text = (PLATFORMS / "puma.yaml").read_text().replace("t_mvm_ns:", "t_mvm_nss:")
+    with pytest.raises(PlatformError) as exc:
+        load_platform(_write(tmp_path, text))
+    msg = str(exc.value)
+    assert "devices.cim.t_mvm_nss: unknown field" in msg
+    assert "devices.cim.t_mvm_ns" in msg  # the correct name is now missing too
+
+
+def test_unknown_top_level_field(tmp_path):
+    d = _puma_yaml()
+    d["linkz"] = {}
+    with pytest.raises(PlatformError, match="linkz: unknown field"):
+        load_platform(_write(tmp_path, d))
+
+
+def test_wrong_type_names_path_and_value(tmp_path):
+    d = _puma_yaml()
+    d["devices"]["host"]["clock_ghz"] = "fast"
+    with pytest.raises(PlatformError) as exc:
+        load_platform(_write(tmp_path, d))
+    assert "devices.host.clock_ghz" in str(exc.value)
+    assert "'fast'" in str(exc.value)
+
+
+def test_out_of_range_value(tmp_path):
+    d = _puma_yaml()
+    d["links"]["bus"]["bandwidth_gb_s"] = -1
+    with pytest.raises(PlatformError, match=r"links\.bus\.bandwidth_gb_s.*-1"):
+        load_platform(_write(tmp_path, d))
+
+
+def test_missing_required_field(tmp_path):
+    d = _puma_yaml()
+    del d["devices"]["cim"]["cores"]
+    with pytest.raises(PlatformError, match=r"devices\.cim\.cores: required field is missing"):
+        load_platform(_write(tmp_path, d))
+
+
+def test_unknown_device_kind(tmp_path):
+    d = _puma_yaml()
+    d["devices"]["cim"]["kind"] = "gpu"
+    with pytest.raises(PlatformError) as exc:
+        load_platform(_write(tmp_path, d))
+    msg = str(exc.value)
+    assert "devices.cim" in msg and "'gpu'" in msg
+    assert "cpu" in msg and "puma" in msg
+
+
+def test_link_to_unknown_device(tmp_path):
+    d = _puma_yaml()
+    d["links"]["bus"]["connects"] = ["host", "gpu"]
+    with pytest.raises(PlatformError, match=r"links\.bus\.connects.*'gpu'"):
+        load_platform(_write(tmp_path, d))
+
+
+def test_link_listing_a_device_twice(tmp_path):
+    d = _puma_yaml()
+    d["links"]["bus"]["connects"] = ["host", "host"]
+    with pytest.raises(PlatformError, match="twice"):
+        load_platform(_write(tmp_path, d))
+
+
+def test_host_must_exist(tmp_path):
+    d = _puma_yaml()
+    d["host"] = "nope"
+    with pytest.raises(PlatformError, match="'nope'"):
+        load_platform(_write(tmp_path, d))
+
+
+def test_no_cpu_and_no_host(tmp_path):
+    d = _puma_yaml()
+    del d["host"]
+    del d["devices"]["host"]
+    d["links"] = {}
+    with pytest.raises(PlatformError, match="cpu"):
+        load_platform(_write(tmp_path, d))
+
+
+def test_host_defaults_to_first_cpu(tmp_path):
+    d = _puma_yaml()
+    del d["host"]
+    assert load_platform(_write(tmp_path, d)).host == "host"
+
+
+def test_host_must_be_a_cpu(tmp_path):
+    d = _puma_yaml()
+    d["host"] = "cim"
+    with pytest.raises(PlatformError):
+        load_platform(_write(tmp_path, d))
+
+
+def test_model_validate_raises_validation_error_directly():
+    with pytest.raises(ValidationError):
+        Platform.model_validate({"devices": {}})
+
+
+# ---------------------------------------------------------------------------------------- overrides
+
+
+def test_with_overrides():
+    p = load_platform(PLATFORMS / "puma.yaml")
+    q = p.with_overrides({"devices.cim.t_mvm_ns": 100, "links.bus.bandwidth_gb_s": 1})
+    assert q.devices["cim"].t_mvm_ns == 100
+    assert q.links["bus"].bandwidth_gb_s == 1
+    assert p.devices["cim"].t_mvm_ns == 50  # the original is untouched
+    assert q.devices["cim"].name == "cim" and q.links["bus"].name == "bus"
+    assert q.devices["host"].macs_per_cycle == p.devices["host"].macs_per_cycle  # int keys survive
+    assert q.devices["cim"].crossbars == 100
+    # the override changes the model: one MVM of a 1x1 conv costs 100 ns instead of 50
+    wl = Workload.from_ops("t", [conv_op("c", 1, 1, 1, n_in=0, n_out=0)], [])
+    assert CostModel(wl, q).phases["c"]["cim"][1] == ns(100)
+    assert CostModel(wl, p).phases["c"]["cim"][1] == ns(50)
+
+
+@pytest.mark.parametrize("path", ["devices.cim.nope", "devices.gpu.t_mvm_ns", "nope", "devices.cim.t_mvm_ns.x"])
+def test_with_overrides_bad_path(path):
+    p = load_platform(PLATFORMS / "puma.yaml")
+    with pytest.raises(PlatformError, match="override"):
+        p.with_overrides({path: 1})
+
+
+def test_with_overrides_bad_value():
+    p = load_platform(PLATFORMS / "puma.yaml")
+    with pytest.raises(PlatformError, match=r"devices\.cim\.t_mvm_ns"):
+        p.with_overrides({"devices.cim.t_mvm_ns": -5})
+
+
+# ------------------------------------------------------------------------------ latency table paths
+
+
+def test_relative_latency_table_resolved_against_yaml_folder(tmp_path, monkeypatch):
+    sub = tmp_path / "cfg"
+    sub.mkdir()
+    (sub / "lat.csv").write_text("op,latency_s\nr,0.5\n")
+    d = _puma_yaml()
+    d["devices"]["host"]["latency_model"] = "table"
+    d["devices"]["host"]["latency_table"] = "lat.csv"
+    p = _write(sub, d)
+    monkeypatch.chdir(tmp_path)  # not the YAML's folder
+    plat = load_platform(p)
+    wl = Workload.from_ops("t", [host_op("r", 10), host_op("s", 10, 1)], [])
+    costs = CostModel(wl, plat)
+    assert costs.latency["r"]["host"] == 0.5
+    assert costs.host_fallback_ops() == ["s"]
+
+
+def test_make_platform_helper_is_valid():
+    p = make_platform(host_cores=3, cim_cores=2, crossbars_per_core=5)
+    assert p.devices["host"].capacity == 3
+    assert p.devices["cim"].crossbars == 10
