@@ -8,7 +8,10 @@ Pipeline of :func:`load_onnx`:
    every consumed tensor produced by a node, an initializer or a graph input, producer->consumer graph
    acyclic;
 3. ``onnx.shape_inference.infer_shapes`` (non-strict, with data propagation); every tensor a node reads or
-   writes must then have a static shape;
+   writes must then have a static shape. When some have none (typically ops of another domain, e.g.
+   onnxruntime's ``com.microsoft`` QLinearConv/QGemm/QLinearAdd in graphs saved after its optimisations) and
+   the graph inputs are static, the model is run once in onnxruntime (imported only then) and every node
+   output takes the shape and element type observed there (:mod:`hetsim.workload._ort_shapes`);
 4. constant propagation (initializers, ``Constant`` outputs, outputs of nodes whose inputs are all
    constant);
 5. per node: runtime/constant input split, sizes, precision (QDQ detection) and, for MVM-capable ops, the
@@ -31,6 +34,7 @@ from google.protobuf.message import DecodeError
 from onnx import AttributeProto, TensorProto
 
 from hetsim.errors import WorkloadError
+from hetsim.workload._ort_shapes import DATA_DEPENDENT_OPS, ShapeRecoveryError, observe_shapes
 from hetsim.workload.op import GemmView, Op, Workload
 
 __all__ = ["load_onnx"]
@@ -48,15 +52,22 @@ _ELEM_BITS: dict[int, int] = {
 _DTYPE_NAMES = {TensorProto.FLOAT: "float32", TensorProto.DOUBLE: "float64"}
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
-# MVM-capable ops of the default domain: op_type -> (kind, activation input index, weight input index).
+_MS_DOMAIN = "com.microsoft"
+# MVM-capable ops: (domain, op_type) -> (kind, activation input index, weight input index); domain "" is the
+# default domain. The com.microsoft forms are onnxruntime's contrib ops: QLinearConv has the inputs of the
+# standard one (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B) plus a ``channels_last`` attribute
+# (x and y NHWC, the weight still (C_out, C_in/g, k_1..k_r)); QGemm's inputs are A, a_scale, a_zp, B,
+# b_scale, b_zp, C, y_scale, y_zp with Gemm's transA/transB.
 _MVM_OPS = {
-    "Conv": ("conv", 0, 1),
-    "ConvInteger": ("conv", 0, 1),
-    "QLinearConv": ("conv", 0, 3),
-    "Gemm": ("gemm", 0, 1),
-    "MatMul": ("matmul", 0, 1),
-    "MatMulInteger": ("matmul", 0, 1),
-    "QLinearMatMul": ("matmul", 0, 3),
+    ("", "Conv"): ("conv", 0, 1),
+    ("", "ConvInteger"): ("conv", 0, 1),
+    ("", "QLinearConv"): ("conv", 0, 3),
+    ("", "Gemm"): ("gemm", 0, 1),
+    ("", "MatMul"): ("matmul", 0, 1),
+    ("", "MatMulInteger"): ("matmul", 0, 1),
+    ("", "QLinearMatMul"): ("matmul", 0, 3),
+    (_MS_DOMAIN, "QLinearConv"): ("conv", 0, 3),
+    (_MS_DOMAIN, "QGemm"): ("gemm", 0, 3),
 }
 # Ops whose precision is that of their first input, whatever feeds it.
 _INPUT_PRECISION_OPS = {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul",
@@ -103,10 +114,12 @@ def load_onnx(path: str | Path) -> Workload:
     GEMM view (seed 000 Sec. IV-A2, Eq. 1; convolutions via im2col), set when the weight is constant:
 
     * Conv of any spatial rank, W ``(C_out, C_in/g, k_1..k_r)``, Y ``(B, C_out, o_1..o_r)``:
-      ``m_v = C_out/g``, ``n_v = (C_in/g) * prod(k)``, ``n_mvm = B * prod(o)``, ``groups = g``.
+      ``m_v = C_out/g``, ``n_v = (C_in/g) * prod(k)``, ``n_mvm = B * prod(o)``, ``groups = g``. The same for
+      ConvInteger, QLinearConv (weight = input 3) and onnxruntime's ``com.microsoft`` QLinearConv, whose
+      ``channels_last=1`` form has NHWC input/output, Y ``(B, o_1..o_r, C_out)``, and the same weight layout.
     * Gemm with ``A`` ``(M, K)`` after ``transA`` and ``B`` ``(K, N)`` after ``transB``: constant B gives
       ``m_v = N, n_v = K, n_mvm = M``; otherwise a constant A gives ``m_v = M, n_v = K, n_mvm = N``
-      (the columns of B are the input vectors).
+      (the columns of B are the input vectors). ``com.microsoft`` QGemm (A = input 0, B = input 3) alike.
     * MatMul with a constant 2-D second operand ``(K, N)`` (1-D ``(K,)``: N = 1): ``m_v = N, n_v = K,
       n_mvm = prod(A.shape[:-1])``; otherwise a constant 2-D first operand ``(M, K)``: ``m_v = M, n_v = K,
       n_mvm = prod(B.shape[:-2]) * B.shape[-1]``. Batched (>2-D) constant operands get no view.
@@ -114,7 +127,8 @@ def load_onnx(path: str | Path) -> Workload:
     ``macs`` is ``gemm.macs``; Conv/Gemm/MatMul (and their integer/QLinear forms) whose weight is not
     constant still get their MAC count (``prod(Y.shape) * n_v``) with ``gemm=None``; other ops have 0.
 
-    Precision ``bits``: Q/DQ, QLinear* and *Integer ops take the element size of their first input. An op
+    Precision ``bits``: Q/DQ, QLinear* and *Integer ops take the element size of their first input
+    (``com.microsoft`` QLinear* and QGemm: of their first runtime input, e.g. 8 for uint8). An op
     whose data inputs (its runtime inputs plus its constant MVM weight) are all outputs of
     ``DequantizeLinear`` nodes is QDQ-quantized: bits = the largest element size of those DQ nodes' ``x``
     inputs (8 for int8/uint8, 16 for int16). Otherwise bits = element size of the first runtime input, or of
@@ -127,7 +141,8 @@ def load_onnx(path: str | Path) -> Workload:
         The workload; ``name`` = file stem, ``source`` = ``str(path)``, ``meta`` = ``producer`` (name and
         version), ``ir_version``, ``opset`` (domain -> version, ``"ai.onnx"`` for the default domain),
         ``inputs`` / ``outputs`` (``name``, ``dtype``, ``shape`` of the graph's runtime inputs and its
-        outputs), ``nodes`` (ONNX node count).
+        outputs), ``nodes`` (ONNX node count), ``shapes`` (``"onnx.shape_inference"``, or a description of
+        the onnxruntime run the shapes were observed in).
 
     Raises:
         WorkloadError: (one line, naming the file and the offending node/tensor) when the path does not
@@ -135,8 +150,10 @@ def load_onnx(path: str | Path) -> Workload:
             IR version); a node has a subgraph attribute (If/Loop/Scan control flow); a tensor is produced
             twice, or consumed but never produced; the node graph has a cycle; shape inference fails; a tensor
             used or produced by a node has no static shape after shape inference (missing shape, symbolic or
-            unknown dim) or an element type without a fixed size (STRING); a Conv's channels do not divide
-            by its group count.
+            unknown dim) or an element type without a fixed size (STRING), and the onnxruntime fallback could
+            not supply it (symbolic graph input, an op with data-dependent output shape such as NonZero,
+            onnxruntime not installed, failing to load or run the model, or changing its node set); a Conv's
+            channels do not divide by its group count or do not match its input/output shapes.
     """
     p = Path(path)
     model, raw = _read_model(p)
@@ -164,6 +181,10 @@ def load_onnx(path: str | Path) -> Workload:
 
     inferred = _infer_shapes(p, model, raw, order)
     infos = _tensor_infos(inferred.graph)
+    shapes_from = "onnx.shape_inference"
+    missing = _first_missing(infos, nodes, names)
+    if missing is not None:
+        infos, shapes_from = _recover_shapes(p, model, raw, runtime_inputs, infos, nodes, names, missing)
 
     constants = set(initializers)
     const_node = [False] * len(nodes)
@@ -203,6 +224,7 @@ def load_onnx(path: str | Path) -> Workload:
         "inputs": [_describe(vi, infos) for vi in inferred.graph.input if vi.name not in initializers],
         "outputs": [_describe(vi, infos) for vi in inferred.graph.output],
         "nodes": len(nodes),
+        "shapes": shapes_from,
     }
     return Workload(name=p.stem, graph=g, source=str(path), meta=meta)
 
@@ -357,6 +379,85 @@ def _static(p: Path, infos: dict[str, _Tensor | str], t: str, role: str, node: s
     return info
 
 
+def _first_missing(
+    infos: dict[str, _Tensor | str], nodes: list[onnx.NodeProto], names: list[str]
+) -> tuple[str, str, str, str] | None:
+    """``(tensor, role, node name, reason)`` of the first node input/output without a static shape, in the order
+    :func:`_make_op` reads them (so the error is the one it would raise), or ``None``."""
+    for node, name in zip(nodes, names, strict=True):
+        for role, tensors in (("input", node.input), ("output", node.output)):
+            for t in _distinct(tensors):
+                info = infos.get(t, "has no shape information (shape inference could not infer it)")
+                if isinstance(info, str):
+                    return t, role, name, info
+    return None
+
+
+def _recover_shapes(
+    p: Path,
+    model: onnx.ModelProto,
+    raw: bytes,
+    runtime_inputs: list[onnx.ValueInfoProto],
+    infos: dict[str, _Tensor | str],
+    nodes: list[onnx.NodeProto],
+    names: list[str],
+    missing: tuple[str, str, str, str],
+) -> tuple[dict[str, _Tensor | str], str]:
+    """Shapes of every node output observed in one onnxruntime run (see :mod:`hetsim.workload._ort_shapes`).
+
+    Called when ONNX shape inference left a tensor without a static shape (``missing``, the first such tensor).
+    The observed shape and element type replace the inferred ones for every node output (what the graph
+    computes wins over stale ``value_info`` entries); graph inputs and initializers keep their declared ones.
+
+    Returns:
+        The completed ``infos`` and a description of where the shapes came from.
+
+    Raises:
+        WorkloadError: the graph has a symbolic/unknown input shape or an op whose output shape depends on input
+            values (one run would not give static shapes), onnxruntime is missing or cannot load/run the model,
+            or a tensor is still without a static shape afterwards. The message starts with the ``missing``
+            tensor's problem.
+    """
+    tensor, role, node_name, reason = missing
+    base = f"{p}: tensor {tensor!r} ({role} of node {node_name!r}) {reason}"
+    graph_inputs = {vi.name for vi in runtime_inputs}
+    if tensor in graph_inputs:
+        raise WorkloadError(base)  # a symbolic or unknown graph input: nothing to run the model on
+    feeds = []
+    for vi in runtime_inputs:
+        info = infos.get(vi.name, "has no shape")
+        if isinstance(info, str):
+            raise WorkloadError(
+                f"{base}; recovering shapes by running the model in onnxruntime needs static graph inputs, and "
+                f"input {vi.name!r} {info}"
+            )
+        feeds.append((vi.name, info.shape, info.elem_type))
+    dynamic = sorted({n.op_type for n in nodes if n.domain in _DEFAULT_DOMAINS and n.op_type in DATA_DEPENDENT_OPS})
+    if dynamic:
+        raise WorkloadError(
+            f"{base}; not recovered by running the model in onnxruntime: the output shape of "
+            f"{', '.join(dynamic)} depends on the input values"
+        )
+    try:
+        observed, how = observe_shapes(model, raw, p.parent, feeds)
+    except ShapeRecoveryError as e:
+        raise WorkloadError(f"{base}; recovering shapes by running the model in onnxruntime failed: {e}") from None
+
+    infos = dict(infos)
+    for node in nodes:
+        for t in _distinct(node.output):
+            if t in observed:
+                shape, elem_type = observed[t]
+                infos[t] = (
+                    _Tensor(shape, elem_type) if elem_type in _ELEM_BITS else "has an element type without a fixed size"
+                )
+    still = _first_missing(infos, nodes, names)
+    if still is not None:
+        t, r, n, why = still
+        raise WorkloadError(f"{p}: tensor {t!r} ({r} of node {n!r}) {why}, and {how} did not produce it either")
+    return infos, how
+
+
 def _distinct(names) -> list[str]:
     """Non-empty names, first occurrence order."""
     return list(dict.fromkeys(t for t in names if t))
@@ -393,6 +494,11 @@ def _attr_int(node: onnx.NodeProto, name: str, default: int) -> int:
     return default
 
 
+def _domain(node: onnx.NodeProto) -> str:
+    """The node's domain, ``""`` for the default domain (also spelt ``"ai.onnx"``)."""
+    return "" if node.domain in _DEFAULT_DOMAINS else node.domain
+
+
 def _input(node: onnx.NodeProto, k: int) -> str | None:
     return node.input[k] if len(node.input) > k and node.input[k] else None
 
@@ -404,7 +510,7 @@ def _gemm_view(
 
     The view is returned only when the weight operand is constant; the MAC count always.
     """
-    kind, a_idx, w_idx = _MVM_OPS[node.op_type]
+    kind, a_idx, w_idx = _MVM_OPS[_domain(node), node.op_type]
     a_name, w_name = _input(node, a_idx), _input(node, w_idx)
     if a_name is None or w_name is None or not node.output or not node.output[0]:
         raise WorkloadError(f"{p}: node {name!r} ({node.op_type}) lacks its data or weight input or output")
@@ -415,27 +521,38 @@ def _gemm_view(
 
     if kind == "conv":
         groups = _attr_int(node, "group", 1)
-        if len(w.shape) < 3 or len(y.shape) != len(w.shape):
+        # onnxruntime's com.microsoft QLinearConv with channels_last=1 reads and writes NHWC (channels last);
+        # its weight keeps the ONNX layout (C_out, C_in/g, k_1..k_r).
+        nhwc = _domain(node) == _MS_DOMAIN and _attr_int(node, "channels_last", 0) == 1
+        layout = "channels-last" if nhwc else "channels-first"
+        if len(w.shape) < 3 or len(y.shape) != len(w.shape) or len(a.shape) != len(w.shape):
             raise WorkloadError(
-                f"{p}: node {name!r} ({node.op_type}): weight {w_name!r} shape {w.shape} and output shape "
-                f"{y.shape} are not those of a convolution"
+                f"{p}: node {name!r} ({node.op_type}): weight {w_name!r} shape {w.shape}, input shape {a.shape} "
+                f"and output shape {y.shape} are not those of a convolution"
             )
         c_out = w.shape[0]
         if groups <= 0 or c_out % groups:
             raise WorkloadError(
                 f"{p}: node {name!r} ({node.op_type}): {c_out} output channels do not divide into {groups} groups"
             )
+        c_axis = -1 if nhwc else 1
+        if y.shape[c_axis] != c_out or a.shape[c_axis] != w.shape[1] * groups:
+            raise WorkloadError(
+                f"{p}: node {name!r} ({node.op_type}): weight {w_name!r} {w.shape} with {groups} group(s) does not "
+                f"match the {layout} input {a.shape} and output {y.shape}"
+            )
+        spatial = y.shape[1:-1] if nhwc else y.shape[2:]
         view = GemmView(
             m_v=c_out // groups,
             n_v=w.shape[1] * math.prod(w.shape[2:]),
-            n_mvm=y.shape[0] * math.prod(y.shape[2:]),
+            n_mvm=y.shape[0] * math.prod(spatial),
             groups=groups,
         )
         return (w_name, view, view.macs) if w_const else (None, None, view.macs)
 
     if kind == "gemm":
         if len(a.shape) != 2 or len(w.shape) != 2:
-            raise WorkloadError(f"{p}: node {name!r} (Gemm): operands {a.shape} and {w.shape} are not 2-D")
+            raise WorkloadError(f"{p}: node {name!r} ({node.op_type}): operands {a.shape} and {w.shape} are not 2-D")
         m, k = reversed(a.shape) if _attr_int(node, "transA", 0) else a.shape
         _, n = reversed(w.shape) if _attr_int(node, "transB", 0) else w.shape
         if w_const:
@@ -480,7 +597,7 @@ def _make_op(
     const = [t for t in ins if t in constants]
 
     weight, view, macs = None, None, 0
-    if node.domain in _DEFAULT_DOMAINS and node.op_type in _MVM_OPS:
+    if (_domain(node), node.op_type) in _MVM_OPS:
         weight, view, macs = _gemm_view(p, name, node, infos, constants)
 
     return Op(
@@ -518,6 +635,10 @@ def _bits(
         first = _input(node, 0)
         if first is not None:
             return in_info[first].bits
+    if _domain(node) == _MS_DOMAIN and (node.op_type.startswith("QLinear") or node.op_type == "QGemm") and runtime:
+        # onnxruntime's quantized contrib ops compute on their quantized data inputs (QLinearConcat's first
+        # inputs are the output scale and zero point, hence the first *runtime* input)
+        return in_info[runtime[0]].bits
     data = runtime + ([weight] if weight is not None and weight not in runtime else [])
     dq_bits = []
     for t in data:
