@@ -126,7 +126,6 @@ def simulate(
     rows: list[tuple] = []
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
-    done = {n: env.event() for n in g.nodes}
     granted = {n: env.event() for n in g.nodes}
     prev_in_order: dict[str, str] = {}
     for dev in caps:
@@ -146,21 +145,44 @@ def simulate(
             if "cim-cores" in contention:
                 core_res[name] = [simpy.Resource(env, capacity=1) for _ in range(dev.cores)]
 
-    def transfer(u: str, v: str, src: str, dst: str, arrived: simpy.Event):
-        yield done[u]
-        link = costs.link(src, dst)
-        dt = link.transfer_time(costs.transfer_bytes(u, v, src, dst))
-        res = link_res.get(link.name)
-        if res is not None:
-            with res.request() as req:
-                yield req
-                t0 = env.now
-                yield env.timeout(dt)
-        else:
+    remaining = {v: g.in_degree(v) for v in g.nodes}
+
+    def arrive(v: str) -> None:
+        """One input of ``v`` is there; start ``v``'s process when all are."""
+        remaining[v] -= 1
+        if remaining[v] == 0:
+            env.process(run_op(v))
+
+    def transfer(u: str, v: str, src: str, dst: str, link, dt: float, res: simpy.Resource):
+        with res.request() as req:
+            yield req
             t0 = env.now
             yield env.timeout(dt)
         rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now))
-        arrived.succeed()
+        arrive(v)
+
+    def transfer_done(u: str, v: str, link, t0: float):
+        def cb(_event) -> None:
+            rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now))
+            arrive(v)
+
+        return cb
+
+    def complete(u: str) -> None:
+        """``u`` finished: send its outputs (a transfer per cross-device edge) to its consumers."""
+        du = assignment[u]
+        for v in g.successors(u):
+            dv = assignment[v]
+            if du == dv or g.edges[u, v].get("param"):
+                arrive(v)
+                continue
+            link = costs.link(du, dv)
+            dt = link.transfer_time(costs.transfer_bytes(u, v, du, dv))
+            res = link_res.get(link.name)
+            if res is not None:
+                env.process(transfer(u, v, du, dv, link, dt, res))
+            else:
+                env.timeout(dt).callbacks.append(transfer_done(u, v, link, env.now))
 
     def cim_phase(name: str, phase: str, dt: float, resources: list):
         reqs = []
@@ -175,18 +197,8 @@ def simulate(
         rows.append((name, assignment[name], "compute", phase, t0, env.now))
 
     def run_op(v: str):
+        """Started when all inputs of ``v`` have arrived."""
         dv = assignment[v]
-        waits = []
-        for u in g.predecessors(v):
-            du = assignment[u]
-            if du != dv and not g.edges[u, v].get("param"):
-                ev = env.event()
-                env.process(transfer(u, v, du, dv, ev))
-                waits.append(ev)
-            else:
-                waits.append(done[u])
-        if waits:
-            yield env.all_of(waits)
         if dv in cpu_res:
             prev = prev_in_order.get(v)
             if prev is not None:
@@ -224,10 +236,11 @@ def simulate(
                 yield from cim_phase(v, "mvm", phases[1], cores)
                 yield from cim_phase(v, "store", phases[2], bus)
                 finish[v] = env.now
-        done[v].succeed()
+        complete(v)
 
     for v in topo:
-        env.process(run_op(v))
+        if remaining[v] == 0:
+            env.process(run_op(v))
     env.run()
     if len(finish) != len(g):
         stuck = next(n for n in topo if n not in finish)

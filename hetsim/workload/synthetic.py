@@ -24,36 +24,47 @@ def layered_dag(n_ops: int, width: int = 8, p_conv: float = 0.3, fan_in: int = 2
         seed: NumPy random seed.
     """
     rng = np.random.default_rng(seed)
+    # every random draw up front (vectorised): sizes, kinds, layer widths, fan-ins, producer picks
+    hw = rng.choice([7, 14, 28, 56], size=n_ops)
+    c_in = rng.choice([16, 32, 64, 128, 256], size=n_ops)
+    c_out = rng.choice([16, 32, 64, 128, 256], size=n_ops)
+    is_conv = rng.random(n_ops) < p_conv
+    is_add = rng.random(n_ops) < 0.5
+    k_in = rng.integers(1, fan_in + 1, size=n_ops)
+    picks = rng.random((n_ops, fan_in))
+    widths = rng.integers(1, width + 1, size=n_ops)
     g = nx.DiGraph()
-    layers: list[list[str]] = []
+    layer_of = np.empty(n_ops, dtype=np.int64)
+    bounds = []  # [first op, last op + 1) of each layer
     i = 0
-    while i < n_ops:
-        w = int(rng.integers(1, width + 1))
-        layer = []
-        for _ in range(min(w, n_ops - i)):
-            name = f"op{i}"
-            hw = int(rng.choice([7, 14, 28, 56]))
-            c_in, c_out = (int(rng.choice([16, 32, 64, 128, 256])) for _ in range(2))
-            if rng.random() < p_conv:
-                gemm = GemmView(m_v=c_out, n_v=c_in * 9, n_mvm=hw * hw)
-                op = Op(name=name, op_type="Conv", index=i, input_shapes=((1, c_in, hw, hw),),
-                        output_shapes=((1, c_out, hw, hw),), n_in=c_in * hw * hw, n_out=c_out * hw * hw,
-                        weight_shape=(c_out, c_in, 3, 3), weight_elements=c_out * c_in * 9, macs=gemm.macs,
-                        bits=8, in_bytes=c_in * hw * hw, out_bytes=c_out * hw * hw, gemm=gemm)
-            else:
-                n = c_out * hw * hw
-                op = Op(name=name, op_type=str(rng.choice(["Add", "Relu"])), index=i,
-                        input_shapes=((1, c_out, hw, hw),), output_shapes=((1, c_out, hw, hw),), n_in=n,
-                        n_out=n, bits=8, in_bytes=n, out_bytes=n)
-            g.add_node(name, op=op)
-            layer.append(name)
-            i += 1
-        prev = [n for lay in layers[-2:] for n in lay]
-        if prev:
-            for v in layer:
-                k = int(rng.integers(1, fan_in + 1))
-                for u in rng.choice(prev, size=min(k, len(prev)), replace=False):
-                    n_out = g.nodes[u]["op"].n_out
-                    g.add_edge(str(u), v, tensors=[f"{u}:out"], elements=n_out, bytes=n_out, param=False)
-        layers.append(layer)
+    for w in widths:
+        if i >= n_ops:
+            break
+        j = min(i + int(w), n_ops)
+        layer_of[i:j] = len(bounds)
+        bounds.append((i, j))
+        i = j
+    for i in range(n_ops):
+        name = f"op{i}"
+        h, ci, co = int(hw[i]), int(c_in[i]), int(c_out[i])
+        if is_conv[i]:
+            gemm = GemmView(m_v=co, n_v=ci * 9, n_mvm=h * h)
+            op = Op(name=name, op_type="Conv", index=i, input_shapes=((1, ci, h, h),),
+                    output_shapes=((1, co, h, h),), n_in=ci * h * h, n_out=co * h * h,
+                    weight_shape=(co, ci, 3, 3), weight_elements=co * ci * 9, macs=gemm.macs,
+                    bits=8, in_bytes=ci * h * h, out_bytes=co * h * h, gemm=gemm)
+        else:
+            n = co * h * h
+            op = Op(name=name, op_type="Add" if is_add[i] else "Relu", index=i,
+                    input_shapes=((1, co, h, h),), output_shapes=((1, co, h, h),), n_in=n,
+                    n_out=n, bits=8, in_bytes=n, out_bytes=n)
+        g.add_node(name, op=op)
+        lay = int(layer_of[i])
+        if lay == 0:
+            continue
+        lo = bounds[max(lay - 2, 0)][0]
+        hi = bounds[lay - 1][1]  # producers: the previous two layers
+        for u in sorted({lo + int(p * (hi - lo)) for p in picks[i, : int(k_in[i])]}):
+            n_out = g.nodes[f"op{u}"]["op"].n_out
+            g.add_edge(f"op{u}", name, tensors=[f"op{u}:out"], elements=n_out, bytes=n_out, param=False)
     return Workload(name=f"layered_dag_{n_ops}_s{seed}", graph=g, meta={"synthetic": True, "seed": seed})
