@@ -30,13 +30,13 @@ def timed(fn, repeat: int = 1):
     return statistics.median(times), out
 
 
-def bench_workload(label, wl_fn, plat, repeat, mappers=("all-host", "greedy")):
+def bench_workload(label, wl_fn, plat, repeat, mappers=("all-host", "greedy", "heft"), load="import"):
     from hetsim.costs import CostModel
     from hetsim.mappers import get_mapper
     from hetsim.sim import list_schedule, simulate
 
     t_import, wl = timed(wl_fn, repeat)
-    print(f"{label:<24} import            {t_import:9.3f} s   ({len(wl)} ops, {wl.graph.number_of_edges()} edges)")
+    print(f"{label:<24} {load:<17} {t_import:9.3f} s   ({len(wl)} ops, {wl.graph.number_of_edges()} edges)")
     t_cost, costs = timed(lambda: CostModel(wl, plat), repeat)
     print(f"{label:<24} cost model        {t_cost:9.3f} s")
     for m in mappers:
@@ -74,7 +74,7 @@ def main() -> None:
     bench_workload("yolov5n_int8_qdq.onnx", lambda: load_onnx(ROOT / "workloads" / "yolov5n_int8_qdq.onnx"),
                    plat, args.repeat)
     n = 10_000 if args.quick else 100_000
-    bench_workload(f"synthetic {n // 1000}k", lambda: layered_dag(n, seed=0), plat, 1)
+    bench_workload(f"synthetic {n // 1000}k", lambda: layered_dag(n, seed=0), plat, 1, load="generate")
 
 
 if __name__ == "__main__":
