@@ -111,6 +111,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rel-tol", type=float, default=1e-9, help="relative tolerance on times (default 1e-9)")
     _add_common(p)
 
+    p = sub.add_parser("profile", help="measure per-op host latencies with ONNX Runtime (a latency table)",
+                       description="Measure every node of MODEL on this machine's CPU with ONNX Runtime, as seed "
+                       "000 does: 1 thread, sequential, no spinning, warm-up runs, then the median over timed runs "
+                       "of each node's kernel time. The CSV is a latency table for a cpu device "
+                       "(latency_model: table). Profiles are machine-specific.")
+    p.add_argument("model", type=Path, help="ONNX model")
+    p.add_argument("-o", "--output", type=Path, required=True, help="CSV to write (e.g. profiles/yolov5n.csv)")
+    p.add_argument("--runs", type=int, default=20, help="timed runs (default 20)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed warm-up runs (default 5)")
+    p.add_argument("--optimize", action="store_true",
+                   help="measure ORT's optimised graph; fused kernels are split over the ops they absorbed by MACs")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    _add_common(p)
+
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views")
     p.add_argument("model", type=Path, help="ONNX model")
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
@@ -237,6 +252,38 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def cmd_profile(args) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from hetsim.errors import OutputExistsError
+    from hetsim.profile import profile_model
+    from hetsim.report.export import atomic_write_text
+
+    if args.output.exists() and not args.force:
+        raise OutputExistsError(f"{str(args.output)!r} exists; pass --force to replace it")
+    with Progress(TextColumn("profiling {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), transient=True) as bar:
+        task = bar.add_task(args.model.name, total=None)
+        prof = profile_model(args.model, warmup=args.warmup, runs=args.runs, optimize=args.optimize,
+                             seed=args.seed, progress=lambda d, t: bar.update(task, completed=d, total=t))
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.output, prof.to_csv())
+    missing = sum(1 for r in prof.rows if r["source"] == "missing")
+    fused = sum(1 for r in prof.rows if r["source"] == "fused")
+    diff = prof.per_op_sum_s - prof.whole_model_s
+    print(f"{args.model.name}: {len(prof.rows)} ops on {prof.meta['machine']} (onnxruntime "
+          f"{prof.meta['onnxruntime']}, 1 thread, graph optimisations {prof.meta['graph_optimizations']})")
+    print(f"  whole model   {prof.whole_model_s * 1e3:10.3f} ms (median of {args.runs} runs)")
+    print(f"  sum of ops    {prof.per_op_sum_s * 1e3:10.3f} ms ({diff * 1e3:+.3f} ms, "
+          f"{diff / prof.whole_model_s * 100:+.1f} %: the rest is ORT's per-run and per-node overhead)")
+    if fused:
+        print(f"  {fused} ops share fused kernels (time split by MACs)")
+    if missing:
+        print(f"  {missing} ops have no kernel in the profile (latency 0)")
+    print(f"  wrote {args.output}")
+    return 0
+
+
 def cmd_inspect(args) -> int:
     from hetsim.workload import load_onnx
 
@@ -273,7 +320,8 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "map": cmd_map, "validate": cmd_validate, "inspect": cmd_inspect}
+COMMANDS = {"run": cmd_run, "map": cmd_map, "validate": cmd_validate, "profile": cmd_profile,
+            "inspect": cmd_inspect}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,78 @@
+"""Host profiling with ONNX Runtime (seed 000 Sec. IV-A1) and the profile -> latency-table round trip."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from hetsim.cli import main
+from hetsim.costs import CostModel
+from hetsim.platform import Platform
+from hetsim.profile import profile_model
+from hetsim.workload import load_onnx
+
+pytest.importorskip("onnxruntime")
+
+
+def conv_relu_model(path: Path) -> Path:
+    """x[1,8,16,16] -> Conv 3x3 (8->16, pad 1) -> Relu -> Add(y, y) -> out; plus a Constant node."""
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((16, 8, 3, 3)).astype(np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16, 16])
+    out = helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 16, 16, 16])
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Constant", [], ["k"], name="const",
+                         value=numpy_helper.from_array(np.float32(2.0).reshape(()), "k")),
+        helper.make_node("Mul", ["r", "k"], ["out"], name="scale"),
+    ]
+    g = helper.make_graph(nodes, "g", [x], [out], initializer=[w])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+def test_one_row_per_node_with_positive_medians(tmp_path):
+    model = conv_relu_model(tmp_path / "m.onnx")
+    prof = profile_model(model, warmup=1, runs=3)
+    assert [r["op"] for r in prof.rows] == ["conv", "relu", "const", "scale"]
+    by = {r["op"]: r for r in prof.rows}
+    for name in ("conv", "relu", "scale"):
+        assert by[name]["latency_s"] > 0 and by[name]["runs"] == 3 and by[name]["source"] == "measured"
+    assert by["const"]["source"] == "constant" and by["const"]["latency_s"] == 0  # never a kernel in ORT
+    assert by["conv"]["iqr_s"] >= 0
+    assert prof.whole_model_s > 0
+    assert prof.meta["threads"] == 1 and prof.meta["graph_optimizations"] == "disabled"
+
+
+def test_optimized_profile_charges_fused_kernels_by_macs(tmp_path):
+    model = conv_relu_model(tmp_path / "m.onnx")
+    prof = profile_model(model, warmup=1, runs=3, optimize=True)
+    by = {r["op"]: r for r in prof.rows}
+    # ORT fuses Conv+Relu into one kernel (FusedConv) named after the conv; the Relu has no MACs, so the
+    # whole kernel time is the conv's and the Relu's share is 0
+    assert by["relu"]["source"] == "fused" and by["relu"]["latency_s"] == 0
+    assert by["conv"]["latency_s"] > 0
+
+
+def test_profile_table_round_trips_into_a_cpu_device(tmp_path, capsys):
+    model = conv_relu_model(tmp_path / "m.onnx")
+    out = tmp_path / "prof.csv"
+    assert main(["profile", str(model), "-o", str(out), "--runs", "3", "--warmup", "1"]) == 0
+    assert "sum of ops" in capsys.readouterr().out
+    with out.open() as f:
+        rows = {r["op"]: float(r["latency_s"]) for r in csv.DictReader(ln for ln in f if not ln.startswith("#"))}
+    plat = Platform.model_validate({"devices": {"host": {
+        "kind": "cpu", "clock_ghz": 1.0, "macs_per_cycle": {32: 1}, "mem_bandwidth_gb_s": 1.0,
+        "latency_model": "table", "latency_table": str(out)}}})
+    costs = CostModel(load_onnx(model), plat)
+    for op, lat in rows.items():
+        assert costs.latency[op]["host"] == lat
+    assert costs.host_fallback_ops() == []
+    # refuses to overwrite without --force
+    assert main(["profile", str(model), "-o", str(out), "--runs", "1", "--warmup", "0"]) == 2
