@@ -91,9 +91,9 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
                     rep.add(f"{name}: placement of {v!r} names core {c}, the device has {dev.cores}")
                 else:
                     per_core[c] += n
-        for c, n in enumerate(per_core):
-            if n > dev.crossbars_per_core:
-                rep.add(f"{name}: core {c} holds {n} crossbars, it has {dev.crossbars_per_core}")
+        for c, (n, cap) in enumerate(zip(per_core, dev.core_capacities, strict=True)):
+            if n > cap:
+                rep.add(f"{name}: core {c} holds {n} crossbars, it has {cap}")
 
     caps = ordered_devices(costs)
     for dev in caps:

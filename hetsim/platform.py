@@ -6,7 +6,7 @@ Example (``platforms/puma.yaml``)::
     host: host                       # the device that runs everything no accelerator supports
     devices:
       host: {kind: cpu, cores: 1, clock_ghz: 1.5, ...}
-      cim:  {kind: puma, cores: 10, crossbars_per_core: 10, t_mvm_ns: 50, ...}
+      cim:  {kind: puma, crossbars: 100, crossbars_per_core: 10, t_mvm_ns: 50, ...}
     links:
       bus: {bandwidth_gb_s: 10.24, connects: [host, cim]}
 
@@ -97,7 +97,8 @@ class Platform(BaseModel):
         Raises:
             PlatformError: the path does not exist or the new value fails validation.
         """
-        data = self.model_dump(mode="json", exclude={"devices": {"__all__": {"name"}}})
+        # only what was given: derived values (e.g. a PUMA's cores from its crossbars) are derived anew
+        data = self.model_dump(mode="json", exclude_unset=True, exclude={"devices": {"__all__": {"name"}}})
         for path, value in overrides.items():
             node = data
             keys = path.split(".")
@@ -105,8 +106,8 @@ class Platform(BaseModel):
                 if not isinstance(node, dict) or k not in node:
                     raise PlatformError(f"override {path!r}: no field {k!r}")
                 node = node[k]
-            if not isinstance(node, dict) or keys[-1] not in node:
-                raise PlatformError(f"override {path!r}: no field {keys[-1]!r}")
+            if not isinstance(node, dict):
+                raise PlatformError(f"override {path!r}: {keys[-2]!r} is not a mapping")
             node[keys[-1]] = value
         return _validate(data, f"{self.name} with overrides")
 

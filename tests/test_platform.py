@@ -137,9 +137,25 @@ def test_out_of_range_value(tmp_path):
 
 def test_missing_required_field(tmp_path):
     d = _puma_yaml()
-    del d["devices"]["cim"]["cores"]
-    with pytest.raises(PlatformError, match=r"devices\.cim\.cores: required field is missing"):
+    del d["devices"]["cim"]["t_mvm_ns"]
+    with pytest.raises(PlatformError, match=r"devices\.cim\.t_mvm_ns: required field is missing"):
         load_platform(_write(tmp_path, d))
+
+
+def test_puma_needs_crossbars_or_cores(tmp_path):
+    d = _puma_yaml()
+    del d["devices"]["cim"]["crossbars"]
+    with pytest.raises(PlatformError, match=r"devices\.cim: .*crossbars"):
+        load_platform(_write(tmp_path, d))
+
+
+def test_puma_cores_are_derived_from_crossbars_and_follow_overrides():
+    p = load_platform(PLATFORMS / "puma.yaml")
+    assert (p.devices["cim"].crossbars, p.devices["cim"].cores) == (100, 10)  # 100 / 10 per core
+    q = p.with_overrides({"devices.cim.crossbars": 25})
+    # ceil(25 / 10) = 3 cores: two full, the third holds 5
+    assert (q.devices["cim"].cores, q.devices["cim"].core_capacities) == (3, [10, 10, 5])
+    assert p.with_overrides({"devices.cim.crossbars": 200}).devices["cim"].cores == 20
 
 
 def test_unknown_device_kind(tmp_path):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from hetsim.devices.base import DeviceBase
 from hetsim.workload.op import Op
@@ -16,7 +17,9 @@ class PumaDevice(DeviceBase):
     """A PUMA-style CIM accelerator (``kind: puma``): ``cores`` cores of ``crossbars_per_core`` crossbars.
 
     Weight-stationary: an offloaded op keeps its crossbars for the whole inference, so the total crossbar
-    count ``C = cores * crossbars_per_core`` bounds what can be offloaded (seed 000 Eq. 14). Only op types in
+    count ``C`` (``crossbars``; default ``cores * crossbars_per_core``) bounds what can be offloaded (seed 000
+    Eq. 14). Give ``crossbars`` or ``cores``; the other is derived (``cores = ceil(C / crossbars_per_core)``,
+    the last core partly populated). Only op types in
     ``supported_ops`` with a constant weight matrix (a :class:`~hetsim.workload.op.GemmView`) run here.
 
     Latency, seed 000 Eq. 2-3 (per op ``v``)::
@@ -33,8 +36,9 @@ class PumaDevice(DeviceBase):
     kind: Literal["puma"] = "puma"
     crossbar_rows: int = Field(256, ge=1, description="M: outputs per crossbar (weight-matrix rows)")
     crossbar_cols: int = Field(256, ge=1, description="N: inputs per crossbar (weight-matrix columns)")
-    cores: int = Field(ge=1)
+    crossbars: int | None = Field(None, ge=0, description="C: crossbars available (default cores * per core)")
     crossbars_per_core: int = Field(ge=1)
+    cores: int | None = Field(None, ge=1, description="PUMA cores (default ceil(crossbars / crossbars_per_core))")
     t_mvm_ns: float = Field(gt=0, description="latency of one MVM on a crossbar, ns")
     internal_bandwidth_gb_s: float = Field(gt=0, description="B_cim, internal bus bandwidth, GB/s")
     element_bits: int = Field(8, ge=1, description="b_elem of Eq. 3-4, in bits")
@@ -43,10 +47,26 @@ class PumaDevice(DeviceBase):
         description="op types with a constant weight matrix this device runs",
     )
 
+    @model_validator(mode="after")
+    def _organisation(self) -> PumaDevice:
+        """Derive the missing one of ``crossbars`` and ``cores`` (derived values stay 'unset', so an override
+        of ``crossbars`` in a sweep re-derives ``cores``)."""
+        if self.crossbars is None and self.cores is None:
+            raise ValueError("give crossbars (the total C) or cores (each with crossbars_per_core crossbars)")
+        if self.crossbars is None:
+            object.__setattr__(self, "crossbars", self.cores * self.crossbars_per_core)
+        if self.cores is None:
+            object.__setattr__(self, "cores", max(1, math.ceil(self.crossbars / self.crossbars_per_core)))
+        if self.crossbars > self.cores * self.crossbars_per_core:
+            raise ValueError(f"crossbars = {self.crossbars} do not fit on {self.cores} cores of "
+                             f"{self.crossbars_per_core}")
+        return self
+
     @property
-    def crossbars(self) -> int:
-        """C of seed 000 Eq. 14: total crossbars = cores * crossbars_per_core."""
-        return self.cores * self.crossbars_per_core
+    def core_capacities(self) -> list[int]:
+        """Crossbars on each core: full cores first, the remainder on the last populated one."""
+        per = self.crossbars_per_core
+        return [max(0, min(per, self.crossbars - i * per)) for i in range(self.cores)]
 
     @property
     def capacity(self) -> int:
@@ -77,7 +97,11 @@ class PumaDevice(DeviceBase):
 
 
 def place_crossbars(
-    demand: dict[str, int], cores: int, crossbars_per_core: int, order: list[str] | None = None
+    demand: dict[str, int],
+    cores: int,
+    crossbars_per_core: int,
+    order: list[str] | None = None,
+    capacities: list[int] | None = None,
 ) -> dict[str, list[tuple[int, int]]]:
     """Place ops' crossbars on PUMA cores by first-fit decreasing.
 
@@ -90,36 +114,37 @@ def place_crossbars(
         demand: op name -> crossbars needed (seed 000 Eq. 1).
         cores, crossbars_per_core: the accelerator's organisation.
         order: tie-break order of ops (e.g. topological); optional.
+        capacities: crossbars on each core (default ``crossbars_per_core`` on every core).
 
     Returns:
         op name -> list of ``(core index, crossbars on that core)``, summing to the op's demand.
 
     Raises:
-        ValueError: total demand exceeds ``cores * crossbars_per_core`` (seed 000 Eq. 14 violated).
+        ValueError: total demand exceeds the crossbars available (seed 000 Eq. 14 violated).
     """
+    cap = list(capacities) if capacities is not None else [crossbars_per_core] * cores
     total = sum(demand.values())
-    if total > cores * crossbars_per_core:
-        raise ValueError(f"{total} crossbars requested, {cores * crossbars_per_core} available")
+    if total > sum(cap):
+        raise ValueError(f"{total} crossbars requested, {sum(cap)} available")
     rank = {n: i for i, n in enumerate(order or [])}
-    free = [crossbars_per_core] * cores
+    free = list(cap)
     out: dict[str, list[tuple[int, int]]] = {}
     for op in sorted(demand, key=lambda n: (-demand[n], rank.get(n, len(rank)), n)):
         need = demand[op]
         if need == 0:
             out[op] = []
             continue
-        if need <= crossbars_per_core:
-            core = next((c for c in range(cores) if free[c] >= need), None)
-            if core is not None:
-                free[core] -= need
-                out[op] = [(core, need)]
-                continue
+        core = next((c for c in range(cores) if free[c] >= need), None)
+        if core is not None and need <= max(cap):
+            free[core] -= need
+            out[op] = [(core, need)]
+            continue
         parts: list[tuple[int, int]] = []
         for c in range(cores):  # whole free cores
-            if need >= crossbars_per_core and free[c] == crossbars_per_core:
-                parts.append((c, crossbars_per_core))
+            if 0 < cap[c] <= need and free[c] == cap[c]:
+                parts.append((c, cap[c]))
                 free[c] = 0
-                need -= crossbars_per_core
+                need -= cap[c]
         if need:
             c = next((c for c in range(cores) if free[c] >= need), None)
             if c is not None:

@@ -85,7 +85,8 @@ def place(costs: CostModel, assignment: dict[str, str]) -> dict[str, list[tuple[
             continue
         demand = {v: costs.n_crossbar[v][name] for v, d in assignment.items() if d == name}
         try:
-            out.update(place_crossbars(demand, dev.cores, dev.crossbars_per_core, order=topo))
+            out.update(place_crossbars(demand, dev.cores, dev.crossbars_per_core, order=topo,
+                                       capacities=dev.core_capacities))
         except ValueError as err:
             raise MappingError(f"device {name!r}: crossbar budget exceeded (seed 000 Eq. 14): {err}") from None
     return out

@@ -69,4 +69,4 @@ def _core_usage(run: RunResult, dev: str) -> list[str]:
         if run.schedule.assignment.get(v) == dev:
             for c, n in parts:
                 used[c] += n
-    return [f"{u}/{cfg.crossbars_per_core}" for u in used]
+    return [f"{u}/{cap}" for u, cap in zip(used, cfg.core_capacities, strict=True)]
