@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -124,6 +126,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measure ORT's optimised graph; fused kernels are split over the ops they absorbed by MACs")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
+    _add_common(p)
+
+    p = sub.add_parser("sweep", help="run a design-space sweep (workloads x platforms x parameters x mappers)",
+                       description="Run every point of SWEEP.yaml not yet in its results table, in parallel, "
+                       "appending each finished point at once (a killed sweep resumes where it stopped). See "
+                       "sweeps/seed000.yaml for the format.")
+    p.add_argument("sweep", type=Path, help="sweep YAML (e.g. sweeps/seed000.yaml)")
+    p.add_argument("-o", "--output", type=Path, help="results CSV (default: the sweep's 'output')")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the points on this Dask distributed scheduler instead of local processes")
+    _add_common(p)
+
+    p = sub.add_parser("plot", help="plot a sweep's results table (seed 000 Fig. 3, 4, 5)",
+                       description="From a results CSV of 'hetsim sweep': per workload a speedup heatmap "
+                       "crossbars x MVM latency per host (Fig. 3) and the latency share per device per "
+                       "configuration (Fig. 5); speedup per model grouped by crossbar count at one MVM latency "
+                       "(Fig. 4). PNG and SVG.")
+    p.add_argument("results", type=Path, help="results CSV")
+    p.add_argument("-o", "--out", type=Path, required=True, help="folder for the figures")
+    p.add_argument("--t-mvm", type=float, default=None, help="MVM latency (ns) of Fig. 4 (default: the smallest)")
+    p.add_argument("--force", action="store_true", help="replace existing figures")
     _add_common(p)
 
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views")
@@ -284,6 +308,74 @@ def cmd_profile(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from hetsim.dse import expand_points, load_sweep, run_sweep
+
+    spec = load_sweep(args.sweep)
+    n = len(expand_points(spec))
+    where = args.scheduler or f"{args.workers or os.cpu_count()} local workers"
+    print(f"sweep {spec.name}: {n} points on {where}")
+    t0 = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True) as bar:
+        task = bar.add_task(spec.name, total=None)
+
+        def tick(done: int, total: int, row: dict) -> None:
+            bar.update(task, completed=done, total=total,
+                       description=f"{row['workload']} {row.get('platform', '')} {row['mapper']}")
+
+        out, ran, skipped = run_sweep(spec, output=args.output, workers=args.workers, scheduler=args.scheduler,
+                                      progress=tick)
+    import pandas as pd
+
+    df = pd.read_csv(out)
+    errors = df["error"].notna().sum() if "error" in df else 0
+    print(f"  {ran} points run, {skipped} already in {out}, {time.perf_counter() - t0:.1f} s")
+    if "status" in df and ran:
+        counts = df["status"].value_counts(dropna=True).to_dict()
+        print("  status: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if errors:
+        first = df[df["error"].notna()].iloc[0]
+        print(f"  {errors} points failed, e.g. {first['workload']}: {first['error']}")
+        return 1
+    return 0
+
+
+def cmd_plot(args) -> int:
+    import pandas as pd
+
+    from hetsim.errors import OutputExistsError
+    from hetsim.report.dse_plots import T_MVM, plot_speedup_heatmap, plot_speedup_models, plot_sweep_breakdown
+
+    if not args.results.is_file():
+        raise InputError(f"results table {str(args.results)!r} does not exist")
+    try:
+        df = pd.read_csv(args.results)
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
+        raise InputError(f"{args.results}: not a results CSV: {err}") from None
+    if "workload" not in df.columns or T_MVM not in df.columns:
+        raise InputError(f"{args.results}: not a seed-000 sweep table (needs columns workload and {T_MVM})")
+    args.out.mkdir(parents=True, exist_ok=True)
+    t_mvm = args.t_mvm if args.t_mvm is not None else float(pd.to_numeric(df[T_MVM]).min())
+    jobs = []
+    for w in dict.fromkeys(df["workload"]):
+        stem = w.removesuffix(".onnx")
+        jobs.append((f"fig3_speedup_{stem}", lambda s, w=w: plot_speedup_heatmap(df, w, s)))
+        jobs.append((f"fig5_breakdown_{stem}", lambda s, w=w: plot_sweep_breakdown(df, w, s)))
+    jobs.append((f"fig4_speedup_models_{t_mvm:g}ns", lambda s: plot_speedup_models(df, t_mvm, s)))
+    clash = [args.out / f"{stem}{ext}" for stem, _ in jobs for ext in (".png", ".svg")
+             if (args.out / f"{stem}{ext}").exists()]
+    if clash and not args.force:
+        raise OutputExistsError(f"{clash[0]} exists (and {len(clash) - 1} more); pass --force to replace them")
+    written = []
+    for stem, fn in jobs:
+        written += fn(args.out / stem)
+    print(f"wrote {len(written)} figures to {args.out}/")
+    return 0
+
+
 def cmd_inspect(args) -> int:
     from hetsim.workload import load_onnx
 
@@ -321,7 +413,7 @@ def cmd_inspect(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "map": cmd_map, "validate": cmd_validate, "profile": cmd_profile,
-            "inspect": cmd_inspect}
+            "sweep": cmd_sweep, "plot": cmd_plot, "inspect": cmd_inspect}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,120 @@
+"""Figures of a sweep's results table, after seed 000 Sec. V.
+
+* :func:`plot_speedup_heatmap` - speedup over all-host, crossbars x MVM latency, one panel per host (Fig. 3);
+* :func:`plot_speedup_models` - speedup per model grouped by crossbar count at one MVM latency (Fig. 4);
+* :func:`plot_sweep_breakdown` - latency share and op count per device per configuration (Fig. 5).
+
+Each takes the results table of :func:`hetsim.dse.run_sweep` (a DataFrame) and an output stem (PNG and
+SVG are written, atomically).
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from hetsim.errors import InputError  # noqa: E402
+from hetsim.report.plots import _save, plot_breakdown  # noqa: E402
+
+CROSSBARS = "devices.cim.crossbars"
+T_MVM = "devices.cim.t_mvm_ns"
+
+
+def _need(df: pd.DataFrame, *cols: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise InputError(f"the results table lacks column(s) {', '.join(missing)}; have: {', '.join(df.columns)}")
+
+
+def _ok(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows that ran (no error) with a numeric speedup."""
+    df = df[df["error"].isna() | (df["error"] == "")] if "error" in df.columns else df
+    return df[pd.to_numeric(df["speedup"], errors="coerce").notna()].copy()
+
+
+def _model(name: str) -> str:
+    return name.removesuffix(".onnx").removesuffix("_int8_ort").removesuffix("_int8_qdq")
+
+
+def plot_speedup_heatmap(df: pd.DataFrame, workload: str, stem, title: str | None = None):
+    """Speedup heatmap (crossbars x MVM latency) of ``workload``, one panel per host platform (Fig. 3)."""
+    _need(df, "workload", "platform", "speedup", CROSSBARS, T_MVM)
+    d = _ok(df[df["workload"] == workload])
+    if d.empty:
+        raise InputError(f"no results for workload {workload!r}; have: {', '.join(sorted(set(df['workload'])))}")
+    plats = sorted(set(d["platform"]))
+    fig, axes = plt.subplots(1, len(plats), figsize=(4.4 * len(plats) + 1.2, 3.9), squeeze=False,
+                             layout="constrained")
+    vmax = float(pd.to_numeric(d["speedup"]).max())
+    im = None
+    for ax, plat in zip(axes[0], plats, strict=True):
+        t = d[d["platform"] == plat].pivot_table(index=CROSSBARS, columns=T_MVM, values="speedup", aggfunc="max")
+        t = t.sort_index(ascending=False)
+        im = ax.imshow(t.to_numpy(dtype=float), cmap="viridis", vmin=1.0 if vmax > 1 else 0.0, vmax=vmax,
+                       aspect="auto")
+        ax.set_xticks(range(len(t.columns)), [f"{c:g}" for c in t.columns])
+        ax.set_yticks(range(len(t.index)), [f"{i:g}" for i in t.index])
+        ax.set_xlabel("MVM latency (ns)")
+        ax.set_ylabel("crossbars")
+        ax.set_title(plat)
+        vals = t.to_numpy(dtype=float)
+        for (i, j), v in np.ndenumerate(vals):
+            if np.isfinite(v):
+                ax.text(j, i, f"{v:.1f}x", ha="center", va="center", fontsize=9,
+                        color="white" if v < (1 + vmax) / 2 else "black")
+    fig.colorbar(im, ax=axes[0].tolist(), label="speedup over all-host (x)")
+    mappers = ", ".join(sorted(set(d["mapper"]))) if "mapper" in d else ""
+    fig.suptitle(title or f"{_model(workload)}: speedup over all-host ({mappers})")
+    return _save(fig, stem)
+
+
+def plot_speedup_models(df: pd.DataFrame, t_mvm_ns: float, stem, title: str | None = None):
+    """Speedup per model, bars grouped by crossbar count, at one MVM latency; one panel per host (Fig. 4)."""
+    _need(df, "workload", "platform", "speedup", CROSSBARS, T_MVM)
+    d = _ok(df[pd.to_numeric(df[T_MVM]) == t_mvm_ns])
+    if d.empty:
+        raise InputError(f"no results at {T_MVM} = {t_mvm_ns:g}")
+    plats = sorted(set(d["platform"]))
+    models = list(dict.fromkeys(d["workload"]))
+    xbars = sorted(set(pd.to_numeric(d[CROSSBARS])))
+    fig, axes = plt.subplots(1, len(plats), figsize=(5.5 * len(plats), 3.8), squeeze=False, sharey=True,
+                             layout="constrained")
+    width = 0.8 / len(xbars)
+    colours = plt.cm.Blues(np.linspace(0.35, 0.95, len(xbars)))
+    for ax, plat in zip(axes[0], plats, strict=True):
+        sub = d[d["platform"] == plat]
+        for k, (c, col) in enumerate(zip(xbars, colours, strict=True)):
+            ys = []
+            for m in models:
+                r = sub[(sub["workload"] == m) & (pd.to_numeric(sub[CROSSBARS]) == c)]
+                ys.append(float(pd.to_numeric(r["speedup"]).max()) if len(r) else np.nan)
+            ax.bar(np.arange(len(models)) + (k - (len(xbars) - 1) / 2) * width, ys, width, color=col,
+                   label=f"{c:g}")
+        ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+        ax.set_xticks(range(len(models)), [_model(m) for m in models])
+        ax.set_title(plat)
+        ax.set_ylabel("speedup over all-host (x)")
+    axes[0][-1].legend(title="crossbars", fontsize=8)
+    fig.suptitle(title or f"Speedup per model at {t_mvm_ns:g} ns MVM latency")
+    return _save(fig, stem)
+
+
+def plot_sweep_breakdown(df: pd.DataFrame, workload: str, stem, title: str | None = None):
+    """Latency share between host and accelerator with op counts, one bar per configuration (Fig. 5)."""
+    _need(df, "workload", "platform", "host_busy_s", "accel_busy_s", "host_ops", "accel_ops", CROSSBARS, T_MVM)
+    d = _ok(df[df["workload"] == workload])
+    if d.empty:
+        raise InputError(f"no results for workload {workload!r}")
+    rows = []
+    for _, r in d.sort_values(["platform", T_MVM, CROSSBARS]).iterrows():
+        config = f"{r['platform']}, {float(r[T_MVM]):g} ns, {int(float(r[CROSSBARS]))} xbars"
+        rows.append({"config": config, "device": "host", "kind": "cpu", "busy_s": float(r["host_busy_s"]),
+                     "ops": int(float(r["host_ops"]))})
+        rows.append({"config": config, "device": "cim", "kind": "puma", "busy_s": float(r["accel_busy_s"]),
+                     "ops": int(float(r["accel_ops"]))})
+    return plot_breakdown(pd.DataFrame(rows), stem, title=title or f"{_model(workload)}: latency share per device")
