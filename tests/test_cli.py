@@ -137,7 +137,9 @@ def test_cyclic_graph(capsys, tmp_path):
 
 def test_op_no_device_supports(capsys, tmp_path):
     y = tmp_path / "p.yaml"
-    y.write_text(PUMA.read_text().replace("    op_overhead_us: 2.0", "    op_overhead_us: 2.0\n    supported_ops: [Relu]"))
+    line = "    op_overhead_us: 2.0"
+    restricted = PUMA.read_text().replace(line, line + "\n    supported_ops: [Relu]")
+    y.write_text(restricted)
     model = tiny_model(tmp_path / "m.onnx", "Sigmoid")
     assert_input_error(*run_cli(capsys, "run", y, model)[::2], "no device", "Sigmoid")
 
