@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from hetsim.costs import CostModel
 from hetsim.schedule import Schedule
-from hetsim.sim.analytic import ordered_devices
+from hetsim.sim.analytic import devices_of, op_parts, ordered_devices, split_violations
 
 
 @dataclass
@@ -41,6 +41,11 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
     makespan ``>=`` every finish (Eq. 6). Times compare with a relative tolerance ``rel_tol`` of the
     makespan.
 
+    Channel splits (seed 002): each split must partition the op's output channels over devices that can run
+    the parts and share a memory with the op's neighbours (:func:`~hetsim.sim.analytic.split_violations`); a
+    split op finishes with its longest part, ``f_v = s_v + max_d T_(v,d)``, and each device's capacity check
+    counts the op on every device holding a part, busy from ``s_v`` to ``s_v + T_(v,d)``.
+
     Args:
         limit: stop after this many violations.
 
@@ -61,7 +66,7 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
             rep.add(f"op {v!r} is not assigned")
         elif a[v] not in costs.platform.devices:
             rep.add(f"op {v!r} is assigned to unknown device {a[v]!r}")
-        elif not costs.supported(v, a[v]):
+        elif v not in schedule.splits and not costs.supported(v, a[v]):
             rep.add(f"op {v!r} ({ops[v].op_type}) is on {a[v]!r}, which does not support it (Eq. 5)")
         if full():
             return rep
@@ -70,11 +75,16 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
             rep.add(f"the schedule assigns {v!r}, which is not an op of {wl.name!r}")
     if rep.violations:
         return rep
+    splits = schedule.splits
+    for msg in split_violations(costs, a, splits)[:limit]:
+        rep.add(msg)
+    if rep.violations:
+        return rep
 
     for name, dev in costs.platform.devices.items():
         if dev.kind != "puma":
             continue
-        mine = [v for v in ops if a[v] == name]
+        mine = [v for v in ops if a[v] == name and v not in splits]
         used = sum(costs.n_crossbar[v][name] for v in mine)
         if used > dev.crossbars:
             rep.add(f"{name}: {used} crossbars used, {dev.crossbars} available (Eq. 14)")
@@ -100,7 +110,7 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
         seq = schedule.order.get(dev)
         if seq is None:
             continue
-        mine = {v for v in ops if a[v] == dev}
+        mine = {v for v in ops if dev in devices_of(v, a, splits)}
         if len(seq) != len(set(seq)) or set(seq) != mine:
             rep.add(f"the order of {dev!r} does not list exactly the {len(mine)} ops assigned to it")
     if rep.violations or not schedule.start_s:
@@ -113,14 +123,16 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
         return rep
     T = schedule.makespan_s if schedule.makespan_s is not None else max(f.values(), default=0.0)
     tol = rel_tol * max(T, 1e-30)
+    part_dur = {v: {d: t for d, t, _ in op_parts(costs, v, a, splits)} for v in ops}
     for v in wl.topological_order():
-        dur = costs.latency[v][a[v]]
+        dur = max(part_dur[v].values())
         if s[v] < -tol:
             rep.add(f"op {v!r} starts at {s[v]:.9g} s < 0")
         if abs(f[v] - (s[v] + dur)) > tol:
             rep.add(f"op {v!r}: finish {f[v]:.9g} s != start {s[v]:.9g} s + latency {dur:.9g} s (Eq. 7)")
         for u in g.predecessors(v):
-            ready = f[u] + costs.transfer_time(u, v, a[u], a[v])
+            ready = f[u] + max(costs.transfer_time(u, v, du, dv) for du in devices_of(u, a, splits)
+                               for dv in devices_of(v, a, splits))
             if s[v] < ready - tol:
                 rep.add(f"op {v!r} starts at {s[v]:.9g} s before its input from {u!r} arrives at "
                         f"{ready:.9g} s (Eq. 8)")
@@ -129,11 +141,11 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
         if full():
             return rep
     for dev, cap in caps.items():
-        seq = schedule.order.get(dev) or [v for v in wl.topological_order() if a[v] == dev]
+        seq = schedule.order.get(dev) or [v for v in wl.topological_order() if dev in devices_of(v, a, splits)]
         for i in range(1, len(seq)):
             if s[seq[i]] < s[seq[i - 1]] - tol:
                 rep.add(f"{dev}: {seq[i]!r} starts before {seq[i - 1]!r}, which precedes it in the order")
-        events = sorted([(f[v], 0, v) for v in seq] + [(s[v] + tol, 1, v) for v in seq])
+        events = sorted([(s[v] + part_dur[v][dev], 0, v) for v in seq] + [(s[v] + tol, 1, v) for v in seq])
         running = 0
         for _, kind, v in events:  # finishes sort before starts at the same time
             running += 1 if kind else -1

@@ -27,6 +27,13 @@ MAPPER_HELP = """mappers:
   heft      HEFT list scheduling (upward rank, earliest finish time) under the crossbar budget
   ilp       seed 000's MILP (Eq. 5-14), HiGHS (or --solver gurobi); exact
   cpsat     the same problem as a CP-SAT scheduling model; exact, the fastest prover
+DIANA (seed 002; platforms/diana.yaml), per Conv/FC layer:
+  all-8bit              every layer on the digital accelerator
+  all-ternary           every groups=1 layer on the AIMC, depthwise on the digital accelerator
+  io8-backbone-ternary  first and last layer digital, the rest AIMC
+  min-cost              per layer the channel split minimising --objective latency|energy (exact)
+  dnas-export           the channel split of a DNAS search read from --export FILE (hetsim JSON, ODiMO summary
+                        JSON, or an ODiMO/PLiNIO checkpoint with torch installed)
 """
 
 EPILOG = MAPPER_HELP + """
@@ -35,6 +42,7 @@ examples:
   hetsim run platforms/puma-x86.yaml workloads/resnet18_int8_qdq.onnx --mapper all-host
   hetsim run platforms/puma.yaml workloads/yolov5n.onnx --contention links,cim-bus --out results/yolo
   hetsim inspect workloads/mobilenet_v2.onnx --platform platforms/puma.yaml
+  hetsim run platforms/diana.yaml workloads/resnet20_cifar10.onnx --mapper min-cost --objective energy
 """
 
 
@@ -57,6 +65,12 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--threads", type=int, default=None, help="solver threads / CP-SAT workers")
     g.add_argument("--seed", type=int, default=0, help="solver random seed (default: 0)")
     g.add_argument("--solver", default=None, help="ilp backend: highs (default) or gurobi")
+    g = p.add_argument_group("DIANA mappers (seed 002)")
+    g.add_argument("--objective", choices=("latency", "energy"), default=None,
+                   help="min-cost: minimise each layer's latency max(L_a, L_d) or its energy (default: latency)")
+    g.add_argument("--export", type=Path, default=None, metavar="FILE",
+                   help="dnas-export: the DNAS export to replay (hetsim channel-split JSON, ODiMO layer summary "
+                   "JSON, or a .pth checkpoint)")
 
 
 def _add_contention(p: argparse.ArgumentParser) -> None:
@@ -183,7 +197,8 @@ class SolverProgress:
 def mapper_options(args) -> dict:
     """Options from the command line, for :func:`hetsim.mappers.get_mapper`."""
     opts = {"time_limit_s": args.time_limit, "mip_rel_gap": args.gap, "threads": args.threads,
-            "seed": args.seed, "solver": args.solver, "progress": SolverProgress()}
+            "seed": args.seed, "solver": args.solver, "progress": SolverProgress(),
+            "objective": getattr(args, "objective", None), "path": getattr(args, "export", None)}
     return {k: v for k, v in opts.items() if v is not None}
 
 

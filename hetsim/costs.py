@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from hetsim.devices.base import DeviceBase
 from hetsim.errors import ScheduleError, UnsupportedOpError
 from hetsim.platform import Platform
 from hetsim.workload.op import Workload
@@ -72,11 +73,12 @@ class CostModel:
         ``b_elem * N_out`` as in seed 000 Eq. 4: when either end is a device with an ``element_bits`` field
         (a CIM accelerator; the destination wins), that device's element size is the wire format (the host
         converts as part of its own op); between devices without one, the tensor's ONNX element size.
-        Parameter edges (constant producers) and same-device edges move nothing.
+        Parameter edges (constant producers), same-device edges and edges between devices that share a memory
+        (the consumer reads the producer's output where it was written, seed 002 Sec. IV-A) move nothing.
         """
-        e = self.workload.graph.edges[u, v]
-        if src == dst or e.get("param"):
+        if not self.needs_transfer(u, v, src, dst):
             return 0.0
+        e = self.workload.graph.edges[u, v]
         for d in (dst, src):
             bits = getattr(self.platform.devices[d], "element_bits", None)
             if bits is not None:
@@ -101,12 +103,67 @@ class CostModel:
     def _links(self) -> dict:
         return {}
 
+    @cached_property
+    def _part_latency(self) -> dict:
+        return {}
+
+    def needs_transfer(self, u: str, v: str, src: str, dst: str) -> bool:
+        """True when edge ``u -> v`` with ``u`` on ``src`` and ``v`` on ``dst`` moves data over a link: the
+        devices differ, share no memory, and the edge is not a parameter edge."""
+        if src == dst or self.workload.graph.edges[u, v].get("param"):
+            return False
+        return not self.platform.shares_memory(src, dst)
+
     def transfer_time(self, u: str, v: str, src: str, dst: str) -> float:
-        """Seconds to move edge ``u -> v`` from ``src`` to ``dst`` (seed 000 Eq. 4); 0 when nothing moves."""
-        nbytes = self.transfer_bytes(u, v, src, dst)
-        if nbytes == 0.0 and (src == dst or self.workload.graph.edges[u, v].get("param")):
+        """Seconds to move edge ``u -> v`` from ``src`` to ``dst`` (seed 000 Eq. 4); 0 when nothing moves
+        (:meth:`needs_transfer` is false)."""
+        if not self.needs_transfer(u, v, src, dst):
             return 0.0
-        return self.link(src, dst).transfer_time(nbytes)
+        return self.link(src, dst).transfer_time(self.transfer_bytes(u, v, src, dst))
+
+    def out_channels(self, op: str) -> int | None:
+        """Output channels ``C_out = groups * m_v`` of an op with a GEMM view (what a channel split divides),
+        else ``None``."""
+        g = self.workload.op(op).gemm
+        return None if g is None else g.c_out
+
+    def splits_channels(self, device: str) -> bool:
+        """True when ``device`` can run channel-split parts of ops (its kind implements ``latency_channels``)."""
+        return type(self.platform.devices[device]).latency_channels is not DeviceBase.latency_channels
+
+    def split_devices(self) -> list[str]:
+        """Devices that run channel-split parts (:meth:`splits_channels`), in platform order."""
+        return [d for d in self.platform.devices if self.splits_channels(d)]
+
+    def layer_energy(self, part_s: dict[str, float]) -> float:
+        """Energy in joules of one layer run alone with its parts in parallel, seed 002 Eq. 4 per layer.
+
+        ``part_s`` maps devices to the seconds of their part (absent or 0 = no part). The layer lasts
+        ``M = max(part_s)``; every channel-splitting device ``d`` (:meth:`split_devices`) draws
+        ``active_w * L_d + idle_w * (M - L_d)``. With ``platforms/diana.yaml`` this equals the ODiMO code's
+        ``42.39 mW * min(L_a, L_d) + 28.74 mW * (L_a - min) + 24.96 mW * (L_d - min)``.
+        """
+        m = max(part_s.values(), default=0.0)
+        e = 0.0
+        for d in self.split_devices():
+            dev = self.platform.devices[d]
+            t = part_s.get(d, 0.0)
+            e += dev.active_w * t + dev.idle_w * (m - t)
+        return e
+
+    def part_latency(self, op: str, device: str, n_channels: int) -> float | None:
+        """Seconds for the part of ``op`` computing ``n_channels`` of its output channels on ``device`` (a
+        channel split, seed 002), or ``None`` when the device cannot run such a part (it supports no channel
+        splits, or not this op). ``n_channels = C_out`` gives the op's whole latency on a device that splits.
+
+        Raises:
+            ValueError: ``n_channels`` is outside ``[0, C_out]``.
+        """
+        key = (op, device, n_channels)
+        if key not in self._part_latency:
+            self._part_latency[key] = self.platform.devices[device].latency_channels(
+                self.workload.op(op), n_channels)
+        return self._part_latency[key]
 
     def initial_assignment(self) -> dict[str, str]:
         """Every op on the host, except ops the host cannot run, which go to the first device (in platform

@@ -1,4 +1,4 @@
-"""Platform = devices + links, loaded from YAML and validated with Pydantic.
+"""Platform = devices + links + memories, loaded from YAML and validated with Pydantic.
 
 Example (``platforms/puma.yaml``)::
 
@@ -9,6 +9,9 @@ Example (``platforms/puma.yaml``)::
       cim:  {kind: puma, crossbars: 100, crossbars_per_core: 10, t_mvm_ns: 50, ...}
     links:
       bus: {bandwidth_gb_s: 10.24, connects: [host, cim]}
+
+Devices that share a memory (``memories: {l1: {size_kib: 256, shared_by: [host, digital, aimc]}}``, see
+``platforms/diana.yaml``) exchange tensors through it at no cost and need no link.
 
 Unknown fields are errors; the error message names the field's path and what was expected.
 """
@@ -21,10 +24,10 @@ from typing import Annotated
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hetsim.devices import CpuDevice, Link, PumaDevice
+from hetsim.devices import DEVICE_KINDS, CpuDevice, DianaAimc, DianaDigital, Link, Memory, PumaDevice
 from hetsim.errors import PlatformError
 
-DeviceConfig = Annotated[CpuDevice | PumaDevice, Field(discriminator="kind")]
+DeviceConfig = Annotated[CpuDevice | PumaDevice | DianaDigital | DianaAimc, Field(discriminator="kind")]
 
 
 class Platform(BaseModel):
@@ -35,6 +38,7 @@ class Platform(BaseModel):
         host: name of the host device (a ``cpu``); defaults to the first ``cpu`` device.
         devices: device name -> device config (``kind`` selects the model).
         links: link name -> :class:`~hetsim.devices.link.Link`.
+        memories: memory name -> :class:`~hetsim.devices.memory.Memory` (memories shared by devices).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -44,6 +48,7 @@ class Platform(BaseModel):
     host: str | None = None
     devices: dict[str, DeviceConfig] = Field(min_length=1)
     links: dict[str, Link] = Field(default_factory=dict)
+    memories: dict[str, Memory] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -51,7 +56,7 @@ class Platform(BaseModel):
         """Copy each dict key into the entry's ``name`` so devices and links know their own names."""
         if isinstance(data, dict):
             data = dict(data)
-            for key in ("devices", "links"):
+            for key in ("devices", "links", "memories"):
                 entries = data.get(key)
                 if isinstance(entries, dict):
                     data[key] = {
@@ -78,11 +83,22 @@ class Platform(BaseModel):
                         f"links.{lname}.connects names {d!r}, which is not a device; devices: "
                         f"{sorted(self.devices)}"
                     )
+        for mname, mem in self.memories.items():
+            for d in mem.shared_by:
+                if d not in self.devices:
+                    raise ValueError(
+                        f"memories.{mname}.shared_by names {d!r}, which is not a device; devices: "
+                        f"{sorted(self.devices)}"
+                    )
         return self
 
     @property
     def host_device(self) -> CpuDevice:
         return self.devices[self.host]
+
+    def shares_memory(self, a: str, b: str) -> bool:
+        """True when devices ``a`` and ``b`` (distinct) share a memory: tensors between them move for free."""
+        return any(a in m.shared_by and b in m.shared_by for m in self.memories.values())
 
     def link_between(self, a: str, b: str) -> Link | None:
         """The first link (in YAML order) joining devices ``a`` and ``b``, or ``None``."""
@@ -118,7 +134,7 @@ def _format_validation_error(err: ValidationError, where: str) -> str:
     for e in err.errors():
         loc = [str(p) for p in e["loc"]]
         # drop the union tag pydantic inserts after a device name (devices.host.cpu.clock_ghz)
-        if len(loc) >= 3 and loc[0] == "devices" and loc[2] in ("cpu", "puma"):
+        if len(loc) >= 3 and loc[0] == "devices" and loc[2] in DEVICE_KINDS:
             del loc[2]
         path = ".".join(loc) or "(top level)"
         msg = e["msg"]
@@ -127,8 +143,8 @@ def _format_validation_error(err: ValidationError, where: str) -> str:
         elif e["type"] == "missing":
             msg = "required field is missing"
         elif e["type"] == "union_tag_invalid":
-            msg = f"unknown device kind {e['input'].get('kind')!r}; allowed: cpu, puma" if isinstance(
-                e.get("input"), dict) else msg
+            if isinstance(e.get("input"), dict):
+                msg = f"unknown device kind {e['input'].get('kind')!r}; allowed: {', '.join(DEVICE_KINDS)}"
         elif "input" in e and e["type"] not in ("value_error",):
             msg = f"{msg} (got {e['input']!r})"
         lines.append(f"{where}: {path}: {msg}")

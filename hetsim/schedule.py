@@ -1,7 +1,8 @@
 """The Schedule: what a mapper decides and the simulator replays.
 
-A schedule gives each op a device, each device an execution order, the crossbar placement of CIM ops, and
-(optionally) the start/finish times and makespan the mapper itself predicted plus its solver statistics.
+A schedule gives each op a device (or splits its output channels between devices), each device an execution
+order, the crossbar placement of CIM ops, and (optionally) the start/finish times and makespan the mapper
+itself predicted plus its solver statistics.
 It round-trips through JSON (:meth:`Schedule.to_json` / :meth:`Schedule.from_json`).
 """
 
@@ -20,12 +21,18 @@ class Schedule:
 
     Attributes:
         mapper: name of the mapper that made it.
-        assignment: op name -> device name.
-        order: device name -> op names in the order the device starts them (``ordered`` replay).
+        assignment: op name -> device name. For a split op, one of its parts' devices (by convention the one
+            with the most channels), so code that ignores splits still sees a device.
+        order: device name -> op names in the order the device starts them (``ordered`` replay); a split op
+            appears in the order of every device holding one of its parts.
         placement: CIM op name -> list of ``(core, crossbars)`` (weight-stationary crossbar placement).
         start_s, finish_s: predicted start/finish per op, seconds (empty if the mapper predicts none).
         makespan_s: the mapper's own makespan prediction, seconds (``None`` if none).
         stats: mapper/solver statistics (variables, constraints, solve time, status, MIP gap, ...).
+        splits: channel splits (seed 002): op name -> {device name: output-channel indices}. Each part runs on
+            its device as its own sub-op with ``C_out`` = its channel count; all parts of an op start together
+            once their inputs are there and every part's device is free, and the op finishes with its last part.
+            The parts' channel lists partition ``0..C_out-1``. Overrides ``assignment`` for those ops.
     """
 
     mapper: str
@@ -36,6 +43,11 @@ class Schedule:
     finish_s: dict[str, float] = field(default_factory=dict)
     makespan_s: float | None = None
     stats: dict = field(default_factory=dict)
+    splits: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+
+    def devices_of(self, op: str) -> list[str]:
+        """The devices running ``op``: its split's devices (in the split's order), else its assigned device."""
+        return list(self.splits[op]) if op in self.splits else [self.assignment[op]]
 
     def ops_on(self, device: str) -> list[str]:
         """Ops assigned to ``device``, in the schedule's order for it."""
@@ -51,6 +63,7 @@ class Schedule:
             "finish_s": self.finish_s,
             "makespan_s": self.makespan_s,
             "stats": self.stats,
+            "splits": self.splits,
         }
 
     @classmethod
@@ -70,6 +83,8 @@ class Schedule:
                 finish_s={k: float(v) for k, v in d.get("finish_s", {}).items()},
                 makespan_s=None if d.get("makespan_s") is None else float(d["makespan_s"]),
                 stats=dict(d.get("stats", {})),
+                splits={k: {dev: [int(c) for c in ch] for dev, ch in v.items()}
+                        for k, v in d.get("splits", {}).items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ScheduleError(f"malformed schedule: {err!r}") from None

@@ -5,9 +5,11 @@ Adding a device kind = adding one module here and one entry in :data:`DEVICE_KIN
 """
 
 from hetsim.devices.cpu import CpuDevice
+from hetsim.devices.diana import DianaAimc, DianaDigital
 from hetsim.devices.link import Link
+from hetsim.devices.memory import Memory
 from hetsim.devices.puma import PumaDevice
 
-DEVICE_KINDS = {"cpu": CpuDevice, "puma": PumaDevice}
+DEVICE_KINDS = {"cpu": CpuDevice, "puma": PumaDevice, "diana-digital": DianaDigital, "diana-aimc": DianaAimc}
 
-__all__ = ["CpuDevice", "PumaDevice", "Link", "DEVICE_KINDS"]
+__all__ = ["CpuDevice", "PumaDevice", "DianaDigital", "DianaAimc", "Link", "Memory", "DEVICE_KINDS"]

@@ -29,6 +29,19 @@ class DeviceBase(BaseModel):
         """How many ops the device executes at once in the simulator's resource model."""
         return 1
 
+    @property
+    def serial(self) -> bool:
+        """True when the device is a resource of ``capacity`` units that runs one op per unit at a time, in
+        the schedule's per-device order (a CPU's cores, a DIANA accelerator). False when ops own their own
+        hardware and overlap freely (a weight-stationary PUMA CIM: each op keeps its crossbars)."""
+        return False
+
+    def latency_channels(self, op: Op, n_channels: int) -> float | None:
+        """Latency in seconds of the part of ``op`` that computes ``n_channels`` of its output channels (a
+        channel split, seed 002 Fig. 1/3), or ``None`` when the device cannot run such a part. Devices that
+        do not support channel splits return ``None`` (the default)."""
+        return None
+
     def latency(self, op: Op) -> float | None:  # pragma: no cover - abstract
         """Execution latency of ``op`` in seconds, or ``None`` when the device cannot run it."""
         raise NotImplementedError

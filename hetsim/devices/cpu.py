@@ -47,6 +47,11 @@ class CpuDevice(DeviceBase):
     supported_ops: list[str] | None = Field(
         None, description="op types this CPU runs; null (default) = every op type"
     )
+    free_ops: list[str] = Field(
+        default_factory=list,
+        description="op types that cost nothing here (latency 0): fused into a neighbouring accelerator layer "
+        "or done offline at deployment (e.g. Relu and Quantize/DequantizeLinear on DIANA)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> CpuDevice:
@@ -61,6 +66,10 @@ class CpuDevice(DeviceBase):
     @property
     def capacity(self) -> int:
         return self.cores
+
+    @property
+    def serial(self) -> bool:
+        return True
 
     def _mac_rate(self, bits: int) -> float:
         widths = sorted(self.macs_per_cycle)
@@ -113,16 +122,18 @@ class CpuDevice(DeviceBase):
         return out
 
     def latency(self, op: Op) -> float | None:
-        """Latency of ``op`` in seconds: the table's value if listed, else the roofline; ``None`` when
-        ``supported_ops`` is set and does not list the op's type."""
+        """Latency of ``op`` in seconds: 0 for a type in ``free_ops``, else the table's value if listed, else the
+        roofline; ``None`` when ``supported_ops`` is set and does not list the op's type."""
         if self.supported_ops is not None and op.op_type not in self.supported_ops:
             return None
+        if op.op_type in self.free_ops:
+            return 0.0
         t = self.table.get(op.name)
         return t if t is not None else self.roofline_latency(op)
 
     def uses_fallback(self, op: Op) -> bool:
         """True when a ``table`` model has no entry for ``op`` that this CPU runs (its roofline latency is
         used)."""
-        if self.supported_ops is not None and op.op_type not in self.supported_ops:
+        if (self.supported_ops is not None and op.op_type not in self.supported_ops) or op.op_type in self.free_ops:
             return False
         return self.latency_model == "table" and op.name not in self.table

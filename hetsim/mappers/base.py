@@ -98,10 +98,13 @@ def make_schedule(
     mapper: str,
     stats: dict | None = None,
     order: dict[str, list[str]] | None = None,
+    splits: dict[str, dict[str, list[int]]] | None = None,
 ) -> Schedule:
     """A complete schedule for ``assignment``: per-device order (``order`` where given, else topological),
     crossbar placement, and the contention-free predicted times of :func:`~hetsim.sim.analytic.list_schedule`
     (every op as early as its inputs and its device's order allow, so a solver's slack is removed).
+    ``splits`` (op -> {device: channel indices}, seed 002) puts a split op in the order of every device holding
+    one of its parts; ``assignment`` must name one of them.
 
     Raises:
         ScheduleError: ``order`` contradicts the data dependencies or the assignment.
@@ -110,11 +113,13 @@ def make_schedule(
     topo = costs.workload.topological_order()
     given = order or {}
     order = {d: list(given[d]) if d in given else [] for d in costs.platform.devices}
+    splits = {k: {d: list(ch) for d, ch in v.items()} for k, v in (splits or {}).items()}
     for v in topo:
-        if assignment[v] not in given:
-            order[assignment[v]].append(v)
-    placement = place(costs, assignment)
-    start, finish, makespan = list_schedule(costs, assignment, order)
+        for d in (splits[v] if v in splits else [assignment[v]]):
+            if d not in given:
+                order[d].append(v)
+    placement = place(costs, {v: d for v, d in assignment.items() if v not in splits})
+    start, finish, makespan = list_schedule(costs, assignment, order, splits)
     return Schedule(
         mapper=mapper,
         assignment=dict(assignment),
@@ -124,4 +129,5 @@ def make_schedule(
         finish_s=finish,
         makespan_s=makespan,
         stats=dict(stats or {}),
+        splits=splits,
     )

@@ -141,7 +141,8 @@ def chrome_trace(trace: pd.DataFrame, meta: dict | None = None, *, host: str | N
     for a CIM phase, ``"u->v"`` for a transfer), ``cat`` = the phase if any, else the kind (``compute`` |
     ``transfer``), ``ts`` = start and ``dur`` = end - start, both in **microseconds** (floats;
     ``dur = end_s * 1e6 - start_s * 1e6`` so that back-to-back phases tile exactly), and ``args`` = ``op``,
-    ``device``, ``kind``, ``phase``, ``start_s``, ``end_s`` (seconds) and ``lane``.
+    ``device``, ``kind``, ``phase``, ``start_s``, ``end_s`` (seconds) and ``lane``, plus ``channels`` for the
+    part of a channel-split op (a trace row with a ``channels`` value).
 
     Args:
         trace: :class:`~hetsim.sim.engine.SimResult` trace (columns ``op``, ``device``, ``kind``, ``phase``,
@@ -181,8 +182,9 @@ def chrome_trace(trace: pd.DataFrame, meta: dict | None = None, *, host: str | N
                                "args": {"sort_index": lane}})
         phases = tr["phase"].fillna("").astype(str)
         xs = []
-        for op, dev, kind, phase, s, e, lane in zip(tr["op"], tr["device"], tr["kind"], phases, tr["start_s"],
-                                                    tr["end_s"], lanes, strict=True):
+        chans = tr["channels"] if "channels" in tr.columns else pd.Series([None] * len(tr), index=tr.index)
+        for op, dev, kind, phase, s, e, lane, n in zip(tr["op"], tr["device"], tr["kind"], phases, tr["start_s"],
+                                                       tr["end_s"], lanes, chans, strict=True):
             s, e = float(s), float(e)
             ts = s * US_PER_S
             xs.append({
@@ -196,6 +198,8 @@ def chrome_trace(trace: pd.DataFrame, meta: dict | None = None, *, host: str | N
                 "args": {"op": str(op), "device": str(dev), "kind": str(kind), "phase": phase,
                          "start_s": s, "end_s": e, "lane": int(lane)},
             })
+            if pd.notna(n):  # a part of a channel-split op: its output channels
+                xs[-1]["args"]["channels"] = int(n)
         xs.sort(key=lambda ev: (ev["ts"], ev["pid"], ev["tid"]))
         events.extend(xs)
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}

@@ -5,6 +5,11 @@ Energy generalises seed 002 Eq. 4 (DESIGN.md): for every device and link,
 device's busy time is the length of the union of its busy intervals (a CIM accelerator running two ops at
 once is busy, not twice busy); a multi-core CPU's power fields are per core, so its busy time counts
 core-seconds and its idle time ``cores * makespan - busy``.
+
+Channel splits (seed 002): :func:`channel_split_summary` reports the share of output channels on each device
+(network-wide and per layer), each channel-splitting accelerator's utilisation, the fraction of the makespan in
+which all of them are busy at once (seed 002 Fig. 6: "both accelerators work simultaneously"), and seed 002's
+layer-sequential cost model (Eq. 3-4 summed over the layers).
 """
 
 from __future__ import annotations
@@ -31,6 +36,91 @@ def union_length(starts: np.ndarray, ends: np.ndarray) -> float:
         elif b > cur_e:
             cur_e = b
     return float(total + (cur_e - cur_s))
+
+
+def merge_intervals(starts, ends) -> list[tuple[float, float]]:
+    """The union of intervals ``[starts[i], ends[i])`` as sorted, disjoint ``(start, end)`` pairs."""
+    out: list[list[float]] = []
+    for a, b in sorted(zip((float(x) for x in starts), (float(x) for x in ends), strict=True)):
+        if b <= a:
+            continue
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def intersect_intervals(x: list[tuple[float, float]], y: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Intersection of two sorted, disjoint interval lists (as from :func:`merge_intervals`)."""
+    out, i, j = [], 0, 0
+    while i < len(x) and j < len(y):
+        a, b = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
+        if a < b:
+            out.append((a, b))
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def channel_split_summary(costs: CostModel, schedule: Schedule, result: SimResult) -> dict | None:
+    """Seed 002's view of a replay on a platform with channel-splitting accelerators (DIANA), or ``None``
+    when the platform has none and the schedule splits nothing.
+
+    Keys: ``accelerators`` (the channel-splitting devices), ``layers`` (one entry per op with output channels,
+    i.e. a GEMM view: ``op``, ``c_out``, ``channels`` = {device: count}, ``share`` = {device: fraction}),
+    ``channels`` (device -> output channels over all those layers), ``total_channels``, ``share`` (device ->
+    fraction of ``total_channels``; seed 002 Table I "A. Ch." is the AIMC's), ``split_layers`` (ops split over
+    several devices), ``utilisation`` (accelerator -> busy / makespan), ``all_busy_fraction`` (fraction of the
+    makespan in which every accelerator is busy at once: "both" on DIANA), ``layer_sequential_latency_s`` and
+    ``layer_sequential_energy_j`` (seed 002's model: the layers one after another, each lasting
+    ``max_d L_d`` (Eq. 3) and costing :meth:`~hetsim.costs.CostModel.layer_energy` (Eq. 4), summed over the
+    layers that run wholly on the accelerators; other ops are not counted).
+    """
+    accs = costs.split_devices()
+    if not accs and not schedule.splits:
+        return None
+    counts: dict[str, int] = {}
+    layer_rows = []
+    seq_latency = seq_energy = 0.0
+    for v in costs.workload.topological_order():
+        c = costs.out_channels(v)
+        if c is None:
+            continue
+        if v in schedule.splits:
+            parts = {d: len(ch) for d, ch in schedule.splits[v].items()}
+        else:
+            parts = {schedule.assignment[v]: c}
+        for d, n in parts.items():
+            counts[d] = counts.get(d, 0) + n
+        layer_rows.append({"op": v, "c_out": c, "channels": parts,
+                           "share": {d: n / c for d, n in parts.items()}})
+        if set(parts) <= set(accs):
+            t = {d: costs.part_latency(v, d, n) for d, n in parts.items()}
+            seq_latency += max(t.values())
+            seq_energy += costs.layer_energy(t)
+    total = sum(counts.values())
+    tr = result.trace
+    T = result.makespan_s
+    busy = {d: merge_intervals(tr.loc[tr["device"] == d, "start_s"], tr.loc[tr["device"] == d, "end_s"])
+            for d in accs}
+    both = busy[accs[0]] if accs else []
+    for d in accs[1:]:
+        both = intersect_intervals(both, busy[d])
+    return {
+        "accelerators": accs,
+        "channels": counts,
+        "total_channels": total,
+        "share": {d: n / total for d, n in counts.items()} if total else {},
+        "split_layers": len(schedule.splits),
+        "utilisation": {d: (sum(b - a for a, b in busy[d]) / T if T > 0 else 0.0) for d in accs},
+        "all_busy_fraction": (sum(b - a for a, b in both) / T if T > 0 and len(accs) > 1 else 0.0),
+        "layer_sequential_latency_s": seq_latency,
+        "layer_sequential_energy_j": seq_energy,
+        "layers": layer_rows,
+    }
 
 
 def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
@@ -74,7 +164,8 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
 
 def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.DataFrame:
     """One row per op: ``op, type, device, start_s, finish_s, latency_s``, the op's latency on every device
-    (``latency_<device>_s``, empty where unsupported), crossbars, placement and GEMM view."""
+    (``latency_<device>_s``, empty where unsupported), crossbars, placement, GEMM view and ``channels`` (for a
+    channel-split op, ``device:count`` per part, e.g. ``digital:4;aimc:60``; empty otherwise)."""
     devs = list(costs.platform.devices)
     rows = []
     for v in costs.workload.topological_order():
@@ -94,6 +185,7 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
             "n_mvm": g.n_mvm if g else None, "groups": g.groups if g else None,
             "crossbars": costs.n_crossbar.get(v, {}).get(d, 0) if d != costs.host else 0,
             "placement": ";".join(f"core{c}:{n}" for c, n in schedule.placement.get(v, [])),
+            "channels": ";".join(f"{dev}:{len(ch)}" for dev, ch in schedule.splits.get(v, {}).items()),
         })
         rows.append(row)
     return pd.DataFrame(rows)
@@ -106,22 +198,24 @@ def summarize(
 
     Keys: workload, platform, mapper, operators, makespan_s, baseline_makespan_s, speedup, energy_j,
     ops_offloaded (count and names per device), crossbars (used/available per CIM device), devices (the
-    :func:`device_table` rows), contention, mapper_stats, predicted_makespan_s, host_latency_fallback_ops.
+    :func:`device_table` rows), contention, mapper_stats, predicted_makespan_s, host_latency_fallback_ops, and
+    ``channel_split`` (:func:`channel_split_summary`) on platforms with channel-splitting accelerators (DIANA)
+    or for schedules with channel splits.
     """
     dev = device_table(costs, result)
     host = costs.host
     offloaded = {d: [] for d in costs.platform.devices if d != host}
     for v in costs.workload.topological_order():
-        d = schedule.assignment[v]
-        if d != host:
-            offloaded[d].append(v)
+        for d in schedule.devices_of(v):
+            if d != host:
+                offloaded[d].append(v)
     crossbars = {}
     for name, d in costs.platform.devices.items():
         if d.kind == "puma":
             used = sum(costs.n_crossbar[v][name] for v in offloaded.get(name, []))
             crossbars[name] = {"used": used, "available": d.crossbars}
     base = baseline.makespan_s if baseline is not None else None
-    return {
+    out = {
         "workload": costs.workload.name,
         "platform": costs.platform.name,
         "mapper": schedule.mapper,
@@ -132,7 +226,8 @@ def summarize(
         "speedup": (base / result.makespan_s) if base and result.makespan_s > 0 else None,
         "energy_j": float(dev["energy_j"].sum()),
         "ops_offloaded": {
-            "count": sum(len(v) for v in offloaded.values()),
+            # a split op counts once, though it is listed under each of its devices
+            "count": len({v for ops in offloaded.values() for v in ops}),
             "by_device": {d: {"count": len(v), "ops": v} for d, v in offloaded.items()},
         },
         "crossbars": crossbars,
@@ -141,3 +236,7 @@ def summarize(
         "mapper_stats": schedule.stats,
         "host_latency_fallback_ops": len(costs.host_fallback_ops()),
     }
+    split = channel_split_summary(costs, schedule, result)
+    if split is not None:
+        out["channel_split"] = split
+    return out

@@ -34,6 +34,7 @@ TIMELINE_COLOURS = {
     "mvm": "#d1495b",
     "store": "#8e6bbf",
     "transfer": "#8c8c8c",
+    "split": "#2a9d8f",
 }
 TIMELINE_LABELS = {
     "compute": "compute",
@@ -41,6 +42,7 @@ TIMELINE_LABELS = {
     "mvm": "CIM MVM",
     "store": "CIM store",
     "transfer": "transfer",
+    "split": "channel-split part",
 }
 ALT_SHADE = 0.22
 """Every other op on a lane is drawn this much lighter (0 = same colour, 1 = white)."""
@@ -108,9 +110,11 @@ def plot_timeline(
     One group of rows per device/link (host first, then accelerators, then links); a group has one row
     (*lane*) per set of non-overlapping ops, from the same greedy lane assignment as the Chrome trace
     (:func:`hetsim.report.lanes.assign_lanes`), so parallel CIM ops or transfers never hide each other. Bars
-    are coloured by category: whole-op compute, CIM ``load``/``mvm``/``store`` phases, transfer (every other op
-    on a lane slightly lighter, so that back-to-back ops stay distinguishable); a legend names the categories
-    present. The x axis is time in milliseconds, from 0 to the makespan (dashed line).
+    are coloured by category: whole-op compute, CIM ``load``/``mvm``/``store`` phases, transfer, and the part of
+    a channel-split op (a row with a ``channels`` value, as in seed 002 Fig. 6's timeline of both DIANA
+    accelerators); every other op on a lane is slightly lighter, so that back-to-back ops stay
+    distinguishable; a legend names the categories present. The x axis is time in milliseconds, from 0 to the
+    makespan (dashed line).
     Bars are drawn with one ``broken_barh`` collection per (lane, category), so thousands of ops stay fast.
 
     Args:
@@ -126,6 +130,8 @@ def plot_timeline(
     tr = trace.reset_index(drop=True)
     phases = tr["phase"].fillna("").astype(str) if len(tr) else pd.Series([], dtype=str)
     cats = [_category(str(k), p) for k, p in zip(tr["kind"], phases, strict=True)]
+    if "channels" in tr.columns:  # parts of channel-split ops (seed 002) get their own colour
+        cats = ["split" if pd.notna(n) else c for c, n in zip(cats, tr["channels"], strict=True)]
     lanes = assign_lanes(tr)
     n_lanes = lane_counts(tr, lanes)
     order = device_order(tr, host)

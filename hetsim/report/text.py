@@ -12,6 +12,8 @@ def _ms(t: float | None) -> str:
 
 
 def _energy(e: float) -> str:
+    if 0 < e < 1e-3:
+        return f"{e * 1e6:,.3f} uJ"
     return f"{e * 1e3:,.3f} mJ" if e < 1 else f"{e:,.3f} J"
 
 
@@ -36,13 +38,16 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
     if s["host_latency_fallback_ops"]:
         lines.append(f"  note: {s['host_latency_fallback_ops']} ops not in the host's latency table use the roofline")
     lines.append("")
-    header = f"  {'device':<10} {'kind':<6} {'ops':>6} {'busy':>14} {'utilisation':>12} {'energy':>13}"
+    kw = max([6] + [len(d["kind"]) for d in s["devices"]])
+    header = f"  {'device':<10} {'kind':<{kw}} {'ops':>6} {'busy':>14} {'utilisation':>12} {'energy':>13}"
     lines += [header, "  " + "-" * (len(header) - 2)]
     for d in s["devices"]:
         lines.append(
-            f"  {d['device']:<10} {d['kind']:<6} {d['ops']:>6} {_ms(d['busy_s']):>14} "
+            f"  {d['device']:<10} {d['kind']:<{kw}} {d['ops']:>6} {_ms(d['busy_s']):>14} "
             f"{d['utilisation'] * 100:>11.1f}% {_energy(d['energy_j']):>13}"
         )
+    if "channel_split" in s:
+        lines += _channel_split(s["channel_split"], max_names)
     off = s["ops_offloaded"]
     lines += ["", f"  ops offloaded: {off['count']} of {s['operators']}"]
     for dev, info in off["by_device"].items():
@@ -58,6 +63,30 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
         if cores:
             lines.append("      crossbars per core: " + " ".join(cores))
     return "\n".join(lines)
+
+
+def _channel_split(cs: dict, max_names: int | None) -> list[str]:
+    """Seed 002's numbers: channel shares, accelerator utilisation, both-busy time, layer-sequential model."""
+    layers = cs["layers"]
+    shares = ", ".join(f"{d} {cs['share'][d] * 100:.1f} %" for d in sorted(cs["share"], key=lambda d: -cs["share"][d]))
+    accs = cs["accelerators"]
+    lines = ["", f"  channel split (seed 002): {cs['total_channels']:,} output channels of {len(layers)} Conv/FC "
+             f"layers: {shares or '-'}"]
+    if accs:
+        busy = ", ".join(f"{d} {cs['utilisation'][d] * 100:.1f} %" for d in accs)
+        both = f", {'both' if len(accs) == 2 else 'all'} {cs['all_busy_fraction'] * 100:.1f} %" if len(accs) > 1 else ""
+        lines.append(f"    busy (share of the makespan): {busy}{both}")
+        lines.append(f"    layer-sequential model (seed 002 Eq. 3-4, Conv/FC layers only): "
+                     f"{_ms(cs['layer_sequential_latency_s'])}, {_energy(cs['layer_sequential_energy_j'])}")
+    split = [r for r in layers if len(r["channels"]) > 1]
+    lines.append(f"    split layers: {len(split)} of {len(layers)}")
+    shown = split if max_names is None else split[:max_names]
+    for r in shown:
+        parts = " + ".join(f"{n} {d}" for d, n in r["channels"].items())
+        lines.append(f"      {r['op']}: {parts}")
+    if len(shown) < len(split):
+        lines.append(f"      ... and {len(split) - len(shown)} more")
+    return lines
 
 
 def _core_usage(run: RunResult, dev: str) -> list[str]:

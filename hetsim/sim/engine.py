@@ -3,8 +3,13 @@
 One SimPy process per op and one per cross-device transfer. An op starts when all its inputs (and their
 transfers) have arrived and its device grants it:
 
-* ``cpu``: a ``simpy.Resource(capacity=cores)``; ops request it in the schedule's order (``ordered``
-  replay: an op may not start before the op preceding it in the order has started).
+* serial devices (``cpu``: a ``simpy.Resource(capacity=cores)``; a DIANA accelerator: capacity 1): ops
+  request them in the schedule's order (``ordered`` replay: an op may not start before the op preceding it in
+  the order has started).
+* channel splits (seed 002): a split op waits for its predecessor in the order of every device holding one of
+  its parts, then takes those devices (in platform order: a fixed lock order) and starts all parts at once;
+  each device is released when its own part ends, and the op finishes with its longest part. A split op
+  exchanges data with its neighbours through shared memory only (checked), so no transfer touches it.
 * ``puma``: an op owns the crossbars it was placed on (weight-stationary), so CIM ops overlap freely unless
   contention is switched on: ``cim-bus`` (one load/store phase at a time on the internal bus) and
   ``cim-cores`` (a core issues one MVM stream at a time: ops placed on a common core serialise their MVM
@@ -28,10 +33,10 @@ import simpy
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
-from hetsim.sim.analytic import check_assignment, ordered_devices
+from hetsim.sim.analytic import check_assignment, fill_orders, op_parts, ordered_devices
 
 CONTENTION_KINDS = ("links", "cim-bus", "cim-cores")
-TRACE_COLUMNS = ["op", "device", "kind", "phase", "start_s", "end_s"]
+TRACE_COLUMNS = ["op", "device", "kind", "phase", "start_s", "end_s", "channels"]
 
 
 @dataclass
@@ -41,11 +46,13 @@ class SimResult:
     Attributes:
         trace: one row per busy interval: ``op`` (op name, or ``"u->v"`` for a transfer), ``device``
             (device or link name), ``kind`` (``compute`` | ``transfer``), ``phase`` (``load``/``mvm``/
-            ``store`` for CIM ops, empty otherwise), ``start_s``, ``end_s`` (seconds).
+            ``store`` for CIM ops, empty otherwise), ``start_s``, ``end_s`` (seconds), ``channels`` (the
+            output channels a part of a channel-split op computes; missing (``<NA>``) for every other row).
         start_s, finish_s: per op, seconds.
         makespan_s: latest finish of any op or transfer, seconds.
         contention: the contention kinds that were on.
         assignment: op name -> device, as replayed.
+        splits: the channel splits replayed (op -> {device: channel indices}).
     """
 
     trace: pd.DataFrame
@@ -54,6 +61,7 @@ class SimResult:
     makespan_s: float
     contention: frozenset[str] = field(default_factory=frozenset)
     assignment: dict[str, str] = field(default_factory=dict)
+    splits: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
 
 def parse_contention(spec: str | None) -> frozenset[str]:
@@ -101,18 +109,16 @@ def simulate(
     g = wl.graph
     platform = costs.platform
     assignment = schedule.assignment
+    splits = schedule.splits
     caps = ordered_devices(costs)
-    order = dict(schedule.order)
     topo = wl.topological_order()
-    for dev in caps:
-        if dev not in order:
-            order[dev] = [n for n in topo if assignment.get(n) == dev]
-    check_assignment(costs, assignment, order)
+    order = fill_orders(costs, assignment, schedule.order, splits)
+    check_assignment(costs, assignment, order, splits)
 
     if "cim-cores" in contention:
         for v, dv in assignment.items():
             dev = platform.devices[dv]
-            if dev.kind == "puma":
+            if dev.kind == "puma" and v not in splits:
                 placed = schedule.placement.get(v)
                 cores = [c for c, _ in placed or []]
                 if (not placed or any(not 0 <= c < dev.cores for c in cores) or len(set(cores)) != len(cores)
@@ -127,13 +133,14 @@ def simulate(
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
     granted = {n: env.event() for n in g.nodes}
-    prev_in_order: dict[str, str] = {}
+    prev_in_order: dict[tuple[str, str], str] = {}  # (device, op) -> the op before it in the device's order
     for dev in caps:
         seq = order[dev]
         for i in range(1, len(seq)):
-            prev_in_order[seq[i]] = seq[i - 1]
+            prev_in_order[(dev, seq[i])] = seq[i - 1]
+    dev_rank = {d: i for i, d in enumerate(platform.devices)}
 
-    cpu_res = {dev: simpy.Resource(env, capacity=cap) for dev, cap in caps.items()}
+    serial_res = {dev: simpy.Resource(env, capacity=cap) for dev, cap in caps.items()}
     link_res = (
         {name: simpy.Resource(env, capacity=1) for name in platform.links} if "links" in contention else {}
     )
@@ -158,12 +165,12 @@ def simulate(
             yield req
             t0 = env.now
             yield env.timeout(dt)
-        rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now))
+        rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now, None))
         arrive(v)
 
     def transfer_done(u: str, v: str, link, t0: float):
         def cb(_event) -> None:
-            rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now))
+            rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now, None))
             arrive(v)
 
         return cb
@@ -173,8 +180,8 @@ def simulate(
         du = assignment[u]
         for v in g.successors(u):
             dv = assignment[v]
-            if du == dv or g.edges[u, v].get("param"):
-                arrive(v)
+            if u in splits or v in splits or not costs.needs_transfer(u, v, du, dv):
+                arrive(v)  # split ops share memory with their neighbours (checked): nothing moves
                 continue
             link = costs.link(du, dv)
             dt = link.transfer_time(costs.transfer_bytes(u, v, du, dv))
@@ -194,23 +201,52 @@ def simulate(
         yield env.timeout(dt)
         for r, req in reqs:
             r.release(req)
-        rows.append((name, assignment[name], "compute", phase, t0, env.now))
+        rows.append((name, assignment[name], "compute", phase, t0, env.now, None))
+
+    def release_at_end(dev: str, req):
+        def cb(_event) -> None:
+            serial_res[dev].release(req)
+
+        return cb
+
+    def run_split(v: str):
+        """All parts of a split op start together once every part's device is free (see the module doc)."""
+        parts = sorted(op_parts(costs, v, assignment, splits), key=lambda p: dev_rank[p[0]])
+        for d, _, _ in parts:
+            prev = prev_in_order.get((d, v))
+            if prev is not None and d in serial_res:
+                yield granted[prev]
+        reqs = {}
+        for d, _, _ in parts:  # acquired in platform device order: a fixed lock order
+            if d in serial_res:
+                reqs[d] = serial_res[d].request()
+                yield reqs[d]
+        granted[v].succeed()
+        start[v] = t0 = env.now
+        for d, dt, n in parts:
+            if d in reqs:
+                env.timeout(dt).callbacks.append(release_at_end(d, reqs[d]))
+            rows.append((v, d, "compute", "", t0, t0 + dt, n))
+        yield env.timeout(max(dt for _, dt, _ in parts))
+        finish[v] = env.now
 
     def run_op(v: str):
         """Started when all inputs of ``v`` have arrived."""
         dv = assignment[v]
-        if dv in cpu_res:
-            prev = prev_in_order.get(v)
+        if v in splits:
+            yield from run_split(v)
+        elif dv in serial_res:
+            prev = prev_in_order.get((dv, v))
             if prev is not None:
                 yield granted[prev]
-            res = cpu_res[dv]
+            res = serial_res[dv]
             with res.request() as req:
                 yield req
                 granted[v].succeed()
                 start[v] = env.now
                 yield env.timeout(costs.latency[v][dv])
                 finish[v] = env.now
-            rows.append((v, dv, "compute", "", start[v], finish[v]))
+            rows.append((v, dv, "compute", "", start[v], finish[v], None))
         else:
             phases = costs.phases.get(v, {}).get(dv)
             start[v] = env.now
@@ -219,13 +255,13 @@ def simulate(
                 yield env.timeout(costs.latency[v][dv])
                 finish[v] = env.now
                 if phases is None:
-                    rows.append((v, dv, "compute", "", start[v], finish[v]))
+                    rows.append((v, dv, "compute", "", start[v], finish[v], None))
                 else:  # phase rows laid end to end, op times kept exact
                     t1 = start[v] + phases[0]
                     t2 = t1 + phases[1]
-                    rows.append((v, dv, "compute", "load", start[v], t1))
-                    rows.append((v, dv, "compute", "mvm", t1, t2))
-                    rows.append((v, dv, "compute", "store", t2, finish[v]))
+                    rows.append((v, dv, "compute", "load", start[v], t1, None))
+                    rows.append((v, dv, "compute", "mvm", t1, t2, None))
+                    rows.append((v, dv, "compute", "store", t2, finish[v], None))
             else:
                 bus = [bus_res[dv]] if dv in bus_res else []
                 cores = []
@@ -246,8 +282,9 @@ def simulate(
         stuck = next(n for n in topo if n not in finish)
         raise ScheduleError(f"replay deadlocked: op {stuck!r} never ran (the device order contradicts the DAG)")
     trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
+    trace["channels"] = trace["channels"].astype("Int64")
     trace = trace.sort_values(["start_s", "end_s", "device", "op"], kind="stable").reset_index(drop=True)
     makespan = float(trace["end_s"].max()) if len(trace) else 0.0
     return SimResult(trace=trace, start_s=start, finish_s=finish, makespan_s=makespan, contention=contention,
-                     assignment=dict(assignment))
+                     assignment=dict(assignment), splits={k: dict(v) for k, v in splits.items()})
 

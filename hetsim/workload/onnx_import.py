@@ -114,7 +114,8 @@ def load_onnx(path: str | Path) -> Workload:
     GEMM view (seed 000 Sec. IV-A2, Eq. 1; convolutions via im2col), set when the weight is constant:
 
     * Conv of any spatial rank, W ``(C_out, C_in/g, k_1..k_r)``, Y ``(B, C_out, o_1..o_r)``:
-      ``m_v = C_out/g``, ``n_v = (C_in/g) * prod(k)``, ``n_mvm = B * prod(o)``, ``groups = g``. The same for
+      ``m_v = C_out/g``, ``n_v = (C_in/g) * prod(k)``, ``n_mvm = B * prod(o)``, ``groups = g``, ``kernel = k``,
+      ``out_spatial = o``, ``stride`` = the ``strides`` attribute (default 1 per dim). The same for
       ConvInteger, QLinearConv (weight = input 3) and onnxruntime's ``com.microsoft`` QLinearConv, whose
       ``channels_last=1`` form has NHWC input/output, Y ``(B, o_1..o_r, C_out)``, and the same weight layout.
     * Gemm with ``A`` ``(M, K)`` after ``transA`` and ``B`` ``(K, N)`` after ``transB``: constant B gives
@@ -494,6 +495,13 @@ def _attr_int(node: onnx.NodeProto, name: str, default: int) -> int:
     return default
 
 
+def _attr_ints(node: onnx.NodeProto, name: str) -> tuple[int, ...]:
+    for a in node.attribute:
+        if a.name == name:
+            return tuple(int(i) for i in a.ints)
+    return ()
+
+
 def _domain(node: onnx.NodeProto) -> str:
     """The node's domain, ``""`` for the default domain (also spelt ``"ai.onnx"``)."""
     return "" if node.domain in _DEFAULT_DOMAINS else node.domain
@@ -542,11 +550,15 @@ def _gemm_view(
                 f"match the {layout} input {a.shape} and output {y.shape}"
             )
         spatial = y.shape[1:-1] if nhwc else y.shape[2:]
+        strides = _attr_ints(node, "strides") or (1,) * len(spatial)
         view = GemmView(
             m_v=c_out // groups,
             n_v=w.shape[1] * math.prod(w.shape[2:]),
             n_mvm=y.shape[0] * math.prod(spatial),
             groups=groups,
+            kernel=tuple(w.shape[2:]),
+            out_spatial=tuple(spatial),
+            stride=tuple(strides),
         )
         return (w_name, view, view.macs) if w_const else (None, None, view.macs)
 

@@ -29,12 +29,32 @@ class GemmView:
         n_v: columns = input vector length per group (Conv via im2col: C_in*k_h*k_w/groups; Gemm: K).
         n_mvm: input vectors applied per group (Conv: H_out*W_out*batch; Gemm/MatMul: rows of the input).
         groups: number of independent GEMMs (Conv ``group`` attribute; 1 otherwise).
+        kernel: a convolution's kernel size per spatial dim, e.g. ``(k_h, k_w)``; ``()`` for Gemm/MatMul.
+        out_spatial: a convolution's output size per spatial dim, e.g. ``(H_out, W_out)``; ``()`` otherwise.
+        stride: a convolution's stride per spatial dim; ``()`` otherwise.
+
+    ``kernel``, ``out_spatial`` and ``stride`` are what layer-level cost models (DIANA, seed 002) need beyond
+    the GEMM shape; they default to ``()`` and take no part in ``==`` (two views of the same GEMM compare
+    equal), so that views built without them keep working.
     """
 
     m_v: int
     n_v: int
     n_mvm: int
     groups: int = 1
+    kernel: tuple[int, ...] = field(default=(), compare=False)
+    out_spatial: tuple[int, ...] = field(default=(), compare=False)
+    stride: tuple[int, ...] = field(default=(), compare=False)
+
+    @property
+    def c_out(self) -> int:
+        """Output channels of the whole operator: ``groups * m_v``."""
+        return self.groups * self.m_v
+
+    @property
+    def c_in(self) -> int:
+        """Input channels of the whole operator: ``groups * n_v / prod(kernel)`` (Gemm/MatMul: ``K = n_v``)."""
+        return self.groups * self.n_v // max(1, math.prod(self.kernel))
 
     @property
     def macs(self) -> int:
@@ -103,7 +123,11 @@ class Op:
         if d.get("weight_shape") is not None:
             d["weight_shape"] = tuple(d["weight_shape"])
         if d.get("gemm") is not None:
-            d["gemm"] = GemmView(**d["gemm"])
+            g = dict(d["gemm"])
+            for k in ("kernel", "out_spatial", "stride"):
+                if k in g:
+                    g[k] = tuple(g[k])
+            d["gemm"] = GemmView(**g)
         return cls(**d)
 
 

@@ -1,0 +1,92 @@
+"""Regenerate the DIANA table of docs/reproduction.md (seed 002 baselines on the three ODiMO workloads).
+
+    python bench/reproduce_diana.py            # markdown table on stdout
+    python bench/reproduce_diana.py --json     # the numbers as JSON
+
+For every workload and mapper: the simulated makespan and energy (hetsim's replay: independent layers may
+overlap, ops outside the accelerators are free on platforms/diana.yaml), seed 002's layer-sequential model
+(Eq. 3-4 summed over the Conv/FC layers), the share of output channels on the AIMC, each accelerator's
+utilisation and the time both are busy. With torch installed, the published ODiMO checkpoint
+(shared/odimo/resnet20_cifar10_minlat_max8.pth.tar) is replayed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hetsim.costs import CostModel  # noqa: E402
+from hetsim.mappers import get_mapper  # noqa: E402
+from hetsim.platform import load_platform  # noqa: E402
+from hetsim.report.metrics import summarize  # noqa: E402
+from hetsim.sim import simulate  # noqa: E402
+from hetsim.workload import load_onnx  # noqa: E402
+
+WORKLOADS = ["resnet20_cifar10", "resnet18_tinyimagenet_int8_qdq", "mobilenet_v1_025_vww"]
+MAPPERS = [("all-8bit", {}), ("all-ternary", {}), ("io8-backbone-ternary", {}),
+           ("min-cost", {"objective": "latency"}), ("min-cost", {"objective": "energy"})]
+CHECKPOINT = ROOT.parent / "shared" / "odimo" / "resnet20_cifar10_minlat_max8.pth.tar"
+
+
+def measure() -> list[dict]:
+    plat = load_platform(ROOT / "platforms" / "diana.yaml")
+    rows = []
+    for w in WORKLOADS:
+        costs = CostModel(load_onnx(ROOT / "workloads" / f"{w}.onnx"), plat)
+        runs = list(MAPPERS)
+        if w == "resnet20_cifar10" and CHECKPOINT.is_file():
+            try:
+                import torch  # noqa: F401
+            except ImportError:
+                pass
+            else:
+                runs.append(("dnas-export", {"path": CHECKPOINT}))
+        for name, opts in runs:
+            s = get_mapper(name, **opts).map(costs)
+            res = simulate(costs, s)
+            summ = summarize(costs, s, res)
+            cs = summ["channel_split"]
+            label = name + (f" ({opts['objective']})" if "objective" in opts else "")
+            if name == "dnas-export":
+                label = "dnas-export (ODiMO minlat_max8 checkpoint)"
+            rows.append({
+                "workload": w, "mapper": label,
+                "makespan_s": res.makespan_s, "energy_j": summ["energy_j"],
+                "layer_latency_s": cs["layer_sequential_latency_s"], "layer_energy_j": cs["layer_sequential_energy_j"],
+                "aimc_share": cs["share"].get("aimc", 0.0),
+                "util_digital": cs["utilisation"]["digital"], "util_aimc": cs["utilisation"]["aimc"],
+                "both_busy": cs["all_busy_fraction"], "split_layers": cs["split_layers"],
+                "channels": cs["total_channels"],
+            })
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    out = ["| workload | mapper | latency (ms) | energy (uJ) | layer-seq. latency (ms) | layer-seq. energy (uJ) | "
+           "AIMC channels | digital busy | AIMC busy | both busy | split layers |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append(
+            f"| {r['workload']} | {r['mapper']} | {r['makespan_s'] * 1e3:.4f} | {r['energy_j'] * 1e6:.3f} | "
+            f"{r['layer_latency_s'] * 1e3:.4f} | {r['layer_energy_j'] * 1e6:.3f} | {r['aimc_share'] * 100:.1f} % | "
+            f"{r['util_digital'] * 100:.1f} % | {r['util_aimc'] * 100:.1f} % | {r['both_busy'] * 100:.1f} % | "
+            f"{r['split_layers']} |"
+        )
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="print JSON instead of a markdown table")
+    args = ap.parse_args()
+    rows = measure()
+    print(json.dumps(rows, indent=1) if args.json else markdown(rows))
+
+
+if __name__ == "__main__":
+    main()

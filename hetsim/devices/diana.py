@@ -1,0 +1,236 @@
+"""DIANA's two DNN accelerators: a digital 16x16 PE array and an analog in-memory-computing (AIMC) array.
+
+DIANA (P. Houshmand et al., "DIANA: An End-to-End Hybrid DIgital and ANAlog Neural Network SoC for the Edge",
+IEEE JSSC 58(1):203-215, 2023; K. Ueyoshi et al., "DIANA: An End-to-End Energy-Efficient Digital and ANAlog
+Hybrid Neural Network SoC", ISSCC 2022, paper 15.6) pairs a RISC-V host with a digital accelerator (16x16 PEs,
+8-bit weights, 64 kB weight memory) and an AIMC accelerator (1152x512 cells, ternary weights, 7-bit
+activations); both read and write activations in a shared 256 kB L1. Seed 002 (ODiMO,
+``../shared/seeds/002_*.txt``) splits a layer's output channels between the two (Fig. 1): each accelerator
+computes a part of the output channels from the whole input.
+
+Latency models (the paper's equations are missing from the seed text; these are the forms of the authors' public
+code, eml-eda/odimo ``models/hw_models.py``), in cycles at the clock ``F = clock_mhz`` (260 MHz), with
+``ceil(x / N) = floor((x + N - 1) / N)`` and the layer's (or the part's) geometry: ``C_in``, ``C_out``
+output channels, ``groups``, kernel ``f_x`` (width) x ``f_y`` (height), output ``o_x`` (width) x ``o_y``
+(height)::
+
+    L_dig = ceil((C_out / groups) / 16) * C_in * ceil(o_x / 16) * o_y * f_x * f_y      (compute)
+          + o_x * o_y * (C_out + C_in) / 8                                               (activation load/store)
+
+    ox_u  = largest u in {1, 2, 4, 8} with u * C_out <= 512 and (u + f_x - 1) * max(64, C_in) * f_y <= 1152
+            (1 when none fits)
+    L_ana = 8 * C_in * f_x * f_y                                                         (weight loading)
+          + ceil(C_out / 512) * ceil(C_in / 128) * (o_x * o_y / ox_u) * 70 ns * F      (compute)
+
+Both are 0 when ``C_out = 0``. Cycle counts are real numbers (the load/store and compute terms are not
+rounded, as in the code); latency = cycles / F. The constants are config fields (defaults = DIANA).
+
+Geometry from an :class:`~hetsim.workload.op.Op` (:func:`layer_geometry`): a convolution's kernel and output
+sizes come from its :class:`~hetsim.workload.op.GemmView` (``kernel``, ``out_spatial``); ``C_in = groups * n_v /
+prod(kernel)``, ``C_out = groups * m_v``; ``o_y = n_mvm / o_x`` (so a batch > 1 multiplies the rows). Gemm and
+MatMul are 1x1 convolutions with ``o_x = 1``, ``o_y = n_mvm`` (1 for a batch-1 FC layer).
+
+A part of ``n`` output channels (a channel split) is the same layer with ``C_out = n``; for a grouped conv with
+``m = C_out / groups`` channels per group, the part covers ``ceil(n / m)`` groups and reads their
+``ceil(n / m) * C_in / groups`` input channels (a depthwise part of ``n`` channels is an ``n``-channel
+depthwise conv). Splitting is not free: every part reads the whole input, and the ceilings round each part up.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from hetsim.devices.base import DeviceBase
+from hetsim.devices.puma import GEMM_OP_TYPES
+from hetsim.workload.op import Op
+
+
+@dataclass(frozen=True)
+class LayerGeometry:
+    """What the DIANA models read from a layer: channels, groups, kernel and output sizes (elements)."""
+
+    c_in: int
+    c_out: int
+    groups: int
+    f_x: int
+    f_y: int
+    o_x: int
+    o_y: int
+
+    def part(self, n_channels: int) -> LayerGeometry:
+        """The geometry of the part computing ``n_channels`` of the output channels (module docstring).
+
+        Raises:
+            ValueError: ``n_channels`` is not in ``[0, c_out]``.
+        """
+        if not 0 <= n_channels <= self.c_out:
+            raise ValueError(f"a part of {n_channels} channels of a layer with {self.c_out} output channels")
+        if self.groups == 1:
+            return LayerGeometry(self.c_in, n_channels, 1, self.f_x, self.f_y, self.o_x, self.o_y)
+        per_group = self.c_out // self.groups
+        g = -(-n_channels // per_group)
+        return LayerGeometry(g * (self.c_in // self.groups), n_channels, g, self.f_x, self.f_y, self.o_x, self.o_y)
+
+
+def layer_geometry(op: Op) -> LayerGeometry | None:
+    """The :class:`LayerGeometry` of a GEMM-capable op, or ``None`` when it has no GEMM view.
+
+    Kernels or outputs with more than two spatial dims fold the leading ones into ``f_y`` / ``o_y``.
+    """
+    g = op.gemm
+    if g is None:
+        return None
+    k, out = g.kernel, g.out_spatial
+    f_x = k[-1] if k else 1
+    f_y = math.prod(k[:-1]) if len(k) > 1 else 1
+    o_x = out[-1] if out else 1
+    o_y = g.n_mvm // o_x if o_x else 0
+    return LayerGeometry(c_in=g.c_in, c_out=g.c_out, groups=g.groups, f_x=f_x, f_y=f_y, o_x=o_x, o_y=o_y)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    """``ceil(a / b) = floor((a + b - 1) / b)`` for non-negative integers."""
+    return -(-a // b)
+
+
+class _DianaAccelerator(DeviceBase):
+    """Fields and behaviour shared by the two DIANA accelerators: a serial resource (one layer or layer part
+    at a time, in the schedule's order) running Conv/Gemm/MatMul ops with a constant weight."""
+
+    clock_mhz: float = Field(260.0, gt=0, description="F: clock, MHz (seed 002 Sec. IV-C: 260 MHz)")
+    supported_ops: list[str] = Field(
+        default_factory=lambda: list(GEMM_OP_TYPES),
+        description="op types with a constant weight this accelerator runs (as convolutions)",
+    )
+
+    @property
+    def serial(self) -> bool:
+        return True
+
+    def supports(self, op: Op) -> bool:
+        """True when ``op``'s type is listed and it has a GEMM view (a constant weight)."""
+        return op.op_type in self.supported_ops and op.gemm is not None
+
+    def cycles_geometry(self, geom: LayerGeometry) -> float | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def cycles_channels(self, op: Op, n_channels: int) -> float | None:
+        """Cycles of the part of ``op`` computing ``n_channels`` output channels, or ``None`` if unsupported.
+
+        Raises:
+            ValueError: ``n_channels`` is outside ``[0, C_out]``.
+        """
+        if not self.supports(op):
+            return None
+        return self.cycles_geometry(layer_geometry(op).part(n_channels))
+
+    def cycles(self, op: Op) -> float | None:
+        """Cycles of the whole ``op`` (all its output channels), or ``None`` if unsupported."""
+        if not self.supports(op):
+            return None
+        return self.cycles_geometry(layer_geometry(op))
+
+    def latency_channels(self, op: Op, n_channels: int) -> float | None:
+        """Seconds for the part of ``op`` computing ``n_channels`` output channels: cycles / F."""
+        c = self.cycles_channels(op, n_channels)
+        return None if c is None else c / (self.clock_mhz * 1e6)
+
+    def latency(self, op: Op) -> float | None:
+        """Seconds for the whole ``op``: cycles / F; ``None`` if unsupported."""
+        c = self.cycles(op)
+        return None if c is None else c / (self.clock_mhz * 1e6)
+
+
+class DianaDigital(_DianaAccelerator):
+    """DIANA's digital accelerator (``kind: diana-digital``): a 16x16 PE array with 8-bit weights.
+
+    Cycles (eml-eda/odimo ``models/hw_models.py``, ``_digital_cycles``)::
+
+        L_dig = ceil((C_out / groups) / pe_rows) * C_in * ceil(o_x / pe_cols) * o_y * f_x * f_y
+              + o_x * o_y * (C_out + C_in) / load_store_bytes_per_cycle
+
+    ``pe_rows`` PEs work on output channels, ``pe_cols`` on output pixels along x. Runs grouped and depthwise
+    convolutions (the only DIANA accelerator that does). ``weight_bits``, ``activation_bits`` and
+    ``weight_memory_kib`` describe the hardware; the latency model does not use them (it ignores weight
+    tiling, as ODiMO's does).
+    """
+
+    kind: Literal["diana-digital"] = "diana-digital"
+    pe_rows: int = Field(16, ge=1, description="PEs along output channels (the 16 of ceil(C_out/16))")
+    pe_cols: int = Field(16, ge=1, description="PEs along output pixels o_x (the 16 of ceil(o_x/16))")
+    load_store_bytes_per_cycle: float = Field(
+        8.0, gt=0, description="activation bytes loaded/stored per cycle (the /8 of the second term)"
+    )
+    weight_bits: int = Field(8, ge=1, description="weight precision, bits (not used by the latency model)")
+    activation_bits: int = Field(8, ge=1, description="activation precision, bits (not used by the model)")
+    weight_memory_kib: float = Field(64.0, gt=0, description="weight memory, KiB (not used by the model)")
+
+    def cycles_geometry(self, geom: LayerGeometry) -> float:
+        """``L_dig`` in cycles for ``geom`` (class docstring); 0 when ``C_out = 0``."""
+        if geom.c_out == 0:
+            return 0.0
+        compute = (
+            _ceil_div(geom.c_out, geom.groups * self.pe_rows) * geom.c_in * _ceil_div(geom.o_x, self.pe_cols)
+            * geom.o_y * geom.f_x * geom.f_y
+        )
+        load_store = geom.o_x * geom.o_y * (geom.c_out + geom.c_in) / self.load_store_bytes_per_cycle
+        return float(compute) + load_store
+
+
+class DianaAimc(_DianaAccelerator):
+    """DIANA's analog in-memory-computing accelerator (``kind: diana-aimc``): ``array_rows x array_cols``
+    (1152 x 512) ternary cells, 7-bit activations; ``groups = 1`` layers only.
+
+    Cycles (eml-eda/odimo ``models/hw_models.py``, ``_analog_cycles`` and ``ComputeOxUnrollSTE``)::
+
+        ox_u  = largest u in ox_unroll with u * C_out <= array_cols
+                and (u + f_x - 1) * max(min_input_channels, C_in) * f_y <= array_rows   (else 1)
+        L_ana = weight_load_cycles_per_row * C_in * f_x * f_y
+              + ceil(C_out / array_cols) * ceil(C_in / input_channels_per_pass) * (o_x * o_y / ox_u)
+                * t_mvm_ns * 1e-9 * F
+
+    The first term loads the layer's weights (``C_in * f_x * f_y`` array rows); the second counts array
+    activations, each ``t_mvm_ns`` long, converted to cycles of the clock ``F``. ``ox_u`` output pixels along x
+    are computed at once when their input windows fit the array rows and their outputs its columns (the
+    "output unrolling" of the DIANA papers).
+    """
+
+    kind: Literal["diana-aimc"] = "diana-aimc"
+    array_rows: int = Field(1152, ge=1, description="AIMC array rows (inputs)")
+    array_cols: int = Field(512, ge=1, description="AIMC array columns (output channels)")
+    ox_unroll: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1,
+                                 description="output-x unrolling factors the array supports")
+    min_input_channels: int = Field(64, ge=1, description="input channels are unrolled to at least this many")
+    input_channels_per_pass: int = Field(128, ge=1, description="the 128 of ceil(C_in / 128)")
+    t_mvm_ns: float = Field(70.0, gt=0, description="duration of one array activation, ns")
+    weight_load_cycles_per_row: float = Field(8.0, ge=0, description="cycles to load one array row of weights")
+    weight_precision: Literal["ternary"] = "ternary"
+    activation_bits: int = Field(7, ge=1, description="D/A and A/D precision, bits (not used by the model)")
+
+    def supports(self, op: Op) -> bool:
+        """True for a listed op type with a GEMM view and ``groups = 1`` (no grouped/depthwise convs)."""
+        return super().supports(op) and op.gemm.groups == 1
+
+    def ox_unroll_for(self, geom: LayerGeometry) -> int:
+        """``ox_u`` of the class docstring for ``geom``."""
+        fits = [
+            u for u in self.ox_unroll
+            if u * geom.c_out <= self.array_cols
+            and (u + geom.f_x - 1) * max(self.min_input_channels, geom.c_in) * geom.f_y <= self.array_rows
+        ]
+        return max(fits, default=1)
+
+    def cycles_geometry(self, geom: LayerGeometry) -> float | None:
+        """``L_ana`` in cycles for ``geom`` (class docstring); 0 when ``C_out = 0``; ``None`` for groups > 1."""
+        if geom.groups != 1:
+            return None
+        if geom.c_out == 0:
+            return 0.0
+        weights = self.weight_load_cycles_per_row * geom.c_in * geom.f_x * geom.f_y
+        passes = _ceil_div(geom.c_out, self.array_cols) * _ceil_div(geom.c_in, self.input_channels_per_pass)
+        activations = passes * (geom.o_x * geom.o_y / self.ox_unroll_for(geom))
+        return weights + activations * self.t_mvm_ns * 1e-9 * self.clock_mhz * 1e6

@@ -1,0 +1,549 @@
+"""DIANA (seed 002): the digital and AIMC latency models, the power split, the platform, the baselines, min-cost
+and the dnas-export import.
+
+Every expected latency is worked out by hand in cycles at F = 260 MHz from the issue's equations
+(``diana_helpers.cyc`` converts); ``70 ns * F = 18.2`` cycles per AIMC array activation.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from diana_helpers import (
+    ODIMO,
+    WORKLOADS,
+    F,
+    ana_cycles,
+    conv,
+    cyc,
+    diana,
+    dig_cycles,
+    elementwise,
+    fc,
+    joules,
+    odimo_energy_mj_cycles,
+)
+
+from hetsim.check import check_schedule
+from hetsim.costs import CostModel
+from hetsim.devices.diana import layer_geometry
+from hetsim.errors import MappingError, PlatformError
+from hetsim.mappers import MAPPERS, get_mapper
+from hetsim.mappers.dnas_export import read_export, to_hetsim_json, to_odimo_summary
+from hetsim.mappers.min_cost import best_split, split_objective
+from hetsim.platform import Platform, load_platform
+from hetsim.report.metrics import device_table, summarize
+from hetsim.sim import list_schedule, simulate
+from hetsim.workload import Workload, load_onnx
+
+DIANA_MAPPERS = ["all-8bit", "all-ternary", "io8-backbone-ternary", "min-cost", "dnas-export"]
+SPLIT_LAYER = "/blocks/blocks.6/branch/branch.0/branch.0.0/Conv"  # resnet20 bb_3_0.conv1: 32 -> 64, 3x3, 8x8
+
+
+@pytest.fixture(scope="module")
+def plat():
+    return diana()
+
+
+@pytest.fixture(scope="module")
+def resnet20(plat):
+    return CostModel(load_onnx(WORKLOADS / "resnet20_cifar10.onnx"), plat)
+
+
+@pytest.fixture(scope="module")
+def mbv1(plat):
+    return CostModel(load_onnx(WORKLOADS / "mobilenet_v1_025_vww.onnx"), plat)
+
+
+# --------------------------------------------------------------------------------------- latency models
+
+
+def test_conv3x3_16_to_16_at_32x32(plat):
+    op = conv("c", 16, 16, 3, 32)
+    # digital: ceil(16/16)=1 * 16 * ceil(32/16)=2 * 32 * 3*3 = 9216; + 32*32*(16+16)/8 = 4096 -> 13312
+    assert plat.devices["digital"].cycles(op) == 13312
+    # AIMC: ox_u: u*16 <= 512 for all u; (u+2)*max(64,16)*3 <= 1152 -> u <= 4 -> ox_u = 4
+    #   8*16*3*3 = 1152; + ceil(16/512)=1 * ceil(16/128)=1 * (32*32/4 = 256) * 18.2 = 4659.2 -> 5811.2
+    assert plat.devices["aimc"].ox_unroll_for(layer_geometry(op)) == 4
+    assert plat.devices["aimc"].cycles(op) == pytest.approx(5811.2, rel=1e-12)
+    assert plat.devices["digital"].latency(op) == cyc(13312)
+    assert plat.devices["aimc"].latency(op) == cyc(5811.2)
+
+
+def test_conv1x1_32_to_64(plat):
+    op = conv("c", 32, 64, 1, 16)
+    # digital: ceil(64/16)=4 * 32 * ceil(16/16)=1 * 16 * 1 = 2048; + 16*16*(64+32)/8 = 3072 -> 5120
+    assert plat.devices["digital"].cycles(op) == 5120
+    # AIMC: u*64 <= 512 -> u <= 8; (u+0)*64*1 <= 1152 -> u <= 18 -> ox_u = 8
+    #   8*32 = 256; + 1 * 1 * (256/8 = 32) * 18.2 = 582.4 -> 838.4
+    assert plat.devices["aimc"].cycles(op) == pytest.approx(838.4, rel=1e-12)
+
+
+def test_depthwise_runs_on_digital_only(plat):
+    op = conv("dw", 32, 32, 3, 24, groups=32)  # MobileNetV1 features.5
+    # digital: ceil((32/32)/16)=1 * C_in 32 * ceil(24/16)=2 * 24 * 9 = 13824; + 24*24*(32+32)/8 = 4608 -> 18432
+    assert plat.devices["digital"].cycles(op) == 18432
+    assert plat.devices["aimc"].latency(op) is None  # groups = 1 only
+    assert not plat.devices["aimc"].supports(op)
+    # a depthwise part of 8 channels is an 8-channel depthwise conv:
+    #   1 * 8 * 2 * 24 * 9 = 3456; + 576*(8+8)/8 = 1152 -> 4608
+    assert plat.devices["digital"].cycles_channels(op, 8) == 4608
+
+
+def test_fc_is_a_1x1_conv_with_one_pixel(plat):
+    op = fc("fc", 64, 10)
+    # digital: ceil(10/16)=1 * 64 * ceil(1/16)=1 * 1 * 1 = 64; + 1*1*(10+64)/8 = 9.25 -> 73.25
+    assert plat.devices["digital"].cycles(op) == 73.25
+    # AIMC: u*10 <= 512 and u*64 <= 1152 -> ox_u = 8; 8*64 = 512; + 1 * 1 * (1/8) * 18.2 = 2.275 -> 514.275
+    assert plat.devices["aimc"].cycles(op) == pytest.approx(514.275, rel=1e-12)
+
+
+def test_split_4_60_of_resnet20_bb3_conv1(plat):
+    op = conv("c", 32, 64, 3, 8)
+    # digital, 4 channels: ceil(4/16)=1 * 32 * ceil(8/16)=1 * 8 * 9 = 2304; + 64*(4+32)/8 = 288 -> 2592
+    assert plat.devices["digital"].cycles_channels(op, 4) == 2592
+    # AIMC, 60 channels: u*60 <= 512 -> u <= 8; (u+2)*64*3 <= 1152 -> u <= 4 -> ox_u = 4
+    #   8*32*9 = 2304; + 1 * 1 * (64/4 = 16) * 18.2 = 291.2 -> 2595.2
+    assert plat.devices["aimc"].cycles_channels(op, 60) == pytest.approx(2595.2, rel=1e-12)
+    # both terms vanish with no channels
+    assert plat.devices["digital"].cycles_channels(op, 0) == 0
+    assert plat.devices["aimc"].cycles_channels(op, 0) == 0
+    # the layer lasts max(2592, 2595.2) = 2595.2 cycles; energy 42.39*2592 + 28.74*3.2 = 109966.848 mW.cycles
+    costs = CostModel(Workload.from_ops("one", [op], []), plat)
+    t = {"digital": costs.part_latency("c", "digital", 4), "aimc": costs.part_latency("c", "aimc", 60)}
+    assert costs.layer_energy(t) == pytest.approx(joules(109966.848), rel=1e-12)
+    with pytest.raises(ValueError):
+        costs.part_latency("c", "digital", 65)
+
+
+def test_models_match_an_independent_transcription(plat):
+    for c_in, c_out, k, o in [(3, 16, 3, 32), (16, 16, 3, 32), (16, 32, 1, 16), (64, 64, 3, 8), (512, 512, 3, 2),
+                              (256, 512, 1, 2), (128, 200, 3, 5), (600, 700, 1, 1)]:
+        op = conv("c", c_in, c_out, k, o)
+        for n in (0, 1, c_out // 3, c_out):
+            assert plat.devices["digital"].cycles_channels(op, n) == pytest.approx(dig_cycles(c_in, n, k, o), rel=1e-12)
+            assert plat.devices["aimc"].cycles_channels(op, n) == pytest.approx(ana_cycles(c_in, n, k, o), rel=1e-12)
+
+
+def test_geometry_of_onnx_layers(resnet20):
+    g = layer_geometry(resnet20.workload.op(SPLIT_LAYER))
+    assert (g.c_in, g.c_out, g.groups, g.f_x, g.f_y, g.o_x, g.o_y) == (32, 64, 1, 3, 3, 8, 8)
+    g = layer_geometry(resnet20.workload.op("/fc/Gemm"))
+    assert (g.c_in, g.c_out, g.f_x, g.f_y, g.o_x, g.o_y) == (64, 10, 1, 1, 1, 1)
+
+
+# ------------------------------------------------------------------------------------- power, platform
+
+
+def test_power_split_reproduces_the_three_busy_states(plat):
+    d, a = plat.devices["digital"], plat.devices["aimc"]
+    assert (d.active_w + a.active_w) * 1e3 == pytest.approx(42.39, abs=1e-9)  # both busy
+    assert (a.active_w + d.idle_w) * 1e3 == pytest.approx(28.74, abs=1e-9)  # only AIMC busy
+    assert (d.active_w + a.idle_w) * 1e3 == pytest.approx(24.96, abs=1e-9)  # only digital busy
+    assert (d.idle_w + a.idle_w) * 1e3 == pytest.approx(11.31, abs=1e-9)
+    assert plat.devices["host"].active_w == plat.devices["host"].idle_w == 0
+
+
+@pytest.mark.parametrize("l_a, l_d", [(2595.2, 2592), (5811.2, 0), (0, 13312), (100, 100), (838.4, 5120)])
+def test_layer_energy_equals_the_odimo_formula(plat, l_a, l_d):
+    costs = CostModel(Workload.from_ops("one", [conv("c", 16, 16, 3, 4)], []), plat)
+    assert costs.layer_energy({"aimc": l_a / F, "digital": l_d / F}) == pytest.approx(
+        joules(odimo_energy_mj_cycles(l_a, l_d)), rel=1e-12)
+
+
+def test_replayed_energy_of_a_split_layer_equals_the_odimo_formula(plat):
+    # one layer, split 4/60: the generic model sum(P_act*busy + P_idle*(makespan - busy)) over the devices
+    # (host draws nothing) gives 42.39*2592 + 28.74*(2595.2 - 2592) mW.cycles
+    costs = CostModel(Workload.from_ops("one", [conv("c", 32, 64, 3, 8)], []), plat)
+    from hetsim.mappers.base import make_schedule
+
+    s = make_schedule(costs, {"c": "aimc"}, "t", splits={"c": {"digital": list(range(4)),
+                                                               "aimc": list(range(4, 64))}})
+    res = simulate(costs, s)
+    assert res.makespan_s == cyc(2595.2)
+    assert float(device_table(costs, res)["energy_j"].sum()) == pytest.approx(joules(109966.848), rel=1e-12)
+
+
+def test_diana_yaml_shares_l1_and_needs_no_link(plat):
+    assert plat.links == {}
+    assert plat.memories["l1"].size_kib == 256
+    assert plat.shares_memory("host", "aimc") and plat.shares_memory("digital", "aimc")
+    ops = [elementwise("x", 10), conv("c", 3, 8, 3, 4, index=1), elementwise("y", 10, index=2)]
+    costs = CostModel(Workload.from_ops("t", ops, [("x", "c", 48), ("c", "y", 128)]), plat)
+    assert costs.transfer_time("x", "c", "host", "aimc") == 0 and costs.transfer_bytes("x", "c", "host", "aimc") == 0
+    assert not costs.needs_transfer("c", "y", "digital", "host")
+
+
+def test_memories_validation_and_union_tag_message(tmp_path):
+    data = diana().model_dump(mode="json", exclude={"devices": {"__all__": {"name"}}})
+    data["memories"]["l1"]["shared_by"] = ["host", "gpu"]
+    p = tmp_path / "bad.yaml"
+    import yaml
+
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(PlatformError, match="memories.l1.shared_by names 'gpu'"):
+        load_platform(p)
+    data["memories"]["l1"]["shared_by"] = ["host", "aimc"]
+    data["devices"]["aimc"]["kind"] = "diana-analog"
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(PlatformError, match="allowed: cpu, puma, diana-digital, diana-aimc"):
+        load_platform(p)
+    data["devices"]["aimc"]["kind"] = "diana-aimc"
+    data["devices"]["aimc"]["t_mvm_ns"] = -1
+    p.write_text(yaml.safe_dump(data))
+    with pytest.raises(PlatformError, match=r"devices\.aimc\.t_mvm_ns"):
+        load_platform(p)
+
+
+def test_free_ops_cost_nothing_on_the_host(plat):
+    relu = elementwise("r", 1000, op_type="Relu")
+    mul = elementwise("m", 1000)
+    host = plat.devices["host"]
+    assert host.latency(relu) == 0.0
+    # Mul: roofline, int8 SIMD 4 elements/cycle at 260 MHz vs 2000 bytes at 1.04 GB/s:
+    #   max(1000/(0.26e9*4), 2000/1.04e9) = max(0.9615 us, 1.923 us) = 1.923 us
+    assert host.latency(mul) == pytest.approx(2000 / 1.04e9, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------------------------- mappers
+
+
+def test_diana_mappers_are_registered_and_refuse_other_platforms(yolov5n_costs):
+    assert set(DIANA_MAPPERS) <= set(MAPPERS)
+    for name in ["all-8bit", "all-ternary", "io8-backbone-ternary", "min-cost"]:
+        with pytest.raises(MappingError, match="diana-digital"):
+            get_mapper(name).map(yolov5n_costs)
+    with pytest.raises(MappingError, match="--export FILE"):
+        get_mapper("dnas-export").map(yolov5n_costs)
+    with pytest.raises(MappingError, match="objective 'speed'"):
+        get_mapper("min-cost", objective="speed")
+    assert get_mapper("min-cost", objective="energy", time_limit_s=3).objective == "energy"
+
+
+def _small(plat) -> CostModel:
+    """stem (3->16, 3x3, 32x32) -> dw (16 ch, depthwise 3x3, 32x32) -> pw (16->32, 1x1, 32x32) -> fc (32->10),
+    with a host Mul between pw and fc."""
+    ops = [conv("stem", 3, 16, 3, 32, index=0), conv("dw", 16, 16, 3, 32, groups=16, index=1),
+           conv("pw", 16, 32, 1, 32, index=2), elementwise("mul", 32, index=3), fc("fc", 32, 10, index=4)]
+    edges = [("stem", "dw", 1), ("dw", "pw", 1), ("pw", "mul", 1), ("mul", "fc", 1)]
+    return CostModel(Workload.from_ops("small", ops, edges), plat)
+
+
+def test_baselines_on_a_small_network(plat):
+    costs = _small(plat)
+    a8 = get_mapper("all-8bit").map(costs)
+    assert a8.assignment == {"stem": "digital", "dw": "digital", "pw": "digital", "mul": "host", "fc": "digital"}
+    at = get_mapper("all-ternary").map(costs)
+    assert at.assignment == {"stem": "aimc", "dw": "digital", "pw": "aimc", "mul": "host", "fc": "aimc"}
+    io = get_mapper("io8-backbone-ternary").map(costs)
+    assert io.assignment == {"stem": "digital", "dw": "digital", "pw": "aimc", "mul": "host", "fc": "digital"}
+    for s in (a8, at, io):
+        assert s.splits == {}
+        assert not check_schedule(costs, s).violations
+        assert simulate(costs, s).makespan_s == s.makespan_s
+    # all-8bit is serial on the digital accelerator, plus the host Mul (32 elements: roofline
+    # max(32/(0.26e9*4), 64/1.04e9) = 64/1.04e9 s):
+    #   stem 1*3*2*32*9 + 1024*19/8 = 1728 + 2432 = 4160; dw 1*16*2*32*9 + 1024*32/8 = 9216 + 4096 = 13312;
+    #   pw 2*16*2*32 + 1024*48/8 = 2048 + 6144 = 8192; fc 1*32*1*1 + 42/8 = 37.25
+    assert a8.makespan_s == pytest.approx((4160 + 13312 + 8192 + 37.25) / F + 64 / 1.04e9, rel=1e-12)
+    assert a8.stats["aimc_share"] == 0 and at.stats["channels"] == {"digital": 16, "aimc": 58}
+
+
+def _brute_force(c_in, c_out, k, o, objective):
+    """Independent brute force: every n_digital in 0..C_out, ties to more digital channels."""
+    best = None
+    for n in range(c_out + 1):
+        l_d, l_a = dig_cycles(c_in, n, k, o), ana_cycles(c_in, c_out - n, k, o)
+        cost = max(l_a, l_d) if objective == "latency" else odimo_energy_mj_cycles(l_a, l_d)
+        if best is None or cost < best[1] * (1 - 1e-12) or abs(cost - best[1]) <= 1e-12 * best[1]:
+            best = (n, cost)
+    return best
+
+
+@pytest.mark.parametrize("objective", ["latency", "energy"])
+@pytest.mark.parametrize("shape", [(16, 16, 3, 32), (32, 64, 1, 16), (32, 64, 3, 8), (3, 16, 3, 32), (64, 10, 1, 1),
+                                   (128, 96, 3, 4), (8, 40, 3, 12)])
+def test_min_cost_equals_brute_force(plat, objective, shape):
+    c_in, c_out, k, o = shape
+    costs = CostModel(Workload.from_ops("one", [conv("c", c_in, c_out, k, o)], []), plat)
+    n, cost = best_split(costs, "c", "digital", "aimc", objective)
+    want_n, want = _brute_force(c_in, c_out, k, o, objective)
+    assert n == want_n
+    assert cost == pytest.approx(want / F if objective == "latency" else joules(want), rel=1e-9)
+    s = get_mapper("min-cost", objective=objective).map(costs)
+    parts = s.splits.get("c", {s.assignment["c"]: list(range(c_out))})
+    assert len(parts.get("digital", [])) == n and parts.get("digital", []) == list(range(n))
+
+
+def test_min_cost_latency_ties_go_to_digital(plat):
+    # bb_3_0.conv1 (32 -> 64, 3x3, 8x8): the AIMC part takes 2595.2 cycles for any 60..64 channels (ox_u = 4,
+    # one column pass), the digital part 2304 + 64*(n+32)/8 cycles, <= 2595.2 up to n = 4 (2592):
+    # n = 0..4 tie at 2595.2; n = 5 gives 2600. Ties -> 4 digital channels, as the published checkpoint.
+    costs = CostModel(Workload.from_ops("one", [conv("c", 32, 64, 3, 8)], []), plat)
+    assert [split_objective(costs, "c", n, "digital", "aimc", "latency") * F for n in (0, 4, 5)] == pytest.approx(
+        [2595.2, 2595.2, 2600])
+    assert best_split(costs, "c", "digital", "aimc", "latency")[0] == 4
+    s = get_mapper("min-cost").map(costs)
+    assert s.splits == {"c": {"digital": [0, 1, 2, 3], "aimc": list(range(4, 64))}}
+    assert s.assignment == {"c": "aimc"} and s.makespan_s == cyc(2595.2)
+
+
+def test_min_cost_keeps_depthwise_on_digital(mbv1):
+    s = get_mapper("min-cost", objective="latency").map(mbv1)
+    for v, op in mbv1.workload.ops.items():
+        if op.gemm is not None and op.gemm.groups > 1:
+            assert s.assignment[v] == "digital" and v not in s.splits
+    assert not check_schedule(mbv1, s).violations
+    res = simulate(mbv1, s)
+    assert (res.start_s, res.finish_s, res.makespan_s) == list_schedule(mbv1, s.assignment, s.order, s.splits)
+
+
+def test_real_workloads_all_mappers_replay_exactly(plat):
+    for f in ["resnet20_cifar10", "mobilenet_v1_025_vww", "resnet18_tinyimagenet_int8_qdq"]:
+        costs = CostModel(load_onnx(WORKLOADS / f"{f}.onnx"), plat)
+        for name, opts in [("all-8bit", {}), ("all-ternary", {}), ("io8-backbone-ternary", {}),
+                           ("min-cost", {"objective": "latency"}), ("min-cost", {"objective": "energy"})]:
+            s = get_mapper(name, **opts).map(costs)
+            assert not check_schedule(costs, s).violations, (f, name)
+            res = simulate(costs, s)
+            assert res.makespan_s == s.makespan_s, (f, name)
+            summ = summarize(costs, s, res)
+            cs = summ["channel_split"]
+            assert cs["share"].get("aimc", 0.0) == pytest.approx(s.stats["aimc_share"])
+            # the replay may overlap independent layers, never exceed the layer-sequential model
+            assert res.makespan_s <= cs["layer_sequential_latency_s"] * (1 + 1e-12)
+
+
+# ------------------------------------------------------------------------------------------- dnas-export
+
+
+def test_summary_json_round_trips(resnet20, tmp_path):
+    s = get_mapper("min-cost").map(resnet20)
+    assert s.splits  # the 4/60 layer
+    doc = to_odimo_summary(resnet20, s)
+    assert doc[SPLIT_LAYER]["digital_ch"] == 4 and doc[SPLIT_LAYER]["analog_ch"] == 60
+    layer = doc[SPLIT_LAYER]
+    assert layer["k_x"] == 3 and layer["stride"] == [2, 2] and layer["padding"] == [1, 1] and layer["ch_in"] == 32
+    doc["/blocks/blocks.0/Add"] = {"op": "ADD", "prev_layer": []}  # ODiMO lists adds and pools too: skipped
+    p = tmp_path / "summary.json"
+    p.write_text(json.dumps(doc))
+    fmt, layers = read_export(p)
+    assert fmt == "odimo-summary" and len(layers) == 22
+    back = get_mapper("dnas-export", path=p).map(resnet20)
+    assert back.assignment == s.assignment and back.splits == s.splits
+    assert back.makespan_s == s.makespan_s and back.stats["format"] == "odimo-summary"
+
+
+def test_hetsim_json_round_trips_non_contiguous_splits(mbv1, tmp_path):
+    s = get_mapper("min-cost").map(mbv1)
+    doc = to_hetsim_json(mbv1, s)
+    # make one split non-contiguous: interleave the channels of the first split layer
+    v = next(iter(s.splits))
+    c = mbv1.out_channels(v)
+    layer = next(x for x in doc["layers"] if x["op"] == v)
+    n_d = len(layer["channels"]["digital"])
+    layer["channels"] = {"digital": list(range(0, 2 * n_d, 2)),
+                         "aimc": sorted(set(range(c)) - set(range(0, 2 * n_d, 2)))}
+    for x in doc["layers"]:
+        del x["op"]  # match by order and shape
+    p = tmp_path / "split.json"
+    p.write_text(json.dumps(doc))
+    back = get_mapper("dnas-export", path=p).map(mbv1)
+    assert back.splits[v] == layer["channels"]
+    assert {k: w for k, w in back.splits.items() if k != v} == {k: w for k, w in s.splits.items() if k != v}
+    assert not check_schedule(mbv1, back).violations
+    assert back.makespan_s == s.makespan_s  # the same channel counts
+
+
+def test_export_layers_match_by_order_and_shape_across_reordered_shortcuts(plat, tmp_path):
+    # torchvision's ONNX lists a ResNet-18 block's shortcut before its second conv; ODiMO after it
+    costs = CostModel(load_onnx(WORKLOADS / "resnet18_tinyimagenet_int8_qdq.onnx"), plat)
+    s = get_mapper("min-cost").map(costs)
+    doc = to_odimo_summary(costs, s)
+    names = list(doc)
+    ds = next(i for i, n in enumerate(names) if "downsample" in n)
+    assert "conv2" in names[ds + 1]
+    names[ds], names[ds + 1] = names[ds + 1], names[ds]
+    p = tmp_path / "summary.json"
+    p.write_text(json.dumps({n: doc[n] for n in names}))
+    back = get_mapper("dnas-export", path=p).map(costs)
+    assert back.assignment == s.assignment and back.splits == s.splits
+
+
+def test_mismatched_exports_name_the_first_layer_that_does_not_fit(resnet20, tmp_path):
+    doc = to_odimo_summary(resnet20, get_mapper("all-8bit").map(resnet20))
+    names = list(doc)
+    p = tmp_path / "bad.json"
+    bad = {n: dict(doc[n]) for n in names}
+    bad[names[3]]["ch_in"] = 17
+    p.write_text(json.dumps(bad))
+    with pytest.raises(MappingError, match=rf"export layer 3 '{names[3]}' \(C_out 16, C_in 17.*fits no remaining"):
+        get_mapper("dnas-export", path=p).map(resnet20)
+    p.write_text(json.dumps({n: doc[n] for n in names[:-1]}))  # the classifier is missing
+    with pytest.raises(MappingError, match=r"op '/fc/Gemm' \(C_out 10, C_in 64, kernel 1x1, groups 1\).*no layer"):
+        get_mapper("dnas-export", path=p).map(resnet20)
+    extra = dict(doc)
+    extra["extra"] = dict(doc[names[-1]])
+    p.write_text(json.dumps(extra))
+    with pytest.raises(MappingError, match="export layer 22 'extra'.*all 22 Conv/FC ops are already matched"):
+        get_mapper("dnas-export", path=p).map(resnet20)
+    bad = {n: dict(doc[n]) for n in names}
+    bad[names[0]]["digital_ch"] = 3
+    p.write_text(json.dumps(bad))
+    with pytest.raises(MappingError, match=r"digital_ch 3 \+ analog_ch 0 != ch_out 16"):
+        get_mapper("dnas-export", path=p).map(resnet20)
+
+
+def test_export_errors(resnet20, mbv1, tmp_path):
+    with pytest.raises(MappingError, match="does not exist"):
+        get_mapper("dnas-export", path=tmp_path / "nope.json").map(resnet20)
+    p = tmp_path / "x.json"
+    p.write_text("[1, 2]")
+    with pytest.raises(MappingError, match="neither hetsim's channel-split format"):
+        get_mapper("dnas-export", path=p).map(resnet20)
+    # AIMC channels on a depthwise layer
+    doc = to_hetsim_json(mbv1, get_mapper("all-8bit").map(mbv1))
+    dw = next(x for x in doc["layers"] if x["groups"] > 1)
+    dw["channels"] = {"digital": list(range(dw["c_out"] - 1)), "aimc": [dw["c_out"] - 1]}
+    p.write_text(json.dumps(doc))
+    with pytest.raises(MappingError, match=f"'aimc' cannot run 1 channels of '{dw['op']}'.*groups"):
+        get_mapper("dnas-export", path=p).map(mbv1)
+    dw["channels"] = {"digital": list(range(dw["c_out"] - 1))}
+    p.write_text(json.dumps(doc))
+    with pytest.raises(MappingError, match="do not cover"):
+        get_mapper("dnas-export", path=p).map(mbv1)
+    dw["channels"] = {"gpu": list(range(dw["c_out"]))}
+    p.write_text(json.dumps(doc))
+    with pytest.raises(MappingError, match="names device 'gpu'"):
+        get_mapper("dnas-export", path=p).map(mbv1)
+
+
+def test_checkpoint_without_torch_gives_a_clear_message(resnet20, tmp_path, monkeypatch):
+    p = tmp_path / "search.pth.tar"
+    p.write_bytes(b"PK\x03\x04 not json")
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
+    with pytest.raises(MappingError, match=r"needs torch: pip install 'hetsim\[torch\]'"):
+        get_mapper("dnas-export", path=p).map(resnet20)
+
+
+def _checkpoint(name: str):
+    pytest.importorskip("torch", reason="reading ODiMO checkpoints needs torch (pip install 'hetsim[torch]')")
+    p = ODIMO / name
+    if not p.is_file():
+        pytest.skip(f"{p} is not available (shared/odimo)")
+    return p
+
+
+def test_odimo_minlat_checkpoint_imports_and_replays(resnet20):
+    p = _checkpoint("resnet20_cifar10_minlat_max8.pth.tar")
+    fmt, layers = read_export(p)
+    assert fmt == "checkpoint" and len(layers) == 22
+    assert layers[0].name == "conv1" and layers[-1].name == "fc" and layers[-1].kernel == (1, 1)
+    s = get_mapper("dnas-export", path=p).map(resnet20)
+    # backbone.bb_3_0.conv1: alpha [2, 64], argmax 0 (digital) for channels 0-3, 1 (AIMC) for 4-63
+    assert s.splits == {SPLIT_LAYER: {"digital": [0, 1, 2, 3], "aimc": list(range(4, 64))}}
+    assert s.assignment[SPLIT_LAYER] == "aimc"
+    # the other 21 layers have a [1, C_out] alpha: all digital
+    layers_on = {v: d for v, d in s.assignment.items() if resnet20.workload.op(v).gemm is not None}
+    assert sum(d == "digital" for d in layers_on.values()) == 21
+    assert not check_schedule(resnet20, s).violations
+    res = simulate(resnet20, s)
+    assert (res.start_s, res.finish_s, res.makespan_s) == list_schedule(resnet20, s.assignment, s.order, s.splits)
+    # every layer runs on the digital accelerator one after another (the shortcut conv follows conv2 in its order),
+    # except that the split layer lasts max(2592, 2595.2) = 2595.2 cycles instead of its digital 9984:
+    all8 = get_mapper("all-8bit").map(resnet20)
+    assert res.makespan_s == pytest.approx(all8.makespan_s - (9984 - 2595.2) / F, rel=1e-12)
+    assert s.stats["channels"] == {"digital": 734, "aimc": 60}
+
+
+def test_odimo_w8a7_checkpoint_is_all_8bit(resnet20):
+    p = _checkpoint("resnet20_cifar10_w8a7.pth.tar")
+    s = get_mapper("dnas-export", path=p).map(resnet20)
+    a8 = get_mapper("all-8bit").map(resnet20)
+    assert s.assignment == a8.assignment and s.splits == {} and s.makespan_s == a8.makespan_s
+
+
+def test_synthetic_checkpoint_with_a_wrong_shape(resnet20, tmp_path):
+    torch = pytest.importorskip("torch", reason="needs torch (pip install 'hetsim[torch]')")
+    sd = {}
+    for i, v in enumerate(v for v in resnet20.workload.topological_order() if resnet20.workload.op(v).gemm):
+        g = resnet20.workload.op(v).gemm
+        alpha = torch.zeros(2, g.c_out)
+        alpha[1, : g.c_out // 2] = 1.0  # the first half on the AIMC
+        sd[f"l{i}.mix_weight.alpha_weight"] = alpha
+        k = g.kernel or (1, 1)
+        sd[f"l{i}.mix_weight.conv.weight"] = torch.zeros(g.c_out, g.c_in // g.groups, *k)
+    p = tmp_path / "ok.pth"
+    torch.save({"state_dict": sd}, p)
+    s = get_mapper("dnas-export", path=p).map(resnet20)
+    assert s.splits["/stem/stem.0/Conv"] == {"digital": list(range(8, 16)), "aimc": list(range(8))}
+    sd["l5.mix_weight.conv.weight"] = torch.zeros(16, 16, 5, 5)
+    torch.save(sd, p)  # a bare state_dict is read too
+    with pytest.raises(MappingError, match=r"export layer 5 'l5' \(C_out 16, C_in/groups 16, kernel 5x5\)"):
+        get_mapper("dnas-export", path=p).map(resnet20)
+
+
+# ----------------------------------------------------------------------------------------------- CLI, report
+
+
+def test_cli_objective_and_export(tmp_path, capsys):
+    from hetsim.cli import main
+
+    model = str(WORKLOADS / "resnet20_cifar10.onnx")
+    plat = "platforms/diana.yaml"
+    out = tmp_path / "s.json"
+    assert main(["map", plat, model, "--mapper", "min-cost", "--objective", "energy", "-o", str(out)]) == 0
+    s = json.loads(out.read_text())
+    assert s["mapper"] == "min-cost" and s["stats"]["objective"] == "energy"
+    exp = tmp_path / "export.json"
+    costs = CostModel(load_onnx(model), load_platform(plat))
+    sched = get_mapper("min-cost").map(costs)
+    exp.write_text(json.dumps(to_hetsim_json(costs, sched)))
+    capsys.readouterr()
+    assert main(["run", plat, model, "--mapper", "dnas-export", "--export", str(exp), "--json"]) == 0
+    summ = json.loads(capsys.readouterr().out)
+    assert summ["channel_split"]["split_layers"] == 1
+    assert summ["channel_split"]["share"]["aimc"] == pytest.approx(sched.stats["aimc_share"])
+    assert main(["run", plat, model, "--mapper", "dnas-export"]) == 2
+    assert "--export FILE" in capsys.readouterr().err
+    assert main(["run", "platforms/puma.yaml", model, "--mapper", "all-8bit"]) == 2
+    assert "diana-digital" in capsys.readouterr().err
+    assert main(["run", plat, model, "--mapper", "min-cost"]) == 0
+    text = capsys.readouterr().out
+    assert "channel split (seed 002): 794 output channels of 22 Conv/FC layers" in text
+    assert "both" in text and "4 digital + 60 aimc" in text
+
+
+def test_platform_is_the_shipped_one():
+    assert isinstance(diana(), Platform)
+    assert {d.kind for d in diana().devices.values()} == {"cpu", "diana-digital", "diana-aimc"}
+
+
+def test_resnet20_baselines_equal_the_independent_layer_sums(resnet20):
+    """all-8bit and all-ternary run every layer on one serial accelerator, ops outside the accelerators are free:
+    the makespan is the sum of the layers' L_dig (L_ana), here from the independent transcription."""
+    shapes = []
+    for v in resnet20.workload.topological_order():
+        g = resnet20.workload.op(v).gemm
+        if g is not None:
+            k = g.kernel[0] if g.kernel else 1
+            o = g.out_spatial[0] if g.out_spatial else 1
+            shapes.append((g.c_in, g.c_out, k, o))
+    assert len(shapes) == 22
+    dig = sum(dig_cycles(*s) for s in shapes)
+    ana = sum(ana_cycles(*s) for s in shapes)
+    assert get_mapper("all-8bit").map(resnet20).makespan_s == cyc(dig)
+    assert get_mapper("all-ternary").map(resnet20).makespan_s == cyc(ana)
+    # docs/reproduction.md: 0.9911 ms and 0.3389 ms
+    assert dig / F * 1e3 == pytest.approx(0.9911, abs=5e-5) and ana / F * 1e3 == pytest.approx(0.3389, abs=5e-5)
+
+
+def test_op_json_keeps_the_layer_geometry(resnet20):
+    from hetsim.workload import Op
+
+    op = resnet20.workload.op(SPLIT_LAYER)
+    back = Op.from_dict(json.loads(json.dumps(op.to_dict())))
+    assert back == op
+    assert (back.gemm.kernel, back.gemm.out_spatial, back.gemm.stride) == ((3, 3), (8, 8), (2, 2))
