@@ -1,0 +1,423 @@
+"""The ``ilp`` mapper (seed 000 Sec. IV-B, Eq. 5-14): hand-computed optima, the paper's size counting
+(Table I), a brute-force reference on random small DAGs, degenerate inputs, options and solver errors.
+
+Latencies follow conftest's round-number platform: host ``T = macs ns`` (GEMM ops) or ``n_out ns``;
+CIM ``T = n_in + 100 * n_mvm + n_out ns``; a cross-device transfer of ``e`` elements takes ``e ns``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import networkx as nx
+import pytest
+from conftest import NS, PLATFORMS, conv_op, diamond, host_op, make_platform, ns
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hetsim.check import check_schedule
+from hetsim.costs import CostModel
+from hetsim.errors import MappingError
+from hetsim.mappers import MAPPERS, get_mapper
+from hetsim.mappers.ilp import Ilp, _Result, build_model, ilp_size
+from hetsim.platform import Platform, load_platform
+from hetsim.schedule import Schedule
+from hetsim.sim import simulate
+from hetsim.workload import Workload
+from hetsim.workload.synthetic import layered_dag
+
+
+def solve(costs: CostModel, **kw) -> Schedule:
+    sched = get_mapper("ilp", **kw).map(costs)
+    rep = check_schedule(costs, sched)
+    assert rep.ok, rep.violations
+    # replay without contention reproduces the predicted makespan exactly
+    assert simulate(costs, sched).makespan_s == sched.makespan_s
+    # the list-scheduled makespan never exceeds the solver's T (up to the solver's tolerances)
+    assert sched.makespan_s <= sched.stats["solver_makespan_s"] * (1 + 1e-6)
+    return sched
+
+
+# ----------------------------------------------------------------------------------------- brute force
+
+
+def brute_force(costs: CostModel, transfer=None) -> float:
+    """Optimal makespan over every assignment within the crossbar budget and every host order consistent
+    with the DAG, each evaluated as early as possible (an independent evaluator, not list_schedule).
+
+    ``transfer(u, v, src, dst)`` is the transfer time of a cross-device edge; by default ``e ns`` for an
+    edge of ``e`` elements (the conftest bus: 1 GB/s, 8-bit elements), 0 for parameter edges.
+    """
+    g = costs.workload.graph
+    ops = list(nx.topological_sort(g))
+    lat = costs.latency
+    budget = costs.platform.devices["cim"].crossbars
+    if transfer is None:
+        def transfer(u, v, src, dst):
+            e = g.edges[u, v]
+            return 0.0 if src == dst or e.get("param") else e["elements"] * NS
+    desc = {v: nx.descendants(g, v) for v in ops}
+    acc = [v for v in ops if "cim" in lat[v]]
+    best = float("inf")
+
+    def extensions(rest: list[str], prefix: list[str]):
+        """Every linear extension of ``rest`` (host ops) under the DAG's reachability."""
+        if not rest:
+            yield list(prefix)
+            return
+        for v in rest:
+            if any(v in desc[w] for w in rest if w != v):
+                continue  # some remaining host op must come before v
+            prefix.append(v)
+            yield from extensions([w for w in rest if w != v], prefix)
+            prefix.pop()
+
+    for mask in range(1 << len(acc)):
+        on_cim = {acc[i] for i in range(len(acc)) if mask >> i & 1}
+        if sum(costs.n_crossbar[v]["cim"] for v in on_cim) > budget:
+            continue
+        dev = {v: "cim" if v in on_cim else "host" for v in ops}
+        hosts = [v for v in ops if dev[v] == "host"]
+        for seq in extensions(hosts, []):
+            prev = {seq[i]: seq[i - 1] for i in range(1, len(seq))}
+            # process in a topological order of DAG + host chain
+            h = nx.DiGraph(g.edges)
+            h.add_nodes_from(ops)
+            h.add_edges_from((p, v) for v, p in prev.items())
+            f: dict[str, float] = {}
+            for v in nx.topological_sort(h):
+                s = max((f[u] + transfer(u, v, dev[u], dev[v]) for u in g.predecessors(v)), default=0.0)
+                if v in prev:
+                    s = max(s, f[prev[v]])
+                f[v] = s + lat[v][dev[v]]
+            best = min(best, max(f.values(), default=0.0))
+    return best
+
+
+@st.composite
+def small_setup(draw):
+    """A random DAG of 1..7 ops (about half CIM-capable Convs of 1..4 crossbars) on a 1-core host + CIM with
+    1..6 crossbars."""
+    n = draw(st.integers(1, 7))
+    ops = []
+    for i in range(n):
+        name = f"o{i}"
+        if draw(st.booleans()):
+            ops.append(conv_op(name, draw(st.integers(1, 32)), draw(st.integers(1, 32)), draw(st.integers(1, 30)),
+                               n_in=draw(st.integers(1, 500)), n_out=draw(st.integers(1, 500)), index=i))
+        else:
+            ops.append(host_op(name, draw(st.integers(1, 3000)), index=i))
+    edges = []
+    for j in range(1, n):
+        preds = draw(st.sets(st.integers(0, j - 1), max_size=min(j, 3)))
+        edges += [(ops[i].name, ops[j].name, draw(st.integers(0, 400))) for i in sorted(preds)]
+    wl = Workload.from_ops("random", ops, edges)
+    if edges and draw(st.booleans()):
+        u, v = edges[0][:2]
+        wl.graph.edges[u, v]["param"] = True
+    plat = make_platform(crossbars_per_core=draw(st.integers(1, 6)))
+    return CostModel(wl, plat)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_setup())
+def test_ilp_matches_brute_force(costs):
+    sched = solve(costs)
+    ref = brute_force(costs)
+    assert sched.stats["status"] == "optimal"
+    assert sched.makespan_s == pytest.approx(ref, rel=1e-6)
+    assert sched.stats["incumbent_s"] == pytest.approx(ref, rel=1e-6)
+
+
+def test_asymmetric_transfers_use_two_z_columns():
+    """Host->CIM transfers made 3x slower than CIM->host: each edge gets two z columns (same row count), and
+    the optimum still equals the brute force with the same asymmetric transfer times."""
+    wl = diamond()
+    costs = CostModel(wl, make_platform(crossbars_per_core=1))
+    sym = costs.transfer_time
+
+    def asym(u, v, src, dst):
+        t = sym(u, v, src, dst)
+        return 3 * t if (src, dst) == ("host", "cim") else t
+
+    costs.transfer_time = asym
+    m = build_model(costs)
+    assert m.n_cols == 4 + 1 + 4 + 4 + 1 + 2 * 4  # x, o, s, f, T, two z per edge
+    assert (m.variables, m.constraints) == (5, 22)  # the paper's count does not change
+    sched = solve(costs)
+    assert sched.makespan_s == pytest.approx(brute_force(costs, asym), rel=1e-9)
+    # c on CIM: a [0, 100], a->c 300, c [400, 2550], c->d 50 (CIM->host, unscaled) -> 2600; b on the host
+    # [100, 2660]; d [2660, 2760]: the makespan does not move, the host branch is the longer one
+    assert sched.makespan_s == ns(2760)
+
+
+# ------------------------------------------------------------------------------------------- by hand
+
+
+def test_diamond_budget_of_one_crossbar():
+    """conftest's diamond a -> {b, c} -> d with a single crossbar: only one Conv fits on the CIM device.
+
+    host: a 100, b 16*16*10 = 2560, c 16*16*20 = 5120, d 100; CIM: b 100+1000+50 = 1150, c 100+2000+50 =
+    2150; transfers a->b, a->c 100, b->d, c->d 50 ns.
+
+    * all host: 100 + 2560 + 5120 + 100 = 7880 (b and c serial on the single core, either order);
+    * b on CIM: a [0,100], c [100,5220] on the host, b [200,1350] arriving at d at 1400; d [5220,5320];
+    * c on CIM: a [0,100], b [100,2660] on the host, c [200,2350] arriving at 2400; d [2660,2760]  <- best.
+    """
+    costs = CostModel(diamond(), make_platform(crossbars_per_core=1))
+    sched = solve(costs)
+    assert sched.assignment == {"a": "host", "b": "host", "c": "cim", "d": "host"}
+    assert sched.makespan_s == ns(2760)
+    assert sched.stats["incumbent_s"] == ns(2760)
+    assert sched.order["host"] == ["a", "b", "d"]
+    assert sched.start_s["c"] == ns(200) and sched.finish_s["c"] == ns(2350)
+    st_ = sched.stats
+    assert st_["status"] == "optimal" and st_["mip_gap"] <= 1e-6
+    assert st_["bound_s"] <= st_["incumbent_s"] * (1 + 1e-9)
+
+
+def test_diamond_enough_crossbars():
+    """Four crossbars: both Convs on CIM. a [0,100]; c [200,2350] -> 2400 (b arrives at 1400); d [2400,2500]."""
+    costs = CostModel(diamond(), make_platform(crossbars_per_core=4))
+    sched = solve(costs)
+    assert sched.assignment == {"a": "host", "b": "cim", "c": "cim", "d": "host"}
+    assert sched.makespan_s == ns(2500)
+
+
+def test_host_order_is_chosen():
+    """Two independent host-only chains x1 -> x2 and y -> k, with k a CIM Conv:
+
+    x1 1000, x2 1000, y 100 (host only); k (Conv 16x16, n_mvm 20): host 5120, CIM 10+2000+10 = 2020; edge
+    y->k 10 elements. Order y, x1, x2: y [0,100], k on CIM [110,2130]; x1 [100,1100], x2 [1100,2100]:
+    makespan 2130. Order x1, y, x2: y [1000,1100], k [1110,3130]: 3130. Order x1, x2, y: 4130. With k on
+    the host it is at least 2200 + 5120. So y goes first and the optimum is 2130.
+    """
+    ops = [host_op("x1", 1000, 0), host_op("x2", 1000, 1), host_op("y", 100, 2),
+           conv_op("k", 16, 16, 20, n_in=10, n_out=10, index=3)]
+    wl = Workload.from_ops("chains", ops, [("x1", "x2", 5), ("y", "k", 10)])
+    costs = CostModel(wl, make_platform())
+    sched = solve(costs)
+    assert sched.makespan_s == ns(2130)
+    assert sched.order["host"] == ["y", "x1", "x2"]
+    assert sched.assignment["k"] == "cim"
+
+
+def test_paper_counting_by_hand():
+    """The diamond a -> {b, c} -> d, counted as in seed 000 Table I.
+
+    Parallel pairs (Eq. 10): only {b, c}; |P| = 1.
+    Decision variables: x_a, x_b, x_c, x_d (4, fixed ones included) + o_bc (1) = 5.
+    Constraints: Eq. 7: 4 (one per op); Eq. 5 fixings: 2 (a and d are not in V_acc); Eq. 6: 1 (sink d);
+    Eq. 8: 4 (one per edge); Eq. 9: 8 (two per edge); Eq. 11-12: 2 (one each for {b, c}); Eq. 14: 1. Total 22.
+    Solver columns: x 4, o 1, s 4, f 4, T 1, z 4 = 18; rows = the 22 constraints.
+    M (Eq. 13) = max(100, 0) + max(2560, 1150) + max(5120, 2150) + max(100, 0) + (100 + 100 + 50 + 50)
+    = 7880 + 300 = 8180 ns, so the model's time unit is 1 ns (M in [1e3, 1e4) units).
+    """
+    costs = CostModel(diamond(), make_platform())
+    assert ilp_size(costs) == (5, 22)
+    m = build_model(costs)
+    assert (m.n_rows, m.n_cols) == (22, 18)
+    assert len(m.pairs) == 1 and {m.ops[i] for i in m.pairs[0]} == {"b", "c"}
+    assert m.big_m * m.time_unit_s == ns(8180) and m.time_unit_s == pytest.approx(1e-9)
+    st_ = get_mapper("ilp").map(costs).stats
+    assert (st_["variables"], st_["constraints"], st_["solver_rows"], st_["solver_cols"]) == (5, 22, 22, 18)
+    assert (st_["operators"], st_["edges"], st_["parallel_pairs"]) == (4, 4, 1)
+
+
+def test_parallel_pairs_of_a_wide_graph():
+    """Eq. 10 on a 400-op layered DAG agrees with networkx's transitive closure."""
+    wl = layered_dag(400, width=8, seed=3)
+    m = build_model(CostModel(wl, make_platform()))
+    tc = nx.transitive_closure_dag(wl.graph)
+    ops = list(wl.graph)
+    ref = sum(1 for i, u in enumerate(ops) for v in ops[i + 1:] if not tc.has_edge(u, v) and not tc.has_edge(v, u))
+    assert len(m.pairs) == ref
+    assert m.n_rows == m.constraints
+
+
+# ------------------------------------------------------------------------------- seed 000 Table I sizes
+
+PAPER = PLATFORMS.parent / "workloads" / "paper"
+TABLE_I = {"resnet18": (38, 44, 204), "resnet50": (79, 91, 412), "mobilenet_v2": (71, 71, 331),
+           "yolov5n": (251, 3041, 7035)}
+
+
+def paper_costs(name: str) -> CostModel:
+    from hetsim.workload import load_onnx
+
+    path = PAPER / f"{name}_int8_ort.onnx"
+    if not path.is_file():
+        pytest.skip(f"{path} not available")
+    try:
+        wl = load_onnx(path)
+    except Exception as err:  # e.g. no onnxruntime for shape recovery
+        pytest.skip(f"cannot load {path.name}: {err}")
+    return CostModel(wl, load_platform(PLATFORMS / "puma.yaml"))
+
+
+@pytest.mark.parametrize("name", list(TABLE_I))
+def test_table_i_sizes(name):
+    """Seed 000 Table I: operators, decision variables and constraints (V_acc = QLinearConv + QGemm)."""
+    costs = paper_costs(name)
+    t0 = time.perf_counter()
+    m = build_model(costs)
+    assert time.perf_counter() - t0 < 1.0
+    assert (len(m.ops), m.variables, m.constraints) == TABLE_I[name]
+    assert m.n_rows == m.constraints
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_paper_graphs_solve(name):
+    costs = paper_costs(name)
+    sched = solve(costs, time_limit_s=20)
+    assert sched.stats["status"] == "optimal"
+    assert sched.makespan_s <= get_mapper("greedy").map(costs).makespan_s * (1 + 1e-9)
+
+
+# ------------------------------------------------------------------------------------ degenerate inputs
+
+
+def test_single_op():
+    costs = CostModel(Workload.from_ops("one", [host_op("a", 100)], []), make_platform())
+    sched = solve(costs)
+    assert sched.assignment == {"a": "host"} and sched.makespan_s == ns(100)
+    assert (sched.stats["variables"], sched.stats["constraints"]) == (1, 1 + 1 + 1 + 1)
+
+
+def test_single_conv_goes_to_cim():
+    costs = CostModel(Workload.from_ops("one", [conv_op("k", 16, 16, 1, 10, 10)], []), make_platform())
+    sched = solve(costs)
+    assert sched.assignment == {"k": "cim"} and sched.makespan_s == ns(120)
+
+
+def test_no_supported_op_gives_all_host():
+    ops = [host_op("a", 100, 0), host_op("b", 200, 1), host_op("c", 300, 2)]
+    costs = CostModel(Workload.from_ops("host", ops, [("a", "b", 5), ("a", "c", 5)]), make_platform())
+    sched = solve(costs)
+    assert set(sched.assignment.values()) == {"host"} and sched.makespan_s == ns(600)
+
+
+def test_budget_too_small_for_any_op():
+    """One crossbar; each Conv (32x32 weights on 16x16 crossbars) needs 4: everything stays on the host."""
+    ops = [conv_op("k1", 32, 32, 1, 10, 10, 0), conv_op("k2", 32, 32, 1, 10, 10, 1)]
+    costs = CostModel(Workload.from_ops("big", ops, [("k1", "k2", 10)]), make_platform(crossbars_per_core=1))
+    sched = solve(costs)
+    assert set(sched.assignment.values()) == {"host"}
+    assert sched.makespan_s == ns(2 * 32 * 32)
+
+
+def test_zero_crossbars_gives_all_host():
+    """C = 0 (a valid PUMA config since ``crossbars`` can be given directly): Eq. 14 keeps every op home."""
+    plat = make_platform().with_overrides({"devices.cim.crossbars": 0})
+    costs = CostModel(diamond(), plat)
+    sched = solve(costs)
+    assert set(sched.assignment.values()) == {"host"} and sched.makespan_s == ns(7880)
+
+
+# ---------------------------------------------------------------------------------- platform checks
+
+
+def test_multi_core_host_is_rejected():
+    with pytest.raises(MappingError, match="single-core host"):
+        Ilp().map(CostModel(diamond(), make_platform(host_cores=2)))
+
+
+def test_second_cim_device_is_rejected():
+    data = make_platform().model_dump(mode="json", exclude={"devices": {"__all__": {"name"}}})
+    data["devices"]["cim2"] = dict(data["devices"]["cim"])
+    data["links"]["bus"]["connects"] = ["host", "cim", "cim2"]
+    plat = Platform.model_validate(data)
+    with pytest.raises(MappingError, match="exactly one PUMA"):
+        Ilp().map(CostModel(diamond(), plat))
+
+
+# -------------------------------------------------------------------------------------------- options
+
+
+def test_registered_and_options():
+    assert "ilp" in MAPPERS
+    m = get_mapper("ilp", time_limit_s=5, mip_rel_gap=0.0, threads=1, seed=3, solver="highs", min_gain=1)
+    assert (m.time_limit_s, m.mip_rel_gap, m.seed) == (5.0, 0.0, 3)
+    with pytest.raises(MappingError, match="unknown solver"):
+        Ilp(solver="cplex")
+
+
+def test_progress_and_warm_start():
+    costs = CostModel(layered_dag(8, width=3, seed=1), make_platform(cim_cores=2, crossbars_per_core=8))
+    seen = []
+    greedy = get_mapper("greedy").map(costs)
+    cold = solve(costs)
+    warm = solve(costs, warm_start=greedy, progress=seen.append)
+    warm2 = solve(costs, warm_start=greedy.assignment)
+    warm3 = solve(costs, warm_start="greedy")
+    assert warm3.makespan_s == pytest.approx(cold.makespan_s, rel=1e-6)
+    assert warm.makespan_s == pytest.approx(cold.makespan_s, rel=1e-6)
+    assert warm2.makespan_s == pytest.approx(cold.makespan_s, rel=1e-6)
+    assert cold.makespan_s <= greedy.makespan_s * (1 + 1e-9)
+    assert seen and seen[-1].get("final") is True
+    assert set(seen[-1]) >= {"time_s", "incumbent_s", "bound_s", "gap"}
+    assert seen[-1]["incumbent_s"] == pytest.approx(warm.stats["incumbent_s"])
+
+
+def test_invalid_warm_start():
+    costs = CostModel(diamond(), make_platform())
+    with pytest.raises(MappingError, match="warm start"):
+        Ilp(warm_start={"a": "cim", "b": "host", "c": "host", "d": "host"}).map(costs)
+    with pytest.raises(MappingError, match="warm start"):
+        Ilp(warm_start={"a": "host"}).map(costs)
+    with pytest.raises(MappingError, match="warm_start must be"):
+        Ilp(warm_start="all-host")
+
+
+def test_time_limit_without_incumbent_falls_back_to_greedy(monkeypatch):
+    costs = CostModel(diamond(), make_platform(crossbars_per_core=1))
+    monkeypatch.setattr(Ilp, "_highs", lambda self, m, s, p: _Result("time_limit", None, None, 1.0, 0.5, "HiGHS"))
+    sched = Ilp(time_limit_s=0.5).map(costs)
+    assert sched.stats["status"] == "time_limit" and "greedy" in sched.stats["note"]
+    assert sched.assignment == get_mapper("greedy").map(costs).assignment
+    assert check_schedule(costs, sched).ok
+
+
+def test_highs_banner_kept_off_stdout():
+    """HiGHS prints a copyright banner to fd 1 at its first construction in a process; it must not reach
+    stdout (it would corrupt ``hetsim run --json``)."""
+    code = ("import sys; sys.path.insert(0, 'tests'); from conftest import diamond, make_platform; "
+            "from hetsim.costs import CostModel; from hetsim.mappers.ilp import Ilp; "
+            "Ilp().map(CostModel(diamond(), make_platform()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PLATFORMS.parent,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ""
+
+
+# --------------------------------------------------------------------------------------------- Gurobi
+
+
+def test_gurobi_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gurobipy", None)
+    with pytest.raises(MappingError, match=r"pip install 'hetsim\[gurobi\]'"):
+        Ilp(solver="gurobi").map(CostModel(diamond(), make_platform()))
+
+
+def test_gurobi_small_model_agrees():
+    pytest.importorskip("gurobipy")
+    costs = CostModel(diamond(), make_platform(crossbars_per_core=1))
+    sched = solve(costs, solver="gurobi")
+    assert sched.makespan_s == ns(2760)
+    assert sched.stats["solver_version"].startswith("Gurobi")
+
+
+def test_gurobi_size_limited_licence():
+    """A model beyond 2000 columns/rows must end in a MappingError naming the licence, not a crash."""
+    pytest.importorskip("gurobipy")
+    costs = CostModel(layered_dag(120, width=8, seed=0), make_platform())
+    m = build_model(costs)
+    assert m.n_cols > 2000 and m.n_rows > 2000
+    try:
+        sched = Ilp(solver="gurobi", time_limit_s=5).map(costs)
+    except MappingError as err:
+        assert "size-limited" in str(err)
+    else:  # a full licence is installed
+        assert check_schedule(costs, sched).ok
