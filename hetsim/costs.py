@@ -32,7 +32,10 @@ class CostModel:
         self.latency: dict[str, dict[str, float]] = {}
         self.phases: dict[str, dict[str, tuple[float, float, float]]] = {}
         self.n_crossbar: dict[str, dict[str, int]] = {}
-        devices = list(platform.devices.values())
+        # a cpu whose latency table is a folder of profiles takes this workload's
+        self.devices = {n: (d.for_workload(workload.name) if hasattr(d, "for_workload") else d)
+                        for n, d in platform.devices.items()}
+        devices = list(self.devices.values())
         unsupported = []
         for name, op in workload.ops.items():
             lat: dict[str, float] = {}
@@ -62,7 +65,7 @@ class CostModel:
 
     def host_fallback_ops(self) -> list[str]:
         """Ops whose host latency comes from the roofline because the host's latency table lacks them."""
-        dev = self.platform.host_device
+        dev = self.devices[self.host]
         if dev.latency_model != "table":
             return []
         return [n for n, op in self.workload.ops.items() if dev.uses_fallback(op)]

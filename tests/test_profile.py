@@ -12,6 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from hetsim.cli import main
 from hetsim.costs import CostModel
+from hetsim.errors import PlatformError
 from hetsim.platform import Platform
 from hetsim.profile import profile_model
 from hetsim.workload import load_onnx
@@ -76,3 +77,19 @@ def test_profile_table_round_trips_into_a_cpu_device(tmp_path, capsys):
     assert costs.host_fallback_ops() == []
     # refuses to overwrite without --force
     assert main(["profile", str(model), "-o", str(out), "--runs", "1", "--warmup", "0"]) == 2
+
+
+def test_a_folder_of_profiles_picks_the_workloads_csv(tmp_path):
+    model = conv_relu_model(tmp_path / "m.onnx")
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    (folder / "m.csv").write_text("# machine: test\nop,latency_s\nconv,0.001\nrelu,0.002\n")
+    spec = {"devices": {"host": {
+        "kind": "cpu", "clock_ghz": 1.0, "macs_per_cycle": {32: 1}, "mem_bandwidth_gb_s": 1.0,
+        "latency_model": "table", "latency_table": str(folder)}}}
+    costs = CostModel(load_onnx(model), Platform.model_validate(spec))
+    assert costs.latency["conv"]["host"] == 0.001 and costs.latency["relu"]["host"] == 0.002
+    assert sorted(costs.host_fallback_ops()) == ["const", "scale"]  # not in the table: roofline, reported
+    (folder / "m.csv").rename(folder / "other.csv")
+    with pytest.raises(PlatformError, match="hetsim profile"):
+        CostModel(load_onnx(model), Platform.model_validate(spec))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from functools import cached_property
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -30,7 +30,8 @@ class CpuDevice(DeviceBase):
     wider one listed (e.g. 16-bit ops use the 32-bit rate when only 8 and 32 are given).
 
     With ``latency_model: table``, ``latency_table`` is a CSV with at least the columns ``op`` (op name) and
-    ``latency_s``; ops missing from it fall back to the roofline (see :meth:`from_table`).
+    ``latency_s`` (``hetsim profile`` writes them), or a folder of such CSVs named ``<workload>.csv``; ops
+    missing from the table fall back to the roofline, and the report counts them.
 
     Power fields are per core: a busy core draws ``active_w``, an idle one ``idle_w``.
     """
@@ -87,39 +88,41 @@ class CpuDevice(DeviceBase):
         t_mem = nbytes / (self.mem_bandwidth_gb_s * 1e9)
         return self.op_overhead_us * 1e-6 + max(t_compute, t_mem)
 
-    @cached_property
+    def for_workload(self, workload: str) -> CpuDevice:
+        """This device with its latency table chosen for ``workload``: when ``latency_table`` is a folder of
+        profiles, the file ``<folder>/<workload>.csv`` (as ``hetsim profile`` names them).
+
+        Raises:
+            PlatformError: the folder holds no profile for ``workload``.
+        """
+        if self.latency_model != "table" or self.latency_table is None or not Path(self.latency_table).is_dir():
+            return self
+        path = Path(self.latency_table) / f"{workload}.csv"
+        if not path.is_file():
+            raise PlatformError(
+                f"device {self.name!r}: no profile {str(path)!r} for workload {workload!r}; measure it with "
+                f"'hetsim profile MODEL.onnx -o {path}' on the host it describes"
+            )
+        return self.model_copy(update={"latency_table": path})
+
+    @property
     def table(self) -> dict[str, float]:
         """Measured latencies, op name -> seconds (empty for the roofline model).
 
         Raises:
-            PlatformError: the CSV is missing, lacks the ``op``/``latency_s`` columns, or has a bad value.
+            PlatformError: the CSV is missing, lacks the ``op``/``latency_s`` columns, or has a bad value; or
+                ``latency_table`` is a folder (see :meth:`for_workload`).
         """
         if self.latency_model != "table" or self.latency_table is None:
             return {}
         path = Path(self.latency_table)
+        if path.is_dir():
+            raise PlatformError(f"device {self.name!r}: latency_table {str(path)!r} is a folder of profiles: "
+                                "pick the workload's with for_workload()")
         if not path.is_file():
             raise PlatformError(f"device {self.name!r}: latency_table {str(path)!r} does not exist")
-        out: dict[str, float] = {}
-        with path.open(newline="") as f:
-            # keep each data row's line number in the file (comment lines are skipped, not renumbered)
-            numbered = [(i, line) for i, line in enumerate(f, start=1) if line.strip() and not line.startswith("#")]
-        rows = list(csv.reader(line for _, line in numbered))
-        header = [h.strip() for h in rows[0]] if rows else []
-        if "op" not in header or "latency_s" not in header:
-            raise PlatformError(
-                f"device {self.name!r}: latency_table {str(path)!r} needs columns 'op' and 'latency_s'"
-            )
-        i_op, i_lat = header.index("op"), header.index("latency_s")
-        for (lineno, _), row in zip(numbered[1:], rows[1:], strict=True):
-            cell = row[i_lat] if i_lat < len(row) else ""
-            try:
-                val = float(cell)
-            except ValueError:
-                raise PlatformError(f"{path}:{lineno}: latency_s {cell!r} is not a number") from None
-            if not val >= 0:
-                raise PlatformError(f"{path}:{lineno}: latency_s must be >= 0, got {cell}")
-            out[row[i_op]] = val
-        return out
+        st = path.stat()
+        return _read_table(str(path), st.st_mtime_ns, st.st_size, self.name)
 
     def latency(self, op: Op) -> float | None:
         """Latency of ``op`` in seconds: 0 for a type in ``free_ops``, else the table's value if listed, else the
@@ -137,3 +140,27 @@ class CpuDevice(DeviceBase):
         if (self.supported_ops is not None and op.op_type not in self.supported_ops) or op.op_type in self.free_ops:
             return False
         return self.latency_model == "table" and op.name not in self.table
+
+
+@lru_cache(maxsize=64)
+def _read_table(path: str, _mtime_ns: int, _size: int, device: str) -> dict[str, float]:
+    """Read a latency CSV (cached per file version). See :attr:`CpuDevice.table`."""
+    out: dict[str, float] = {}
+    with open(path, newline="") as f:
+        # keep each data row's line number in the file (comment lines are skipped, not renumbered)
+        numbered = [(i, line) for i, line in enumerate(f, start=1) if line.strip() and not line.startswith("#")]
+    rows = list(csv.reader(line for _, line in numbered))
+    header = [h.strip() for h in rows[0]] if rows else []
+    if "op" not in header or "latency_s" not in header:
+        raise PlatformError(f"device {device!r}: latency_table {path!r} needs columns 'op' and 'latency_s'")
+    i_op, i_lat = header.index("op"), header.index("latency_s")
+    for (lineno, _), row in zip(numbered[1:], rows[1:], strict=True):
+        cell = row[i_lat] if i_lat < len(row) else ""
+        try:
+            val = float(cell)
+        except ValueError:
+            raise PlatformError(f"{path}:{lineno}: latency_s {cell!r} is not a number") from None
+        if not val >= 0:
+            raise PlatformError(f"{path}:{lineno}: latency_s must be >= 0, got {cell}")
+        out[row[i_op]] = val
+    return out
