@@ -314,7 +314,8 @@ def cmd_profile(args) -> int:
           f"{prof.meta['onnxruntime']}, 1 thread, graph optimisations {prof.meta['graph_optimizations']})")
     print(f"  whole model   {prof.whole_model_s * 1e3:10.3f} ms (median of {args.runs} runs)")
     print(f"  sum of ops    {prof.per_op_sum_s * 1e3:10.3f} ms ({diff * 1e3:+.3f} ms, "
-          f"{diff / prof.whole_model_s * 100:+.1f} %: the rest is ORT's per-run and per-node overhead)")
+          f"{diff / prof.whole_model_s * 100:+.1f} % of the whole run: ORT's per-run work outside the kernels, "
+          "profiler overhead and run-to-run noise)")
     if fused:
         print(f"  {fused} ops share fused kernels (time split by MACs)")
     if missing:
