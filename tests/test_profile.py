@@ -93,3 +93,16 @@ def test_a_folder_of_profiles_picks_the_workloads_csv(tmp_path):
     (folder / "m.csv").rename(folder / "other.csv")
     with pytest.raises(PlatformError, match="hetsim profile"):
         CostModel(load_onnx(model), Platform.model_validate(spec))
+
+
+def test_shipped_profiles_cover_every_op_of_their_workloads():
+    from hetsim.platform import load_platform
+
+    root = Path(__file__).resolve().parents[1]
+    plat = load_platform(root / "platforms" / "puma-host.yaml")
+    profiles = sorted((root / "profiles").glob("*.csv"))
+    assert len(profiles) >= 10
+    for prof in profiles:
+        model = next(root.glob(f"workloads/**/{prof.stem}.onnx"))
+        costs = CostModel(load_onnx(model), plat)
+        assert costs.host_fallback_ops() == [], prof.name  # measured, not estimated
