@@ -205,3 +205,34 @@ def test_prop_greedy_within_budget_and_never_worse_than_all_host(setup):
             assert sum(n for _, n in s.placement[v]) == costs.n_crossbar[v]["cim"]
     start, finish, makespan = list_schedule(costs, s.assignment, s.order)
     assert makespan == s.makespan_s == simulate(costs, s).makespan_s
+
+
+# --------------------------------------------------------------------- every PUMA mapper, random DAGs
+
+PUMA_MAPPERS = [m for m in ("all-host", "greedy", "heft", "ilp", "cpsat") if m in MAPPERS]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=random_setup(contention=False))
+def test_every_mapper_gives_a_feasible_schedule_that_replays_to_its_promise(setup):
+    """The schedule checker runs on every mapper: feasible (support, Eq. 14, precedence, host capacity), and
+    the contention-free replay reproduces the mapper's predicted makespan exactly."""
+    from hetsim.check import check_schedule
+
+    costs = setup["costs"]
+    base = None
+    single_core = costs.platform.host_device.cores == 1
+    for name in PUMA_MAPPERS:
+        if name == "ilp" and not single_core:  # seed 000's MILP models a single-core host, and says so
+            with pytest.raises(MappingError, match="single-core"):
+                get_mapper(name).map(costs)
+            continue
+        sched = get_mapper(name, time_limit_s=1.0).map(costs)
+        rep = check_schedule(costs, sched)
+        assert rep.ok, (name, rep.violations[:3])
+        res = simulate(costs, sched)
+        assert res.makespan_s == sched.makespan_s, name
+        if name == "all-host":
+            base = res.makespan_s
+        elif name in ("ilp", "cpsat") and sched.stats.get("status") == "optimal":
+            assert res.makespan_s <= base * (1 + 1e-9), name  # an optimum is never worse than all-host
