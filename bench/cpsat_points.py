@@ -1,13 +1,19 @@
 """The ``cpsat`` mapper over seed 000's design-space grid (Sec. V): models x crossbars x MVM latency x host.
 
-    python bench/cpsat_points.py                     # quick subset: YOLOv5n (int8) at 25/50 crossbars, 50/1000 ns
-    python bench/cpsat_points.py --full              # all 4 models x {25,50,100,200} x {50,100,500,1000} x ARM/x86
-    python bench/cpsat_points.py --models yolov5n_int8_qdq --crossbars 25 --tmvm 50 --hosts arm --levers none
+    python bench/cpsat_points.py                  # quick subset: YOLOv5n, 25/50 crossbars, 50/1000 ns, ARM/x86
+    python bench/cpsat_points.py --full           # 4 models x {25,50,100,200} x {50,100,500,1000} x ARM/x86
+    python bench/cpsat_points.py --models yolov5n --crossbars 25 --tmvm 50 --hosts arm --levers none
+    python bench/cpsat_points.py --models yolov5n --qdq         # workloads/yolov5n_int8_qdq.onnx instead
 
-Prints one line per point: model, host, C, t_mvm, status, solve time, gap (real time, seed 000 Sec. II-B),
-makespan, speedup over all-host, ops offloaded, then the strengthening that fired. Crossbars C are made
-as ``cores=1, crossbars_per_core=C``. ``--levers`` takes a comma list of ``hetsim.mappers.cpsat.ALL_LEVERS``
-(``all``/``none``); ``--check`` also runs the schedule checker and a SimPy replay.
+Models are the seed 000 graphs ``workloads/paper/<model>_int8_ort.onnx`` (onnxruntime's fused QLinear
+graphs, the operator counts of Table I) when they load, else ``workloads/<model>_int8_qdq.onnx``.
+Prints one line per point: model, host, C, t_mvm, status, wall time, gap (real time, seed 000 Sec. II-B),
+makespan, speedup over all-host, ops offloaded, then what the strengthening did (bounds as fractions of the
+makespan, ops fixed, decomposition solves, where the schedule came from). Crossbars C are set with
+``devices.cim.crossbars`` (or ``cores=1, crossbars_per_core=C`` on the older platform schema). ``--levers``
+takes a comma list of ``hetsim.mappers.cpsat.ALL_LEVERS`` (``all``/``none``); ``--check`` also runs the
+schedule checker and a SimPy replay; ``--nondeterministic`` lets CP-SAT's workers run freely (faster, not
+reproducible).
 """
 
 from __future__ import annotations
@@ -20,8 +26,65 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-MODELS = ("resnet18_int8_qdq", "resnet50_int8_qdq", "mobilenet_v2_int8_qdq", "yolov5n_int8_qdq")
+MODELS = ("resnet18", "resnet50", "mobilenet_v2", "yolov5n")
 HOSTS = {"arm": "puma.yaml", "x86": "puma-x86.yaml"}
+
+
+def with_budget(base, crossbars: int, t_mvm_ns: float):
+    """``base`` with ``C = crossbars`` on the CIM device and the given MVM latency (``devices.cim.crossbars``
+    when the platform schema has it, else one core of ``C`` crossbars)."""
+    from hetsim.errors import PlatformError
+
+    try:
+        return base.with_overrides({"devices.cim.crossbars": crossbars, "devices.cim.t_mvm_ns": t_mvm_ns})
+    except PlatformError:
+        return base.with_overrides({"devices.cim.cores": 1, "devices.cim.crossbars_per_core": crossbars,
+                                    "devices.cim.t_mvm_ns": t_mvm_ns})
+
+
+def load_model(name: str, qdq: bool = False):
+    """``name``: a path to an ``.onnx`` file (e.g. ``workloads/yolov5n.onnx``, the fp32 export), a file stem in
+    ``workloads/`` (e.g. ``yolov5n_int8_qdq``), or a short name of :data:`MODELS`: the seed 000 graph
+    ``workloads/paper/<name>_int8_ort.onnx`` (onnxruntime's fused QLinear graphs, the operator counts of
+    Table I) when it loads, else ``workloads/<name>_int8_qdq.onnx`` (``qdq=True`` forces the latter)."""
+    from hetsim.errors import InputError
+    from hetsim.workload import load_onnx
+
+    p = Path(name)
+    if p.suffix == ".onnx":
+        return load_onnx(p), p.stem
+    if name not in MODELS:
+        return load_onnx(ROOT / "workloads" / f"{name}.onnx"), name
+    paper = ROOT / "workloads" / "paper" / f"{name}_int8_ort.onnx"
+    if not qdq and paper.is_file():
+        try:
+            return load_onnx(paper), f"paper/{name}"
+        except InputError:
+            pass
+    return load_onnx(ROOT / "workloads" / f"{name}_int8_qdq.onnx"), f"{name}_int8_qdq"
+
+
+def _levers_summary(st: dict, makespan: float) -> str:
+    """What the strengthening did, relative to the final makespan: bound of each lever as a fraction of it,
+    ops fixed, where the schedule came from."""
+    pre = st["presolve"]
+
+    def rel(key):
+        v = pre.get(key)
+        return "-" if v is None else f"{v / makespan:.4f}"
+
+    out = (f"heur={rel('heuristic_makespan_s')}({pre.get('heuristic_source')}) cp={rel('critical_path_s')} "
+           f"ks={rel('knapsack_bound_s')} root={rel('root_bound_s')} "
+           f"fix={pre.get('fixed_by_path', 0)}+{pre.get('fixed_by_load', 0)} sym={pre.get('symmetric_pairs', 0)}")
+    dec = pre.get("decompose")
+    if dec:
+        out += (f" dec={rel('decompose_bound_s')}(cuts={dec['cuts']},max={dec['largest_segment']},"
+                f"solves={dec['solves']},rounds={dec['rounds']})")
+    if pre.get("full_model_solved"):
+        out += f" full(seg={pre.get('segment_constraints', 0)})"
+    if "fluid_bound_s" in pre:
+        out += f" fluid={rel('fluid_bound_s')}({pre.get('fluid_status')},{pre.get('fluid_time_s', 0):.1f}s)"
+    return out + f" src={st['solution_source']}"
 
 
 def _ints(s: str) -> list[int]:
@@ -33,7 +96,6 @@ def main(argv: list[str] | None = None) -> int:
     from hetsim.mappers import get_mapper
     from hetsim.mappers.cpsat import ALL_LEVERS
     from hetsim.platform import load_platform
-    from hetsim.workload import load_onnx
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--full", action="store_true", help="the 128-point grid of the issue")
@@ -46,12 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--levers", default="all", help="comma list of levers, 'all' or 'none'")
     ap.add_argument("--check", action="store_true", help="check and replay every schedule")
+    ap.add_argument("--qdq", action="store_true", help="use workloads/<model>_int8_qdq.onnx, not the paper graphs")
+    ap.add_argument("--gap", type=float, default=1e-4, help="mip_rel_gap (default 1e-4; 0 = exact proof)")
+    ap.add_argument("--nondeterministic", action="store_true", help="no interleaved search (faster)")
     args = ap.parse_args(argv)
 
     if args.full:
         models, hosts, cbs, tmvms = list(MODELS), list(HOSTS), [25, 50, 100, 200], [50, 100, 500, 1000]
     else:
-        models, hosts, cbs, tmvms = ["yolov5n_int8_qdq"], list(HOSTS), [25, 50], [50, 1000]
+        models, hosts, cbs, tmvms = ["yolov5n"], list(HOSTS), [25, 50], [50, 1000]
     models = args.models.split(",") if args.models else models
     hosts = args.hosts.split(",") if args.hosts else hosts
     cbs = _ints(args.crossbars) if args.crossbars else cbs
@@ -59,32 +124,27 @@ def main(argv: list[str] | None = None) -> int:
     levers = ALL_LEVERS if args.levers == "all" else (() if args.levers == "none" else args.levers.split(","))
 
     print(f"# cpsat grid: time limit {args.time_limit} s/point, {args.threads} threads, seed {args.seed}, "
-          f"levers {','.join(levers) or 'none'}")
+          f"gap {args.gap}, {'non' if args.nondeterministic else ''}deterministic, levers {','.join(levers) or 'none'}")
     print(f"{'model':<22} {'host':<4} {'C':>4} {'t_mvm':>5} {'status':<10} {'time_s':>7} {'gap':>8} "
           f"{'makespan_ms':>11} {'speedup':>7} {'offl':>4}  levers")
     worst = 0.0
     n_opt = n = 0
-    for model in models:
-        wl = load_onnx(ROOT / "workloads" / f"{model}.onnx")
+    for name in models:
+        wl, model = load_model(name, args.qdq)
         for host in hosts:
             base = load_platform(ROOT / "platforms" / HOSTS[host])
             for c in cbs:
                 for t in tmvms:
-                    plat = base.with_overrides({"devices.cim.cores": 1, "devices.cim.crossbars_per_core": c,
-                                                "devices.cim.t_mvm_ns": t})
+                    plat = with_budget(base, c, t)
                     costs = CostModel(wl, plat)
                     all_host = get_mapper("all-host").map(costs).makespan_s
                     t0 = time.perf_counter()
                     s = get_mapper("cpsat", time_limit_s=args.time_limit, threads=args.threads,
-                                   seed=args.seed, levers=levers).map(costs)
+                                   seed=args.seed, levers=levers, mip_rel_gap=args.gap,
+                                   deterministic=not args.nondeterministic).map(costs)
                     wall = time.perf_counter() - t0
                     st = s.stats
-                    pre = st["presolve"]
-                    fired = (f"cp={pre.get('critical_path_s', 0) * 1e3:.3f}ms "
-                             f"ks={pre.get('knapsack_bound_s', 0) * 1e3:.3f}ms "
-                             f"fix={pre.get('fixed_by_path', 0)}+{pre.get('fixed_by_load', 0)} "
-                             f"sym={pre.get('symmetric_pairs', 0)} hint={st['hint_makespan_s'] or 0:.6g}"
-                             f"({st['hint_mapper']})")
+                    fired = _levers_summary(st, s.makespan_s)
                     if args.check:
                         from hetsim.check import check_schedule
                         from hetsim.sim import simulate

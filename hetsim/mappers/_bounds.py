@@ -1,0 +1,481 @@
+"""Integer-time data, lower bounds and preprocessing for the exact mappers (used by :mod:`hetsim.mappers.cpsat`).
+
+Everything here works on an :class:`IntProblem`: the cost model rounded UP to integer ticks of a fixed
+resolution (see :func:`to_ticks`), the devices each op may use, and the transfer time of every edge for every
+pair of devices. All bounds are bounds on the makespan of the rounded problem; :attr:`IntProblem.rounding_bound`
+converts them into bounds on the real problem (see :func:`build_problem`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from hetsim.costs import CostModel
+from hetsim.errors import MappingError, ScheduleError
+from hetsim.sim.analytic import ordered_devices
+
+#: values within this many ticks of an integer are snapped to it before rounding up (floating-point noise:
+#: 2560 ns computed as 2.56e-6 s / 1e-9 is 2560.0000000000005, which must stay 2560 ticks).
+SNAP = 1e-6
+
+
+def to_ticks(t: float, tick: float) -> int:
+    """``t`` seconds as a whole number of ticks, rounded up (after snapping float noise, :data:`SNAP`)."""
+    x = t / tick
+    r = round(x)
+    if abs(x - r) <= SNAP:
+        return int(r)
+    return int(math.ceil(x))
+
+
+@dataclass
+class IntProblem:
+    """Seed 000's problem with integer durations.
+
+    Attributes:
+        tick: seconds per tick.
+        ops: op names in topological order; ``pos`` their index.
+        preds, succs: per op, predecessor / successor names.
+        devices: per op, the devices it may still use (after preprocessing), in platform order.
+        dur: ``dur[v][d]`` ticks (rounded up).
+        tr: ``tr[(u, v)][(a, b)]`` ticks to move edge ``u -> v`` from ``a`` to ``b`` (0 on one device or for a
+            parameter edge); a pair missing from the dict has no link (forbidden).
+        cpus: ordered devices (``cpu`` kind) -> cores; ``budget``: CIM device -> crossbars (Eq. 14).
+        ncb: ``ncb[v][d]`` crossbars op ``v`` needs on CIM device ``d``.
+        host: the platform's host.
+        rounding_bound_s: the most the rounding can lengthen any schedule, in seconds: ticks are rounded up
+            by less than one each, every path of any schedule (DAG edges plus device-order edges) crosses an
+            op at most once and a DAG edge at most once, so the sum over ops of the largest per-device
+            rounding error plus the sum over edges of the largest per-pair error bounds the difference
+            between the rounded and the real makespan of a fixed assignment and order.
+    """
+
+    tick: float
+    ops: list[str]
+    pos: dict[str, int]
+    preds: dict[str, list[str]]
+    succs: dict[str, list[str]]
+    devices: dict[str, list[str]]
+    dur: dict[str, dict[str, int]]
+    tr: dict[tuple[str, str], dict[tuple[str, str], int]]
+    cpus: dict[str, int]
+    budget: dict[str, int]
+    ncb: dict[str, dict[str, int]]
+    host: str
+    rounding_bound_s: float = 0.0
+    removed: dict[str, int] = field(default_factory=dict)
+
+    def edge_min(self, u: str, v: str, a: str, b: str | None = None) -> int:
+        """Least transfer for edge ``u -> v`` with ``u`` on ``a`` (and ``v`` on ``b`` or any device)."""
+        tr = self.tr[(u, v)]
+        bs = [b] if b is not None else self.devices[v]
+        return min(tr[(a, x)] for x in bs if (a, x) in tr)
+
+
+def choose_tick(costs: CostModel, resolution_s: float | None, horizon_s: float) -> float:
+    """The tick: ``resolution_s`` if given, else 1 ns, coarsened by powers of 10 while the horizon would
+    exceed 1e10 ticks (CP-SAT is happiest well inside 2**40)."""
+    if resolution_s is not None:
+        if resolution_s <= 0:
+            raise MappingError(f"cpsat: resolution_s must be > 0, got {resolution_s}")
+        return float(resolution_s)
+    tick = 1e-9
+    while horizon_s / tick > 1e10:
+        tick *= 10
+    return tick
+
+
+def build_problem(costs: CostModel, tick: float) -> IntProblem:
+    """Round the cost model to ticks and drop the choices that can never be feasible.
+
+    Removed: CIM devices for ops that need more crossbars than the device has (``removed['too_big']``);
+    device pairs of an edge that no link joins (kept out of ``tr``).
+
+    Raises:
+        MappingError: an op has no device left.
+    """
+    wl = costs.workload
+    g = wl.graph
+    topo = wl.topological_order()
+    pos = {v: i for i, v in enumerate(topo)}
+    cpus = ordered_devices(costs)
+    budget = {n: d.crossbars for n, d in costs.platform.devices.items() if d.kind == "puma"}
+    plat_order = list(costs.platform.devices)
+    devices: dict[str, list[str]] = {}
+    dur: dict[str, dict[str, int]] = {}
+    ncb: dict[str, dict[str, int]] = {}
+    removed = {"too_big": 0}
+    err_ops = 0.0
+    for v in topo:
+        lat = costs.latency[v]
+        ds = []
+        for d in plat_order:
+            if d not in lat:
+                continue
+            if d in budget:
+                n = costs.n_crossbar[v][d]
+                if n > budget[d]:
+                    removed["too_big"] += 1
+                    continue
+                ncb.setdefault(v, {})[d] = n
+            ds.append(d)
+        if not ds:
+            raise MappingError(
+                f"cpsat: op {v!r} ({wl.op(v).op_type}) fits no device: the host cannot run it and it needs "
+                f"more crossbars than a CIM device has (seed 000 Eq. 14)"
+            )
+        devices[v] = ds
+        dur[v] = {d: to_ticks(lat[d], tick) for d in ds}
+        err_ops += max(max(0.0, dur[v][d] * tick - lat[d]) for d in ds)
+    tr: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
+    err_edges = 0.0
+    for u, v in g.edges:
+        m: dict[tuple[str, str], int] = {}
+        worst = 0.0
+        for a in devices[u]:
+            for b in devices[v]:
+                try:
+                    t = costs.transfer_time(u, v, a, b)
+                except ScheduleError:
+                    continue  # no link between a and b: the pair is forbidden
+                m[(a, b)] = to_ticks(t, tick)
+                worst = max(worst, m[(a, b)] * tick - t)
+        if not m:
+            raise MappingError(f"cpsat: edge {u!r} -> {v!r} cannot be carried: no link joins its ops' devices")
+        tr[(u, v)] = m
+        err_edges += worst
+    return IntProblem(
+        tick=tick, ops=topo, pos=pos,
+        preds={v: list(g.predecessors(v)) for v in topo},
+        succs={v: list(g.successors(v)) for v in topo},
+        devices=devices, dur=dur, tr=tr, cpus=cpus, budget=budget, ncb=ncb, host=costs.host,
+        rounding_bound_s=err_ops + err_edges, removed=removed,
+    )
+
+
+def heads_tails(p: IntProblem) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """Per (op, device): a lower bound on the op's start (head) and on the time from its end to the makespan
+    (tail), over every schedule that puts the op on that device: longest paths where every other op takes
+    its best device (duration plus transfer) and resources are ignored."""
+    head: dict[str, dict[str, int]] = {}
+    for v in p.ops:
+        hv = {}
+        for d in p.devices[v]:
+            h = 0
+            for u in p.preds[v]:
+                tr = p.tr[(u, v)]
+                best = min((head[u][a] + p.dur[u][a] + tr[(a, d)] for a in p.devices[u] if (a, d) in tr),
+                           default=None)
+                if best is None:
+                    h = None
+                    break
+                h = max(h, best)
+            if h is not None:
+                hv[d] = h
+        head[v] = hv
+    tail: dict[str, dict[str, int]] = {}
+    for v in reversed(p.ops):
+        tv = {}
+        for d in p.devices[v]:
+            t = 0
+            for w in p.succs[v]:
+                tr = p.tr[(v, w)]
+                best = min((tr[(d, b)] + p.dur[w][b] + tail[w][b] for b in p.devices[w]
+                            if (d, b) in tr and b in tail[w]), default=None)
+                if best is None:
+                    t = None
+                    break
+                t = max(t, best)
+            if t is not None:
+                tv[d] = t
+        tail[v] = tv
+    return head, tail
+
+
+def critical_path(p: IntProblem, head, tail) -> int:
+    """Makespan lower bound: the longest op-through path, each op at its best device."""
+    best = 0
+    for v in p.ops:
+        vals = [head[v][d] + p.dur[v][d] + tail[v][d] for d in p.devices[v] if d in head[v] and d in tail[v]]
+        if vals:
+            best = max(best, min(vals))
+    return best
+
+
+def max_saving(items: list[tuple[int, int]], cap: int) -> int:
+    """0/1 knapsack: the largest total value of ``(weight, value)`` items with total weight <= ``cap``."""
+    if cap < 0:
+        return -1
+    dp = [0] * (cap + 1)
+    for w, val in items:
+        if w > cap or val <= 0:
+            continue
+        for c in range(cap, w - 1, -1):
+            if dp[c - w] + val > dp[c]:
+                dp[c] = dp[c - w] + val
+    return dp[cap]
+
+
+@dataclass
+class LoadBound:
+    """Host-load (knapsack) bound for a single ordered device ``cpu`` of ``cores`` cores and one CIM device.
+
+    ``T >= r0 + ceil((W_forced + W_free - saving) / cores) + q0`` where ``W_*`` is the host work of the ops
+    (forced to the host / free to go either way), ``saving`` the largest host time a budget-feasible offload
+    set can remove (exact 0/1 knapsack over crossbars), and ``r0``/``q0`` the least head/tail of any op the
+    host may run (the host is idle before the first and after the last of its ops).
+    """
+
+    cpu: str
+    cim: str
+    cores: int
+    r0: int
+    q0: int
+    forced: int  # host work of ops that must stay on the cpu
+    items: dict[str, tuple[int, int]]  # free op -> (crossbars, host ticks)
+    cap: int  # budget left after the ops the cpu cannot run
+
+    def _total(self) -> int:
+        return self.forced + sum(h for _, h in self.items.values())
+
+    def _value(self, saving: int) -> int:
+        if saving < 0:
+            return 1 << 62
+        return self.r0 + self.q0 + -(-(self._total() - saving) // self.cores)
+
+    def bound(self) -> int:
+        """The bound over all budget-feasible offload sets."""
+        return self._value(max_saving(list(self.items.values()), self.cap))
+
+    def per_op(self) -> dict[str, tuple[int, int]]:
+        """Per free op: (the bound when it stays on the cpu, the bound when it is offloaded), from prefix and
+        suffix knapsack tables (``O(items * cap)``)."""
+        names = list(self.items)
+        cap = self.cap
+        if cap < 0:
+            return {v: (1 << 62, 1 << 62) for v in names}
+        neg = -(1 << 60)
+
+        def table(seq):
+            rows = [[0] * (cap + 1)]
+            for v in seq:
+                w, h = self.items[v]
+                prev = rows[-1]
+                cur = list(prev)
+                for c in range(w, cap + 1):
+                    if prev[c - w] + h > cur[c]:
+                        cur[c] = prev[c - w] + h
+                rows.append(cur)
+            return rows
+
+        pre = table(names)
+        suf = table(list(reversed(names)))
+        out = {}
+        n = len(names)
+        for i, v in enumerate(names):
+            a, b = pre[i], suf[n - 1 - i]  # items before / after v (tables are monotone in capacity)
+            best_without = max(a[c] + b[cap - c] for c in range(cap + 1))
+            w, h = self.items[v]
+            left = cap - w
+            best_with = h + max(a[c] + b[left - c] for c in range(left + 1)) if left >= 0 else neg
+            out[v] = (self._value(best_without), self._value(best_with) if best_with > neg else 1 << 62)
+        return out
+
+
+def load_bound(p: IntProblem, head, tail) -> LoadBound | None:
+    """The :class:`LoadBound` of the platform when it has exactly one cpu and one CIM device, else None."""
+    if len(p.cpus) != 1 or len(p.budget) != 1:
+        return None
+    (cpu, cores), = p.cpus.items()
+    (cim, cap), = p.budget.items()
+    r0 = min((head[v][cpu] for v in p.ops if cpu in head[v]), default=0)
+    q0 = min((tail[v][cpu] for v in p.ops if cpu in tail[v]), default=0)
+    forced = 0
+    items = {}
+    for v in p.ops:
+        ds = p.devices[v]
+        if cpu not in ds:
+            cap -= p.ncb[v][cim]
+        elif cim not in ds:
+            forced += p.dur[v][cpu]
+        else:
+            items[v] = (p.ncb[v][cim], p.dur[v][cpu])
+    return LoadBound(cpu, cim, cores, r0, q0, forced, items, cap)
+
+
+def int_list_schedule(p: IntProblem, assignment: dict[str, str], order: dict[str, list[str]]) -> tuple[dict, int]:
+    """Integer-tick ASAP evaluation of an assignment and per-cpu order (as :func:`list_schedule`)."""
+    import heapq
+
+    chain_prev = {}
+    for seq in order.values():
+        for i in range(1, len(seq)):
+            chain_prev[seq[i]] = seq[i - 1]
+    # process in an order compatible with the DAG and the chains
+    indeg = {v: len(p.preds[v]) + (1 if v in chain_prev else 0) for v in p.ops}
+    nxt: dict[str, list[str]] = {v: list(p.succs[v]) for v in p.ops}
+    for v, u in chain_prev.items():
+        nxt[u].append(v)
+    ready = [(p.pos[v], v) for v in p.ops if indeg[v] == 0]
+    heapq.heapify(ready)
+    start: dict[str, int] = {}
+    finish: dict[str, int] = {}
+    slots = {d: [0] * c for d, c in p.cpus.items()}
+    while ready:
+        _, v = heapq.heappop(ready)
+        dv = assignment[v]
+        t = 0
+        for u in p.preds[v]:
+            t = max(t, finish[u] + p.tr[(u, v)][(assignment[u], dv)])
+        if dv in slots:
+            pr = chain_prev.get(v)
+            if pr is not None:
+                t = max(t, start[pr])
+            free = heapq.heappop(slots[dv])
+            t = max(t, free)
+            heapq.heappush(slots[dv], t + p.dur[v][dv])
+        start[v] = t
+        finish[v] = t + p.dur[v][dv]
+        for w in nxt[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                heapq.heappush(ready, (p.pos[w], w))
+    if len(start) != len(p.ops):
+        raise ScheduleError("order contradicts the data dependencies")
+    return start, max(finish.values(), default=0)
+
+
+def closures(p: IntProblem) -> tuple[dict[str, int], dict[str, int]]:
+    """Ancestor and descendant sets of every op as bitsets over topological positions."""
+    anc: dict[str, int] = {}
+    for v in p.ops:
+        a = 0
+        for u in p.preds[v]:
+            a |= anc[u] | (1 << p.pos[u])
+        anc[v] = a
+    desc: dict[str, int] = {}
+    for v in reversed(p.ops):
+        d = 0
+        for w in p.succs[v]:
+            d |= desc[w] | (1 << p.pos[w])
+        desc[v] = d
+    return anc, desc
+
+
+def free_ops(costs: CostModel, p: IntProblem) -> set[str]:
+    """Ops that float: no predecessor and only parameter out-edges (constant producers, e.g. weight
+    dequantisation); they can run any time before their consumers, so they are left out of the cut structure."""
+    g = costs.workload.graph
+    out = set()
+    for v in p.ops:
+        if p.preds[v]:
+            continue
+        if costs.workload.op(v).is_constant or all(g.edges[v, w].get("param") for w in p.succs[v]):
+            out.add(v)
+    return out
+
+
+def cut_ops(p: IntProblem, anc, desc, free: set[str]) -> list[str]:
+    """Ops comparable with every other non-free op (every schedule splits there), in topological order."""
+    mask = 0
+    for v in p.ops:
+        if v not in free:
+            mask |= 1 << p.pos[v]
+    n = bin(mask).count("1")
+    return [v for v in p.ops if v not in free and bin((anc[v] | desc[v]) & mask).count("1") == n - 1]
+
+
+def fill_schedule(p: IntProblem, assignment: dict[str, str], free: set[str], prio: dict[str, int]
+                  ) -> tuple[dict[str, list[str]], int]:
+    """A list schedule of ``assignment`` in ticks that fills cpu idle time with floating ops.
+
+    Event-driven: CIM ops start as soon as their inputs arrive; a free cpu core starts the ready op of
+    highest ``prio`` (e.g. head + duration + tail). Floating ops (``free``: no inputs, e.g. weight
+    dequantisation) only run early when they fit in the idle time before the next op can become ready
+    (highest priority first), or when an op waits for nothing but floating ops (then they are urgent).
+    Returns the per-cpu order and the makespan (ticks).
+    """
+    import heapq
+
+    cpus = p.cpus
+    n_wait = {v: len(p.preds[v]) for v in p.ops}
+    n_hard = {v: sum(1 for u in p.preds[v] if u not in free) for v in p.ops}
+    arrive = dict.fromkeys(p.ops, 0)
+    finish: dict[str, int] = {}
+    order: dict[str, list[str]] = {c: [] for c in cpus}
+    ready: dict[str, set[str]] = {c: set() for c in cpus}
+    urgent: set[str] = set()
+    inflight: list = []  # (arrival, pos, v) of cpu ops whose inputs are in flight
+    events: list = []  # (finish time, pos, v)
+    busy = dict.fromkeys(cpus, 0)
+    started: set[str] = set()
+
+    def release(v: str) -> None:
+        d = assignment[v]
+        if d in cpus:
+            heapq.heappush(inflight, (arrive[v], p.pos[v], v))
+        else:
+            finish[v] = arrive[v] + p.dur[v][d]
+            heapq.heappush(events, (finish[v], p.pos[v], v))
+
+    def mark_urgent(w: str) -> None:
+        if n_hard[w] == 0:
+            for u in p.preds[w]:
+                if u in free and u not in started:
+                    urgent.add(u)
+
+    for v in p.ops:
+        if n_wait[v] == 0:
+            release(v)
+    for v in p.ops:
+        if v not in free and p.preds[v]:
+            mark_urgent(v)
+    now = 0
+    while len(finish) < len(p.ops) or events:
+        while events and events[0][0] <= now:
+            _, _, v = heapq.heappop(events)
+            dv = assignment[v]
+            if dv in cpus:
+                busy[dv] -= 1
+            for w in p.succs[v]:
+                t = finish[v] + p.tr[(v, w)][(dv, assignment[w])]
+                if t > arrive[w]:
+                    arrive[w] = t
+                n_wait[w] -= 1
+                if v not in free:
+                    n_hard[w] -= 1
+                    mark_urgent(w)
+                if n_wait[w] == 0:
+                    release(w)
+        while inflight and inflight[0][0] <= now:
+            _, _, v = heapq.heappop(inflight)
+            ready[assignment[v]].add(v)
+        for c, k in cpus.items():
+            while busy[c] < k and ready[c]:
+                hard = [v for v in ready[c] if v not in free or v in urgent]
+                if hard:
+                    v = max(hard, key=lambda x: (prio[x], -p.pos[x]))
+                else:
+                    nxt = min([t for t in (events[0][0] if events else None,
+                                           inflight[0][0] if inflight else None) if t is not None],
+                              default=None)
+                    fits = [x for x in ready[c] if nxt is None or now + p.dur[x][c] <= nxt]
+                    if not fits:
+                        break
+                    v = max(fits, key=lambda x: (prio[x], -p.pos[x]))
+                ready[c].discard(v)
+                started.add(v)
+                urgent.discard(v)
+                busy[c] += 1
+                finish[v] = now + p.dur[v][c]
+                heapq.heappush(events, (finish[v], p.pos[v], v))
+                order[c].append(v)
+        nxt = [t for t in (events[0][0] if events else None, inflight[0][0] if inflight else None)
+               if t is not None]
+        if not nxt:
+            break
+        now = max(now, min(nxt))
+    if len(finish) != len(p.ops):
+        raise ScheduleError("fill_schedule: some ops never became ready (cyclic graph?)")
+    return order, max(finish.values(), default=0)

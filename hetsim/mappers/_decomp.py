@@ -1,0 +1,578 @@
+"""Decomposition of seed 000's problem at cut ops (used by :mod:`hetsim.mappers.cpsat`, lever ``decompose``).
+
+A *cut op* ``a`` is comparable with every non-floating op (each is an ancestor or a descendant of ``a``), so in
+every schedule nothing overlaps ``a``: the ops before it finish before it starts and the ops after it start
+after it ends. A cut is *clean* when no edge jumps over it with a non-zero transfer (a skip edge with a
+transfer would couple the two sides). Consecutive clean cuts ``a_i, a_{i+1}`` bound a *segment* ``S_i``, and
+
+    T = L_0 + sum_i (dur(a_i) + L_i),    L_i = s(a_{i+1}) - e(a_i)
+
+where ``L_i`` depends only on the devices of ``a_i`` and ``a_{i+1}`` and the crossbars given to ``S_i``. So
+the problem without floating ops is solved exactly by
+
+* per segment and per device pair of its two cuts, the Pareto front (crossbars used, ``L_i``) from a few
+  small CP-SAT solves (minimise ``L * W + crossbars``, then again with fewer crossbars than the optimum
+  used, until infeasible): the segments are independent, so the search is a sum, not a product, of the
+  segment searches;
+* a dynamic program over the cuts, state (device of the cut, crossbars used), which shares the budget
+  (seed 000 Eq. 14) between segments.
+
+Floating ops (weight dequantisation, constants) are left out: dropping them cannot lengthen the optimum,
+so the DP value is a lower bound of the real problem; they are then put back into the host's idle gaps
+(earliest deadline first), and when they all fit the DP's schedule is optimal for the real problem.
+Segment solves that hit their time limit give a bound and an incumbent instead of the exact value, which
+the DP carries as a lower and an upper bound.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from dataclasses import dataclass, field
+
+from hetsim.mappers import _bounds as B
+
+INF = 1 << 62
+
+
+def clean_cuts(p: B.IntProblem, free: set[str]) -> list[str]:
+    """Clean cut ops (see the module docstring), in topological order."""
+    anc, desc = B.closures(p)
+    cuts = B.cut_ops(p, anc, desc, free)
+    if not cuts:
+        return []
+    cpos = [p.pos[a] for a in cuts]
+    dirty = set()
+    for (u, w), tr in p.tr.items():
+        if u in free or w in free or max(tr.values()) == 0:
+            continue
+        lo = bisect.bisect_right(cpos, p.pos[u])
+        hi = bisect.bisect_left(cpos, p.pos[w])
+        for i in range(lo, hi):
+            dirty.add(cuts[i])
+    return [a for a in cuts if a not in dirty]
+
+
+def split(p: B.IntProblem, cuts: list[str], free: set[str], attach: bool = False) -> list[list[str]]:
+    """The segments ``S_0 .. S_K`` between consecutive cuts. Floating ops are left out, or with ``attach``
+    put in the segment that ends before their first consumer (a restriction: schedules stay feasible)."""
+    cpos = [p.pos[a] for a in cuts]
+    segs: list[list[str]] = [[] for _ in range(len(cuts) + 1)]
+    cutset = set(cuts)
+    seg_of: dict[str, int] = {}
+    for v in p.ops:
+        if v in free or v in cutset:
+            continue
+        seg_of[v] = bisect.bisect_left(cpos, p.pos[v])
+        segs[seg_of[v]].append(v)
+    if attach:
+        for i, a in enumerate(cuts):
+            seg_of[a] = i  # a consumer that is cut i: the floating op runs in the segment before it
+        for v in free:
+            k = min((seg_of[w] for w in p.succs[v] if w in seg_of), default=len(cuts))
+            segs[k].append(v)
+        for s in segs:
+            s.sort(key=lambda v: p.pos[v])
+    return segs
+
+
+def sub_problem(p: B.IntProblem, ops: list[str], left: str | None, dl: str | None, right: str | None,
+                dr: str | None, budget: int | None) -> B.IntProblem:
+    """The segment ``ops`` between cut ``left`` (fixed to ``dl``, starts the segment) and cut ``right``
+    (fixed to ``dr``, given duration 0 so that the makespan is its start). The cuts' crossbars are not
+    counted (the DP does). ``budget``: crossbars for the segment (None: the device's)."""
+    names = ([left] if left else []) + list(ops) + ([right] if right else [])
+    keep = set(names)
+    names.sort(key=lambda v: p.pos[v])
+    devices = {v: list(p.devices[v]) for v in names}
+    dur = {v: dict(p.dur[v]) for v in names}
+    ncb = {v: dict(p.ncb[v]) for v in names if v in p.ncb}
+    if left:
+        devices[left] = [dl]
+        dur[left] = {dl: p.dur[left][dl]}
+        if left in ncb:
+            ncb[left] = dict.fromkeys(ncb[left], 0)
+    if right:
+        devices[right] = [dr]
+        dur[right] = {dr: 0}
+        if right in ncb:
+            ncb[right] = dict.fromkeys(ncb[right], 0)
+    preds = {v: [u for u in p.preds[v] if u in keep] for v in names}
+    succs = {v: [w for w in p.succs[v] if w in keep] for v in names}
+    tr = {}
+    for v in names:
+        for w in succs[v]:
+            tr[(v, w)] = {ab: t for ab, t in p.tr[(v, w)].items() if ab[0] in devices[v] and ab[1] in devices[w]}
+    bud = dict(p.budget)
+    if budget is not None:
+        bud = dict.fromkeys(bud, budget)
+    return B.IntProblem(tick=p.tick, ops=names, pos={v: i for i, v in enumerate(names)}, preds=preds, succs=succs,
+                        devices=devices, dur=dur, tr=tr, cpus=dict(p.cpus), budget=bud, ncb=ncb, host=p.host)
+
+
+@dataclass
+class Front:
+    """What is known of one segment for one device pair of its cuts, as functions of its crossbar budget.
+
+    ``cheap[c]``: a bound on ``L`` with at most ``c`` crossbars (critical path, knapsack load);
+    ``solves``: CP-SAT results ``(budget, bound, exact, crossbars used, L)``; a solve at budget ``b`` bounds
+    ``L`` for every budget ``<= b`` and, when exact, gives ``L`` itself for every budget in ``[used, b]``;
+    ``points``: schedules found ``(crossbars used, L, assignment, cpu order)``.
+    """
+
+    sub: B.IntProblem
+    off: int
+    top: int  # the largest budget that matters (the segment's crossbars, at most C)
+    forced: int  # crossbars of the ops only the CIM device runs
+    cheap: list[int]
+    solves: list[tuple[int, int, bool, int, int]] = field(default_factory=list)
+    points: list[tuple[int, int, dict, dict]] = field(default_factory=list)
+
+    def lb_table(self, cap: int) -> list[int]:
+        out = []
+        for c in range(cap + 1):
+            cc = min(c, self.top)
+            if cc < self.forced:
+                out.append(INF)
+                continue
+            val = self.cheap[cc]
+            for b, bnd, _, _, _ in self.solves:
+                if b >= cc and bnd > val:
+                    val = bnd
+            out.append(val)
+        return out
+
+    def exact_at(self, c: int) -> bool:
+        cc = min(c, self.top)
+        return cc < self.forced or any(ex and used <= cc <= b for b, _, ex, used, _ in self.solves)
+
+    @staticmethod
+    def steps(tab: list[int]) -> list[tuple[int, int]]:
+        """(least budget, value) at each step of a non-increasing table."""
+        out = []
+        for c, val in enumerate(tab):
+            if not out or val < out[-1][1]:
+                out.append((c, val))
+        return out
+
+    def ub_points(self) -> list[tuple[int, int, dict, dict]]:
+        """Pareto-optimal schedules (crossbars used increasing, L decreasing)."""
+        out = []
+        for pt in sorted(self.points, key=lambda x: (x[0], x[1])):
+            if not out or pt[1] < out[-1][1]:
+                out.append(pt)
+        return out
+
+
+class Decomposition:
+    """Runs the decomposition for a :class:`~hetsim.mappers.cpsat.CpSat` instance (module docstring).
+
+    Lazy: every segment is first solved at the largest budget that matters; then a DP over the lower
+    bounds picks a budget split, the segment budgets it relies on that are not known exactly are solved,
+    and so on until the DP's split is exact (its value is then optimal) or time runs out.
+
+    ``attach``: floating ops go into the segment before their first consumer instead of being left out;
+    the result is then a schedule of the real problem but its ``lb`` is no bound of it (``exact`` False).
+    """
+
+    def __init__(self, mapper, p: B.IntProblem, free: set[str], deadline: float, attach: bool = False):
+        self.m = mapper
+        self.p = p
+        self.free = free
+        self.attach = attach
+        self.deadline = deadline
+        self.cuts = clean_cuts(p, free)
+        self.segs = split(p, self.cuts, free, attach)
+        if len(p.budget) == 1:
+            (self.cim, self.cap), = p.budget.items()
+        else:
+            self.cim, self.cap = None, 0
+        self.solves = 0
+        self.shortcuts = 0
+        self.timeouts = 0
+        self.solve_time = 0.0
+        self.rounds = 0
+
+    @property
+    def applicable(self) -> bool:
+        return len(self.p.budget) == 1 and len(self.cuts) >= 1
+
+    def _devs(self, a: str | None) -> list:
+        return [None] if a is None else list(self.p.devices[a])
+
+    # ------------------------------------------------------------------------------------------ fronts
+    def _front(self, i: int, dl, dr) -> Front:
+        p = self.p
+        left = self.cuts[i - 1] if i > 0 else None
+        right = self.cuts[i] if i < len(self.cuts) else None
+        ops = self.segs[i]
+        sub = sub_problem(p, ops, left, dl, right, dr, self.cap)
+        off = p.dur[left][dl] if left else 0
+        total = sum(max(sub.ncb.get(v, {}).values(), default=0) for v in ops)
+        forced = sum(sub.ncb[v][self.cim] for v in ops if sub.devices[v] == [self.cim])
+        top = min(self.cap, total)
+        head, tail = B.heads_tails(sub)
+        cp = B.critical_path(sub, head, tail)
+        cheap = [cp - off] * (top + 1)
+        lbnd = B.load_bound(sub, head, tail)
+        if lbnd is not None:
+            for c in range(top + 1):
+                lbnd.cap = c - sum(sub.ncb[v][self.cim] for v in ops if self.cim in sub.devices[v]
+                                   and sub.host not in sub.devices[v])
+                cheap[c] = max(cheap[c], lbnd.bound() - off)
+        fr = Front(sub, off, top, forced, cheap)
+        self._greedy_points(fr)
+        return fr
+
+    def _greedy_points(self, fr: Front) -> None:
+        """Schedules of the greedy offload sequence (by host time saved per crossbar, kept while it helps),
+        every prefix recorded as a point."""
+        sub, cim = fr.sub, self.cim
+        assign = {v: (sub.host if sub.host in sub.devices[v] else sub.devices[v][0]) for v in sub.ops}
+        used = sum(sub.ncb.get(v, {}).get(assign[v], 0) for v in sub.ops if assign[v] == cim)
+        if used > fr.top:
+            return
+        order, best = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
+        fr.points.append((used, best - fr.off, dict(assign), order))
+        cands = sorted((v for v in sub.ops if cim in sub.devices[v] and assign[v] != cim),
+                       key=lambda v: (-(sub.dur[v][sub.host] - sub.dur[v][cim]) / max(1, sub.ncb[v][cim]),
+                                      sub.pos[v]))
+        for v in cands:
+            n = sub.ncb[v][cim]
+            if used + n > fr.top:
+                continue
+            assign[v] = cim
+            o2, ms = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
+            if ms < best:
+                best, order, used = ms, o2, used + n
+                fr.points.append((used, best - fr.off, dict(assign), order))
+            else:
+                assign[v] = sub.host
+
+    def _derive(self, fr: Front, c: int) -> None:
+        """A schedule within ``c`` crossbars from the best one above: move offloaded ops back to the host,
+        each time the one whose return hurts least (fill schedule), until it fits."""
+        sub, cim = fr.sub, self.cim
+        above = [pt for pt in fr.ub_points() if pt[0] > c]
+        if not above:
+            return
+        used, _, assign, _ = above[0]  # the least crossbars above c is the closest
+        assign = dict(assign)
+        while used > c:
+            best = None
+            for v in sub.ops:
+                if assign[v] != cim or sub.host not in sub.devices[v]:
+                    continue
+                assign[v] = sub.host
+                o2, ms = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
+                assign[v] = cim
+                if best is None or ms < best[0]:
+                    best = (ms, v, o2)
+            if best is None:
+                return
+            ms, v, order = best
+            assign[v] = sub.host
+            used -= sub.ncb[v][cim]
+        fr.points.append((used, ms - fr.off, dict(assign), order))
+
+    def _refine(self, fr: Front, c: int) -> None:
+        """Solve ``fr``'s segment with at most ``c`` crossbars (minimise L, then crossbars)."""
+        sub = fr.sub
+        sub.budget = dict.fromkeys(sub.budget, c)
+        self._derive(fr, c)
+        lb = fr.lb_table(self.cap)[c] + fr.off
+        pts = [pt for pt in fr.ub_points() if pt[0] <= c]
+        if not pts:  # no known schedule within c: CP-SAT without a hint
+            hint, ub = None, None
+        else:
+            used, L, assign, order = pts[-1]
+            hint, ub = {"assign": assign, "order": order, "ticks": L + fr.off}, L + fr.off
+        if ub is not None and lb >= ub:
+            self.shortcuts += 1
+            fr.solves.append((c, ub - fr.off, True, used, ub - fr.off))
+            return
+        left = self.deadline - time.perf_counter()
+        if left <= 0.05:
+            self.timeouts += 1
+            fr.solves.append((c, lb - fr.off, False, c, INF))
+            return
+        self.solves += 1
+        head, tail = B.heads_tails(sub)
+        w = sum(max(sub.ncb.get(v, {}).values(), default=0) for v in sub.ops) + 1
+        twins = self.m._twins(sub) if "symmetry" in self.m._lv else []
+        built = self.m._build(sub, lb, ub, head, tail, set(), twins, hint, fluid=False, fired={}, xb_weight=w)
+        res = self.m._solve(_cp(), built, left, sub.tick, 0.0, real=False, gap=0.0)
+        self.solve_time += res["time"]
+        if res["status"] == "infeasible":
+            fr.solves.append((c, INF, True, c, INF))
+            return
+        bnd = lb
+        if res["bound"] is not None:
+            bnd = max(bnd, res["bound"] // w)
+        if res["assign"] is None:
+            self.timeouts += 1
+            fr.solves.append((c, bnd - fr.off, False, c, INF))
+            return
+        t_opt = res["ticks"] // w
+        used2 = sum(sub.ncb.get(v, {}).get(d, 0) for v, d in res["assign"].items() if d == self.cim)
+        fr.points.append((used2, t_opt - fr.off, res["assign"], res["order"]))
+        exact = res["status"] == "optimal"
+        if exact:
+            bnd = t_opt
+        else:
+            self.timeouts += 1
+        fr.solves.append((c, bnd - fr.off, exact, used2, t_opt - fr.off))
+
+    # ------------------------------------------------------------------------------------------------ DP
+    def _ncb(self, a, d) -> int:
+        return self.p.ncb.get(a, {}).get(d, 0) if d == self.cim else 0
+
+    def _dp(self, fronts, use_ub: bool):
+        """DP over the cuts. ``use_ub``: over the schedules found (returns the best one), else over the
+        lower bounds (returns the split it relies on)."""
+        p, cap, K = self.p, self.cap, len(self.cuts)
+        V: dict = {None: [(0, None)] * (cap + 1)}
+        hist = []
+        for j in range(K + 1):
+            right = self.cuts[j] if j < K else None
+            NV: dict = {}
+            for dr in self._devs(right):
+                arr = [(INF, None)] * (cap + 1)
+                add = p.dur[right][dr] if right else 0
+                need = self._ncb(right, dr) if right else 0
+                for dl, prev in V.items():
+                    fr = fronts[(j, dl, dr)]
+                    if use_ub:
+                        opts = [(used, L, k) for k, (used, L, _, _) in enumerate(fr.ub_points())]
+                    else:
+                        opts = [(c, val, c) for c, val in Front.steps(fr.lb_table(cap))]
+                    for b in range(need, cap + 1):
+                        rest = b - need
+                        for used, L, k in opts:
+                            if used > rest:
+                                break
+                            pv = prev[rest - used][0]
+                            if pv >= INF or L >= INF:
+                                continue
+                            val = pv + L + add
+                            if val < arr[b][0]:
+                                arr[b] = (val, (dl, rest - used, k))
+                NV[dr] = arr
+            hist.append(NV)
+            V = NV
+        best_val, key = INF, None
+        for d, arr in V.items():
+            if arr[cap][0] < best_val:
+                best_val, key = arr[cap][0], (d, cap)
+        path = []  # (segment, dl, dr, budget or point index)
+        if key is not None:
+            d, b = key
+            for j in range(K, -1, -1):
+                dl, rest, k = hist[j][d][b][1]
+                path.append((j, dl, d, k))
+                d, b = dl, rest
+            path.reverse()
+        return best_val, path
+
+    def run(self, tol: float = 0.0) -> dict:
+        """Solve the segments lazily and combine them (see the class docstring). Returns ``lb`` (ticks,
+        floating ops left out), ``ub`` (ticks, the assembled schedule without floating ops), ``assign`` and
+        ``order`` (None if no schedule), ``exact``, and counters."""
+        K = len(self.cuts)
+        fronts: dict[tuple, Front] = {}
+        for i in range(K + 1):
+            left = self.cuts[i - 1] if i > 0 else None
+            right = self.cuts[i] if i < K else None
+            for dl in self._devs(left):
+                for dr in self._devs(right):
+                    fronts[(i, dl, dr)] = self._front(i, dl, dr)
+        # the largest useful budget first, small segments first (they are cheap)
+        for key in sorted(fronts, key=lambda k: len(fronts[k].sub.ops)):
+            self._refine(fronts[key], fronts[key].top)
+        lb = ub = INF
+        path: list = []
+        while True:
+            self.rounds += 1
+            lb, path = self._dp(fronts, use_ub=False)
+            ub, _ = self._dp(fronts, use_ub=True)
+            if ub <= lb or (ub < INF and ub - lb <= tol * ub):
+                break
+            todo = [(j, dl, dr, c) for j, dl, dr, c in path if not fronts[(j, dl, dr)].exact_at(c)]
+            if not todo or time.perf_counter() >= self.deadline:
+                break
+            for j, dl, dr, c in todo:
+                self._refine(fronts[(j, dl, dr)], c)
+        exact = ub <= lb and not self.attach
+        out = {"lb": min(lb, ub), "ub": None, "assign": None, "order": None, "exact": exact,
+               "segments": K + 1, "cuts": K, "largest_segment": max((len(s) for s in self.segs), default=0),
+               "solves": self.solves, "shortcuts": self.shortcuts, "timeouts": self.timeouts,
+               "rounds": self.rounds, "solve_time": self.solve_time}
+        if ub >= INF:
+            return out
+        _, upath = self._dp(fronts, use_ub=True)
+        assign: dict[str, str] = {}
+        order: dict[str, list[str]] = {c: [] for c in self.p.cpus}
+        seen: set[str] = set()
+        for j, dl, dr, k in upath:
+            _, _, a_loc, o_loc = fronts[(j, dl, dr)].ub_points()[k]
+            for v, dv in a_loc.items():
+                assign.setdefault(v, dv)
+            for c, seq in o_loc.items():
+                for v in seq:
+                    if v not in seen:
+                        seen.add(v)
+                        order[c].append(v)
+        out.update(ub=ub, assign=assign, order=order)
+        return out
+
+
+def insert_floating(p: B.IntProblem, assign: dict[str, str], order: dict[str, list[str]], free: set[str],
+                    pack_time: float = 1.0) -> tuple[dict[str, list[str]], int]:
+    """Put the floating ops back into a schedule of the others: the idle gaps of a single-core cpu are
+    packed with floating ops that end before their consumers start (a multiple knapsack maximising the work
+    placed, CP-SAT, one worker, ``pack_time`` deterministic seconds); the rest go just before their
+    consumers. Returns the full
+    order and its makespan (ticks)."""
+    for v in free:
+        assign.setdefault(v, p.devices[v][0])
+    base = {c: [v for v in seq if v not in free] for c, seq in order.items()}
+    start, _ = _starts_without(p, assign, base, free)
+    out = {c: list(seq) for c, seq in base.items()}
+    for c, seq in base.items():
+        k = p.cpus[c]
+        if k != 1:
+            continue
+        gaps = []  # (gap start, gap end, index in seq before which it lies)
+        t = 0
+        for i, v in enumerate(seq):
+            if start[v] > t:
+                gaps.append([t, start[v], i])
+            t = start[v] + p.dur[v][c]
+        flo = sorted((v for v in free if assign[v] == c),
+                     key=lambda v: (min((start[w] for w in p.succs[v] if w in start), default=INF), p.pos[v]))
+        dls = {v: min((start[w] for w in p.succs[v] if w in start), default=INF) for v in flo}
+        place = _pack(gaps, flo, {v: p.dur[v][c] for v in flo}, dls, pack_time)
+        inserts: dict[int, list[str]] = {}
+        late: list[str] = []
+        for v in flo:
+            if v in place:
+                inserts.setdefault(gaps[place[v]][2], []).append(v)
+            else:
+                late.append(v)
+        for lst in inserts.values():
+            lst.sort(key=lambda v: (dls[v], p.pos[v]))
+        new = []
+        for i, v in enumerate(seq):
+            new.extend(inserts.get(i, []))
+            new.append(v)
+        for v in late:  # right after the last op that ends early enough for it to end by its deadline
+            dl = dls[v] - p.dur[v][c]
+            at = 0
+            for i, x in enumerate(new):
+                if x not in free and start[x] + p.dur[x][c] <= dl:
+                    at = i + 1
+            new.insert(at, v)
+        out[c] = new
+    for c in p.cpus:
+        if p.cpus[c] != 1:  # multi-core: each just before the first op that starts at or after its deadline
+            seq = out[c]
+            for v in sorted((v for v in free if assign[v] == c), key=lambda v: p.pos[v]):
+                dl = min((start[w] for w in p.succs[v] if w in start), default=INF) - p.dur[v][c]
+                at = next((i for i, x in enumerate(seq) if x not in free and start[x] >= dl), len(seq))
+                seq.insert(at, v)
+    _, ms = B.int_list_schedule(p, assign, out)
+    return out, ms
+
+
+def _pack(gaps, flo, dur, dls, limit: float) -> dict[str, int]:
+    """Floating op -> gap index: maximise the work placed; in each gap the ops run by deadline, so each gap
+    holds at most its length and, for every deadline ``d`` inside it, the ops due by ``d`` fit before ``d``.
+    First-fit by deadline when CP-SAT finds nothing better."""
+    allowed = {v: [g for g, (a, b, _) in enumerate(gaps) if a + dur[v] <= min(b, dls[v])] for v in flo}
+    greedy: dict[str, int] = {}
+    fill = [a for a, _, _ in gaps]  # EDD within a gap: an op placed there ends at the running fill
+    for v in flo:  # flo is sorted by deadline
+        for g in allowed[v]:
+            if fill[g] + dur[v] <= min(gaps[g][1], dls[v]):
+                greedy[v] = g
+                fill[g] += dur[v]
+                break
+    cand = [v for v in flo if allowed[v]]
+    if not cand or limit <= 0 or all(v in greedy for v in cand):
+        return greedy
+    cp_model = _cp()
+    m = cp_model.CpModel()
+    y = {(v, g): m.NewBoolVar("") for v in cand for g in allowed[v]}
+    for v in cand:
+        m.AddAtMostOne(y[v, g] for g in allowed[v])
+    for g, (a, b, _) in enumerate(gaps):
+        members = [v for v in cand if (v, g) in y]
+        if members:
+            m.Add(sum(dur[v] * y[v, g] for v in members) <= b - a)
+        for d in sorted({dls[v] for v in members if dls[v] < b}):  # EDD prefixes due inside the gap
+            m.Add(sum(dur[v] * y[v, g] for v in members if dls[v] <= d) <= d - a)
+    for (v, g), x in y.items():
+        m.AddHint(x, greedy.get(v) == g)
+    m.Maximize(sum(dur[v] * x for (v, _), x in y.items()))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_deterministic_time = limit  # reproducible stop
+    solver.parameters.max_time_in_seconds = 10 * limit
+    if solver.Solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return greedy
+    got = {v: g for (v, g), x in y.items() if solver.Value(x)}
+    if sum(dur[v] for v in got) <= sum(dur[v] for v in greedy):
+        return greedy
+    return got
+
+
+def _starts_without(p: B.IntProblem, assign, order, free):
+    """ASAP starts of the non-floating ops in ``order`` (floating ops treated as absent)."""
+    import heapq
+
+    chain_prev = {}
+    for seq in order.values():
+        for i in range(1, len(seq)):
+            chain_prev[seq[i]] = seq[i - 1]
+    ops = [v for v in p.ops if v not in free]
+    indeg = {v: sum(1 for u in p.preds[v] if u not in free) + (1 if v in chain_prev else 0) for v in ops}
+    nxt = {v: [w for w in p.succs[v] if w not in free] for v in ops}
+    for v, u in chain_prev.items():
+        nxt[u].append(v)
+    ready = [(p.pos[v], v) for v in ops if indeg[v] == 0]
+    heapq.heapify(ready)
+    start, finish = {}, {}
+    slots = {c: [0] * k for c, k in p.cpus.items()}
+    while ready:
+        _, v = heapq.heappop(ready)
+        d = assign[v]
+        t = 0
+        for u in p.preds[v]:
+            if u not in free:
+                t = max(t, finish[u] + p.tr[(u, v)][(assign[u], d)])
+        if d in slots:
+            pr = chain_prev.get(v)
+            if pr is not None:
+                t = max(t, start[pr])
+            t = max(t, heapq.heappop(slots[d]))
+            heapq.heappush(slots[d], t + p.dur[v][d])
+        start[v], finish[v] = t, t + p.dur[v][d]
+        for w in nxt[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                heapq.heappush(ready, (p.pos[w], w))
+    return start, finish
+
+
+def _bottom(p: B.IntProblem, assign) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in reversed(p.ops):
+        d = assign[v]
+        out[v] = p.dur[v][d] + max((p.tr[(v, w)][(d, assign[w])] + out[w] for w in p.succs[v]), default=0)
+    return out
+
+
+def _cp():
+    from ortools.sat.python import cp_model
+
+    return cp_model

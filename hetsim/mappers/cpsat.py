@@ -1,0 +1,756 @@
+"""``cpsat``: seed 000's partitioning problem (Sec. IV-B, Eq. 5-14) as a CP-SAT scheduling model.
+
+Formulation (all times in integer ticks, see *Integer time* below):
+
+* one Boolean ``l[v,d]`` per op ``v`` and device ``d`` that can run it, exactly one true per op (Eq. 5;
+  seed 000's ``x_v`` is ``l[v,host]``; with one CIM device that is one free Boolean per op);
+* a start ``s_v``; its end is ``e_v = s_v + sum_d dur[v,d] * l[v,d]`` (Eq. 7);
+* ops on an ordered (``cpu``) device are optional fixed-size intervals present iff ``l[v,d]``, under
+  ``AddNoOverlap`` for a single-core host and ``AddCumulative`` (capacity = cores) otherwise; this replaces the
+  ``o_uv`` big-M pairs of Eq. 10-12. CIM ops are weight-stationary and never wait for each other;
+* precedence with the transfer term (Eq. 8-9): ``s_v >= e_u + T_min * z_uv`` where the Boolean ``z_uv`` is
+  forced to 1 when the two ops are on different devices (``z_uv >= l[u,d] - l[v,d]`` for every ``d``), plus
+  ``s_v >= e_u + T[a,b]`` enforced by ``l[u,a] & l[v,b]`` for device pairs whose transfer exceeds ``T_min``
+  (several CIM devices or asymmetric links only); pairs without a link are forbidden;
+* the crossbar budget of every CIM device, ``sum_v N_crossbar[v,d] * l[v,d] <= C_d`` (Eq. 14);
+* minimise the makespan ``T >= e_v`` (Eq. 6).
+
+Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` says what each did):
+
+* ``heads_tails``: per (op, device) longest-path bounds ``head[v,d]`` (earliest start) and ``tail[v,d]``
+  (least time from its end to the makespan), other ops at their best device, resources ignored: the critical
+  path bound on ``T``, ``s_v >= sum_d head[v,d] l[v,d]`` and ``T >= s_v + sum_d (dur + tail)[v,d] l[v,d]``.
+* ``host_load``: ``cores * (T - r0 - q0) >= sum_v dur[v,cpu] l[v,cpu]`` (``r0``/``q0``: least head/tail of
+  any op the cpu may run).
+* ``segments``: the same load argument on DAG windows: every cpu op that descends from ``a`` and precedes
+  ``b`` runs inside ``[e_a, s_b]``, so ``cores * (s_b - e_a) >= sum of their dur * l``; also over all
+  ancestors of each op (from ``r0``) and all descendants (to ``T - q0``). Windows: every op with the cut ops
+  around it and consecutive cut ops (a cut op is comparable with every non-floating op, so every schedule
+  splits there).
+* ``knapsack``: exact 0/1 knapsack over crossbars of the host work an offload set can remove:
+  ``T >= r0 + (W - best saving) / cores + q0`` (one cpu, one CIM device).
+* ``fixing``: with the best known makespan ``UB``, a device is removed from an op when the op's head +
+  duration + tail there, or the knapsack bound with the op forced there, exceeds ``UB`` (to a fixpoint).
+  Every schedule of makespan ``<= UB`` survives, so the optimum does.
+* ``windows``: start domains ``[min_d head, UB - min_d (dur + tail)]`` and ``T <= UB``.
+* ``symmetry``: ops with identical devices, costs, predecessors and successors (twin branches) are
+  interchangeable: the earlier one takes a later device whenever the later one does, and starts first when
+  both share a cpu.
+* ``fill``: the list scheduler :func:`~hetsim.mappers._bounds.fill_schedule` (critical-path priority,
+  floating ops such as weight dequantisation packed into the host's idle gaps) re-schedules every candidate
+  assignment (greedy, heft, the relaxation's), which gives much better incumbents than their own orders.
+* ``decompose``: split the problem at clean cut ops (comparable with every non-floating op, no transfer
+  jumping over them): the makespan is then a sum of segment lengths, each depending only on its two cuts'
+  devices and its crossbars, so small CP-SAT solves per segment (Pareto front: least length, then fewest
+  crossbars, at the budgets needed) and a DP over the cuts sharing the budget solve the problem exactly,
+  lazily (only the budget levels the DP's optimum relies on are solved). See
+  :mod:`hetsim.mappers._decomp`. Floating ops are left out (the DP value is then a bound) and packed into
+  the idle gaps afterwards; when they carry real work they are attached to their consumer's segment (an
+  incumbent only) and ``fluid`` gives the bound.
+* ``fluid``: when floating ops (no inputs, only parameter outputs: weight dequantisation, constants) carry
+  work at the tolerance's scale, first solve the relaxation where they keep their host work in the load
+  constraints but lose their interval (they may overlap anything, as a fluid); its bound is a valid bound
+  of the real problem and its assignment, re-scheduled, a candidate.
+* ``hint``: the best candidate schedule as CP-SAT solution hint (assignment, starts, makespan).
+
+The phases: heuristics (greedy, heft if registered, re-scheduled by ``fill``), bounds and fixing, the
+decomposition (up to ``decompose_share`` of the time limit), the fluid relaxation, and the full model for
+the rest of the time from the best bound and incumbent so far (always built: its size is in the stats).
+
+Integer time: every latency and transfer is rounded UP to a whole number of ticks (default 1 ns, coarsened by
+powers of 10 only when the horizon would pass 1e10 ticks; option ``resolution_s``). Values within
+:data:`~hetsim.mappers._bounds.SNAP` ticks of an integer are snapped to it (floating-point noise). The schedule
+returned is rebuilt in real time by :func:`~hetsim.mappers.base.make_schedule` from the assignment and host
+order (host ops sorted by CP-SAT start, ties by topological position), ASAP with the exact latencies: real
+durations are ``<=`` the rounded ones, so it is feasible and ``incumbent_s <= tick * objective``. Conversely
+rounding lengthens a fixed assignment and order by at most ``rounding_bound_s`` (sum over ops of the largest
+per-device rounding error plus sum over edges of the largest per-pair error: a path crosses every op and
+edge at most once), so a bound ``B`` of the rounded problem gives the real bound ``B * tick -
+rounding_bound_s`` (``bound_s``). ``status`` is about the rounded problem: ``optimal`` when its gap is
+``<= mip_rel_gap`` (default 1e-4, Gurobi's default MIPGap as in seed 000; 0 demands an exact proof),
+``time_limit`` otherwise; ``mip_gap`` is the honest real-time gap ``(incumbent_s - bound_s) / incumbent_s``.
+
+Determinism: CP-SAT runs with a fixed ``random_seed`` and, with several workers, ``interleave_search`` (its
+deterministic parallel mode; the ``core``, ``fixed`` and ``max_lp`` workers are left out there because their
+"1 deterministic second" chunks took 10-28 s of wall time on these models and interleaved search waits for
+them even after a proof); two runs that end by proof (or by ``det_time_limit``) return the same schedule and
+statistics apart from the times. A run cut by the wall-clock ``time_limit_s`` may differ.
+``deterministic=False`` lets the workers run freely: about 2x faster on the hard YOLOv5n segments, not
+reproducible.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+from hetsim.costs import CostModel
+from hetsim.errors import MappingError, ScheduleError
+from hetsim.mappers import _bounds as B
+from hetsim.mappers._decomp import Decomposition, insert_floating
+from hetsim.mappers.base import MAPPERS, make_schedule, register
+from hetsim.schedule import Schedule
+
+#: above this many ops the levers that need ancestor/descendant sets (``segments``, ``decompose``) are skipped
+MAX_CLOSURE_OPS = 5000
+
+ALL_LEVERS = ("heads_tails", "host_load", "segments", "knapsack", "fixing", "windows", "symmetry", "fill",
+              "decompose", "fluid", "hint")
+
+
+def _ortools():
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError as err:  # pragma: no cover - ortools is a dependency
+        raise MappingError("cpsat: OR-Tools is not installed (pip install 'ortools>=9.10')") from err
+    return cp_model
+
+
+class _Built:
+    """A CP-SAT model of an :class:`~hetsim.mappers._bounds.IntProblem` and its variables."""
+
+    def __init__(self, model, lit, start, T, cpus):
+        self.model, self.lit, self.start, self.T, self.cpus = model, lit, start, T, cpus
+
+
+@register("cpsat")
+class CpSat:
+    """Exact mapper: seed 000's ILP as a CP-SAT scheduling model (module docstring: formulation, rounding,
+    strengthening levers, determinism).
+
+    Args:
+        time_limit_s: wall-clock limit of the whole mapping (default 30 s).
+        mip_rel_gap: relative gap of the rounded problem at which to stop and report ``optimal`` (default
+            1e-4 as Gurobi's MIPGap; 0 = exact proof).
+        threads: CP-SAT workers (default 2).
+        seed: CP-SAT ``random_seed`` (default 0).
+        progress: called with ``time_s``, ``incumbent_s``, ``bound_s``, ``gap`` on every improvement.
+        resolution_s: the tick in seconds (default 1 ns; coarsened for horizons over 1e10 ticks).
+        levers: strengthening techniques, a subset of :data:`ALL_LEVERS` (default all; ``"none"``).
+        deterministic: use ``interleave_search`` with several workers (default True).
+        det_time_limit: CP-SAT deterministic time limit per solve (reproducible stop), default none.
+        fluid_share: share of the remaining time the fluid relaxation may use (default 0.4).
+        decompose_share: share of the time limit the decomposition may use (default 0.85).
+        log: print CP-SAT's search log.
+
+    Raises (from :meth:`map`):
+        MappingError: no feasible mapping (an op fits no device, ops only a CIM device runs exceed its
+            crossbars), or no schedule at all within the time limit.
+    """
+
+    def __init__(
+        self,
+        time_limit_s: float = 30.0,
+        mip_rel_gap: float = 1e-4,
+        threads: int = 2,
+        seed: int = 0,
+        progress: Callable[[dict], None] | None = None,
+        resolution_s: float | None = None,
+        levers: tuple[str, ...] | list[str] | str | None = None,
+        deterministic: bool = True,
+        det_time_limit: float | None = None,
+        fluid_share: float = 0.4,
+        decompose_share: float = 0.85,
+        log: bool = False,
+    ):
+        self.time_limit_s = float(time_limit_s)
+        self.mip_rel_gap = max(0.0, float(mip_rel_gap))
+        self.threads = max(1, int(threads))
+        self.seed = int(seed)
+        self.progress = progress
+        self.resolution_s = resolution_s
+        if levers is None or levers == "all":
+            levers = ALL_LEVERS
+        elif levers == "none":
+            levers = ()
+        elif isinstance(levers, str):
+            levers = tuple(x.strip() for x in levers.split(",") if x.strip())
+        bad = set(levers) - set(ALL_LEVERS)
+        if bad:
+            raise MappingError(f"cpsat: unknown levers {sorted(bad)}; known: {', '.join(ALL_LEVERS)}")
+        self.levers = frozenset(levers)
+        self.deterministic = bool(deterministic)
+        self.det_time_limit = det_time_limit
+        self.fluid_share = float(fluid_share)
+        self.decompose_share = float(decompose_share)
+        self.log = bool(log)
+
+    # ------------------------------------------------------------------------------------------------ map
+    def map(self, costs: CostModel) -> Schedule:
+        cp_model = _ortools()
+        t0 = time.perf_counter()
+        self._t0 = t0
+        lv = self.levers
+        host = costs.host
+
+        # --- candidates from the heuristics, the tick, the integer problem
+        heur = self._heuristics(costs)
+        horizon = min((s.makespan_s for s in heur), default=None) or _serial_horizon(costs)
+        tick = B.choose_tick(costs, self.resolution_s, horizon)
+        p = B.build_problem(costs, tick)
+        topo = p.ops
+        free = B.free_ops(costs, p)
+        fired: dict[str, object] = {"too_big_removed": p.removed["too_big"], "floating_ops": len(free)}
+        if len(topo) > MAX_CLOSURE_OPS:  # ancestor sets are O(n^2) bits: not for 100k-op synthetic graphs
+            lv = lv - {"segments", "decompose"}
+            fired["skipped"] = f"segments, decompose (more than {MAX_CLOSURE_OPS} ops)"
+        self._lv = lv
+        head, tail = B.heads_tails(p)
+
+        best: dict | None = None  # {'assign', 'order', 'ticks', 'source'}
+
+        def offer(assign: dict[str, str], order: dict[str, list[str]] | None, source: str) -> None:
+            nonlocal best
+            cands = []
+            if order is not None:
+                _, ms = B.int_list_schedule(p, assign, order)
+                cands.append((ms, order, source))
+            if "fill" in lv:
+                o2, _ = B.fill_schedule(p, assign, free, _bottom_levels(p, assign))
+                _, ms2 = B.int_list_schedule(p, assign, o2)  # same makespan, computed the canonical way
+                cands.append((ms2, o2, source + "+fill"))
+                if free and order is not None:  # the given order's other ops, floating ops in its gaps
+                    o3, ms3 = insert_floating(p, dict(assign), order, free)
+                    cands.append((ms3, o3, source + "+gaps"))
+            for ms, order, src in cands:
+                if best is None or ms < best["ticks"]:
+                    best = {"assign": dict(assign), "order": order, "ticks": ms, "source": src}
+                    self._report(best["ticks"] * tick, None, p.rounding_bound_s, tick)
+
+        for s in heur:
+            if all(s.assignment[v] in p.devices[v] for v in topo):
+                offer(s.assignment, _cpu_orders(p, s), s.mapper)
+        if best is None and "fill" in lv:
+            init = costs.initial_assignment()
+            if all(init[v] in p.devices[v] for v in topo):
+                offer(init, None, "initial")
+        ub = best["ticks"] if best is not None else None
+        fired["heuristic_makespan_s"] = ub * tick if ub is not None else None
+        fired["heuristic_source"] = best["source"] if best is not None else None
+
+        # --- bounds and fixing
+        lb = 0
+        if "heads_tails" in lv:
+            lb = B.critical_path(p, head, tail)
+            fired["critical_path_s"] = lb * tick
+        if "knapsack" in lv:
+            lbnd = B.load_bound(p, head, tail)
+            if lbnd is not None:
+                fired["knapsack_bound_s"] = lbnd.bound() * tick
+                lb = max(lb, lbnd.bound())
+        if "fixing" in lv and ub is not None:
+            fired["fixed_by_path"], fired["fixed_by_load"] = self._fix(p, ub)
+            head, tail = B.heads_tails(p)
+            if "heads_tails" in lv:
+                lb = max(lb, B.critical_path(p, head, tail))
+            if "knapsack" in lv and (lbnd := B.load_bound(p, head, tail)) is not None:
+                lb = max(lb, lbnd.bound())
+        if ub is not None:
+            lb = min(lb, ub)
+        fired["root_bound_s"] = lb * tick
+        twins = self._twins(p) if "symmetry" in lv else []
+        fired["symmetric_pairs"] = sum(len(g) - 1 for g in twins)
+
+        solve_time = 0.0
+        # floating ops (no inputs, only parameter outputs) matter when their work is at the tolerance's scale
+        fwork = sum(min(p.dur[v].values()) for v in free)
+        fired["floating_work_s"] = fwork * tick
+        floats_matter = bool(free) and ub is not None and fwork > 10 * max(self.mip_rel_gap, 1e-5) * ub
+        # --- the decomposition at cut ops
+        if "decompose" in lv and (ub is None or lb < ub):
+            dec = Decomposition(self, p, free, t0 + self.time_limit_s * self.decompose_share, attach=floats_matter)
+            if dec.applicable and max((len(s) for s in dec.segs), default=0) < 0.8 * len(topo):
+                r = dec.run()
+                solve_time += r["solve_time"]
+                fired["decompose"] = {k: r[k] for k in ("cuts", "largest_segment", "solves", "shortcuts",
+                                                        "timeouts", "rounds", "exact")}
+                fired["decompose"]["floating"] = "attached" if floats_matter else "left out"
+                if r["assign"] is not None:
+                    if floats_matter:
+                        offer(r["assign"], r["order"], "decompose")
+                    else:
+                        order, _ = insert_floating(p, r["assign"], r["order"], free)
+                        offer(r["assign"], order, "decompose")
+                    ub = best["ticks"]
+                if not floats_matter:  # a bound of the problem without floating ops: a bound of this one
+                    fired["decompose_bound_s"] = r["lb"] * tick
+                    lb = max(lb, min(r["lb"], ub) if ub is not None else r["lb"])
+                self._report(ub * tick if ub is not None else None, lb * tick, p.rounding_bound_s, tick)
+
+        # --- the fluid relaxation (only pays when floating ops carry work at the scale of the tolerance)
+        if "fluid" in lv and floats_matter and lb < ub and (ub - lb) > self.mip_rel_gap * ub:
+            budget = self._left() * self.fluid_share
+            built = self._build(p, lb, ub, head, tail, free, twins, best, fluid=True, fired=fired)
+            res = self._solve(cp_model, built, budget, tick, p.rounding_bound_s, real=False)
+            solve_time += res["time"]
+            fired["fluid_status"] = res["status"]
+            fired["fluid_time_s"] = res["time"]
+            if res["bound"] is not None and res["bound"] > lb:
+                lb = min(res["bound"], ub) if ub is not None else res["bound"]
+            fired["fluid_bound_s"] = lb * tick
+            if res["assign"] is not None:
+                offer(res["assign"], res["order"], "fluid")
+                ub = best["ticks"]
+            self._report(ub * tick if ub is not None else None, lb * tick, p.rounding_bound_s, tick)
+
+        # --- the full model (built in any case: its size is part of the statistics)
+        code_opt = False
+        built = self._build(p, lb, ub, head, tail, free, twins, best, fluid=False, fired=fired)
+        proto = built.model.Proto()
+        n_vars = len(proto.variables)
+        n_bools = sum(1 for x in proto.variables if list(x.domain) == [0, 1])
+        n_cons = len(proto.constraints)
+        fired["full_model_solved"] = ub is None or (lb < ub and (ub - lb) > self.mip_rel_gap * ub)
+        if fired["full_model_solved"]:
+            res = self._solve(cp_model, built, self._left(), tick, p.rounding_bound_s, real=True, lb0=lb)
+            solve_time += res["time"]
+            if res["status"] == "infeasible":
+                if ub is not None and "windows" in lv:
+                    raise MappingError("cpsat: CP-SAT reports the model infeasible although a known schedule "
+                                       "fits it (bug)")
+                raise MappingError("cpsat: no feasible mapping (crossbar budget or device support)")
+            if res["bound"] is not None:
+                lb = max(lb, res["bound"])
+            if res["assign"] is not None and (ub is None or res["ticks"] < ub):
+                best = {"assign": res["assign"], "order": res["order"], "ticks": res["ticks"], "source": "cp-sat"}
+                ub = res["ticks"]
+            code_opt = res["status"] == "optimal"
+        if best is None:
+            raise MappingError(f"cpsat: no schedule found within {self.time_limit_s} s")
+        lb = min(lb, ub)
+        if code_opt:
+            lb = ub
+        rgap = (ub - lb) / ub if ub > 0 else 0.0
+        status = "optimal" if rgap <= self.mip_rel_gap + 1e-15 else "time_limit"
+
+        order = best["order"]
+        stats = {
+            "solver": "cp-sat",
+            "version": _version(),
+            "operators": len(topo),
+            "variables": n_vars,
+            "booleans": n_bools,
+            "constraints": n_cons,
+            "status": status,
+            "proven_exact": lb == ub,
+            "solution_source": best["source"],
+            "tick_s": tick,
+            "rounding_bound_s": p.rounding_bound_s,
+            "objective_ticks": ub,
+            "bound_ticks": lb,
+            "mip_rel_gap_limit": self.mip_rel_gap,
+            "levers": sorted(lv),
+            "presolve": fired,
+            "threads": self.threads,
+            "seed": self.seed,
+            "deterministic": self.deterministic,
+            "offloaded": sum(1 for v in topo if best["assign"][v] != host),
+        }
+        sched = make_schedule(costs, best["assign"], self.name, stats, order=order)
+        real = sched.makespan_s
+        slack = 1e-9 * max(real, 1e-30) + B.SNAP * tick * (len(topo) + len(p.tr))
+        if real > ub * tick + slack:
+            raise MappingError(f"cpsat: real makespan {real} exceeds the rounded objective {ub * tick} (bug)")
+        bound_s = min(max(lb * tick - p.rounding_bound_s, 0.0), real)
+        sched.stats.update({
+            "solve_time_s": solve_time,
+            "total_time_s": time.perf_counter() - t0,
+            "incumbent_s": real,
+            "rounded_makespan_s": ub * tick,
+            "bound_s": bound_s,
+            "mip_gap": (real - bound_s) / real if real > 0 else 0.0,
+            "rounded_gap": rgap,
+        })
+        return sched
+
+    # ------------------------------------------------------------------------------------------ building
+    def _build(self, p: B.IntProblem, lb, ub, head, tail, free, twins, best, fluid: bool, fired: dict,
+               xb_weight: int | None = None) -> _Built:
+        """The CP-SAT model; ``fluid``: floating ops get no interval (the relaxation); ``xb_weight``: minimise
+        ``T * xb_weight + crossbars used`` instead of ``T`` (lexicographic, for the decomposition)."""
+        cp_model = _ortools()
+        lv = self._lv
+        topo = p.ops
+        m = cp_model.CpModel()
+        lit: dict[str, dict[str, object]] = {}
+        for v in topo:
+            ds = p.devices[v]
+            if len(ds) == 1:
+                lit[v] = {ds[0]: 1}
+            else:
+                lit[v] = {d: m.NewBoolVar(f"l[{p.pos[v]},{d}]") for d in ds}
+                m.AddExactlyOne(lit[v].values())
+        hi = ub if (ub is not None and "windows" in lv) else _int_horizon(p)
+        T = m.NewIntVar(min(lb, hi), hi, "T")
+        start = {}
+        for v in topo:
+            ds = p.devices[v]
+            lo = min(head[v][d] for d in ds) if ("windows" in lv or "heads_tails" in lv) else 0
+            up = hi - min(p.dur[v][d] + (tail[v][d] if "windows" in lv else 0) for d in ds)
+            start[v] = m.NewIntVar(lo, max(lo, up), f"s[{p.pos[v]}]")
+
+        def end(v):
+            return start[v] + sum(p.dur[v][d] * lit[v][d] for d in p.devices[v])
+
+        if "heads_tails" in lv:
+            for v in topo:
+                ds = p.devices[v]
+                if len(ds) > 1 and len({head[v][d] for d in ds}) > 1:
+                    m.Add(start[v] >= sum(head[v][d] * lit[v][d] for d in ds))
+                if not fluid or v not in free:
+                    m.Add(start[v] + sum((p.dur[v][d] + tail[v][d]) * lit[v][d] for d in ds) <= T)
+        else:
+            for v in topo:
+                if not p.succs[v]:
+                    m.Add(end(v) <= T)
+
+        intervals: dict[str, list] = defaultdict(list)
+        for v in topo:
+            if fluid and v in free:
+                continue
+            for d in p.devices[v]:
+                if d in p.cpus:
+                    x = lit[v][d]
+                    if isinstance(x, int):
+                        iv = m.NewFixedSizeIntervalVar(start[v], p.dur[v][d], f"i[{p.pos[v]},{d}]")
+                    else:
+                        iv = m.NewOptionalFixedSizeIntervalVar(start[v], p.dur[v][d], x, f"i[{p.pos[v]},{d}]")
+                    intervals[d].append(iv)
+        for d, ivs in intervals.items():
+            if p.cpus[d] == 1:
+                m.AddNoOverlap(ivs)
+            else:
+                m.AddCumulative(ivs, [1] * len(ivs), p.cpus[d])
+
+        for u in topo:
+            for v in p.succs[u]:
+                tr = p.tr[(u, v)]
+                du, dv = p.devices[u], p.devices[v]
+                for a in du:  # pairs without a link
+                    for b in dv:
+                        if (a, b) not in tr:
+                            m.AddBoolOr([_neg(lit[u][a]), _neg(lit[v][b])])
+                cross = [t for (a, b), t in tr.items() if a != b]
+                same = [t for (a, b), t in tr.items() if a == b]
+                tmin = min(cross, default=0)
+                if tmin == 0 or not same:
+                    m.Add(start[v] >= end(u) + min(same + cross))
+                else:
+                    z = m.NewBoolVar(f"z[{p.pos[u]},{p.pos[v]}]")
+                    for d in dict.fromkeys(du + dv):
+                        a, b = lit[u].get(d, 0), lit[v].get(d, 0)
+                        if isinstance(a, int) and isinstance(b, int):
+                            if a > b:
+                                m.Add(z == 1)
+                        else:
+                            m.Add(z >= a - b)
+                    m.Add(start[v] >= end(u) + tmin * z)
+                for (a, b), t in tr.items():
+                    if a != b and t > tmin:
+                        enf = [x for x in (lit[u][a], lit[v][b]) if not isinstance(x, int)]
+                        m.Add(start[v] >= end(u) + t).OnlyEnforceIf(enf)
+
+        for d, cap in p.budget.items():
+            terms = [(p.ncb[v][d], lit[v][d]) for v in topo if d in p.devices[v]]
+            var = [(n, x) for n, x in terms if not isinstance(x, int)]
+            fixed_use = sum(n for n, x in terms if isinstance(x, int))
+            if fixed_use > cap:
+                raise MappingError(f"cpsat: ops only {d!r} runs need {fixed_use} crossbars, {cap} available "
+                                   f"(seed 000 Eq. 14)")
+            if var and sum(n for n, _ in var) + fixed_use > cap:
+                m.Add(sum(n * x for n, x in var) <= cap - fixed_use)
+
+        if "host_load" in lv:
+            for c, cores in p.cpus.items():
+                ops_c = [v for v in topo if c in p.devices[v]]
+                if ops_c:
+                    r0 = min(head[v][c] for v in ops_c)
+                    q0 = min(tail[v][c] for v in ops_c)
+                    m.Add(cores * (T - r0 - q0) >= sum(p.dur[v][c] * lit[v][c] for v in ops_c))
+
+        n_seg = self._segments(m, p, lit, start, end, T, head, tail, free) if "segments" in lv else 0
+        fired["segment_constraints"] = n_seg
+
+        hint = None
+        if best is not None and "hint" in lv:
+            hs, _ = B.int_list_schedule(p, best["assign"], best["order"])
+            hint = (dict(best["assign"]), hs)
+        if twins:
+            self._symmetry(m, p, lit, start, twins, hint)
+        if hint is not None:
+            assign, hs = hint
+            for v in topo:
+                for d, x in lit[v].items():
+                    if not isinstance(x, int):
+                        m.AddHint(x, d == assign[v])
+                m.AddHint(start[v], hs[v])
+            m.AddHint(T, best["ticks"])
+        if xb_weight is None:
+            m.Minimize(T)
+        else:
+            m.Minimize(T * xb_weight + sum(p.ncb[v][d] * x for v in topo for d, x in lit[v].items()
+                                           if d in p.budget and not isinstance(x, int)))
+        return _Built(m, lit, start, T, list(p.cpus))
+
+    def _segments(self, m, p: B.IntProblem, lit, start, end, T, head, tail, free) -> int:
+        """Host-load constraints over DAG windows (lever ``segments``, see the module docstring)."""
+        anc, desc = B.closures(p)
+        cuts = B.cut_ops(p, anc, desc, free)
+        cut_pos = [p.pos[x] for x in cuts]
+        windows = []  # (lhs builder, ops bitset, key)
+        for v in p.ops:
+            windows.append((("anc", v), anc[v]))
+            windows.append((("desc", v), desc[v]))
+            if v in free or v in cuts:
+                continue
+            i = bisect.bisect_left(cut_pos, p.pos[v])
+            if i > 0:
+                windows.append(((cuts[i - 1], v), desc[cuts[i - 1]] & anc[v]))
+            if i < len(cuts):
+                windows.append(((v, cuts[i]), desc[v] & anc[cuts[i]]))
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            windows.append(((a, b), desc[a] & anc[b]))
+        count = 0
+        for c, k in p.cpus.items():
+            count += _window_loads(m, p, c, k, lit, start, end, T, head, tail, windows)
+        return count
+
+    # ------------------------------------------------------------------------------------------- solving
+    def _left(self) -> float:
+        return max(0.0, self.time_limit_s - (time.perf_counter() - self._t0))
+
+    def _solve(self, cp_model, built: _Built, limit: float, tick: float, rb: float, real: bool,
+               lb0: int = 0, gap: float | None = None) -> dict:
+        solver = cp_model.CpSolver()
+        prm = solver.parameters
+        prm.max_time_in_seconds = max(0.01, limit)
+        prm.num_workers = self.threads
+        prm.random_seed = self.seed
+        prm.relative_gap_limit = self.mip_rel_gap if gap is None else gap
+        prm.log_search_progress = self.log
+        if self.deterministic and self.threads > 1:
+            prm.interleave_search = True
+        # measured on the YOLOv5n segments: 1.5-3x faster proofs of the host order
+        prm.use_dynamic_precedence_in_disjunctive = True
+        if prm.interleave_search:
+            # interleaved search runs each subsolver in chunks of 1 deterministic second and waits for a
+            # whole batch, even after a proof. On these models some workers' chunks take 10-25 s of wall time
+            # (measured: core 23 s, fixed 28 s, max_lp 10 s), so a 0.04 s proof took 21 s: leave them out
+            prm.ignore_subsolvers.extend(["core", "fixed", "max_lp"])
+        if self.det_time_limit is not None:
+            prm.max_deterministic_time = self.det_time_limit
+        cb = None
+        if real and self.progress is not None:
+            cb = _progress_callback(cp_model, self, tick, rb, lb0)
+        t = time.perf_counter()
+        code = solver.Solve(built.model, cb) if cb is not None else solver.Solve(built.model)
+        out = {"time": time.perf_counter() - t, "assign": None, "order": None, "ticks": None, "bound": None}
+        out["status"] = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "time_limit",
+                         cp_model.INFEASIBLE: "infeasible"}.get(code, "time_limit")
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            out["bound"] = int(round(solver.BestObjectiveBound()))
+            out["ticks"] = int(round(solver.ObjectiveValue()))
+            lit, start = built.lit, built.start
+            assign = {v: next(d for d, x in lit[v].items() if (x if isinstance(x, int) else solver.Value(x)))
+                      for v in lit}
+            s_val = {v: solver.Value(start[v]) for v in start}
+            ops = list(lit)
+            pos = {v: i for i, v in enumerate(ops)}
+            out["assign"] = assign
+            out["order"] = {c: sorted((v for v in ops if assign[v] == c), key=lambda v: (s_val[v], pos[v]))
+                            for c in built.cpus}
+        elif code == cp_model.UNKNOWN:
+            b = solver.BestObjectiveBound()
+            out["bound"] = int(round(b)) if abs(b) < 1 << 62 else None
+        return out
+
+    def _report(self, inc_s, bound_s, rb, tick) -> None:
+        if self.progress is None or inc_s is None:
+            return
+        self._last_bound = max(getattr(self, "_last_bound", 0.0), (bound_s or 0.0))
+        b = max(self._last_bound - rb, 0.0) if self._last_bound else 0.0
+        self.progress({"time_s": time.perf_counter() - self._t0, "incumbent_s": inc_s, "bound_s": b,
+                       "gap": (inc_s - b) / inc_s if inc_s > 0 else 0.0})
+
+    # ------------------------------------------------------------------------------------------- helpers
+    def _heuristics(self, costs: CostModel) -> list[Schedule]:
+        """Schedules of the registered heuristics (greedy, heft) that succeed."""
+        out = []
+        if "hint" not in self.levers and "fixing" not in self.levers and "windows" not in self.levers \
+                and "fill" not in self.levers:
+            return out
+        for name in ("greedy", "heft"):
+            if name in MAPPERS:
+                try:
+                    out.append(MAPPERS[name]().map(costs))
+                except MappingError:
+                    continue
+        return out
+
+    def _fix(self, p: B.IntProblem, ub: int) -> tuple[int, int]:
+        """Remove (op, device) choices that cannot appear in a schedule of makespan <= ``ub``."""
+        by_path = by_load = 0
+        changed = True
+        while changed:
+            changed = False
+            head, tail = B.heads_tails(p)
+            for v in p.ops:
+                ds = p.devices[v]
+                if len(ds) == 1:
+                    continue
+                keep = [d for d in ds if d in head[v] and d in tail[v]
+                        and head[v][d] + p.dur[v][d] + tail[v][d] <= ub]
+                if keep and len(keep) < len(ds):
+                    by_path += len(ds) - len(keep)
+                    p.devices[v] = keep
+                    changed = True
+            lbnd = B.load_bound(p, head, tail)
+            if lbnd is not None:
+                for v, (stay, go) in lbnd.per_op().items():
+                    ds = p.devices[v]
+                    if stay > ub and go <= ub:  # must be offloaded
+                        p.devices[v] = [d for d in ds if d != lbnd.cpu]
+                    elif go > ub and stay <= ub:  # must stay on the cpu
+                        p.devices[v] = [d for d in ds if d != lbnd.cim]
+                    else:
+                        continue
+                    by_load += 1
+                    changed = True
+        return by_path, by_load
+
+    def _twins(self, p: B.IntProblem) -> list[list[str]]:
+        """Groups of interchangeable ops (same devices, durations, crossbars, predecessors and successors
+        with the same transfers), each in topological order."""
+        groups: dict[tuple, list[str]] = defaultdict(list)
+        for v in p.ops:
+            if len(p.devices[v]) < 2:
+                continue
+            key = (
+                tuple(p.devices[v]),
+                tuple(p.dur[v][d] for d in p.devices[v]),
+                tuple(p.ncb.get(v, {}).get(d, 0) for d in p.devices[v]),
+                tuple(sorted((u, tuple(sorted(p.tr[(u, v)].items()))) for u in p.preds[v])),
+                tuple(sorted((w, tuple(sorted(p.tr[(v, w)].items()))) for w in p.succs[v])),
+            )
+            groups[key].append(v)
+        return [sorted(vs, key=lambda v: p.pos[v]) for vs in groups.values() if len(vs) > 1]
+
+    def _symmetry(self, m, p: B.IntProblem, lit, start, twins, hint) -> None:
+        """Twins: device index non-increasing along the group and, on a shared cpu, starts non-decreasing.
+        The hint (assignment, starts) is permuted within each group to satisfy this."""
+        for vs in twins:
+            ds = p.devices[vs[0]]
+            if hint is not None:
+                assign, st = hint
+                rank = {d: i for i, d in enumerate(ds)}
+                vals = sorted((-rank[assign[v]], st[v]) for v in vs)
+                for v, (r, s0) in zip(vs, vals, strict=True):
+                    assign[v], st[v] = ds[-r], s0
+            for a, b in zip(vs, vs[1:], strict=False):
+                for i in range(len(ds) - 1, 0, -1):
+                    m.Add(sum(lit[a][d] for d in ds[i:]) >= sum(lit[b][d] for d in ds[i:]))
+                for d in ds:
+                    if d in p.cpus:
+                        m.Add(start[a] <= start[b]).OnlyEnforceIf([lit[a][d], lit[b][d]])
+
+
+def _window_loads(m, p: B.IntProblem, c: str, k: int, lit, start, end, T, head, tail, windows) -> int:
+    """``k * (right - left) >= cpu-c work of the window's ops`` for every window; returns how many."""
+    import numpy as np
+
+    ops_c = [v for v in p.ops if c in p.devices[v]]
+    if not ops_c:
+        return 0
+    n = len(p.ops)
+    nbytes = (n + 7) // 8
+    fixed_cost = np.zeros(n, dtype=np.int64)
+    flex: list[tuple[int, str]] = []
+    flex_mask = 0
+    for v in ops_c:
+        if len(p.devices[v]) == 1:
+            fixed_cost[p.pos[v]] = p.dur[v][c]
+        else:
+            flex.append((p.pos[v], v))
+            flex_mask |= 1 << p.pos[v]
+    r0 = min(head[v][c] for v in ops_c)
+    q0 = min(tail[v][c] for v in ops_c)
+    seen: set = set()
+    count = 0
+    for key, bits in windows:
+        if not bits or key in seen:
+            continue
+        seen.add(key)
+        member = np.unpackbits(np.frombuffer(bits.to_bytes(nbytes, "little"), dtype=np.uint8),
+                               bitorder="little")[:n].astype(bool)
+        const = int(fixed_cost[member].sum())
+        fb = bits & flex_mask
+        terms = [p.dur[v][c] * lit[v][c] for i, v in flex if fb >> i & 1]
+        if const == 0 and not terms:
+            continue
+        if key[0] == "anc":
+            lhs = start[key[1]] - r0
+        elif key[0] == "desc":
+            lhs = T - q0 - end(key[1])
+        else:
+            lhs = start[key[1]] - end(key[0])
+        m.Add(k * lhs >= const + sum(terms))
+        count += 1
+    return count
+
+
+def _progress_callback(cp_model, mapper: CpSat, tick: float, rb: float, lb0: int):
+    class Cb(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            b = max(self.BestObjectiveBound(), lb0) * tick
+            mapper._report(self.ObjectiveValue() * tick, b, rb, tick)
+
+    return Cb()
+
+
+def _bottom_levels(p: B.IntProblem, assign: dict[str, str]) -> dict[str, int]:
+    """Longest path from each op's start to the end under ``assign`` (list-scheduling priority)."""
+    out: dict[str, int] = {}
+    for v in reversed(p.ops):
+        d = assign[v]
+        out[v] = p.dur[v][d] + max((p.tr[(v, w)][(d, assign[w])] + out[w] for w in p.succs[v]), default=0)
+    return out
+
+
+def _neg(x):
+    return x.Not() if not isinstance(x, int) else 1 - x
+
+
+def _cpu_orders(p: B.IntProblem, sched: Schedule) -> dict[str, list[str]]:
+    return {c: list(sched.order.get(c) or [v for v in p.ops if sched.assignment[v] == c]) for c in p.cpus}
+
+
+def _serial_horizon(costs: CostModel) -> float:
+    """Seed 000 Eq. 13: every op at its slowest device plus every transfer (a makespan no schedule
+    exceeds)."""
+    g = costs.workload.graph
+    total = sum(max(lat.values()) for lat in costs.latency.values())
+    for u, v in g.edges:
+        ts = []
+        for a in costs.latency[u]:
+            for b in costs.latency[v]:
+                try:
+                    ts.append(costs.transfer_time(u, v, a, b))
+                except ScheduleError:  # no link: the pair is never used
+                    continue
+        total += max(ts, default=0.0)
+    return total
+
+
+def _int_horizon(p: B.IntProblem) -> int:
+    return sum(max(p.dur[v].values()) for v in p.ops) + sum(max(t.values()) for t in p.tr.values())
+
+
+def _version() -> str:
+    try:
+        import ortools
+
+        return ortools.__version__
+    except Exception:  # pragma: no cover
+        return "unknown"
