@@ -19,7 +19,7 @@ from hetsim.errors import HetsimError, InputError
 from hetsim.mappers import MAPPERS
 from hetsim.sim.engine import CONTENTION_KINDS, parse_contention
 
-DEFAULT_MAPPER = "greedy"
+DEFAULT_MAPPER = "cpsat"
 
 MAPPER_HELP = """mappers:
   all-host  every op on the host CPU: the baseline of every speedup
@@ -173,16 +173,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class SolverProgress:
-    """Prints a solver's progress (incumbent, bound, gap) to stderr, at most once a second."""
+    """Prints a long solve's progress (incumbent, bound, gap) to stderr: nothing for the first ``after_s``
+    seconds, then at most once every ``every_s`` seconds, and the final state if anything was printed."""
 
-    def __init__(self, stream=sys.stderr, every_s: float = 1.0):
-        self.stream, self.every_s, self._last = stream, every_s, -1e9
+    def __init__(self, stream=sys.stderr, every_s: float = 1.0, after_s: float = 2.0):
+        self.stream, self.every_s, self.after_s = stream, every_s, after_s
+        self._last, self._printed = -1e9, False
 
     def __call__(self, p: dict) -> None:
         t = p.get("time_s", 0.0)
-        if t - self._last < self.every_s and not p.get("final"):
+        final = bool(p.get("final"))
+        if (final and not self._printed) or (not final and (t < self.after_s or t - self._last < self.every_s)):
             return
-        self._last = t
+        self._last, self._printed = t, True
         inc, bnd, gap = p.get("incumbent_s"), p.get("bound_s"), p.get("gap")
         parts = [f"  [{t:6.1f} s]"]
         if inc is not None:

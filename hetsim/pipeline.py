@@ -37,7 +37,7 @@ class RunResult:
 def run(
     platform: Platform | str | Path,
     workload: Workload | str | Path,
-    mapper: str = "greedy",
+    mapper: str = "cpsat",
     contention: frozenset[str] = frozenset(),
     mapper_options: dict | None = None,
     schedule: Schedule | None = None,

@@ -31,6 +31,20 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
         + (f"   speedup {s['speedup']:.2f}x" if s["speedup"] else ""),
         f"  energy       {_energy(s['energy_j'])}",
     ]
+    st = s.get("mapper_stats") or {}
+    if st.get("status") in ("optimal", "time_limit", "feasible"):
+        gap = st.get("mip_gap")
+        gap_txt = f", MIP gap {gap * 100:.2f} %" if gap is not None else ""
+        size = (f", {st['variables']:,} variables, {st['constraints']:,} constraints"
+                if st.get("variables") is not None and st.get("constraints") is not None else "")
+        if st["status"] == "optimal":
+            lines.append(f"  solver       optimal (proven) in {st.get('solve_time_s', 0):.2f} s{gap_txt}{size}")
+        else:
+            bound = st.get("bound_s")
+            status = st["status"].replace("_", " ")
+            lines.append(f"  solver       {status} after {st.get('solve_time_s', 0):.2f} s: best schedule found, "
+                         f"not proven optimal{gap_txt}"
+                         + (f" (bound {bound * 1e3:,.3f} ms)" if bound is not None else ""))
     if s["predicted_makespan_s"] is not None and abs(s["predicted_makespan_s"] - s["makespan_s"]) > 1e-12 * max(
         1.0, s["makespan_s"]
     ):
