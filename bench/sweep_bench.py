@@ -1,0 +1,48 @@
+"""Wall time of the full seed-000 sweep (sweeps/seed000.yaml, 128 points, cpsat) on 1 and 2 local workers and
+on a 2-worker Dask LocalCluster. Each run writes a fresh table in a temporary folder.
+
+    python bench/sweep_bench.py [--only local1,local2,dask2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default="local1,local2,dask2")
+    ap.add_argument("--sweep", default=str(ROOT / "sweeps" / "seed000.yaml"))
+    args = ap.parse_args()
+    import pandas as pd
+
+    from hetsim.dse import load_sweep, run_sweep
+
+    spec = load_sweep(args.sweep)
+    for mode in args.only.split(","):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "r.csv"
+            t0 = time.perf_counter()
+            if mode.startswith("dask"):
+                from distributed import LocalCluster
+
+                n = int(mode[4:])
+                with LocalCluster(n_workers=n, threads_per_worker=1, dashboard_address=None) as cluster:
+                    run_sweep(spec, output=out, scheduler=cluster.scheduler_address)
+            else:
+                run_sweep(spec, output=out, workers=int(mode[5:]))
+            wall = time.perf_counter() - t0
+            df = pd.read_csv(out)
+            print(f"{mode:<8} {len(df)} points  {wall:7.1f} s  optimal {int((df['status'] == 'optimal').sum())}  "
+                  f"sum of solve times {df['solve_time_s'].sum():.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
