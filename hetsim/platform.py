@@ -25,7 +25,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hetsim.devices import DEVICE_KINDS, CpuDevice, DianaAimc, DianaDigital, Link, Memory, PumaDevice
-from hetsim.errors import PlatformError
+from hetsim.errors import InputError, PlatformError
 
 DeviceConfig = Annotated[CpuDevice | PumaDevice | DianaDigital | DianaAimc, Field(discriminator="kind")]
 
@@ -161,6 +161,25 @@ def _validate(data: object, where: str) -> Platform:
         raise PlatformError(_format_validation_error(err, where)) from None
 
 
+def read_yaml(path: Path, error: type[InputError], what: str) -> object:
+    """Parse a YAML file for a user-facing loader.
+
+    Raises:
+        error: (an :class:`~hetsim.errors.InputError` subclass) the file is missing, is not text, or is not
+            valid YAML (the message gives the line and column).
+    """
+    if not path.is_file():
+        raise error(f"{what} {str(path)!r} does not exist")
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise error(f"{path}: not valid YAML{at}: {getattr(err, 'problem', err)}") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: not a text (YAML) file") from None
+
+
 def load_platform(path: str | Path) -> Platform:
     """Read and validate a platform YAML file.
 
@@ -171,16 +190,7 @@ def load_platform(path: str | Path) -> Platform:
             and the expected value).
     """
     p = Path(path)
-    if not p.is_file():
-        raise PlatformError(f"platform file {str(p)!r} does not exist")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise PlatformError(f"{p}: not valid YAML{at}: {getattr(err, 'problem', err)}") from None
-    except UnicodeDecodeError:
-        raise PlatformError(f"{p}: not a text (YAML) file") from None
+    data = read_yaml(p, PlatformError, "platform file")
     if isinstance(data, dict) and isinstance(data.get("devices"), dict):
         for dev in data["devices"].values():
             if isinstance(dev, dict) and dev.get("latency_table"):

@@ -49,6 +49,13 @@ class Schedule:
         """The devices running ``op``: its split's devices (in the split's order), else its assigned device."""
         return list(self.splits[op]) if op in self.splits else [self.assignment[op]]
 
+    def channel_parts(self, op: str, c_out: int) -> dict[str, int]:
+        """Output channels of ``op`` (``c_out`` in all) per device: its split's part sizes, or all on its
+        device."""
+        if op in self.splits:
+            return {d: len(ch) for d, ch in self.splits[op].items()}
+        return {self.assignment[op]: c_out}
+
     def ops_on(self, device: str) -> list[str]:
         """Ops assigned to ``device``, in the schedule's order for it."""
         return list(self.order.get(device, []))

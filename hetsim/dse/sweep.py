@@ -34,7 +34,6 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hetsim.errors import InputError
@@ -78,16 +77,11 @@ def load_sweep(path: str | Path) -> SweepSpec:
         InputError: missing file, YAML error, unknown field, empty grid, unknown parameter path or mapper.
     """
     from hetsim.mappers import MAPPERS
-    from hetsim.platform import _format_validation_error, load_platform
+    from hetsim.platform import _format_validation_error, load_platform, read_yaml
     from hetsim.sim.engine import parse_contention
 
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"sweep file {str(p)!r} does not exist")
-    try:
-        data = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as err:
-        raise InputError(f"{p}: not valid YAML: {err}") from None
+    data = read_yaml(p, InputError, "sweep file")
     if not isinstance(data, dict):
         raise InputError(f"{p}: expected a mapping with workloads, platforms, parameters, mappers")
     try:

@@ -81,10 +81,7 @@ def channel_stats(costs: CostModel, schedule: Schedule, digital: str, aimc: str)
         c = costs.out_channels(v)
         if c is None:
             continue
-        if v in schedule.splits:
-            parts = {d: len(ch) for d, ch in schedule.splits[v].items()}
-        else:
-            parts = {schedule.assignment[v]: c}
+        parts = schedule.channel_parts(v, c)
         if not set(parts) <= set(counts):
             continue
         n_layers += 1

@@ -89,10 +89,7 @@ def channel_split_summary(costs: CostModel, schedule: Schedule, result: SimResul
         c = costs.out_channels(v)
         if c is None:
             continue
-        if v in schedule.splits:
-            parts = {d: len(ch) for d, ch in schedule.splits[v].items()}
-        else:
-            parts = {schedule.assignment[v]: c}
+        parts = schedule.channel_parts(v, c)
         for d, n in parts.items():
             counts[d] = counts.get(d, 0) + n
         layer_rows.append({"op": v, "c_out": c, "channels": parts,
