@@ -258,23 +258,32 @@ class CpSat:
         fwork = sum(min(p.dur[v].values()) for v in free)
         fired["floating_work_s"] = fwork * tick
         floats_matter = bool(free) and ub is not None and fwork > 10 * max(self.mip_rel_gap, 1e-5) * ub
-        # --- the decomposition at cut ops
+        # --- the decomposition at cut ops: floating ops left out (a bound, and a schedule once they are packed
+        # into the idle gaps), then, when they carry real work, attached to their consumers' segments (a
+        # schedule only)
         if "decompose" in lv and (ub is None or lb < ub):
-            dec = Decomposition(self, p, free, t0 + self.time_limit_s * self.decompose_share, attach=floats_matter)
-            if dec.applicable and max((len(s) for s in dec.segs), default=0) < 0.8 * len(topo):
-                r = dec.run()
+            deadline = t0 + self.time_limit_s * self.decompose_share
+            for attach in (False, True) if floats_matter else (False,):
+                if ub is not None and (ub - lb) <= self.mip_rel_gap * ub:
+                    break
+                dec = Decomposition(self, p, free, deadline, attach=attach)
+                if not dec.applicable or max((len(s) for s in dec.segs), default=0) >= 0.8 * len(topo):
+                    break
+                if attach:  # the first pass got the deadline share it needed; give this one the rest
+                    dec.deadline = max(deadline, t0 + self.time_limit_s * (1 + self.decompose_share) / 2)
+                r = dec.run(tol=self.mip_rel_gap)
                 solve_time += r["solve_time"]
-                fired["decompose"] = {k: r[k] for k in ("cuts", "largest_segment", "solves", "shortcuts",
-                                                        "timeouts", "rounds", "exact")}
-                fired["decompose"]["floating"] = "attached" if floats_matter else "left out"
+                key = "decompose_attached" if attach else "decompose"
+                fired[key] = {k: r[k] for k in ("cuts", "largest_segment", "solves", "shortcuts", "timeouts",
+                                                "rounds", "exact")}
                 if r["assign"] is not None:
-                    if floats_matter:
-                        offer(r["assign"], r["order"], "decompose")
+                    if attach:
+                        offer(r["assign"], r["order"], key)
                     else:
                         order, _ = insert_floating(p, r["assign"], r["order"], free)
-                        offer(r["assign"], order, "decompose")
+                        offer(r["assign"], order, key)
                     ub = best["ticks"]
-                if not floats_matter:  # a bound of the problem without floating ops: a bound of this one
+                if not attach:  # a bound of the problem without floating ops: a bound of this one
                     fired["decompose_bound_s"] = r["lb"] * tick
                     lb = max(lb, min(r["lb"], ub) if ub is not None else r["lb"])
                 self._report(ub * tick if ub is not None else None, lb * tick, p.rounding_bound_s, tick)
