@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -46,6 +47,36 @@ examples:
 """
 
 
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return v
+
+
+def _nonnegative_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return v
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return v
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
 
@@ -58,11 +89,11 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
         help=f"mapping algorithm (default: {DEFAULT_MAPPER}); see 'mappers' below",
     )
     g = p.add_argument_group("solver options (exact mappers)")
-    g.add_argument("--time-limit", type=float, default=30.0, metavar="S",
+    g.add_argument("--time-limit", type=_positive_float, default=30.0, metavar="S",
                    help="stop the solver after S seconds and use its best schedule (default: 30)")
-    g.add_argument("--gap", type=float, default=None, metavar="REL",
+    g.add_argument("--gap", type=_nonnegative_float, default=None, metavar="REL",
                    help="stop when the relative MIP gap (incumbent - bound) / incumbent is below REL")
-    g.add_argument("--threads", type=int, default=None, help="solver threads / CP-SAT workers")
+    g.add_argument("--threads", type=_positive_int, default=None, help="solver threads / CP-SAT workers")
     g.add_argument("--seed", type=int, default=0, help="solver random seed (default: 0)")
     g.add_argument("--solver", default=None, help="ilp backend: highs (default) or gurobi")
     g = p.add_argument_group("DIANA mappers (seed 002)")
@@ -134,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "(latency_model: table). Profiles are machine-specific.")
     p.add_argument("model", type=Path, help="ONNX model")
     p.add_argument("-o", "--output", type=Path, required=True, help="CSV to write (e.g. profiles/yolov5n.csv)")
-    p.add_argument("--runs", type=int, default=20, help="timed runs (default 20)")
+    p.add_argument("--runs", type=_positive_int, default=20, help="timed runs (default 20)")
     p.add_argument("--warmup", type=int, default=5, help="untimed warm-up runs (default 5)")
     p.add_argument("--optimize", action="store_true",
                    help="measure ORT's optimised graph; fused kernels are split over the ops they absorbed by MACs")
@@ -148,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "sweeps/seed000.yaml for the format.")
     p.add_argument("sweep", type=Path, help="sweep YAML (e.g. sweeps/seed000.yaml)")
     p.add_argument("-o", "--output", type=Path, help="results CSV (default: the sweep's 'output')")
-    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
+    p.add_argument("--workers", type=_positive_int, default=None,
+                   help="local worker processes (default: CPU count)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the points on this Dask distributed scheduler instead of local processes")
     _add_common(p)
@@ -421,7 +453,8 @@ def cmd_inspect(args) -> int:
             op = wl.op(v)
             g = op.gemm
             gv = (g.m_v, g.n_v, g.n_mvm, g.groups) if g else ("", "", "", "")
-            line = (f"  {v[-40:]:<40} {op.op_type:<16} {op.bits:>4} {gv[0]:>6} {gv[1]:>6} {gv[2]:>7} {gv[3]:>4} "
+            shown = v if len(v) <= 40 else "..." + v[-37:]
+            line = (f"  {shown:<40} {op.op_type:<16} {op.bits:>4} {gv[0]:>6} {gv[1]:>6} {gv[2]:>7} {gv[3]:>4} "
                     f"{op.macs:>12,}")
             if costs:
                 for d in devs:

@@ -168,6 +168,8 @@ def read_yaml(path: Path, error: type[InputError], what: str) -> object:
         error: (an :class:`~hetsim.errors.InputError` subclass) the file is missing, is not text, or is not
             valid YAML (the message gives the line and column).
     """
+    if path.is_dir():
+        raise error(f"{what} {str(path)!r} is a folder, not a file")
     if not path.is_file():
         raise error(f"{what} {str(path)!r} does not exist")
     try:

@@ -75,6 +75,10 @@ def parse_contention(spec: str | None) -> frozenset[str]:
     if spec == "all":
         return frozenset(CONTENTION_KINDS)
     kinds = {k.strip() for k in spec.split(",") if k.strip()}
+    if not kinds or kinds == {"none"}:
+        return frozenset()
+    if kinds & {"all", "none"}:
+        raise InputError(f"contention {spec!r}: 'all' and 'none' stand alone, not in a list")
     bad = kinds - set(CONTENTION_KINDS)
     if bad:
         raise InputError(
