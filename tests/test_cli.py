@@ -172,3 +172,19 @@ def test_inspect(capsys):
     assert code == 0
     assert "140 operators" in out
     assert "Conv" in out
+
+
+@pytest.mark.parametrize("opt", [["--time-limit", "0"], ["--time-limit", "nan"], ["--threads", "0"],
+                                 ["--gap", "-1"]])
+def test_bad_solver_options_are_usage_errors(opt):
+    with pytest.raises(SystemExit) as exc:
+        main(["run", str(PUMA), str(R18), *opt])
+    assert exc.value.code == 2
+
+
+def test_contention_none_and_all_stand_alone(capsys):
+    assert_input_error(*run_cli(capsys, "run", PUMA, R18, "--contention", "none,links")[::2], "stand alone")
+
+
+def test_a_folder_is_not_a_platform_file(capsys):
+    assert_input_error(*run_cli(capsys, "run", ROOT / "platforms", R18)[::2], "is a folder")
