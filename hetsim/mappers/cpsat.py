@@ -372,6 +372,9 @@ class CpSat:
             "mip_gap": (real - bound_s) / real if real > 0 else 0.0,
             "rounded_gap": rgap,
         })
+        if self.progress is not None:  # the final state, so a progress display never ends on a stale line
+            self.progress({"time_s": time.perf_counter() - t0, "incumbent_s": real, "bound_s": bound_s,
+                           "gap": sched.stats["mip_gap"], "final": True})
         return sched
 
     # ------------------------------------------------------------------------------------------ building

@@ -49,6 +49,11 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
         1.0, s["makespan_s"]
     ):
         lines.append(f"  (mapper predicted {_ms(s['predicted_makespan_s'])}; the replay differs)")
+    host_cfg = run.costs.devices[run.costs.host] if hasattr(run.costs, "devices") else None
+    free = sorted({o.op_type for o in run.workload.ops.values()} & set(getattr(host_cfg, "free_ops", []) or []))
+    if free:
+        lines.append(f"  note: on this platform the host's {', '.join(free)} ops cost nothing (free_ops: fused into "
+                     "accelerator layers or done offline)")
     if s["host_latency_fallback_ops"]:
         lines.append(f"  note: {s['host_latency_fallback_ops']} ops not in the host's latency table use the roofline")
     lines.append("")
