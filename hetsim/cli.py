@@ -290,6 +290,7 @@ def cmd_validate(args) -> int:
     costs = CostModel(load_onnx(args.model), load_platform(args.platform))
     if args.schedule:
         sched = Schedule.load(args.schedule)
+        sched.check_made_for(costs.workload.name)
     else:
         sched = get_mapper(args.mapper, **mapper_options(args)).map(costs)
     rep = validate_schedule(costs, sched, rel_tol=args.rel_tol)

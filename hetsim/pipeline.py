@@ -59,6 +59,8 @@ def run(
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     wl = workload if isinstance(workload, Workload) else load_onnx(workload)
     costs = CostModel(wl, plat)
+    if schedule is not None:
+        schedule.check_made_for(wl.name)
     sched = schedule if schedule is not None else get_mapper(mapper, **(mapper_options or {})).map(costs)
     result = simulate(costs, sched, contention)
     if sched.mapper == "all-host":

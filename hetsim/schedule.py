@@ -33,6 +33,7 @@ class Schedule:
             its device as its own sub-op with ``C_out`` = its channel count; all parts of an op start together
             once their inputs are there and every part's device is free, and the op finishes with its last part.
             The parts' channel lists partition ``0..C_out-1``. Overrides ``assignment`` for those ops.
+        workload, platform: names of the workload and platform it was made for (``None`` if unknown).
     """
 
     mapper: str
@@ -44,6 +45,15 @@ class Schedule:
     makespan_s: float | None = None
     stats: dict = field(default_factory=dict)
     splits: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    workload: str | None = None
+    platform: str | None = None
+
+    def check_made_for(self, workload: str) -> None:
+        """Raise :class:`ScheduleError` when the schedule names another workload than the one it is replayed on
+        (a schedule without a name is checked op by op later). Another platform is allowed: replaying a mapping
+        on a changed platform is a what-if the simulator is for, and the replay checks device support."""
+        if self.workload is not None and self.workload != workload:
+            raise ScheduleError(f"this schedule was made for workload {self.workload!r}, not {workload!r}")
 
     def devices_of(self, op: str) -> list[str]:
         """The devices running ``op``: its split's devices (in the split's order), else its assigned device."""
@@ -63,6 +73,8 @@ class Schedule:
     def to_dict(self) -> dict:
         return {
             "mapper": self.mapper,
+            "workload": self.workload,
+            "platform": self.platform,
             "assignment": self.assignment,
             "order": self.order,
             "placement": {k: [list(p) for p in v] for k, v in self.placement.items()},
@@ -83,6 +95,8 @@ class Schedule:
         try:
             return cls(
                 mapper=str(d["mapper"]),
+                workload=d.get("workload"),
+                platform=d.get("platform"),
                 assignment=dict(d["assignment"]),
                 order={k: list(v) for k, v in d["order"].items()},
                 placement={k: [tuple(p) for p in v] for k, v in d.get("placement", {}).items()},

@@ -188,3 +188,12 @@ def test_contention_none_and_all_stand_alone(capsys):
 
 def test_a_folder_is_not_a_platform_file(capsys):
     assert_input_error(*run_cli(capsys, "run", ROOT / "platforms", R18)[::2], "is a folder")
+
+
+def test_a_schedule_of_another_model_is_refused_by_name(capsys, tmp_path):
+    sched = tmp_path / "s.json"
+    assert run_cli(capsys, "map", PUMA, R18, "-o", sched, "--mapper", "heft")[0] == 0
+    assert_input_error(*run_cli(capsys, "run", PUMA, YOLO, "--schedule", sched)[::2], "resnet18_int8_qdq")
+    # the same mapping replayed on another platform is a legitimate what-if
+    x86 = PUMA.parent / "puma-x86.yaml"
+    assert run_cli(capsys, "run", x86, R18, "--schedule", sched)[0] == 0

@@ -122,6 +122,8 @@ def make_schedule(
     start, finish, makespan = list_schedule(costs, assignment, order, splits)
     return Schedule(
         mapper=mapper,
+        workload=costs.workload.name,
+        platform=costs.platform.name,
         assignment=dict(assignment),
         order=order,
         placement=placement,
