@@ -42,7 +42,8 @@ def run(
     mapper_options: dict | None = None,
     schedule: Schedule | None = None,
 ) -> RunResult:
-    """Map ``workload`` onto ``platform`` and replay it; the baseline is ``all-host`` on the same platform
+    """Map ``workload`` onto ``platform`` and replay it; the baseline is the platform's ``baseline`` mapper
+    (``all-host`` unless the platform says otherwise) on the same platform
     (``None`` when the host cannot run every op).
 
     Args:
@@ -63,11 +64,12 @@ def run(
         schedule.check_made_for(wl.name)
     sched = schedule if schedule is not None else get_mapper(mapper, **(mapper_options or {})).map(costs)
     result = simulate(costs, sched, contention)
-    if sched.mapper == "all-host":
+    base_name = plat.baseline
+    if sched.mapper == base_name:
         baseline = result
     else:
         try:
-            baseline = simulate(costs, get_mapper("all-host").map(costs), contention)
-        except MappingError:  # the host cannot run every op: no CPU-only baseline exists
+            baseline = simulate(costs, get_mapper(base_name).map(costs), contention)
+        except MappingError:  # e.g. the host cannot run every op: no CPU-only baseline exists
             baseline = None
     return RunResult(costs, sched, result, baseline, summarize(costs, sched, result, baseline))

@@ -36,6 +36,8 @@ class Platform(BaseModel):
     Attributes:
         name: platform name.
         host: name of the host device (a ``cpu``); defaults to the first ``cpu`` device.
+        baseline: the mapper speedups are measured against (default ``all-host``, the CPU alone; DIANA uses
+            ``all-8bit``, as seed 002 does).
         devices: device name -> device config (``kind`` selects the model).
         links: link name -> :class:`~hetsim.devices.link.Link`.
         memories: memory name -> :class:`~hetsim.devices.memory.Memory` (memories shared by devices).
@@ -46,6 +48,7 @@ class Platform(BaseModel):
     name: str = "platform"
     description: str = ""
     host: str | None = None
+    baseline: str = Field("all-host", description="mapper whose makespan speedups are measured against")
     devices: dict[str, DeviceConfig] = Field(min_length=1)
     links: dict[str, Link] = Field(default_factory=dict)
     memories: dict[str, Memory] = Field(default_factory=dict)

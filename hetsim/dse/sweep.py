@@ -156,7 +156,7 @@ def run_point(point: dict) -> dict:
         contention = parse_contention(point["contention"])
         sched = get_mapper(point["mapper"], **point["mapper_options"]).map(costs)
         res = simulate(costs, sched, contention)
-        base = simulate(costs, get_mapper("all-host").map(costs), contention)
+        base = simulate(costs, get_mapper(plat.baseline).map(costs), contention)
         dev = device_table(costs, res)
         host = dev[dev["device"] == costs.host]
         accel = dev[(dev["device"] != costs.host) & (dev["kind"] != "link")]

@@ -219,6 +219,7 @@ def summarize(
         "operators": len(costs.workload),
         "makespan_s": result.makespan_s,
         "predicted_makespan_s": schedule.makespan_s,
+        "baseline": costs.platform.baseline,
         "baseline_makespan_s": base,
         "speedup": (base / result.makespan_s) if base and result.makespan_s > 0 else None,
         "energy_j": float(dev["energy_j"].sum()),

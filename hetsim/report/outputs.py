@@ -64,7 +64,7 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     rows = []
     configs = [(run.schedule.mapper, run.result)]
     if run.baseline is not None and run.baseline is not run.result:
-        configs.insert(0, ("all-host", run.baseline))
+        configs.insert(0, (run.platform.baseline, run.baseline))
     for config, res in configs:
         t = device_table(run.costs, res)
         t = t[t["kind"] != "link"]

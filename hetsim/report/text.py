@@ -27,7 +27,7 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
         "",
         f"  operators    {s['operators']} ({wl['edges']} edges, {wl['macs'] / 1e9:,.3f} GMAC)",
         f"  makespan     {_ms(s['makespan_s'])}",
-        f"  all-host     {_ms(s['baseline_makespan_s'])}"
+        f"  {s.get('baseline', 'all-host'):<12} {_ms(s['baseline_makespan_s'])}"
         + (f"   speedup {s['speedup']:.2f}x" if s["speedup"] else ""),
         f"  energy       {_energy(s['energy_j'])}",
     ]
