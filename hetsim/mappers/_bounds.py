@@ -305,7 +305,22 @@ def load_bound(p: IntProblem, head, tail) -> LoadBound | None:
 
 
 def int_list_schedule(p: IntProblem, assignment: dict[str, str], order: dict[str, list[str]]) -> tuple[dict, int]:
-    """Integer-tick ASAP evaluation of an assignment and per-cpu order (as :func:`list_schedule`)."""
+    """Integer-tick ASAP evaluation of an assignment and per-cpu order (as :func:`list_schedule`).
+
+    Raises:
+        ScheduleError: the order contradicts the data dependencies.
+    """
+    start, finish = asap_starts(p, assignment, order)
+    if len(start) != len(p.ops):
+        raise ScheduleError("order contradicts the data dependencies")
+    return start, max(finish.values(), default=0)
+
+
+def asap_starts(
+    p: IntProblem, assignment: dict[str, str], order: dict[str, list[str]], skip: frozenset[str] | set = frozenset()
+) -> tuple[dict[str, int], dict[str, int]]:
+    """ASAP integer start and finish ticks of the ops not in ``skip`` (skipped ops, and edges from them, are
+    treated as absent; ``order`` must not list them). Ops an inconsistent order blocks are left out."""
     import heapq
 
     chain_prev = {}
@@ -313,11 +328,12 @@ def int_list_schedule(p: IntProblem, assignment: dict[str, str], order: dict[str
         for i in range(1, len(seq)):
             chain_prev[seq[i]] = seq[i - 1]
     # process in an order compatible with the DAG and the chains
-    indeg = {v: len(p.preds[v]) + (1 if v in chain_prev else 0) for v in p.ops}
-    nxt: dict[str, list[str]] = {v: list(p.succs[v]) for v in p.ops}
+    ops = [v for v in p.ops if v not in skip]
+    indeg = {v: sum(1 for u in p.preds[v] if u not in skip) + (1 if v in chain_prev else 0) for v in ops}
+    nxt: dict[str, list[str]] = {v: [w for w in p.succs[v] if w not in skip] for v in ops}
     for v, u in chain_prev.items():
         nxt[u].append(v)
-    ready = [(p.pos[v], v) for v in p.ops if indeg[v] == 0]
+    ready = [(p.pos[v], v) for v in ops if indeg[v] == 0]
     heapq.heapify(ready)
     start: dict[str, int] = {}
     finish: dict[str, int] = {}
@@ -327,13 +343,13 @@ def int_list_schedule(p: IntProblem, assignment: dict[str, str], order: dict[str
         dv = assignment[v]
         t = 0
         for u in p.preds[v]:
-            t = max(t, finish[u] + p.tr[(u, v)][(assignment[u], dv)])
+            if u not in skip:
+                t = max(t, finish[u] + p.tr[(u, v)][(assignment[u], dv)])
         if dv in slots:
             pr = chain_prev.get(v)
             if pr is not None:
                 t = max(t, start[pr])
-            free = heapq.heappop(slots[dv])
-            t = max(t, free)
+            t = max(t, heapq.heappop(slots[dv]))
             heapq.heappush(slots[dv], t + p.dur[v][dv])
         start[v] = t
         finish[v] = t + p.dur[v][dv]
@@ -341,9 +357,7 @@ def int_list_schedule(p: IntProblem, assignment: dict[str, str], order: dict[str
             indeg[w] -= 1
             if indeg[w] == 0:
                 heapq.heappush(ready, (p.pos[w], w))
-    if len(start) != len(p.ops):
-        raise ScheduleError("order contradicts the data dependencies")
-    return start, max(finish.values(), default=0)
+    return start, finish
 
 
 def closures(p: IntProblem) -> tuple[dict[str, int], dict[str, int]]:

@@ -528,40 +528,7 @@ def _pack(gaps, flo, dur, dls, limit: float) -> dict[str, int]:
 
 def _starts_without(p: B.IntProblem, assign, order, free):
     """ASAP starts of the non-floating ops in ``order`` (floating ops treated as absent)."""
-    import heapq
-
-    chain_prev = {}
-    for seq in order.values():
-        for i in range(1, len(seq)):
-            chain_prev[seq[i]] = seq[i - 1]
-    ops = [v for v in p.ops if v not in free]
-    indeg = {v: sum(1 for u in p.preds[v] if u not in free) + (1 if v in chain_prev else 0) for v in ops}
-    nxt = {v: [w for w in p.succs[v] if w not in free] for v in ops}
-    for v, u in chain_prev.items():
-        nxt[u].append(v)
-    ready = [(p.pos[v], v) for v in ops if indeg[v] == 0]
-    heapq.heapify(ready)
-    start, finish = {}, {}
-    slots = {c: [0] * k for c, k in p.cpus.items()}
-    while ready:
-        _, v = heapq.heappop(ready)
-        d = assign[v]
-        t = 0
-        for u in p.preds[v]:
-            if u not in free:
-                t = max(t, finish[u] + p.tr[(u, v)][(assign[u], d)])
-        if d in slots:
-            pr = chain_prev.get(v)
-            if pr is not None:
-                t = max(t, start[pr])
-            t = max(t, heapq.heappop(slots[d]))
-            heapq.heappush(slots[d], t + p.dur[v][d])
-        start[v], finish[v] = t, t + p.dur[v][d]
-        for w in nxt[v]:
-            indeg[w] -= 1
-            if indeg[w] == 0:
-                heapq.heappush(ready, (p.pos[w], w))
-    return start, finish
+    return B.asap_starts(p, assign, order, skip=free)
 
 
 def _bottom(p: B.IntProblem, assign) -> dict[str, int]:
