@@ -47,34 +47,25 @@ examples:
 """
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return v
+def _number(kind: type, low: float, strict: bool):
+    """An argparse type: a finite ``kind`` (int or float) ``> low`` (``strict``) or ``>= low``."""
+    rel = ">" if strict else ">="
+
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if not math.isfinite(v) or (v <= low if strict else v < low):
+            raise argparse.ArgumentTypeError(f"must be a finite number {rel} {low:g}, got {text}")
+        return v
+
+    return parse
 
 
-def _nonnegative_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(v) or v < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
-    return v
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return v
+_positive_float = _number(float, 0, strict=True)
+_nonnegative_float = _number(float, 0, strict=False)
+_positive_int = _number(int, 1, strict=False)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
