@@ -24,10 +24,13 @@ from typing import Annotated
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hetsim.devices import DEVICE_KINDS, CpuDevice, DianaAimc, DianaDigital, Link, Memory, PumaDevice
+from hetsim.devices import DEVICE_KINDS, CortexM, CpuDevice, DianaAimc, DianaDigital, Link, Memory, Mvp, PumaDevice
 from hetsim.errors import InputError, PlatformError
 
-DeviceConfig = Annotated[CpuDevice | PumaDevice | DianaDigital | DianaAimc, Field(discriminator="kind")]
+DeviceConfig = Annotated[
+    CpuDevice | PumaDevice | DianaDigital | DianaAimc | CortexM | Mvp, Field(discriminator="kind")
+]
+HOST_KINDS = ("cpu", "cortex-m")
 
 
 class Platform(BaseModel):
@@ -70,15 +73,15 @@ class Platform(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> Platform:
         if self.host is None:
-            cpus = [n for n, d in self.devices.items() if d.kind == "cpu"]
+            cpus = [n for n, d in self.devices.items() if d.kind in HOST_KINDS]
             if not cpus:
-                raise ValueError("a platform needs a host: at least one device of kind 'cpu'")
+                raise ValueError("a platform needs a host: at least one device of kind 'cpu' or 'cortex-m'")
             object.__setattr__(self, "host", cpus[0])
         elif self.host not in self.devices:
             raise ValueError(f"host {self.host!r} is not a device; devices: {sorted(self.devices)}")
-        elif self.devices[self.host].kind != "cpu":
+        elif self.devices[self.host].kind not in HOST_KINDS:
             raise ValueError(f"host {self.host!r} is a {self.devices[self.host].kind!r} device; the host must be "
-                             "a 'cpu'")
+                             "a 'cpu' or a 'cortex-m'")
         for lname, link in self.links.items():
             for d in link.connects:
                 if d not in self.devices:
