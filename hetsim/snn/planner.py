@@ -1,0 +1,242 @@
+"""SNN mappers for the EFR32MG24: per affine layer an engine and a weight residency (seed 001 Sec. III-B, III-D).
+
+``spikeduet`` enumerates every combination of (engine, residency) per affine layer - ``m33`` with ``sram``,
+``flash`` or ``flash+hot``; ``mvp-dense`` or ``mvp-range`` with ``sram`` or ``flash``: 7 options per layer, so
+``7^L`` plans - drops those whose SRAM-resident tables exceed the SRAM budget, and keeps the one with the
+smallest mean end-to-end latency on the plan (validation) split under the chosen execution mode. This is
+exact: every plan that fits is either evaluated or pruned by a valid lower bound (per sample, the makespan is
+at least each engine's total work). Baselines are the same search restricted to one engine: ``all-m33``
+(sparse Cortex-M33, the seed's baseline; its best residency, hot columns included) and ``all-dense-mvp``.
+
+SRAM budget: ``memories.sram.size_kib - m33.sram_reserved_kib``. A table in SRAM costs ``n_in * n_out *``
+(4 bytes on the M33, FP32; 2 on the MVP, FP16); Flash tables cost nothing there. ``flash+hot`` layers share
+the SRAM left over: their columns are taken greedily by decreasing fit-split firing rate (all columns of a
+layer have the same size, so each layer gets a prefix of its hot order, :func:`hetsim.snn.costs.hot_order`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hetsim.devices.efr32 import CortexM, Mvp
+from hetsim.errors import MappingError, PlatformError
+from hetsim.platform import Platform
+from hetsim.snn.costs import ENGINES, LayerCosts, hot_order, lif_cycles, options, readout_cycles
+from hetsim.snn.network import SNN
+from hetsim.snn.schedule import MODES, Unrolled, evaluate, on_mvp, unroll
+
+SNN_MAPPERS = {"spikeduet": ENGINES, "all-m33": ("m33",), "all-dense-mvp": ("mvp-dense",)}
+
+
+@dataclass(frozen=True)
+class LayerChoice:
+    """Engine and weight residency of one affine layer; ``hot_columns`` for ``flash+hot``."""
+
+    engine: str
+    residency: str
+    hot_columns: int = 0
+
+
+@dataclass
+class SnnPlan:
+    """A mapping of an SNN onto the M33 + MVP.
+
+    Attributes:
+        mapper: the mapper that made it.
+        mode: ``async`` | ``blocking``.
+        layers: per affine layer 1..L, its :class:`LayerChoice`.
+        sram_bytes: SRAM taken by weight tables (resident tables and hot columns), bytes.
+        budget_bytes: SRAM available to weights, bytes.
+        mean_latency_s: mean end-to-end latency on the split it was planned on, seconds.
+        stats: ``plans`` (combinations), ``fit`` (within budget), ``evaluated``, ``pruned``, ``solve_time_s``,
+            ``split``.
+    """
+
+    mapper: str
+    mode: str
+    layers: list[LayerChoice]
+    sram_bytes: int
+    budget_bytes: int
+    mean_latency_s: float
+    stats: dict = field(default_factory=dict)
+
+
+def engines_of(platform: Platform) -> tuple[CortexM, Mvp]:
+    """The platform's ``cortex-m`` host and its ``mvp``.
+
+    Raises:
+        PlatformError: the platform has no ``cortex-m`` host, no ``mvp`` device, or no ``sram`` memory.
+    """
+    m33 = platform.devices[platform.host]
+    mvps = [d for d in platform.devices.values() if d.kind == "mvp"]
+    if not isinstance(m33, CortexM) or not mvps:
+        raise PlatformError(f"platform {platform.name!r} cannot run spiking networks: it needs a 'cortex-m' host "
+                            "and an 'mvp' device (see platforms/efr32mg24.yaml)")
+    if "sram" not in platform.memories:
+        raise PlatformError(f"platform {platform.name!r}: SNN planning needs a memory named 'sram' (its size is "
+                            "the weight budget)")
+    return m33, mvps[0]
+
+
+def sram_budget_bytes(platform: Platform) -> int:
+    """SRAM available to weight tables: ``memories.sram.size_kib - m33.sram_reserved_kib``, bytes."""
+    m33, _ = engines_of(platform)
+    return int((platform.memories["sram"].size_kib - m33.sram_reserved_kib) * 1024)
+
+
+class SnnCostModel:
+    """Every layer's cycle costs on every engine for one split, plus the fit-split hot-column orders.
+
+    Attributes:
+        snn, platform, split: what it was built for.
+        layers: per affine layer, a :class:`~hetsim.snn.costs.LayerCosts` on ``split``'s input rasters.
+        hot_freq: per layer, fit-split firing rate of the input columns in hot order (float ``[n_in]``).
+    """
+
+    def __init__(self, snn: SNN, platform: Platform, split: str = "plan"):
+        self.snn, self.platform = snn, platform
+        self.m33, self.mvp = engines_of(platform)
+        rasters = snn.split(split)
+        fit = snn.split("fit")
+        self.split = getattr(snn.roles, split, split)
+        self.samples, self.timesteps = rasters[0].shape[0], rasters[0].shape[1]
+        self.layers: list[LayerCosts] = []
+        self.hot_freq: list[np.ndarray] = []
+        sizes = snn.layer_sizes
+        for li in range(snn.n_layers):
+            order = hot_order(fit[li])
+            freq = fit[li].reshape(-1, sizes[li]).mean(axis=0)[order]
+            self.layers.append(LayerCosts.build(rasters[li], sizes[li + 1], self.m33, self.mvp, order))
+            self.hot_freq.append(freq)
+        self.m33_hz = self.m33.clock_mhz * 1e6
+        self.mvp_hz = self.mvp.clock_mhz * 1e6
+        self.budget = sram_budget_bytes(platform)
+
+    # ------------------------------------------------------------------ memory
+    def allocate(self, combo: tuple[tuple[str, str], ...]) -> tuple[list[LayerChoice], int] | None:
+        """Layer choices with hot-column counts and the SRAM bytes used, or ``None`` if over budget."""
+        used = sum(lc.weight_bytes(e) for lc, (e, r) in zip(self.layers, combo, strict=True) if r == "sram")
+        if used > self.budget:
+            return None
+        hot = [0] * len(combo)
+        hot_layers = [i for i, (_, r) in enumerate(combo) if r == "flash+hot"]
+        if hot_layers:
+            left = self.budget - used
+            items = sorted(((-float(self.hot_freq[i][k]), i, k) for i in hot_layers
+                            for k in range(self.layers[i].n_in) if self.hot_freq[i][k] > 0))
+            for _, i, _k in items:
+                size = self.layers[i].n_out * self.m33.weight_bytes
+                if size <= left:
+                    hot[i] += 1
+                    left -= size
+            used = self.budget - left
+        return [LayerChoice(e, r, hot[i]) for i, (e, r) in enumerate(combo)], used
+
+    # ------------------------------------------------------------------ costs
+    def layer_cycles(self, li: int, choice: LayerChoice) -> np.ndarray:
+        """Cycles ``[samples, T]`` of affine layer ``li + 1`` under ``choice`` (in its engine's clock)."""
+        return self.layers[li].cycles(choice.engine, choice.residency, choice.hot_columns)
+
+    def op_costs(self, unrolled: Unrolled, choices: list[LayerChoice]) -> np.ndarray:
+        """Durations in seconds, float ``[n_ops, samples]``, in ``unrolled.ops`` order."""
+        S = self.samples
+        sizes = self.snn.layer_sizes
+        per_layer = []
+        for li, c in enumerate(choices):
+            hz = self.m33_hz if c.engine == "m33" else self.mvp_hz
+            per_layer.append(self.layer_cycles(li, c) / hz)
+        lif = [lif_cycles(n, self.m33) / self.m33_hz for n in sizes[1:]]
+        ro = readout_cycles(sizes[-1], self.m33) / self.m33_hz
+        out = np.empty((len(unrolled.ops), S))
+        for i, op in enumerate(unrolled.ops):
+            if op.kind == "affine":
+                out[i] = per_layer[op.layer - 1][:, op.t]
+            elif op.kind == "lif":
+                out[i] = lif[op.layer - 1]
+            else:
+                out[i] = ro
+        return out
+
+    def makespans(self, choices: list[LayerChoice], mode: str) -> np.ndarray:
+        """End-to-end latency per sample, seconds ``[samples]``."""
+        u = unroll(self.snn.n_layers, self.timesteps, on_mvp([c.engine for c in choices]), mode)
+        if mode == "blocking":
+            return self.op_costs(u, choices).sum(axis=0)
+        return evaluate(u, self.op_costs(u, choices))[1].max(axis=0)
+
+    def engine_work(self, choices: list[LayerChoice]) -> tuple[np.ndarray, np.ndarray]:
+        """Total M33 and MVP busy time per sample, seconds (each is a lower bound on the makespan)."""
+        S, T = self.samples, self.timesteps
+        sizes = self.snn.layer_sizes
+        m33 = np.full(S, T * (sum(lif_cycles(n, self.m33) for n in sizes[1:])
+                              + readout_cycles(sizes[-1], self.m33)) / self.m33_hz)
+        mvp = np.zeros(S)
+        for li, c in enumerate(choices):
+            cyc = self.layer_cycles(li, c).sum(axis=1)
+            if c.engine == "m33":
+                m33 = m33 + cyc / self.m33_hz
+            else:
+                mvp = mvp + cyc / self.mvp_hz
+        return m33, mvp
+
+
+def plan(snn: SNN, platform: Platform, mapper: str = "spikeduet", mode: str = "async",
+         split: str = "plan", costs: SnnCostModel | None = None) -> SnnPlan:
+    """Choose each affine layer's engine and residency minimising the mean latency on ``split`` (exact).
+
+    Args:
+        snn: the network with recorded activity (``fit`` split for hot columns, ``split`` for latency).
+        platform: an EFR32MG24-like platform (``cortex-m`` host, ``mvp``, ``sram`` memory).
+        mapper: ``spikeduet`` (all engines), ``all-m33`` or ``all-dense-mvp`` (baselines).
+        mode: ``async`` | ``blocking`` (:mod:`hetsim.snn.schedule`).
+        split: split name or role the latency is averaged over (default: the plan role, validation).
+        costs: a prebuilt cost model for ``split`` (saves rebuilding it).
+
+    Raises:
+        InputError: unknown mapper or mode.
+        MappingError: no combination fits the SRAM budget.
+        PlatformError / WorkloadError: see :func:`engines_of`, :meth:`SNN.split`.
+    """
+    from hetsim.errors import InputError
+
+    if mapper not in SNN_MAPPERS:
+        raise InputError(f"unknown SNN mapper {mapper!r}; available: {', '.join(SNN_MAPPERS)}")
+    if mode not in MODES:
+        raise InputError(f"unknown execution mode {mode!r}; allowed: {', '.join(MODES)}")
+    t0 = time.perf_counter()
+    cm = costs if costs is not None else SnnCostModel(snn, platform, split)
+    opts = options(SNN_MAPPERS[mapper])
+    rank = {o: i for i, o in enumerate(options())}
+    combos = list(itertools.product(opts, repeat=snn.n_layers))
+    candidates = []
+    for combo in combos:
+        alloc = cm.allocate(combo)
+        if alloc is None:
+            continue
+        choices, used = alloc
+        m33, mvp = cm.engine_work(choices)
+        lb = float(np.maximum(m33, mvp).mean()) if mode == "async" else float((m33 + mvp).mean())
+        candidates.append((lb, combo, choices, used))
+    if not candidates:
+        raise MappingError(f"{mapper}: no engine/residency combination of {snn.name} fits the "
+                           f"{cm.budget / 1024:.0f} KiB SRAM budget")
+    candidates.sort(key=lambda c: c[0])
+    best = None
+    evaluated = 0
+    for lb, combo, choices, used in candidates:
+        if best is not None and lb > best[0][0] * (1 + 1e-12):
+            break
+        lat = float(cm.makespans(choices, mode).mean())
+        evaluated += 1
+        key = (lat, used, [rank[o] for o in combo])  # ties: less SRAM, then simpler options (m33, sram first)
+        if best is None or key < best[0]:
+            best = (key, choices, used)
+    (lat, _, _), choices, used = best
+    stats = {"plans": len(combos), "fit": len(candidates), "evaluated": evaluated,
+             "pruned": len(candidates) - evaluated, "solve_time_s": time.perf_counter() - t0,
+             "split": cm.split, "status": "optimal"}
+    return SnnPlan(mapper, mode, choices, used, cm.budget, lat, stats)
