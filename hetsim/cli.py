@@ -19,6 +19,7 @@ from hetsim import __version__
 from hetsim.errors import HetsimError, InputError
 from hetsim.mappers import MAPPERS
 from hetsim.sim.engine import CONTENTION_KINDS, parse_contention
+from hetsim.snn.planner import SNN_MAPPERS
 
 DEFAULT_MAPPER = "cpsat"
 
@@ -35,6 +36,11 @@ DIANA (seed 002; platforms/diana.yaml), per Conv/FC layer:
   min-cost              per layer the channel split minimising --objective latency|energy (exact)
   dnas-export           the channel split of a DNAS search read from --export FILE (hetsim JSON, ODiMO summary
                         JSON, or an ODiMO/PLiNIO checkpoint with torch installed)
+spiking networks (seed 001; platforms/efr32mg24.yaml, workloads/snn/*.yaml), per affine layer:
+  spikeduet      engine (sparse M33 / dense MVP / range-sparse MVP) and weight residency (SRAM / Flash / Flash
+                 with hot columns in SRAM) minimising mean latency on the validation split; exact (default)
+  all-m33        every layer on the sparse Cortex-M33 (best residency): the baseline of SNN speed-ups
+  all-dense-mvp  every layer dense on the MVP
 """
 
 EPILOG = MAPPER_HELP + """
@@ -44,6 +50,7 @@ examples:
   hetsim run platforms/puma.yaml workloads/yolov5n.onnx --contention links,cim-bus --out results/yolo
   hetsim inspect workloads/mobilenet_v2.onnx --platform platforms/puma.yaml
   hetsim run platforms/diana.yaml workloads/resnet20_cifar10.onnx --mapper min-cost --objective energy
+  hetsim run platforms/efr32mg24.yaml workloads/snn/braille384.yaml --reorder --out results/braille384
 """
 
 
@@ -66,6 +73,7 @@ def _number(kind: type, low: float, strict: bool):
 _positive_float = _number(float, 0, strict=True)
 _nonnegative_float = _number(float, 0, strict=False)
 _positive_int = _number(int, 1, strict=False)
+_nonnegative_int = _number(int, 0, strict=False)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
@@ -74,10 +82,11 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def _add_map_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("platform", type=Path, help="platform YAML (e.g. platforms/puma.yaml)")
-    p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx)")
+    p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx) or, for run, an SNN spec "
+                   "(e.g. workloads/snn/braille384.yaml)")
     p.add_argument(
-        "--mapper", default=DEFAULT_MAPPER, choices=sorted(MAPPERS),
-        help=f"mapping algorithm (default: {DEFAULT_MAPPER}); see 'mappers' below",
+        "--mapper", default=None, choices=sorted(MAPPERS) + list(SNN_MAPPERS), metavar="MAPPER",
+        help=f"mapping algorithm (default: {DEFAULT_MAPPER}; spikeduet for SNNs); see 'mappers' below",
     )
     g = p.add_argument_group("solver options (exact mappers)")
     g.add_argument("--time-limit", type=_positive_float, default=30.0, metavar="S",
@@ -129,6 +138,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing files in --out")
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
+    g = p.add_argument_group("spiking networks (seed 001; an SNN spec .yaml on platforms/efr32mg24.yaml)")
+    g.add_argument("--mode", choices=("async", "blocking"), default="async",
+                   help="CPU-MVP execution: async overlaps MVP affine work with M33 LIF updates of earlier "
+                   "timesteps; blocking waits for every MVP launch (default: async)")
+    g.add_argument("--reorder", action="store_true",
+                   help="reorder hidden neurons first (function-preserving, fitted on the training split)")
+    g.add_argument("--sample", type=_nonnegative_int, default=None, metavar="N",
+                   help="eval-split sample whose timeline is drawn (default: the median-latency sample)")
     _add_common(p)
 
     p = sub.add_parser("map", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -234,6 +251,12 @@ def cmd_run(args) -> int:
     from hetsim.report.text import format_report
     from hetsim.schedule import Schedule
 
+    if args.model.suffix.lower() in (".yaml", ".yml"):
+        return _run_snn(args)
+    args.mapper = args.mapper or DEFAULT_MAPPER
+    if args.mapper in SNN_MAPPERS:
+        raise InputError(f"--mapper {args.mapper} maps spiking networks: give an SNN spec (.yaml), e.g. "
+                         "workloads/snn/braille384.yaml")
     contention = parse_contention(args.contention)
     if args.out is not None:
         check_out_dir(args.out, args.force)  # fail before the work, not after
@@ -246,6 +269,34 @@ def cmd_run(args) -> int:
         print(format_report(r))
     if args.out is not None:
         written = write_outputs(r, args.out, force=args.force)
+        if not args.json:
+            print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
+    return 0
+
+
+def _run_snn(args) -> int:
+    """``hetsim run`` on an SNN spec: plan, evaluate, replay (:func:`hetsim.snn.pipeline.run_snn`)."""
+    from hetsim.snn.pipeline import run_snn
+    from hetsim.snn.report import SNN_OUTPUT_FILES, format_snn_report, write_snn_outputs
+
+    mapper = args.mapper or "spikeduet"
+    if mapper not in SNN_MAPPERS:
+        raise InputError(f"--mapper {mapper} maps ONNX models; for a spiking network use one of "
+                         f"{', '.join(SNN_MAPPERS)}")
+    if args.schedule is not None:
+        raise InputError("--schedule replays ONNX schedules; an SNN run plans its own mapping")
+    if args.out is not None:
+        from hetsim.report.outputs import check_out_dir
+
+        check_out_dir(args.out, args.force, SNN_OUTPUT_FILES)
+    r = run_snn(args.platform, args.model, mapper=mapper, mode=args.mode, reorder=args.reorder,
+                sample=args.sample)
+    if args.json:
+        print(json.dumps(r.summary, indent=1))
+    else:
+        print(format_snn_report(r))
+    if args.out is not None:
+        written = write_snn_outputs(r, args.out, force=args.force)
         if not args.json:
             print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
     return 0
@@ -466,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command in ("map", "validate") and args.mapper is None:
+        args.mapper = DEFAULT_MAPPER
     try:
         return COMMANDS[args.command](args)
     except InputError as err:

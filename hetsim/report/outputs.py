@@ -15,16 +15,16 @@ OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.
                 "breakdown.png")
 
 
-def check_out_dir(out: Path, force: bool) -> None:
+def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES) -> None:
     """Refuse to replace existing outputs without ``force``.
 
     Raises:
-        OutputExistsError: ``out`` is a file, or already holds one of :data:`OUTPUT_FILES` and ``force`` is
-            false.
+        OutputExistsError: ``out`` is a file, or already holds one of ``files`` (default :data:`OUTPUT_FILES`)
+            and ``force`` is false.
     """
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"--out {str(out)!r} exists and is not a directory")
-    clash = [f for f in OUTPUT_FILES if (out / f).exists()]
+    clash = [f for f in files if (out / f).exists()]
     if clash and not force:
         raise OutputExistsError(
             f"--out {str(out)!r} already holds {', '.join(clash)}; pass --force to replace them"

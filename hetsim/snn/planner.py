@@ -126,8 +126,8 @@ class SnnCostModel:
         hot_layers = [i for i, (_, r) in enumerate(combo) if r == "flash+hot"]
         if hot_layers:
             left = self.budget - used
-            items = sorted(((-float(self.hot_freq[i][k]), i, k) for i in hot_layers
-                            for k in range(self.layers[i].n_in) if self.hot_freq[i][k] > 0))
+            items = sorted((-float(self.hot_freq[i][k]), i, k) for i in hot_layers
+                            for k in range(self.layers[i].n_in) if self.hot_freq[i][k] > 0)
             for _, i, _k in items:
                 size = self.layers[i].n_out * self.m33.weight_bytes
                 if size <= left:

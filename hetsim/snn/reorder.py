@@ -1,0 +1,340 @@
+"""Function-preserving neuron reordering for the range-sparse MVP (seed 001 Sec. III-C, IV-C).
+
+The order of a hidden layer's neurons is functionally arbitrary: with a permutation ``p`` (new position ``i``
+holds old neuron ``p[i]``), ``W_l' = W_l[p, :]``, ``b_l' = b_l[p]`` (and ``beta``, ``threshold``),
+``W_{l+1}' = W_{l+1}[:, p]`` give spikes ``s_l'[t] = s_l[t][p]`` and ``W_{l+1}' s_l'[t] = W_{l+1} s_l[t]``, so
+every later layer and the readout are unchanged. The order does change the cost of the range-sparse MVP
+affine that reads ``s_l`` (layer ``l + 1``): ``C0 + C_L * N_L + C_P * N_P`` per timestep, with ``N_L`` launches
+(contiguous ranges of active columns after merging gaps of at most ``max_gap`` columns, ``gap * C_P < C_L``)
+and ``N_P`` processed columns (:func:`hetsim.snn.costs.range_counts`). ``C0`` does not depend on the order.
+
+Seed 001's procedure, implemented here per hidden layer on the fit (training) split:
+
+1. co-activity of the layer's neurons (:func:`coactivity`);
+2. initial order by hierarchical clustering: average linkage on the distance ``1 - Jaccard``, then
+   ``optimal_leaf_ordering`` (scipy); neurons that never fire on the fit split go last, in index order (they are
+   never an active column, so they never cost anything);
+3. refinement by local swaps of two positions that minimise the mean of ``C_L * N_L + C_P * N_P`` over the
+   fit rows (``samples * T``), with gap merging exactly as ``range_counts`` (:func:`refine_order`).
+
+Cost decomposition used by the refinement (exact, equal to ``range_counts``): per row, ``C_L * N_L + C_P * N_P
+= C_P * nnz + sum over active positions q of h(q)`` with ``h(q) = C_L`` if ``q`` is the row's first active
+position, else ``f(q - q_prev - 1)`` where ``q_prev`` is the previous active position and ``f(k) = C_P * k`` if
+``k <= max_gap`` (the gap is merged: processed) else ``C_L`` (a new launch). ``nnz`` does not depend on the
+order, so a swap of positions ``i`` and ``j`` changes only the rows in which exactly one of the two columns is
+active, and in those only the terms next to ``i`` and ``j``: moving an active column out of a gap and into
+another. :class:`_SwapSearch` evaluates the deltas of all ``j`` for one ``i`` at once with numpy (one matrix
+slice over the rows where ``i`` is active, one matrix-vector product over the others).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from hetsim.errors import WorkloadError
+from hetsim.snn.costs import range_counts
+
+RESIDENCIES = ("sram", "flash")
+
+
+# --------------------------------------------------------------------------------------------- statistics
+
+def _rows(raster: np.ndarray) -> np.ndarray:
+    """bool ``[..., n]`` -> bool ``[rows, n]`` (one row per sample and timestep)."""
+    a = np.asarray(raster, dtype=bool)
+    if a.ndim < 1:
+        raise WorkloadError(f"a spike raster needs at least one axis (neurons); got shape {a.shape}")
+    return a.reshape(-1, a.shape[-1])
+
+
+def coactivity(raster: np.ndarray) -> np.ndarray:
+    """Co-activation statistics of a layer's neurons on a split.
+
+    Args:
+        raster: bool ``[samples, T, n]`` spikes (any leading axes; each ``(sample, t)`` is one row).
+
+    Returns:
+        float64 ``[n, n]``: ``C[a, b]`` = fraction of rows (timesteps) in which neurons ``a`` and ``b`` both
+        fire; the diagonal is each neuron's firing rate. ``C[a, b] / (C[a, a] + C[b, b] - C[a, b])`` is the
+        Jaccard similarity used by the clustering (seed 001 Sec. III-C: "neuron co-activity from the training
+        split"). All zeros for an empty raster.
+    """
+    a = _rows(raster)
+    if a.shape[0] == 0:
+        return np.zeros((a.shape[1], a.shape[1]))
+    x = a.astype(np.float64)
+    return (x.T @ x) / a.shape[0]
+
+
+def _jaccard_distance(c: np.ndarray) -> np.ndarray:
+    """``1 - Jaccard`` from a co-activity matrix (:func:`coactivity`) of neurons that all fire: ``[m, m]``."""
+    d = np.diag(c)
+    union = d[:, None] + d[None, :] - c
+    dist = 1.0 - np.divide(c, union, out=np.zeros_like(c), where=union > 0)
+    dist = np.clip((dist + dist.T) / 2, 0.0, 1.0)
+    np.fill_diagonal(dist, 0.0)
+    return dist
+
+
+def cluster_order(raster: np.ndarray, method: str = "average") -> np.ndarray:
+    """Initial neuron order by hierarchical clustering of the co-activity (seed 001 Sec. III-C).
+
+    ``scipy.cluster.hierarchy.linkage(method)`` on the condensed ``1 - Jaccard`` distance of the neurons that
+    fire at least once, ``optimal_leaf_ordering`` (adjacent leaves as similar as possible), ``leaves_list``;
+    then the neurons that never fire, in index order.
+
+    Args:
+        raster: bool ``[samples, T, n]`` (fit split).
+        method: a scipy linkage method (``average``, ``complete``, ``single``, ``weighted``).
+
+    Returns:
+        int64 ``[n]`` permutation: new position ``i`` holds old neuron ``order[i]``.
+    """
+    from scipy.cluster.hierarchy import leaves_list, linkage, optimal_leaf_ordering
+    from scipy.spatial.distance import squareform
+
+    a = _rows(raster)
+    n = a.shape[1]
+    fires = a.any(axis=0)
+    active = np.flatnonzero(fires)
+    silent = np.flatnonzero(~fires)
+    if len(active) <= 2:
+        return np.concatenate([active, silent]).astype(np.int64)
+    dist = squareform(_jaccard_distance(coactivity(a[:, active])), checks=False)
+    z = optimal_leaf_ordering(linkage(dist, method=method), dist)
+    order = np.concatenate([active[leaves_list(z)], silent]).astype(np.int64)
+    assert len(order) == n
+    return order
+
+
+def order_cost(raster: np.ndarray, order: np.ndarray, launch_cycles: float, column_cycles: float,
+               max_gap: int) -> float:
+    """Mean range-sparse MVP cost ``C_L * N_L + C_P * N_P`` (cycles per row, ``C0`` omitted) of ``raster``'s
+    columns in ``order``, with :func:`~hetsim.snn.costs.range_counts` (gaps of at most ``max_gap`` merged).
+
+    Args:
+        raster: bool ``[samples, T, n]`` (or ``[rows, n]``); order: int ``[n]`` permutation.
+    """
+    a = _rows(raster)
+    if a.shape[0] == 0:
+        return 0.0
+    nl, npr = range_counts(a[:, np.asarray(order)], max_gap)
+    return float(launch_cycles * nl.mean() + column_cycles * npr.mean())
+
+
+# --------------------------------------------------------------------------------------------- swap search
+
+class _SwapSearch:
+    """Best-improvement swap search over the positions of ``m`` always-fire-somewhere columns (module docstring).
+
+    State (``U`` distinct non-silent rows with multiplicities ``w``, columns in the current order):
+    ``M`` bool ``[U, m]``; ``prev``/``nxt`` int32 ``[U, m]`` the previous / next active position strictly before /
+    after each position (``NONE_PREV`` / ``NONE_NEXT`` when there is none); ``rem`` float64 ``[U, m]`` the change
+    of ``sum h`` when the active column at that position is removed from its row (0 where inactive);
+    ``col_rem = w @ rem``. Costs are looked up in ``tab[gap]``: gaps ``0..max_gap`` cost ``C_P * gap``, longer
+    ones ``C_L`` (also a missing previous column: the row's first launch), and a missing next column 0.
+    """
+
+    def __init__(self, rows: np.ndarray, weights: np.ndarray, launch: float, column: float, max_gap: int):
+        self.M = np.ascontiguousarray(rows, dtype=bool)
+        self.w = np.asarray(weights, dtype=np.float64)
+        U, m = self.M.shape
+        self.m = m
+        self.none_prev = -(m + 1)                 # gap to any real position: m..2m-1 (> any real gap)
+        self.none_next = 3 * m + 3                # gap from any real position or none_prev: >= 2m + 2
+        g = int(min(max_gap, m))
+        tab = np.full(4 * m + 5, float(launch))
+        tab[: g + 1] = column * np.arange(g + 1)
+        if g >= m:                                # every real gap merges; still a launch for a first column
+            tab[g + 1:] = launch
+        tab[2 * m + 2:] = 0.0
+        self.tab = tab
+        self.launch = float(launch)
+        self.idx = np.arange(m, dtype=np.int32)
+        self.prev = np.empty((U, m), np.int32)
+        self.nxt = np.empty((U, m), np.int32)
+        self.rem = np.empty((U, m), np.float64)
+        self._scan(np.arange(U))
+        self.col_rem = self.w @ self.rem
+
+    def F(self, a, b):
+        """Cost of the pair (``a`` then the next active ``b``) by gap: ``tab[b - a - 1]``."""
+        return self.tab[b - a - 1]
+
+    def _scan(self, r: np.ndarray) -> None:
+        """Recompute ``prev``, ``nxt``, ``rem`` of rows ``r``."""
+        Mr = self.M[r]
+        k = len(r)
+        last = np.maximum.accumulate(np.where(Mr, self.idx, self.none_prev), axis=1)
+        prev = np.empty((k, self.m), np.int32)
+        prev[:, 0] = self.none_prev
+        prev[:, 1:] = last[:, :-1]
+        first = np.minimum.accumulate(np.where(Mr, self.idx, self.none_next)[:, ::-1], axis=1)[:, ::-1]
+        nxt = np.empty((k, self.m), np.int32)
+        nxt[:, -1] = self.none_next
+        nxt[:, :-1] = first[:, 1:]
+        rem = self.F(prev, nxt) - self.F(prev, self.idx) - self.F(self.idx, nxt)
+        rem[~Mr] = 0.0
+        self.prev[r], self.nxt[r], self.rem[r] = prev, nxt, rem
+
+    def total(self) -> float:
+        """``sum over rows of w * sum h`` (the order-dependent part of the cost)."""
+        first = self.M & (self.prev == self.none_prev)
+        h = np.where(self.M, self.F(self.prev, self.idx), 0.0)
+        h[first] = self.launch
+        return float(self.w @ h.sum(axis=1))
+
+    def deltas(self, i: int) -> np.ndarray:
+        """Change of :meth:`total` for swapping position ``i`` with every position ``j``: float64 ``[m]``
+        (0 at ``j = i``)."""
+        M, w, prev, nxt, F = self.M, self.w, self.prev, self.nxt, self.F
+        col = M[:, i]
+        R = np.flatnonzero(col)
+        # rows where i is active and j is not: the column at i leaves its gap and enters j's
+        a1, b1 = prev[R, i], nxt[R, i]
+        P = prev[R]
+        N = nxt[R]
+        P = np.where(i == P, a1[:, None], P)
+        N = np.where(i == N, b1[:, None], N)
+        vals = F(P, self.idx) + F(self.idx, N) - F(P, N) + self.rem[R, i][:, None]
+        vals[M[R]] = 0.0
+        wR = w[R]
+        d = wR @ vals
+        # rows where j is active and i is not: the column at j leaves its gap and enters i's
+        wn = np.where(col, 0.0, w)
+        P, N = prev[:, i], nxt[:, i]
+        base = F(P, i) + F(i, N) - F(P, N)
+        d += self.col_rem - wR @ self.rem[R]
+        d += (wn * base) @ M
+        # ... unless j is the previous / next active of i in that row: then i's gap is bounded by j's neighbour
+        ok = ~col & (P >= 0)
+        rp, pp = np.flatnonzero(ok), P[ok]
+        p2 = prev[rp, pp]
+        fix = F(p2, i) + F(i, N[ok]) - F(p2, N[ok]) - base[ok]
+        d += np.bincount(pp, weights=wn[ok] * fix, minlength=self.m)
+        ok = ~col & (self.m > N)
+        rn, nn = np.flatnonzero(ok), N[ok]
+        n2 = nxt[rn, nn]
+        fix = F(P[ok], i) + F(i, n2) - F(P[ok], n2) - base[ok]
+        d += np.bincount(nn, weights=wn[ok] * fix, minlength=self.m)
+        d[i] = 0.0
+        return d
+
+    def swap(self, i: int, j: int) -> None:
+        """Swap positions ``i`` and ``j`` and update the state of the rows that change."""
+        M = self.M
+        r = np.flatnonzero(M[:, i] != M[:, j])
+        self.col_rem -= self.w[r] @ self.rem[r]
+        M[:, [i, j]] = M[:, [j, i]]
+        self._scan(r)
+        self.col_rem += self.w[r] @ self.rem[r]
+
+
+@dataclass
+class RefineInfo:
+    """What :func:`refine_order` did: passes over all positions, swaps accepted, and the order-dependent cost
+    (``sum h``, module docstring) per fit row before and after, in cycles."""
+
+    passes: int = 0
+    swaps: int = 0
+    cost_before: float = 0.0
+    cost_after: float = 0.0
+    seconds: float = 0.0
+
+
+def refine_order(raster: np.ndarray, order: np.ndarray, launch_cycles: float, column_cycles: float, max_gap: int,
+                 *, seed: int = 0, max_passes: int = 20, time_limit_s: float | None = None,
+                 ) -> tuple[np.ndarray, RefineInfo]:
+    """Local-swap refinement of a neuron order (seed 001 Sec. III-C): minimise the mean over ``raster``'s rows
+    of ``C_L * N_L + C_P * N_P`` with gap merging as :func:`~hetsim.snn.costs.range_counts`.
+
+    Each pass visits every position ``i`` of a non-silent neuron (in a random order drawn from ``seed``), takes
+    the swap partner ``j`` with the largest cost decrease (lowest ``j`` on ties) and applies it if it lowers the
+    cost. Stops after a pass without an improving swap, after ``max_passes`` passes, or (checked after each
+    position) once ``time_limit_s`` seconds have passed. Neurons silent on ``raster`` stay where ``order`` puts
+    them. Only strict improvements are applied, so the result never costs more than ``order``.
+
+    Args:
+        raster: bool ``[samples, T, n]`` (or ``[rows, n]``), the fit split of the layer.
+        order: int ``[n]`` starting permutation (new position ``i`` holds old neuron ``order[i]``).
+        launch_cycles: ``C_L``; column_cycles: ``C_P``; max_gap: from :func:`~hetsim.snn.costs.max_merged_gap`.
+
+    Returns:
+        ``(order, info)``: the refined int64 ``[n]`` permutation and a :class:`RefineInfo`.
+
+    Raises:
+        WorkloadError: ``order`` is not a permutation of ``raster``'s columns.
+    """
+    t0 = time.perf_counter()
+    a = _rows(raster)
+    n = a.shape[1]
+    order = _check_perm(order, n, "order")
+    info = RefineInfo()
+    fires = a.any(axis=0)
+    slots = np.flatnonzero(fires[order])       # positions holding neurons that fire on the split
+    m = len(slots)
+    if m < 2:
+        info.seconds = time.perf_counter() - t0
+        return order, info
+    # compact the active neurons (their relative order kept); silent ones in between only lengthen gaps, but
+    # they are restored to their slots at the end, so the cost is that of the compacted order with real gaps:
+    # keep them in place by searching on the compacted matrix only when they are already all at the end.
+    sub = order[slots]
+    x = a[:, sub]
+    x = x[x.any(axis=1)]
+    rows, counts = np.unique(x, axis=0, return_counts=True) if len(x) else (x, np.zeros(0, int))
+    total_rows = a.shape[0]
+    tol = 1e-9 * (abs(launch_cycles) + abs(column_cycles)) * max(1, total_rows)
+    if slots[-1] != m - 1:
+        # silent neurons interleaved: search on the full order (they are inactive columns in every row)
+        sub = order
+        rows = a[:, order]
+        keep = rows.any(axis=1)
+        rows, counts = np.unique(rows[keep], axis=0, return_counts=True)
+        m = n
+    search = _SwapSearch(rows, counts, launch_cycles, column_cycles, max_gap)
+    info.cost_before = search.total() / total_rows
+    rng = np.random.default_rng(seed)
+    cur = sub.copy()
+    act_pos = np.flatnonzero(search.M.any(axis=0))
+    deadline = None if time_limit_s is None else t0 + time_limit_s
+    stop = False
+    for _ in range(max_passes):
+        info.passes += 1
+        improved = False
+        for i in rng.permutation(act_pos):
+            d = search.deltas(int(i))
+            j = int(np.argmin(d))
+            if d[j] < -tol:
+                search.swap(int(i), j)
+                cur[[i, j]] = cur[[j, i]]
+                info.swaps += 1
+                improved = True
+                act_pos = act_pos  # active positions are a set of slots that a swap can change
+            if deadline is not None and time.perf_counter() > deadline:
+                stop = True
+                break
+        if m == n:
+            act_pos = np.flatnonzero(search.M.any(axis=0))
+        if stop or not improved:
+            break
+    info.cost_after = search.total() / total_rows
+    out = order.copy()
+    if m == n:
+        out = cur
+    else:
+        out[slots] = cur
+    info.seconds = time.perf_counter() - t0
+    return out.astype(np.int64), info
+
+
+def _check_perm(p, n: int, what: str) -> np.ndarray:
+    arr = np.asarray(p)
+    if arr.ndim != 1 or len(arr) != n or not np.issubdtype(arr.dtype, np.integer) \
+            or not np.array_equal(np.sort(arr), np.arange(n)):
+        raise WorkloadError(f"{what} must be a permutation of 0..{n - 1} (int array of length {n}); got "
+                            f"shape {arr.shape}, dtype {arr.dtype}")
+    return arr.astype(np.int64)

@@ -1,0 +1,138 @@
+"""Report of an SNN run: text table, timeline figure (both engines, blocking vs async), output files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from hetsim.snn.pipeline import SnnRunResult  # noqa: E402
+
+SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png")
+KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8"}
+CONFIG_LABELS = {"all-m33": "all sparse M33", "all-dense-mvp": "all dense MVP", "all-dense-mvp-async":
+                 "all dense MVP (async)", "spikeduet-blocking": "spikeduet, blocking",
+                 "spikeduet-async": "spikeduet, async"}
+
+
+def format_snn_report(r: SnnRunResult) -> str:
+    """Human-readable report of :func:`hetsim.snn.pipeline.run_snn` (what ``hetsim run`` prints)."""
+    s = r.summary
+    hz = r.platform.devices[r.platform.host].clock_mhz
+    lines = [
+        f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']}) on {s['platform']}",
+        f"  mapper {s['mapper']}, {s['mode']} execution; planned on the {s['plan_stats']['split']} split "
+        f"({s['plan_stats']['fit']} of {s['plan_stats']['plans']} plans fit SRAM, {s['plan_stats']['evaluated']} "
+        f"evaluated, {s['plan_stats']['solve_time_s'] * 1e3:.0f} ms); reported on the {s['eval_split']} split "
+        f"({s['samples']} samples)",
+        "",
+        f"  latency      {s['mean_latency_ms']:.3f} ms = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz "
+        "(mean per inference)",
+        f"  energy       {s['mean_energy_uj']:.2f} uJ per inference",
+        f"  speed-up     {s['speedup_vs_all_m33']:.2f}x over all sparse M33",
+        f"  SRAM         {s['sram_used_kib']:.1f} / {s['sram_budget_kib']:.0f} KiB for weights",
+        "",
+        "  layer     shape      engine     weights                  cycles/t  (M33 / range MVP / dense MVP)   "
+        "active/t  ranges/t  launches/t",
+    ]
+    for row in s["per_layer"]:
+        res = row["residency"] + (f" ({row['hot_columns']} hot)" if row["residency"] == "flash+hot" else "")
+        lines.append(
+            f"  {row['layer']:<9} {row['n_out']:>4}x{row['n_in']:<5} {row['engine']:<10} {res:<16} "
+            f"{row['cycles_per_t']:>8,.0f}  ({row['m33_cycles_per_t']:,.0f} / {row['mvp_range_cycles_per_t']:,.0f}"
+            f" / {row['mvp_dense_cycles_per_t']:,.0f})"
+            f"{'':<4}{row['active_per_t']:>6.1f}  {row['ranges_per_t']:>8.2f}  {row['launches_per_t']:>10.2f}")
+    lines += ["", "  configuration              latency ms   speed-up   energy uJ   MVP busy   layers"]
+    for name, c in s["configs"].items():
+        eng = ", ".join(f"{x['engine']}/{x['residency']}" for x in c["layers"])
+        lines.append(f"  {CONFIG_LABELS.get(name, name):<26} {c['mean_latency_ms']:>10.3f}   "
+                     f"{c['speedup_vs_all_m33']:>7.2f}x  {c['mean_energy_uj']:>9.2f}   "
+                     f"{c['mvp_utilisation']:>7.1%}   {eng}")
+    if r.reorder is not None and hasattr(r.reorder, "stats"):
+        from hetsim.snn.reorder import format_reorder
+
+        lines += ["", "  neuron reordering (function preserved, verified on every recorded split):",
+                  *("    " + x for x in format_reorder(r.reorder).splitlines())]
+    return "\n".join(lines)
+
+
+def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6) -> Path:
+    """Gantt chart of one sample: the M33 and MVP rows, blocking above asynchronous, bars coloured by op kind
+    (affine, LIF, readout, M33 polling) and labelled with their layer; alternate timesteps are shaded.
+    ``max_timesteps`` limits the view to the first timesteps (``None``: all). Written atomically."""
+    from hetsim.report.export import atomic_path
+
+    fig, axes = plt.subplots(2, 1, figsize=(14, 5.2), layout="constrained", sharex=True)
+    for ax, mode in zip(axes, ("blocking", "async"), strict=True):
+        tr = r.traces[mode]
+        if max_timesteps is not None:
+            tr = tr[tr["t"] < max_timesteps]
+        rows = {"m33": 1.0, "mvp": 0.0}
+        for kind, colour in KIND_COLOURS.items():
+            g = tr[tr["phase"] == kind]
+            for dev, gg in g.groupby("device"):
+                ax.broken_barh(list(zip(gg["start_s"] * 1e3, (gg["end_s"] - gg["start_s"]) * 1e3, strict=True)),
+                               (rows[dev] - 0.35, 0.7), facecolors=colour, edgecolors="white", linewidth=0.4,
+                               label=kind)
+        for _, row in tr[tr["phase"] != "poll"].iterrows():
+            w = (row["end_s"] - row["start_s"]) * 1e3
+            if w > 0.004 * (tr["end_s"].max() * 1e3):
+                ax.text((row["start_s"] * 1e3 + w / 2), rows[row["device"]], f"{row['layer']}", ha="center",
+                        va="center", fontsize=6, color="white")
+        t_ends = tr.groupby("t")["end_s"].max().sort_index() * 1e3
+        prev = 0.0
+        for t, end in t_ends.items():
+            if t % 2 == 1:
+                ax.axvspan(prev, end, color="#f0f0f0", zorder=0)
+            prev = end
+        span = float(tr["end_s"].max() * 1e3) if len(tr) else 0
+        ax.set_yticks([1, 0], ["M33", "MVP"])
+        ax.set_ylim(-0.6, 1.6)
+        ax.set_title(f"{mode}: first {len(t_ends)} timesteps in {span:.3f} ms (whole inference "
+                     f"{r.traces[mode]['end_s'].max() * 1e3:.3f} ms)", fontsize=9, loc="left")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in KIND_COLOURS.values()]
+    axes[0].legend(handles, ["affine", "LIF", "readout", "M33 waits (polls)"], ncols=4, fontsize=8,
+                   loc="upper right")
+    axes[1].set_xlabel("time (ms); digits = layer; shading alternates per timestep")
+    fig.suptitle(f"{r.snn.name} on {r.platform.name}, eval sample {r.sample}", fontsize=10)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=150)
+    plt.close(fig)
+    return path
+
+
+def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[Path]:
+    """Write summary.json, layers.csv, samples.csv (latency and energy per eval sample and configuration),
+    trace.csv and trace.json (both modes of the timeline sample; Chrome trace, opens in Perfetto) and
+    timeline.png into ``out``, each atomically.
+
+    Raises:
+        OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
+    """
+    from hetsim.report.export import atomic_path, atomic_write_text, write_chrome_trace
+    from hetsim.report.outputs import check_out_dir
+
+    check_out_dir(out, force, SNN_OUTPUT_FILES)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1) + "\n")
+    with atomic_path(out / "layers.csv") as tmp:
+        r.layers.to_csv(tmp, index=False)
+    rows = []
+    for name, c in r.configs.items():
+        for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True)):
+            rows.append({"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e})
+    with atomic_path(out / "samples.csv") as tmp:
+        pd.DataFrame(rows).to_csv(tmp, index=False)
+    trace = pd.concat([t.assign(device=t["device"] + f" ({m})") for m, t in r.traces.items()], ignore_index=True)
+    with atomic_path(out / "trace.csv") as tmp:
+        trace.to_csv(tmp, index=False)
+    write_chrome_trace(trace.drop(columns=["layer", "t"]), out / "trace.json",
+                       meta={"workload": r.snn.name, "platform": r.platform.name, "sample": r.sample})
+    plot_snn_timeline(r, out / "timeline.png")
+    return [out / f for f in SNN_OUTPUT_FILES]
