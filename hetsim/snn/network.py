@@ -335,15 +335,19 @@ def replay(snn: SNN, inputs: np.ndarray, exact_sums: bool = False) -> Replay:
 
 
 def readout(snn: SNN, out_spikes: np.ndarray, out_membrane: np.ndarray) -> np.ndarray:
-    """Class per sample from the output layer (module docstring): int ``[samples]``."""
-    msum = out_membrane.astype(np.float64).sum(axis=1)
+    """Class per sample from the output layer: int ``[samples]``.
+
+    ``membrane_sum``: argmax of the output membrane summed over T. ``spike_count``: argmax of the spike count
+    over T, ties to the larger summed membrane, computed as the reference training code does (float32
+    ``count + 1e-6 * tanh(sum_t U)``, ``../shared/snn/make/train_snn.py``), so that recorded predictions are
+    reproduced; where float32 cannot resolve the ``1e-6`` term (counts of 16 and more) ties go to the lower
+    class index.
+    """
+    msum = out_membrane.sum(axis=1, dtype=np.float32)
     if snn.readout == "membrane_sum":
         return msum.argmax(axis=1)
-    counts = out_spikes.sum(axis=1)
-    # argmax of the count, ties to the larger summed membrane: lexicographic (count, membrane)
-    best = counts.max(axis=1, keepdims=True)
-    masked = np.where(counts == best, msum, -np.inf)
-    return masked.argmax(axis=1)
+    score = out_spikes.sum(axis=1).astype(np.float32) + np.float32(1e-6) * np.tanh(msum)
+    return score.argmax(axis=1)
 
 
 def save_snn(snn: SNN, path: str | Path, force: bool = False, description: str = "") -> list[Path]:

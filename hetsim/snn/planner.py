@@ -83,9 +83,17 @@ def engines_of(platform: Platform) -> tuple[CortexM, Mvp]:
 
 
 def sram_budget_bytes(platform: Platform) -> int:
-    """SRAM available to weight tables: ``memories.sram.size_kib - m33.sram_reserved_kib``, bytes."""
+    """SRAM available to weight tables: ``memories.sram.size_kib - m33.sram_reserved_kib``, bytes.
+
+    Raises:
+        PlatformError: see :func:`engines_of`, or the reserved SRAM exceeds the memory.
+    """
     m33, _ = engines_of(platform)
-    return int((platform.memories["sram"].size_kib - m33.sram_reserved_kib) * 1024)
+    size = platform.memories["sram"].size_kib
+    if m33.sram_reserved_kib > size:
+        raise PlatformError(f"platform {platform.name!r}: devices.{m33.name}.sram_reserved_kib = "
+                            f"{m33.sram_reserved_kib:g} exceeds memories.sram.size_kib = {size:g}")
+    return int((size - m33.sram_reserved_kib) * 1024)
 
 
 class SnnCostModel:

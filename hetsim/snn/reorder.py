@@ -145,11 +145,9 @@ class _SwapSearch:
         self.m = m
         self.none_prev = -(m + 1)                 # gap to any real position: m..2m-1 (> any real gap)
         self.none_next = 3 * m + 3                # gap from any real position or none_prev: >= 2m + 2
-        g = int(min(max_gap, m))
+        g = int(min(max_gap, m - 1))              # real gaps are at most m - 2
         tab = np.full(4 * m + 5, float(launch))
         tab[: g + 1] = column * np.arange(g + 1)
-        if g >= m:                                # every real gap merges; still a launch for a first column
-            tab[g + 1:] = launch
         tab[2 * m + 2:] = 0.0
         self.tab = tab
         self.launch = float(launch)
@@ -235,8 +233,8 @@ class _SwapSearch:
 
 @dataclass
 class RefineInfo:
-    """What :func:`refine_order` did: passes over all positions, swaps accepted, and the order-dependent cost
-    (``sum h``, module docstring) per fit row before and after, in cycles."""
+    """What :func:`refine_order` did: passes over the positions, swaps accepted, the mean cost
+    ``C_L * N_L + C_P * N_P`` per row (cycles) before and after (tracked incrementally), and the time taken (s)."""
 
     passes: int = 0
     swaps: int = 0
@@ -273,60 +271,45 @@ def refine_order(raster: np.ndarray, order: np.ndarray, launch_cycles: float, co
     n = a.shape[1]
     order = _check_perm(order, n, "order")
     info = RefineInfo()
-    fires = a.any(axis=0)
-    slots = np.flatnonzero(fires[order])       # positions holding neurons that fire on the split
-    m = len(slots)
-    if m < 2:
+    fires = a.any(axis=0)[order]               # by position
+    if fires.sum() < 2:
         info.seconds = time.perf_counter() - t0
         return order, info
-    # compact the active neurons (their relative order kept); silent ones in between only lengthen gaps, but
-    # they are restored to their slots at the end, so the cost is that of the compacted order with real gaps:
-    # keep them in place by searching on the compacted matrix only when they are already all at the end.
-    sub = order[slots]
-    x = a[:, sub]
+    m = int(np.flatnonzero(fires)[-1]) + 1      # positions after the last firing neuron never change
+    x = a[:, order[:m]]
     x = x[x.any(axis=1)]
-    rows, counts = np.unique(x, axis=0, return_counts=True) if len(x) else (x, np.zeros(0, int))
+    rows, counts = np.unique(x, axis=0, return_counts=True)
     total_rows = a.shape[0]
     tol = 1e-9 * (abs(launch_cycles) + abs(column_cycles)) * max(1, total_rows)
-    if slots[-1] != m - 1:
-        # silent neurons interleaved: search on the full order (they are inactive columns in every row)
-        sub = order
-        rows = a[:, order]
-        keep = rows.any(axis=1)
-        rows, counts = np.unique(rows[keep], axis=0, return_counts=True)
-        m = n
     search = _SwapSearch(rows, counts, launch_cycles, column_cycles, max_gap)
-    info.cost_before = search.total() / total_rows
+    const = column_cycles * float(x.sum())     # C_P * nnz: the same in every order
+    info.cost_before = (search.total() + const) / total_rows
     rng = np.random.default_rng(seed)
-    cur = sub.copy()
-    act_pos = np.flatnonzero(search.M.any(axis=0))
+    cur = order.copy()
+    fires = fires[:m].copy()
     deadline = None if time_limit_s is None else t0 + time_limit_s
     stop = False
     for _ in range(max_passes):
         info.passes += 1
         improved = False
-        for i in rng.permutation(act_pos):
+        for i in rng.permutation(m):
+            if not fires[i]:
+                continue                         # a silent neuron moves only as some firing neuron's partner
             d = search.deltas(int(i))
             j = int(np.argmin(d))
             if d[j] < -tol:
                 search.swap(int(i), j)
                 cur[[i, j]] = cur[[j, i]]
+                fires[[i, j]] = fires[[j, i]]
                 info.swaps += 1
                 improved = True
-                act_pos = act_pos  # active positions are a set of slots that a swap can change
             if deadline is not None and time.perf_counter() > deadline:
                 stop = True
                 break
-        if m == n:
-            act_pos = np.flatnonzero(search.M.any(axis=0))
         if stop or not improved:
             break
-    info.cost_after = search.total() / total_rows
-    out = order.copy()
-    if m == n:
-        out = cur
-    else:
-        out[slots] = cur
+    info.cost_after = (search.total() + const) / total_rows
+    out = cur
     info.seconds = time.perf_counter() - t0
     return out.astype(np.int64), info
 

@@ -1,0 +1,252 @@
+"""SNNs on the EFR32MG24 (seed 001): cost models on hand-worked rasters, loading errors, bit-exact LIF replay,
+blocking vs asynchronous schedules (numpy evaluator == SimPy replay), and the exact planner vs brute force."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hetsim.errors import PlatformError, WorkloadError
+from hetsim.platform import load_platform
+from hetsim.snn.costs import LayerCosts, max_merged_gap, options, range_counts
+from hetsim.snn.network import load_snn, make_snn, replay, save_snn
+from hetsim.snn.planner import SnnCostModel, plan, sram_budget_bytes
+from hetsim.snn.schedule import evaluate, on_mvp, simulate_sample, unroll
+
+ROOT = Path(__file__).resolve().parent.parent
+PLATFORM = ROOT / "platforms" / "efr32mg24.yaml"
+NETS = sorted((ROOT / "workloads" / "snn").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def plat():
+    return load_platform(PLATFORM)
+
+
+# ----------------------------------------------------------------------------- cost models, by hand
+RASTER = np.array([[[1, 1, 0, 1, 0, 0, 0, 0, 1, 1],    # ranges 11 / 1 / 11, gaps 1 and 4
+                    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],    # silent
+                    [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]]], dtype=bool)  # one full range
+
+
+def test_range_counts_without_merging():
+    n_l, n_p = range_counts(RASTER, max_gap=0)
+    assert n_l.tolist() == [[3, 0, 1]]
+    assert n_p.tolist() == [[5, 0, 10]]
+
+
+def test_range_counts_with_gap_merging():
+    # gap of 1 merges at max_gap >= 1; the gap of 4 only at max_gap >= 4
+    assert [x.tolist() for x in range_counts(RASTER, 1)] == [[[2, 0, 1]], [[6, 0, 10]]]
+    assert [x.tolist() for x in range_counts(RASTER, 3)] == [[[2, 0, 1]], [[6, 0, 10]]]
+    assert [x.tolist() for x in range_counts(RASTER, 4)] == [[[1, 0, 1]], [[10, 0, 10]]]
+
+
+def test_max_merged_gap_is_strictly_cheaper_than_a_launch():
+    assert max_merged_gap(2510, 100) == 25        # 25 * 100 = 2500 < 2510, 26 * 100 > 2510
+    assert max_merged_gap(2500, 100) == 24        # 25 * 100 = 2500 is not cheaper than 2500
+    assert max_merged_gap(2510, 100, merge=False) == 0
+
+
+def test_layer_costs_by_hand(plat):
+    m33, mvp = plat.devices["m33"], plat.devices["mvp"]
+    n_out = 4
+    hot = np.array([0, 1, 9, 8, 3, 2, 4, 5, 6, 7])  # columns 0, 1, 9 hottest
+    lc = LayerCosts.build(RASTER, n_out, m33, mvp, hot)
+    # M33: 40 + N_act * 12 + n_out * (N_sram * 3.64 + N_flash * 5.0); N_act = 5, 0, 10
+    np.testing.assert_allclose(lc.m33_cycles("sram")[0], [40 + 5 * 12 + 4 * 5 * 3.64, 40, 40 + 10 * 12 + 4 * 10 * 3.64])
+    np.testing.assert_allclose(lc.m33_cycles("flash")[0], [40 + 60 + 4 * 5 * 5.0, 40, 40 + 120 + 4 * 10 * 5.0])
+    # 3 hot columns {0, 1, 9}: all three active at t=0 (of 5), all at t=2 (of 10)
+    np.testing.assert_allclose(lc.m33_cycles("flash+hot", 3)[0],
+                               [40 + 60 + 4 * (3 * 3.64 + 2 * 5.0), 40, 40 + 120 + 4 * (3 * 3.64 + 7 * 5.0)])
+    # MVP, SRAM: C_P = 4 + 4 * 0.5 = 6 cycles, C_L = 2510 -> gaps up to 418 merge: one launch over 10 columns
+    c_p = 4 + n_out * 0.5
+    np.testing.assert_allclose(lc.mvp_range_cycles("sram")[0], [150 + 2510 + 10 * c_p, 150, 150 + 2510 + 10 * c_p])
+    np.testing.assert_allclose(lc.mvp_dense_cycles("flash")[0], [150 + 2510 + 10 * (4 + 4 * 1.4)] * 3)
+
+
+def test_range_cost_without_merging_counts_every_range(plat):
+    mvp = plat.devices["mvp"].model_copy(update={"merge_gaps": False})
+    lc = LayerCosts.build(RASTER, 4, plat.devices["m33"], mvp, np.arange(10))
+    c_p = 4 + 4 * 0.5
+    np.testing.assert_allclose(lc.mvp_range_cycles("sram")[0], [150 + 3 * 2510 + 5 * c_p, 150, 150 + 2510 + 10 * c_p])
+
+
+def test_options_are_the_seven_engine_residency_pairs():
+    assert len(options()) == 7
+    assert ("mvp-range", "flash+hot") not in options()
+
+
+# ----------------------------------------------------------------------------- loading, replay
+@pytest.mark.parametrize("path", NETS, ids=[p.stem for p in NETS])
+def test_replay_reproduces_recorded_rasters_bit_for_bit(path):
+    snn = load_snn(path)
+    for split, rasters in snn.activity.items():
+        r = replay(snn, rasters[0])
+        for layer, (got, want) in enumerate(zip(r.spikes, rasters[1:], strict=True), start=1):
+            assert np.array_equal(got, want), f"{split} L{layer}: {(got != want).sum()} spikes differ"
+        npz = path.parent / yaml.safe_load(path.read_text())["weights"]
+        assert np.array_equal(r.prediction, np.load(npz)[f"pred_{split}"])
+
+
+def _tiny_spec(tmp_path: Path, **arrays) -> Path:
+    rng = np.random.default_rng(0)
+    data = {"W1": rng.normal(size=(5, 3)).astype(np.float32), "W2": rng.normal(size=(2, 5)).astype(np.float32),
+            "spk_train_L0": rng.random((4, 6, 3)) < 0.5, "spk_train_L1": rng.random((4, 6, 5)) < 0.5,
+            "spk_train_L2": rng.random((4, 6, 2)) < 0.5}
+    data.update(arrays)
+    np.savez(tmp_path / "net.npz", **data)
+    spec = {"name": "tiny", "layers": [3, 5, 2], "timesteps": 6, "weights": "net.npz", "activity": "net.npz",
+            "splits": {"fit": "train", "plan": "train", "eval": "train"}}
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump(spec))
+    return tmp_path / "net.yaml"
+
+
+def test_raster_width_mismatch_is_a_clear_error(tmp_path):
+    p = _tiny_spec(tmp_path, spk_train_L1=np.zeros((4, 6, 7), bool))
+    with pytest.raises(WorkloadError, match="spk_train_L1 is 7 neurons wide but layer 1 has 5 neurons"):
+        load_snn(p)
+
+
+def test_timesteps_differing_between_layers_is_a_clear_error(tmp_path):
+    p = _tiny_spec(tmp_path, spk_train_L2=np.zeros((4, 9, 2), bool))
+    with pytest.raises(WorkloadError, match="spk_train_L2 has T = 9 timesteps but the other rasters have T = 6"):
+        load_snn(p)
+
+
+def test_spec_errors_name_the_field(tmp_path):
+    p = _tiny_spec(tmp_path)
+    spec = yaml.safe_load(p.read_text())
+    spec["readout"] = "softmax"
+    p.write_text(yaml.safe_dump(spec))
+    with pytest.raises(WorkloadError, match="readout"):
+        load_snn(p)
+    spec["readout"], spec["timesteps"] = "spike_count", 7
+    p.write_text(yaml.safe_dump(spec))
+    with pytest.raises(WorkloadError, match="timesteps is 7 but the recorded rasters have T = 6"):
+        load_snn(p)
+    with pytest.raises(WorkloadError, match="does not exist"):
+        load_snn(tmp_path / "missing.yaml")
+
+
+def test_weights_that_do_not_chain_are_an_error():
+    with pytest.raises(WorkloadError, match="W2 has 4 columns but layer 1 has 5 neurons"):
+        make_snn([np.zeros((5, 3)), np.zeros((2, 4))])
+
+
+def test_save_and_load_round_trip(tmp_path):
+    snn = load_snn(NETS[0])
+    save_snn(snn, tmp_path / "copy.yaml")
+    again = load_snn(tmp_path / "copy.yaml")
+    assert again.layer_sizes == snn.layer_sizes and again.timesteps == snn.timesteps
+    assert all(np.array_equal(a, b) for a, b in zip(again.weights, snn.weights, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(again.activity["val"], snn.activity["val"], strict=True))
+    from hetsim.errors import OutputExistsError
+
+    with pytest.raises(OutputExistsError):
+        save_snn(snn, tmp_path / "copy.yaml")
+
+
+# ----------------------------------------------------------------------------- schedules
+@settings(max_examples=40, deadline=None)
+@given(L=st.integers(1, 3), T=st.integers(1, 6), mvp_bits=st.integers(0, 7), seed=st.integers(0, 10**6))
+def test_evaluator_equals_simpy_and_async_never_slower(L, T, mvp_bits, seed):
+    mask = tuple(bool(mvp_bits >> i & 1) for i in range(L))
+    rng = np.random.default_rng(seed)
+    ua, ub = unroll(L, T, mask, "async"), unroll(L, T, mask, "blocking")
+    names = [o.name for o in ua.ops]
+    cost = {n: float(c) for n, c in zip(names, rng.uniform(0.1, 5.0, len(names)), strict=True)}
+    ca = np.array([[cost[o.name]] for o in ua.ops])
+    cb = np.array([[cost[o.name]] for o in ub.ops])
+    fa = evaluate(ua, ca)[1].max()
+    fb = evaluate(ub, cb)[1].max()
+    assert fb == pytest.approx(sum(cost.values()))          # blocking = the sum of every op
+    assert fa <= fb + 1e-9                                  # async never slower
+    tr, ms = simulate_sample(ua, ca[:, 0], "async")
+    assert ms == pytest.approx(fa, abs=1e-9)
+    # invariants of the replay: every dependency finished before its consumer starts; one op at a time per engine
+    start = dict(zip(tr["op"], tr["start_s"], strict=True))
+    end = dict(zip(tr["op"], tr["end_s"], strict=True))
+    for u, v in ua.graph.edges:
+        assert start[v] >= end[u] - 1e-12
+    for _, g in tr.groupby("device"):
+        g = g.sort_values("start_s")
+        assert (g["start_s"].to_numpy()[1:] >= g["end_s"].to_numpy()[:-1] - 1e-12).all()
+
+
+@pytest.mark.parametrize("name", ["braille384", "braille64x64"])
+def test_blocking_makespan_at_least_async_on_every_sample(plat, name):
+    snn = load_snn(ROOT / "workloads" / "snn" / f"{name}.yaml")
+    cm = SnnCostModel(snn, plat, "eval")
+    for mode in ("async", "blocking"):
+        choices = plan(snn, plat, "spikeduet", mode, costs=cm).layers
+        a, b = cm.makespans(choices, "async"), cm.makespans(choices, "blocking")
+        assert (b >= a - 1e-12).all()
+        if any(c.engine != "m33" for c in choices):
+            assert (b > a).all()  # the MVP overlaps M33 work on every sample
+        else:
+            assert np.array_equal(a, b)
+
+
+# ----------------------------------------------------------------------------- planner vs brute force
+def _small_net(seed=3):
+    rng = np.random.default_rng(seed)
+    sizes = [10, 24, 16, 5]
+    ws = [rng.normal(0, 0.9, (sizes[i + 1], sizes[i])).astype(np.float32) for i in range(3)]
+    base = make_snn(ws, name="small")
+    act = {}
+    for k, split in enumerate(("train", "val")):
+        x = np.random.default_rng(seed + 10 + k).random((6, 8, sizes[0])) < 0.4
+        act[split] = [x, *replay(base, x).spikes]
+    return make_snn(ws, name="small", activity=act)
+
+
+@pytest.mark.parametrize("mode", ["async", "blocking"])
+@pytest.mark.parametrize("sram_kib", [256, 16.5])
+def test_planner_equals_brute_force_and_respects_sram(plat, mode, sram_kib):
+    p = plat.with_overrides({"memories.sram.size_kib": sram_kib})
+    snn = _small_net()
+    cm = SnnCostModel(snn, p, "plan")
+    budget = sram_budget_bytes(p)
+    got = plan(snn, p, "spikeduet", mode, costs=cm)
+    best, feasible = None, 0
+    for combo in itertools.product(options(), repeat=3):
+        table = sum(cm.layers[i].n_in * cm.layers[i].n_out * (4 if e == "m33" else 2)
+                    for i, (e, r) in enumerate(combo) if r == "sram")
+        if table > budget:
+            assert cm.allocate(combo) is None
+            continue
+        feasible += 1
+        choices, used = cm.allocate(combo)
+        assert used <= budget
+        u = unroll(3, snn.timesteps, on_mvp([c.engine for c in choices]), mode)
+        costs = cm.op_costs(u, choices)
+        lat = np.mean([simulate_sample(u, costs[:, s], mode)[1] for s in range(costs.shape[1])])
+        if best is None or lat < best - 1e-15:
+            best = lat
+    assert got.stats["fit"] == feasible
+    assert got.mean_latency_s == pytest.approx(best, rel=1e-12)
+    assert got.sram_bytes <= budget
+    if sram_kib < 100:
+        assert feasible < 7**3  # the budget excluded some plans
+
+
+def test_reserved_sram_beyond_the_memory_is_a_platform_error(plat):
+    p = plat.with_overrides({"memories.sram.size_kib": 8})
+    with pytest.raises(PlatformError, match="sram_reserved_kib"):
+        sram_budget_bytes(p)
+
+
+def test_baselines_use_one_engine(plat):
+    snn = _small_net()
+    assert {c.engine for c in plan(snn, plat, "all-m33").layers} == {"m33"}
+    assert {c.engine for c in plan(snn, plat, "all-dense-mvp").layers} == {"mvp-dense"}
+    sd = plan(snn, plat, "spikeduet").mean_latency_s
+    assert sd <= plan(snn, plat, "all-m33").mean_latency_s + 1e-15
+    assert sd <= plan(snn, plat, "all-dense-mvp").mean_latency_s + 1e-15
