@@ -202,7 +202,7 @@ def _small_net(seed=3):
     base = make_snn(ws, name="small")
     act = {}
     for k, split in enumerate(("train", "val")):
-        x = np.random.default_rng(seed + 10 + k).random((6, 8, sizes[0])) < 0.4
+        x = np.random.default_rng(seed + 10 + k).random((3, 6, sizes[0])) < 0.4
         act[split] = [x, *replay(base, x).spikes]
     return make_snn(ws, name="small", activity=act)
 

@@ -128,14 +128,22 @@ def order_cost(raster: np.ndarray, order: np.ndarray, launch_cycles: float, colu
 # --------------------------------------------------------------------------------------------- swap search
 
 class _SwapSearch:
-    """Best-improvement swap search over the positions of ``m`` always-fire-somewhere columns (module docstring).
+    """Best-improvement swap search over ``m`` column positions (module docstring, "Cost decomposition").
 
-    State (``U`` distinct non-silent rows with multiplicities ``w``, columns in the current order):
-    ``M`` bool ``[U, m]``; ``prev``/``nxt`` int32 ``[U, m]`` the previous / next active position strictly before /
-    after each position (``NONE_PREV`` / ``NONE_NEXT`` when there is none); ``rem`` float64 ``[U, m]`` the change
-    of ``sum h`` when the active column at that position is removed from its row (0 where inactive);
-    ``col_rem = w @ rem``. Costs are looked up in ``tab[gap]``: gaps ``0..max_gap`` cost ``C_P * gap``, longer
-    ones ``C_L`` (also a missing previous column: the row's first launch), and a missing next column 0.
+    State, for ``U`` distinct non-silent rows with multiplicities ``w`` and the columns in the current order:
+
+    * ``M`` bool ``[U, m]``; ``prev`` / ``nxt`` int32 ``[U, m]``: the previous / next active position strictly
+      before / after each position (``none_prev`` / ``none_next`` when there is none);
+    * ``E`` float64 ``[U, m]``: ``F(prev, q) + F(q, nxt) - F(prev, nxt)``, the change of the row's cost
+      when position ``q`` is made active if it is inactive, minus the change when it is made inactive if it is
+      active (``F(a, b)`` is the cost of active position ``b`` following active position ``a``: ``tab[b - a - 1]``;
+      gaps ``0..max_gap`` cost ``C_P * gap``, longer ones and a missing ``a`` (the row's first launch) ``C_L``,
+      a missing ``b`` 0);
+    * ``col_rem[q] = -sum over rows where q is active of w * E``: the total change for removing column ``q``;
+    * the active entries grouped by neuron (``ent_row``; ``ent_pos`` = current position of their neuron).
+
+    :meth:`deltas` gives the change of the total cost for swapping ``i`` with every ``j`` from one row gather
+    over the rows where ``i`` is active, one ``bincount`` over the active entries and ``O(U)`` corrections.
     """
 
     def __init__(self, rows: np.ndarray, weights: np.ndarray, launch: float, column: float, max_gap: int):
@@ -154,16 +162,22 @@ class _SwapSearch:
         self.idx = np.arange(m, dtype=np.int32)
         self.prev = np.empty((U, m), np.int32)
         self.nxt = np.empty((U, m), np.int32)
-        self.rem = np.empty((U, m), np.float64)
+        self.E = np.empty((U, m), np.float64)
         self._scan(np.arange(U))
-        self.col_rem = self.w @ self.rem
+        self.col_rem = -(self.w[:, None] * np.where(self.M, self.E, 0.0)).sum(axis=0)
+        cols, rows_ = np.nonzero(self.M.T)        # active entries sorted by column (= neuron of the start order)
+        self.ent_row = rows_.astype(np.int64)
+        self.ent_pos = cols.astype(np.int64)
+        bounds = np.searchsorted(cols, np.arange(m + 1))
+        self.ent_slice = [slice(int(bounds[k]), int(bounds[k + 1])) for k in range(m)]
+        self.at = np.arange(m)                    # at[position] = neuron (column of the start order)
 
     def F(self, a, b):
-        """Cost of the pair (``a`` then the next active ``b``) by gap: ``tab[b - a - 1]``."""
+        """Cost of active position ``b`` following active position ``a``: ``tab[b - a - 1]``."""
         return self.tab[b - a - 1]
 
     def _scan(self, r: np.ndarray) -> None:
-        """Recompute ``prev``, ``nxt``, ``rem`` of rows ``r``."""
+        """Recompute ``prev``, ``nxt``, ``E`` of rows ``r``."""
         Mr = self.M[r]
         k = len(r)
         last = np.maximum.accumulate(np.where(Mr, self.idx, self.none_prev), axis=1)
@@ -174,50 +188,51 @@ class _SwapSearch:
         nxt = np.empty((k, self.m), np.int32)
         nxt[:, -1] = self.none_next
         nxt[:, :-1] = first[:, 1:]
-        rem = self.F(prev, nxt) - self.F(prev, self.idx) - self.F(self.idx, nxt)
-        rem[~Mr] = 0.0
-        self.prev[r], self.nxt[r], self.rem[r] = prev, nxt, rem
+        self.prev[r], self.nxt[r] = prev, nxt
+        self.E[r] = self.F(prev, self.idx) + self.F(self.idx, nxt) - self.F(prev, nxt)
 
     def total(self) -> float:
-        """``sum over rows of w * sum h`` (the order-dependent part of the cost)."""
-        first = self.M & (self.prev == self.none_prev)
+        """``sum over rows of w * sum over active positions of h`` (the order-dependent part of the cost)."""
         h = np.where(self.M, self.F(self.prev, self.idx), 0.0)
-        h[first] = self.launch
         return float(self.w @ h.sum(axis=1))
 
     def deltas(self, i: int) -> np.ndarray:
-        """Change of :meth:`total` for swapping position ``i`` with every position ``j``: float64 ``[m]``
-        (0 at ``j = i``)."""
-        M, w, prev, nxt, F = self.M, self.w, self.prev, self.nxt, self.F
-        col = M[:, i]
-        R = np.flatnonzero(col)
-        # rows where i is active and j is not: the column at i leaves its gap and enters j's
-        a1, b1 = prev[R, i], nxt[R, i]
-        P = prev[R]
-        N = nxt[R]
-        P = np.where(i == P, a1[:, None], P)
-        N = np.where(i == N, b1[:, None], N)
-        vals = F(P, self.idx) + F(self.idx, N) - F(P, N) + self.rem[R, i][:, None]
-        vals[M[R]] = 0.0
+        """Change of :meth:`total` for swapping position ``i`` with each position ``j``: float64 ``[m]`` (0 at
+        ``j = i``)."""
+        w, prev, nxt, E, F, m = self.w, self.prev, self.nxt, self.E, self.F, self.m
+        R = self.ent_row[self.ent_slice[self.at[i]]]            # rows where i is active
+        Ei = E[:, i]
         wR = w[R]
-        d = wR @ vals
-        # rows where j is active and i is not: the column at j leaves its gap and enters i's
-        wn = np.where(col, 0.0, w)
+        # rows where i is active and j is not: i leaves its gap (-E[r, i]) and j fills its own (E[r, j]);
+        # rows where j is active and i is not: j leaves its gap (col_rem minus the rows in R) and i fills its own
+        # (E[r, i]); w * E[:, i] over the active entries covers both the second part and the masking of the
+        # first (rows where both are active)
+        d = wR @ E[R] - wR @ Ei[R] + self.col_rem
+        d += np.bincount(self.ent_pos, weights=(w * Ei)[self.ent_row], minlength=m)
+        # rows in R, j in i's own gap (a1, b1): j's neighbours are a1 and b1, not i
+        a1, b1 = prev[R, i], nxt[R, i]
+        lo = np.maximum(a1 + 1, 0)
+        hi = np.minimum(b1, m)                                   # exclusive
+        n = hi - lo
+        tot = int(n.sum())
+        if tot:
+            rr = np.repeat(np.arange(len(R)), n)
+            j = np.arange(tot) - np.repeat(np.cumsum(n) - n, n) + lo[rr]
+            A, B = a1[rr], b1[rr]
+            fix = F(A, j) + F(j, B) - F(A, B) - E[R[rr], j]
+            d += np.bincount(j, weights=wR[rr] * fix, minlength=m)
+        # rows not in R, j = the previous / next active of i: i's gap then ends at j's own neighbour
+        notR = np.ones(len(w), bool)
+        notR[R] = False
         P, N = prev[:, i], nxt[:, i]
-        base = F(P, i) + F(i, N) - F(P, N)
-        d += self.col_rem - wR @ self.rem[R]
-        d += (wn * base) @ M
-        # ... unless j is the previous / next active of i in that row: then i's gap is bounded by j's neighbour
-        ok = ~col & (P >= 0)
+        ok = notR & (P >= 0)
         rp, pp = np.flatnonzero(ok), P[ok]
-        p2 = prev[rp, pp]
-        fix = F(p2, i) + F(i, N[ok]) - F(p2, N[ok]) - base[ok]
-        d += np.bincount(pp, weights=wn[ok] * fix, minlength=self.m)
-        ok = ~col & (self.m > N)
+        p2, n_ = prev[rp, pp], N[ok]
+        d += np.bincount(pp, weights=w[ok] * (F(p2, i) + F(i, n_) - F(p2, n_) - Ei[ok]), minlength=m)
+        ok = notR & (N < m)
         rn, nn = np.flatnonzero(ok), N[ok]
-        n2 = nxt[rn, nn]
-        fix = F(P[ok], i) + F(i, n2) - F(P[ok], n2) - base[ok]
-        d += np.bincount(nn, weights=wn[ok] * fix, minlength=self.m)
+        n2, p_ = nxt[rn, nn], P[ok]
+        d += np.bincount(nn, weights=w[ok] * (F(p_, i) + F(i, n2) - F(p_, n2) - Ei[ok]), minlength=m)
         d[i] = 0.0
         return d
 
@@ -225,10 +240,15 @@ class _SwapSearch:
         """Swap positions ``i`` and ``j`` and update the state of the rows that change."""
         M = self.M
         r = np.flatnonzero(M[:, i] != M[:, j])
-        self.col_rem -= self.w[r] @ self.rem[r]
+        wr = self.w[r][:, None]
+        self.col_rem += (wr * np.where(M[r], self.E[r], 0.0)).sum(axis=0)
         M[:, [i, j]] = M[:, [j, i]]
         self._scan(r)
-        self.col_rem += self.w[r] @ self.rem[r]
+        self.col_rem -= (wr * np.where(M[r], self.E[r], 0.0)).sum(axis=0)
+        a, b = self.at[i], self.at[j]
+        self.ent_pos[self.ent_slice[a]] = j
+        self.ent_pos[self.ent_slice[b]] = i
+        self.at[i], self.at[j] = b, a
 
 
 @dataclass

@@ -73,6 +73,10 @@ def _check_real(value, what: str, low: float, high: float, closed: bool) -> floa
 
 
 def _validate(layers, timesteps, density, clustering, samples, splits, beta, threshold, group_size):
+    if isinstance(layers, np.ndarray) and layers.ndim == 1:
+        layers = layers.tolist()
+    if isinstance(density, np.ndarray) and density.ndim == 1:
+        density = density.tolist()
     if isinstance(layers, str | bytes) or not isinstance(layers, Sequence) or len(layers) < 2:
         raise WorkloadError(f"layers must be a list of at least 2 positive widths (input, then one per LIF "
                             f"layer), got {layers!r}")
