@@ -204,8 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing figures")
     _add_common(p)
 
-    p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views")
-    p.add_argument("model", type=Path, help="ONNX model")
+    p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views (or an SNN's "
+                       "layers and spike activity)")
+    p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml)")
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
     p.add_argument("--ops", action="store_true", help="list every op (type, shapes, GEMM view, MACs)")
     _add_common(p)
@@ -472,6 +473,13 @@ def cmd_plot(args) -> int:
 
 def cmd_inspect(args) -> int:
     from hetsim.workload import load_onnx
+
+    if args.model.suffix.lower() in (".yaml", ".yml"):
+        from hetsim.snn.network import load_snn
+        from hetsim.snn.report import format_snn_inspect
+
+        print(format_snn_inspect(load_snn(args.model)))
+        return 0
 
     wl = load_onnx(args.model)
     s = wl.summary()

@@ -136,3 +136,42 @@ def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[P
                        meta={"workload": r.snn.name, "platform": r.platform.name, "sample": r.sample})
     plot_snn_timeline(r, out / "timeline.png")
     return [out / f for f in SNN_OUTPUT_FILES]
+
+
+def format_snn_inspect(snn) -> str:
+    """What ``hetsim inspect NET.yaml`` prints: shape, LIF parameters, the unrolled op DAG, and per layer and
+    split the spike density, active neurons and contiguous ranges per timestep (the MVP's cost driver),
+    silent timesteps and never-firing neurons."""
+    from hetsim.snn.costs import range_counts
+    from hetsim.snn.schedule import unroll
+
+    u = unroll(snn.n_layers, snn.timesteps, (False,) * snn.n_layers, "async")
+    lines = [
+        f"{snn.name}: {'-'.join(map(str, snn.layer_sizes))}, T = {snn.timesteps}, "
+        f"{sum(w.size for w in snn.weights):,} weights, LIF beta {float(snn.beta[0][0]):g}, threshold "
+        f"{float(snn.threshold[0][0]):g}, reset {snn.reset}, readout {snn.readout}",
+        f"  unrolled DAG: {len(u.ops):,} ops (affine_l[t], lif_l[t], readout[t]), {u.graph.number_of_edges():,} "
+        "edges",
+        "  splits: " + ", ".join(f"{k} {v[0].shape[0]} samples" for k, v in snn.activity.items())
+        + f"  (fit {snn.roles.fit}, plan {snn.roles.plan}, eval {snn.roles.eval})",
+    ]
+    if snn.activity:
+        lines.append(f"  {'split':<6} {'layer':<6} {'n':>5} {'density':>8} {'active/t':>9} {'ranges/t':>9} "
+                     f"{'silent t':>9} {'never fire':>11}")
+        for split, rasters in snn.activity.items():
+            for layer, r in enumerate(rasters):
+                n = r.shape[-1]
+                act = r.sum(-1)
+                lines.append(f"  {split:<6} L{layer:<5} {n:>5} {r.mean():>8.3f} {act.mean():>9.2f} "
+                             f"{range_counts(r, 0)[0].mean():>9.2f} {(act == 0).mean():>9.2f} "
+                             f"{int((~r.reshape(-1, n).any(0)).sum()):>11}")
+    if snn.labels:
+        from hetsim.snn.network import replay
+
+        accs = []
+        for split, rasters in snn.activity.items():
+            if split in snn.labels:
+                pred = replay(snn, rasters[0]).prediction
+                accs.append(f"{split} {(pred == snn.labels[split]).mean():.3f}")
+        lines.append("  accuracy of the replayed network on the recorded samples: " + ", ".join(accs))
+    return "\n".join(lines)
