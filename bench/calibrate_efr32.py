@@ -16,7 +16,7 @@ C. hetsim's own predictions for the same layers on our trained analogues (worklo
    latency against the baseline implied by the paper.
 
 Formulas: hetsim/devices/efr32.py and hetsim/snn/costs.py; documentation: docs/models.md, section
-"EFR32MG24 (seed 001, SpikeDuet)". Runs in well under a minute.
+"EFR32MG24 (seed 001, SpikeDuet)". Takes about 30 s (most of it the reordering in part C).
 """
 
 from __future__ import annotations
@@ -209,26 +209,30 @@ def evaluate_points(platform, b192_nact: float) -> list[tuple]:
         return mvp.call_cycles + mvp.launch_cycles * n_l + mvp.column_cycles(n, mem) * n_p
 
     rows = [
-        ("SSC-128 L1 M33 SRAM", SSC_M33[128], m33c(SSC_NACT[128], 128), f"N_act {SSC_NACT[128]:.2f} (paper)", "fit"),
-        ("SSC-192 L1 M33 SRAM", SSC_M33[192], m33c(SSC_NACT[192], 192), f"N_act {SSC_NACT[192]:.2f} (paper)", "fit"),
-        ("Braille-192 L1 M33 SRAM", B192_M33, m33c(b192_nact, 192), f"N_act {b192_nact:.2f} (implied, A2)",
+        ("SSC-128 Linear1 M33 SRAM", SSC_M33[128], m33c(SSC_NACT[128], 128),
+         f"N_act {SSC_NACT[128]:.2f} (paper)", "fit"),
+        ("SSC-192 Linear1 M33 SRAM", SSC_M33[192], m33c(SSC_NACT[192], 192),
+         f"N_act {SSC_NACT[192]:.2f} (paper)", "fit"),
+        ("Braille-192 Linear1 M33 SRAM", B192_M33, m33c(b192_nact, 192), f"N_act {b192_nact:.2f} (implied, A2)",
          "by construction"),
-        ("Braille-384 L1 M33 Flash+hot", B384_M33_HOT, m33c(B384_NACT, 384, B384_HOT_HIT),
+        ("Braille-384 Linear1 M33 Flash+hot", B384_M33_HOT, m33c(B384_NACT, 384, B384_HOT_HIT),
          f"N_act {B384_NACT:g}, hit {B384_HOT_HIT:g} (assumed)", "consistency"),
-        ("Braille-384 L1 MVP Flash, trained", B384_MVP["trained"][0], mvpc(10.1, B384_NP, 384, "flash"),
+        ("Braille-384 Linear1 MVP Flash, trained", B384_MVP["trained"][0], mvpc(10.1, B384_NP, 384, "flash"),
          f"N_L 10.1 (paper), N_P {B384_NP:g} (assumed)", "fit"),
-        ("Braille-384 L1 MVP Flash, reordered", B384_MVP["reordered"][0], mvpc(5.8, B384_NP, 384, "flash"),
+        ("Braille-384 Linear1 MVP Flash, reordered", B384_MVP["reordered"][0], mvpc(5.8, B384_NP, 384, "flash"),
          f"N_L 5.8 (paper), N_P {B384_NP:g} (assumed)", "fit"),
-        ("SSC-128 L1 MVP SRAM, reordered", SSC_MVP[128], mvpc(SSC_NL[128], NP_PER_ACT * SSC_NACT[128], 128, "sram"),
+        ("SSC-128 Linear1 MVP SRAM, reordered", SSC_MVP[128],
+         mvpc(SSC_NL[128], NP_PER_ACT * SSC_NACT[128], 128, "sram"),
          f"N_L {SSC_NL[128]} (implied), N_P {NP_PER_ACT * SSC_NACT[128]:.2f} (1.3 N_act)", "implied"),
-        ("SSC-192 L1 MVP SRAM, reordered", SSC_MVP[192], mvpc(SSC_NL[192], NP_PER_ACT * SSC_NACT[192], 192, "sram"),
+        ("SSC-192 Linear1 MVP SRAM, reordered", SSC_MVP[192],
+         mvpc(SSC_NL[192], NP_PER_ACT * SSC_NACT[192], 192, "sram"),
          f"N_L {SSC_NL[192]} (implied), N_P {NP_PER_ACT * SSC_NACT[192]:.2f} (1.3 N_act)", "implied"),
-        ("Braille-192 L1 MVP SRAM, reordered", B192_MVP, mvpc(2.19, NP_PER_ACT * b192_nact, 192, "sram"),
+        ("Braille-192 Linear1 MVP SRAM, reordered", B192_MVP, mvpc(2.19, NP_PER_ACT * b192_nact, 192, "sram"),
          f"N_L 2.19 (paper), N_P {NP_PER_ACT * b192_nact:.2f} (1.3 N_act)", "check"),
     ]
-    print(f"\n{'point':<38}{'paper':>8}{'model':>9}{'error':>8}  {'activity':<48}{'role'}")
+    print(f"\n{'point':<43}{'paper':>8}{'model':>9}{'error':>8}  {'activity':<48}{'role'}")
     for name, paper, model, act, role in rows:
-        print(f"{name:<38}{paper:>8,}{model:>9,.0f}{(model / paper - 1) * 100:>+7.1f}%  {act:<48}{role}")
+        print(f"{name:<43}{paper:>8,}{model:>9,.0f}{(model / paper - 1) * 100:>+7.1f}%  {act:<48}{role}")
     print("\nMVP/M33 ratios (paper, measured -> model):")
     for label, mvp_i, m33_i in (("Braille-384 trained", 4, 3), ("Braille-384 reordered", 5, 3),
                                 ("SSC-128 reordered", 6, 0), ("SSC-192 reordered", 7, 1),
@@ -283,17 +287,30 @@ def analogues(platform, do_reorder: bool, fit: dict[str, float]) -> None:
         if reorder_fn is not None:
             t0 = time.perf_counter()
             try:
-                reo = reorder_fn(snn, mvp)
+                try:
+                    # only the first hidden layer (Linear1's input), with the C_P of the memory the MVP reads
+                    reo = reorder_fn(snn, mvp, residency=mvp_res, layers=[1])
+                except TypeError:
+                    reo = reorder_fn(snn, mvp)
                 snn_r = getattr(reo, "snn", reo)
+                ver = getattr(getattr(reo, "verification", None), "ok", "n/a")
                 variants.append(("reordered", SnnCostModel(snn_r, platform, "plan")))
-                print(f"  ({snn.name}: reordered in {time.perf_counter() - t0:.1f} s)")
+                print(f"  ({snn.name}: reordered for {mvp_res} in {time.perf_counter() - t0:.1f} s, outputs "
+                      f"verified: {ver})")
             except Exception as err:  # noqa: BLE001
                 print(f"  ({snn.name}: reordering failed, skipped: {type(err).__name__}: {err})")
+        stats = []
         for order, c in variants:
             s = _layer_stats(c, 1, m33_res, mvp_res, hot)
+            stats.append(s)
             res = f"{m33_res}{f' {hot}' if hot else ''}"
             print(f"{label:<26}{order:<11}{res:<14}{s['N_act']:7.2f}{s['hit']:6.2f}{s['m33']:9,.0f}{mvp_res:>8}"
                   f"{s['N_L']:7.2f}{s['N_P']:7.2f}{s['mvp']:9,.0f}{s['dense']:9,.0f}{s['mvp'] / s['m33']:8.2f}")
+        if len(stats) == 2 and stats[0]["N_L"] - stats[1]["N_L"] >= 1:
+            tr, re_ = stats
+            print(f"  two-point C_L as in A4 (N_P assumed unchanged): ({tr['mvp']:,.0f} - {re_['mvp']:,.0f}) / "
+                  f"({tr['N_L']:.2f} - {re_['N_L']:.2f}) = {(tr['mvp'] - re_['mvp']) / (tr['N_L'] - re_['N_L']):,.0f}"
+                  f" (model C_L {mvp.launch_cycles:g}; N_P {tr['N_P']:.2f} -> {re_['N_P']:.2f})")
     print("paper (measured, Sec. IV-C): Braille-384 MVP/M33 1.16 trained -> 0.86 reordered (N_L 10.1 -> 5.8); "
           "Braille-192 1.32 reordered (N_L 3.49 -> 2.19)")
     print("paper (predicted, Sec. IV-D): SSC-64 1.28-1.33 trained -> 1.12 reordered")

@@ -59,12 +59,13 @@ def test_layer_costs_by_hand(plat):
     n_out = 4
     hot = np.array([0, 1, 9, 8, 3, 2, 4, 5, 6, 7])  # columns 0, 1, 9 hottest
     lc = LayerCosts.build(RASTER, n_out, m33, mvp, hot)
-    # M33: 40 + N_act * 12 + n_out * (N_sram * 3.64 + N_flash * 5.0); N_act = 5, 0, 10
-    np.testing.assert_allclose(lc.m33_cycles("sram")[0], [40 + 5 * 12 + 4 * 5 * 3.64, 40, 40 + 10 * 12 + 4 * 10 * 3.64])
-    np.testing.assert_allclose(lc.m33_cycles("flash")[0], [40 + 60 + 4 * 5 * 5.0, 40, 40 + 120 + 4 * 10 * 5.0])
+    # M33: 40 + N_act * 7.4 + n_out * (N_sram * 3.65 + N_flash * 5.0); N_act = 5, 0, 10
+    np.testing.assert_allclose(lc.m33_cycles("sram")[0],
+                               [40 + 5 * 7.4 + 4 * 5 * 3.65, 40, 40 + 10 * 7.4 + 4 * 10 * 3.65])
+    np.testing.assert_allclose(lc.m33_cycles("flash")[0], [40 + 37 + 4 * 5 * 5.0, 40, 40 + 74 + 4 * 10 * 5.0])
     # 3 hot columns {0, 1, 9}: all three active at t=0 (of 5), all at t=2 (of 10)
     np.testing.assert_allclose(lc.m33_cycles("flash+hot", 3)[0],
-                               [40 + 60 + 4 * (3 * 3.64 + 2 * 5.0), 40, 40 + 120 + 4 * (3 * 3.64 + 7 * 5.0)])
+                               [40 + 37 + 4 * (3 * 3.65 + 2 * 5.0), 40, 40 + 74 + 4 * (3 * 3.65 + 7 * 5.0)])
     # MVP, SRAM: C_P = 4 + 4 * 0.5 = 6 cycles, C_L = 2510 -> gaps up to 418 merge: one launch over 10 columns
     c_p = 4 + n_out * 0.5
     np.testing.assert_allclose(lc.mvp_range_cycles("sram")[0], [150 + 2510 + 10 * c_p, 150, 150 + 2510 + 10 * c_p])
