@@ -284,6 +284,15 @@ class Replay:
 
 
 def replay(snn: SNN, inputs: np.ndarray, exact_sums: bool = False) -> Replay:
+    """See :func:`_replay`; runs with one BLAS thread (the per-timestep products are small, and threads only
+    add synchronisation: 2-10x slower on a loaded machine; the results are the same)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _replay(snn, inputs, exact_sums)
+
+
+def _replay(snn: SNN, inputs: np.ndarray, exact_sums: bool = False) -> Replay:
     """Run the LIF equations (module docstring) in float32 on input spikes bool ``[samples, T, n_0]``.
 
     With ``exact_sums=False`` the affine input is ``s[:, t] @ W.T`` in float32 over the whole batch, exactly as

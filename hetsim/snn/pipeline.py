@@ -73,11 +73,16 @@ def _evaluate(name: str, p: SnnPlan, mode: str, cm: SnnCostModel) -> ConfigResul
 
 def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
     """Per affine layer on ``cm``'s split: shape, engine, residency, hot columns, SRAM KiB, mean cycles per
-    timestep on the chosen engine and on each alternative (its residency as chosen where it applies, else
-    SRAM), active input columns, raw ranges and MVP launches (after gap merging) per timestep."""
+    timestep on the chosen engine and on each alternative engine (at the chosen residency when it applies to
+    that engine, else SRAM when its table fits the budget on its own, else Flash), active input columns, raw
+    ranges and MVP launches (after gap merging) per timestep."""
     rows = []
     for li, (lc, c) in enumerate(zip(cm.layers, choices, strict=True)):
-        mem = c.residency if c.residency in ("sram", "flash") else "flash"
+        def mem(engine: str, c=c, lc=lc) -> str:
+            if engine == c.engine or (engine != "m33" and c.engine != "m33"):  # same engine family
+                return c.residency
+            return "sram" if lc.weight_bytes(engine) <= cm.budget else "flash"
+
         raw, _ = range_counts(cm.snn.split(cm.split)[li], 0)
         sram = lc.weight_bytes(c.engine) if c.residency == "sram" else (
             c.hot_columns * lc.n_out * cm.m33.weight_bytes if c.residency == "flash+hot" else 0)
@@ -85,13 +90,12 @@ def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
             "layer": f"Linear{li}", "n_in": lc.n_in, "n_out": lc.n_out, "engine": c.engine,
             "residency": c.residency, "hot_columns": c.hot_columns, "sram_kib": sram / 1024,
             "cycles_per_t": float(cm.layer_cycles(li, c).mean()),
-            "m33_cycles_per_t": float(lc.m33_cycles(c.residency if c.engine == "m33" else "sram",
-                                                    c.hot_columns).mean()),
-            "mvp_range_cycles_per_t": float(lc.mvp_range_cycles(mem if c.engine != "m33" else "sram").mean()),
-            "mvp_dense_cycles_per_t": float(lc.mvp_dense_cycles(mem if c.engine != "m33" else "sram").mean()),
+            "m33_cycles_per_t": float(lc.m33_cycles(mem("m33"), c.hot_columns).mean()),
+            "mvp_range_cycles_per_t": float(lc.mvp_range_cycles(mem("mvp-range")).mean()),
+            "mvp_dense_cycles_per_t": float(lc.mvp_dense_cycles(mem("mvp-dense")).mean()),
             "active_per_t": float(lc.active.mean()),
             "ranges_per_t": float(raw.mean()),
-            "launches_per_t": float(lc.launches[mem if c.engine != "m33" else "sram"].mean()),
+            "launches_per_t": float(lc.launches[mem("mvp-range")].mean()),
         })
     return pd.DataFrame(rows)
 
@@ -120,10 +124,12 @@ def run_snn(platform: Platform | str | Path, workload: SNN | str | Path, mapper:
         raise InputError(f"unknown execution mode {mode!r}; allowed: {', '.join(MODES)}")
     reo = None
     if reorder:
-        from hetsim.snn.planner import engines_of
+        from hetsim.snn.planner import engines_of, sram_budget_bytes
+        from hetsim.snn.reorder import mvp_residencies
         from hetsim.snn.reorder import reorder as do_reorder
 
-        reo = do_reorder(snn, engines_of(plat)[1])
+        mvp = engines_of(plat)[1]
+        reo = do_reorder(snn, mvp, residency=mvp_residencies(snn, mvp, sram_budget_bytes(plat)))
         if not reo.verification.ok:
             raise ScheduleError(f"reordering {snn.name} changed its outputs: {reo.verification}")
         snn = reo.snn

@@ -736,8 +736,8 @@ def reorder_layer(fit: np.ndarray, launch_cycles: float, column_cycles: float, m
                "passes": info.passes, "swaps": info.swaps}
 
 
-def reorder(snn: SNN, mvp: Mvp, *, residency: str = "sram", layers: Sequence[int] | None = None, seed: int = 0,
-            max_passes: int = MAX_PASSES, time_limit_s: float | None = None) -> ReorderResult:
+def reorder(snn: SNN, mvp: Mvp, *, residency: str | dict[int, str] = "sram", layers: Sequence[int] | None = None,
+            seed: int = 0, max_passes: int = MAX_PASSES, time_limit_s: float | None = None) -> ReorderResult:
     """Function-preserving reordering of an SNN's hidden neurons for the range-sparse MVP (seed 001 Sec. III-C).
 
     For each hidden layer ``l``, :func:`reorder_layer` on ``snn.split("fit")[l]`` with ``C_L =
@@ -751,7 +751,8 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str = "sram", layers: Sequence[int
         snn: network with recorded activity (at least the fit split).
         mvp: the MVP device config (``load_platform('platforms/efr32mg24.yaml').devices['mvp']``; a platform
             with exactly one MVP is accepted too).
-        residency: ``sram`` or ``flash``, where the affine layers' FP16 weights are read from (sets ``C_P``).
+        residency: ``sram`` or ``flash``, where the affine layers' FP16 weights are read from (sets ``C_P``), or
+            a dict hidden layer ``l`` -> residency of affine layer ``l + 1`` (see :func:`mvp_residencies`).
         layers: hidden layers to reorder (default: all, ``1..L-1``).
         seed: refinement seed (layer ``l`` uses ``[seed, l]``); the result is deterministic given it.
         max_passes, time_limit_s: refinement limits per layer (:func:`refine_order`).
@@ -766,8 +767,10 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str = "sram", layers: Sequence[int
     """
     t0 = time.perf_counter()
     mvp = _resolve_mvp(mvp)
-    if residency not in RESIDENCIES:
-        raise InputError(f"residency {residency!r}: the MVP reads its weights from {' or '.join(RESIDENCIES)}")
+    per_layer = residency if isinstance(residency, dict) else {}
+    for res in (per_layer.values() if per_layer else [residency]):
+        if res not in RESIDENCIES:
+            raise InputError(f"residency {res!r}: the MVP reads its weights from {' or '.join(RESIDENCIES)}")
     _check_passes(max_passes)
     if not snn.activity:
         raise WorkloadError(f"{snn.name}: no recorded spike activity; reordering needs the fit split "
@@ -784,7 +787,7 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str = "sram", layers: Sequence[int
         t1 = time.perf_counter()
         n, n_out = snn.layer_sizes[layer], snn.layer_sizes[layer + 1]
         c_l = float(mvp.launch_cycles)
-        c_p = float(mvp.column_cycles(n_out, residency))
+        c_p = float(mvp.column_cycles(n_out, per_layer.get(layer, "sram") if per_layer else residency))
         g = max_merged_gap(c_l, c_p, mvp.merge_gaps)
         p, info = reorder_layer(fit[layer], c_l, c_p, g, seed=[seed, layer], max_passes=max_passes,
                                 time_limit_s=time_limit_s)
@@ -802,9 +805,21 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str = "sram", layers: Sequence[int
             start=info["start"], passes=info["passes"], swaps=info["swaps"], seconds=time.perf_counter() - t1))
     new = permute_network(snn, perms)
     ver = verify_permutation(snn, new, perms)
+    if per_layer:
+        residency = ", ".join(f"Linear{k} {v}" for k, v in sorted(per_layer.items()) if k in perms) or "sram"
     return ReorderResult(snn=new, perms=perms, layers=stats, verification=ver, residency=residency,
                          fit_split=snn.roles.fit, plan_split=plan_name if plan is not None else None, seed=seed,
                          seconds=time.perf_counter() - t0)
+
+
+def mvp_residencies(snn: SNN, mvp: Mvp, sram_budget_bytes: int) -> dict[int, str]:
+    """Per hidden layer ``l``, where the MVP would read affine layer ``l + 1``'s FP16 weights: ``sram`` when its
+    table (``n_l * n_{l+1} * mvp.weight_bytes``) fits the SRAM budget on its own, else ``flash`` (seed 001:
+    Braille-384's 288 KiB FP16 Linear1 is Flash-resident). Used to price ``C_P`` before the planner
+    has chosen residencies."""
+    sizes = snn.layer_sizes
+    return {layer: "sram" if sizes[layer] * sizes[layer + 1] * mvp.weight_bytes <= sram_budget_bytes else "flash"
+            for layer in range(1, snn.n_layers)}
 
 
 def format_reorder(result: ReorderResult) -> str:

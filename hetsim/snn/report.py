@@ -54,7 +54,7 @@ def format_snn_report(r: SnnRunResult) -> str:
         lines.append(f"  {CONFIG_LABELS.get(name, name):<26} {c['mean_latency_ms']:>10.3f}   "
                      f"{c['speedup_vs_all_m33']:>7.2f}x  {c['mean_energy_uj']:>9.2f}   "
                      f"{c['mvp_utilisation']:>7.1%}   {eng}")
-    if r.reorder is not None and hasattr(r.reorder, "stats"):
+    if r.reorder is not None:
         from hetsim.snn.reorder import format_reorder
 
         lines += ["", "  neuron reordering (function preserved, verified on every recorded split):",
