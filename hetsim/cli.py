@@ -204,6 +204,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing figures")
     _add_common(p)
 
+    p = sub.add_parser("reorder", help="reorder an SNN's hidden neurons for the range-sparse MVP (function-preserving)",
+                       description="Order each hidden layer's neurons so that co-active ones are adjacent (seed 001 "
+                       "Sec. III-C): co-activity on the training split, hierarchical clustering, local swaps "
+                       "minimising C_L*N_L + C_P*N_P; permute the weights and neuron parameters together, verify "
+                       "identical spikes and predictions on every recorded split, and write the permuted network "
+                       "(OUT.yaml and OUT.npz).")
+    p.add_argument("platform", type=Path, help="platform YAML with an MVP (platforms/efr32mg24.yaml)")
+    p.add_argument("model", type=Path, help="SNN spec (workloads/snn/*.yaml)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="spec YAML to write (its .npz goes beside it)")
+    p.add_argument("--residency", choices=("auto", "sram", "flash"), default="auto",
+                   help="memory the MVP reads the weights from, which sets C_P (default auto: SRAM when the "
+                   "layer's FP16 table fits the SRAM budget, else Flash)")
+    p.add_argument("--seed", type=int, default=0, help="refinement seed (default 0)")
+    p.add_argument("--force", action="store_true", help="replace existing output files")
+    _add_common(p)
+
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views (or an SNN's "
                        "layers and spike activity)")
     p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml)")
@@ -300,6 +316,35 @@ def _run_snn(args) -> int:
         written = write_snn_outputs(r, args.out, force=args.force)
         if not args.json:
             print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
+    return 0
+
+
+def cmd_reorder(args) -> int:
+    from hetsim.errors import OutputExistsError, ScheduleError
+    from hetsim.platform import load_platform
+    from hetsim.snn.network import load_snn, save_snn
+    from hetsim.snn.planner import engines_of, sram_budget_bytes
+    from hetsim.snn.reorder import format_reorder, mvp_residencies, reorder
+
+    out = args.output
+    if out.suffix.lower() not in (".yaml", ".yml"):
+        raise InputError(f"-o {str(out)!r}: give a .yaml path (the .npz is written beside it)")
+    clash = [str(f) for f in (out, out.with_suffix(".npz")) if f.exists()]
+    if clash and not args.force:
+        raise OutputExistsError(f"{', '.join(clash)} already exist(s); pass --force to replace")
+    plat = load_platform(args.platform)
+    snn = load_snn(args.model)
+    mvp = engines_of(plat)[1]
+    res = mvp_residencies(snn, mvp, sram_budget_bytes(plat)) if args.residency == "auto" else args.residency
+    r = reorder(snn, mvp, residency=res, seed=args.seed)
+    print(format_reorder(r))
+    if not r.verification.ok:
+        raise ScheduleError(f"the reordered network's outputs differ; nothing written ({r.verification})")
+    new = r.snn.replace(name=f"{snn.name}_reordered")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    written = save_snn(new, out, force=args.force,
+                       description=f"{snn.name} with hidden neurons reordered by hetsim reorder (seed {args.seed})")
+    print(f"\n  wrote {', '.join(str(p) for p in written)}")
     return 0
 
 
@@ -515,7 +560,7 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "map": cmd_map, "validate": cmd_validate, "profile": cmd_profile,
+COMMANDS = {"run": cmd_run, "reorder": cmd_reorder, "map": cmd_map, "validate": cmd_validate, "profile": cmd_profile,
             "sweep": cmd_sweep, "plot": cmd_plot, "inspect": cmd_inspect}
 
 
