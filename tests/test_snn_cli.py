@@ -1,0 +1,112 @@
+"""The SNN commands end to end: ``run`` on an SNN spec (numbers checked against the cost formulas worked out
+here), ``reorder``, ``inspect``, output files, and the bad-input cases (exit 2, one line, no traceback)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from hetsim.cli import main
+from hetsim.snn.network import load_snn
+
+ROOT = Path(__file__).resolve().parents[1]
+EFR = ROOT / "platforms" / "efr32mg24.yaml"
+NET = ROOT / "workloads" / "snn" / "braille64.yaml"     # 12-64-7, T = 100
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_input_error(code: int, err: str, *needles: str) -> None:
+    assert code == 2, err
+    assert err.startswith("hetsim: error:") and "Traceback" not in err
+    for n in needles:
+        assert n in err, (n, err)
+
+
+def test_run_all_m33_equals_the_formulas(capsys):
+    code, out, _ = run_cli(capsys, "run", EFR, NET, "--mapper", "all-m33", "--json")
+    assert code == 0
+    s = json.loads(out)
+    snn = load_snn(NET)
+    # all-M33 on 12-64-7: both FP32 tables (3 KiB, 1.75 KiB) fit in SRAM; a column that never fires on the
+    # training split may stay in Flash at no planned cost (flash+hot with the firing columns hot).
+    fit, test = snn.activity["train"], snn.activity["test"]
+    cycles = np.zeros(test[0].shape[0])
+    for layer in range(2):
+        n_out = snn.layer_sizes[layer + 1]
+        hot = fit[layer].reshape(-1, fit[layer].shape[-1]).any(axis=0)
+        act = test[layer].sum(axis=2)                           # [samples, T]
+        n_sram = (test[layer] & hot).sum(axis=2)
+        cycles += (40 + 7.4 * act + n_out * (3.65 * n_sram + 5.0 * (act - n_sram))).sum(axis=1)
+    cycles += 100 * ((40 + 64 * 20) + (40 + 7 * 20) + 7 * 4)   # LIF of both layers and the readout, T = 100
+    assert s["configs"]["all-m33"]["mean_latency_ms"] == pytest.approx(cycles.mean() / 39e6 * 1e3, rel=1e-9)
+    assert s["mean_latency_cycles"] == pytest.approx(cycles.mean(), rel=1e-9)
+    # energy: the M33 draws 4.2986 mW for the whole inference (it polls), the MVP is idle
+    assert s["mean_energy_uj"] == pytest.approx(cycles.mean() / 39e6 * 4.2986e-3 * 1e6, rel=1e-9)
+    assert s["speedup_vs_all_m33"] == pytest.approx(1.0)
+
+
+def test_run_writes_outputs_and_refuses_to_overwrite(capsys, tmp_path):
+    out = tmp_path / "res"
+    code, text, _ = run_cli(capsys, "run", EFR, NET, "--out", out)
+    assert code == 0
+    assert "speed-up" in text and "launches/t" in text and "all sparse M33" in text
+    for f in ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png"):
+        assert (out / f).stat().st_size > 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["configs"]["spikeduet-async"]["mean_latency_ms"] <= s["configs"]["spikeduet-blocking"]["mean_latency_ms"]
+    assert s["sram_used_kib"] <= s["sram_budget_kib"] == 240
+    code, _, err = run_cli(capsys, "run", EFR, NET, "--out", out)
+    assert_input_error(code, err, "already holds", "--force")
+
+
+def test_reorder_writes_a_verified_network(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "reorder", EFR, ROOT / "workloads" / "snn" / "braille64x64.yaml",
+                           "-o", tmp_path / "r.yaml")
+    assert code == 0 and "function preserved" in out
+    orig, new = load_snn(ROOT / "workloads" / "snn" / "braille64x64.yaml"), load_snn(tmp_path / "r.yaml")
+    # the same multiset of rows in W1 (a permutation) and identical output-layer spikes on every split
+    assert sorted(map(tuple, orig.weights[0].tolist())) == sorted(map(tuple, new.weights[0].tolist()))
+    for split in orig.activity:
+        assert np.array_equal(orig.activity[split][-1], new.activity[split][-1])
+    code, _, err = run_cli(capsys, "reorder", EFR, ROOT / "workloads" / "snn" / "braille64x64.yaml",
+                           "-o", tmp_path / "r.yaml")
+    assert_input_error(code, err, "already exist")
+
+
+def test_inspect_snn(capsys):
+    code, out, _ = run_cli(capsys, "inspect", NET)
+    assert code == 0
+    assert "12-64-7, T = 100" in out and "unrolled DAG: 500 ops" in out and "ranges/t" in out
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["run", EFR, ROOT / "workloads" / "yolov5n.onnx"], ["runs spiking networks", "not ONNX"]),
+    (["run", ROOT / "platforms" / "puma.yaml", NET], ["cannot run spiking networks", "cortex-m"]),
+    (["run", EFR, NET, "--mapper", "cpsat"], ["maps ONNX models"]),
+    (["run", EFR, NET, "--sample", "100"], ["samples 0..99"]),
+    (["run", EFR, ROOT / "workloads" / "snn" / "missing.yaml"], ["does not exist"]),
+    (["reorder", EFR, NET, "-o", "x.npz"], [".yaml"]),
+])
+def test_bad_input_exits_2(capsys, argv, needles):
+    code, _, err = run_cli(capsys, *argv)
+    assert_input_error(code, err, *needles)
+
+
+def test_malformed_spec_names_the_field(capsys, tmp_path):
+    spec = yaml.safe_load(NET.read_text())
+    spec["lif"]["reset"] = "sometimes"
+    spec["weights"] = str(NET.parent / spec["weights"])
+    spec["activity"] = spec["weights"]
+    p = tmp_path / "bad.yaml"
+    p.write_text(yaml.safe_dump(spec))
+    code, _, err = run_cli(capsys, "run", EFR, p)
+    assert_input_error(code, err, "lif.reset", "subtract")
