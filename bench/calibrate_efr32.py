@@ -16,7 +16,7 @@ C. hetsim's own predictions for the same layers on our trained analogues (worklo
    latency against the baseline implied by the paper.
 
 Formulas: hetsim/devices/efr32.py and hetsim/snn/costs.py; documentation: docs/models.md, section
-"EFR32MG24 (seed 001, SpikeDuet)". Takes about 30 s (most of it the reordering in part C).
+"EFR32MG24 (seed 001, SpikeDuet)". Takes about 20 s (most of it the reordering in part C).
 """
 
 from __future__ import annotations
@@ -79,10 +79,12 @@ def mvp_cost(n_l: float, n_p: float, n_out: int, c0: float, c_l: float, c_write:
 
 
 # ---------------------------------------------------------------------------------------------- part A
-def derive() -> dict[str, float]:
+def derive(platform) -> dict[str, float]:
     hr("A. Derivation of the fitted constants from seed 001's figures (assumptions marked 'assumed')")
     print(f"assumed: C_call = {C_CALL:g}, C0 = {C0:g}, c_write = {C_WRITE:g} cycles")
     out: dict[str, float] = {}
+    m33 = engines_of(platform)[0]
+    col, sram = float(m33.col_cycles), float(m33.elem_cycles.sram)   # the YAML's (rounded) M33 fit, for A2/A3
 
     # A1: M33 C_col and c_elem_sram from the SSC pair
     print("\nA1. M33 sparse affine, SSC Linear1 (n_in = n_out = width, SRAM FP32), Sec. IV-D:")
@@ -94,17 +96,18 @@ def derive() -> dict[str, float]:
     for c_call in (C_CALL, 0.0):
         b = np.array([SSC_M33[w] - c_call for w in (128, 192)])
         c_col, c_sram = np.linalg.solve(A, b)
-        print(f"    numpy.linalg.solve with C_call = {c_call:g}:  C_col = {c_col:.3f}, c_sram = {c_sram:.4f}")
+        note = "" if c_call == C_CALL else "  (sensitivity to the assumed C_call only)"
+        print(f"    numpy.linalg.solve with C_call = {c_call:g}:  C_col = {c_col:.3f}, c_sram = {c_sram:.4f}{note}")
         if c_call == C_CALL:
             out["m33_col"], out["m33_sram"] = float(c_col), float(c_sram)
-    print("    -> the exact solution with C_call = 40 is C_col ~ 7.4, c_sram ~ 3.65; C_col ~ 12, c_sram ~ 3.64 is the "
-          "solution with C_call = 0\n       (the call overhead was left out of the solve but kept in the model).")
+    print(f"    -> {platform.name}: C_col = {col:g}, c_sram = {sram:g} (the C_call = {C_CALL:g} solution, rounded); "
+          "A2 and A3 use these values")
 
     # A2: M33 Braille-192 implied activity
-    n192 = (B192_M33 - C_CALL) / (12 + 192 * 3.64)
+    n192 = (B192_M33 - C_CALL) / (col + 192 * sram)
     print("\nA2. Braille-192 Linear1 on the M33 (192x192, SRAM), 5,604 cycles, Sec. IV-C: implied active columns")
-    print(f"    N_act = (5604 - 40) / (12 + 192 * 3.64) = {n192:.2f}  (density {n192 / 192:.1%}); "
-          f"with the exact A1 fit: {(B192_M33 - C_CALL) / (out['m33_col'] + 192 * out['m33_sram']):.2f}")
+    print(f"    N_act = (5604 - 40) / ({col:g} + 192 * {sram:g}) = {n192:.3f}  (density {n192 / 192:.1%}); "
+          f"with the unrounded A1 fit: {(B192_M33 - C_CALL) / (out['m33_col'] + 192 * out['m33_sram']):.3f}")
     out["b192_nact"] = n192
 
     # A3: M33 c_elem_flash (consistency, not a fit)
@@ -112,19 +115,19 @@ def derive() -> dict[str, float]:
     print(f"    N_act and the hot-hit fraction are not in the paper; assumed N_act = {B384_NACT:g}, hit = "
           f"{B384_HOT_HIT:g}")
     for c_fl in (5.0,):
-        m = m33_cost(B384_NACT, 384, C_CALL, 12, 3.64, c_fl, B384_HOT_HIT)
-        print(f"    c_flash = {c_fl}: 40 + 22 * (12 + 384 * (0.5 * 3.64 + 0.5 * {c_fl})) = {m:,.0f} "
+        m = m33_cost(B384_NACT, 384, C_CALL, col, sram, c_fl, B384_HOT_HIT)
+        print(f"    c_flash = {c_fl}: 40 + 22 * ({col:g} + 384 * (0.5 * {sram:g} + 0.5 * {c_fl})) = {m:,.0f} "
               f"({(m / B384_M33_HOT - 1):+.1%})")
-    exact = ((B384_M33_HOT - C_CALL) / B384_NACT - 12) / 384
-    c_fl_exact = (exact - B384_HOT_HIT * 3.64) / (1 - B384_HOT_HIT)
+    exact = ((B384_M33_HOT - C_CALL) / B384_NACT - col) / 384
+    c_fl_exact = (exact - B384_HOT_HIT * sram) / (1 - B384_HOT_HIT)
     print(f"    exact fit at N_act = 22, hit = 0.5: c_flash = {c_fl_exact:.3f}")
     print("    c_flash that fits exactly, by assumed (N_act, hit) - the point does not identify it:")
     print("          N_act:" + "".join(f"{n:>8g}" for n in (18, 20, 22, 24, 26)))
     for hit in (0.3, 0.5, 0.7):
         row = []
         for n in (18, 20, 22, 24, 26):
-            per = ((B384_M33_HOT - C_CALL) / n - 12) / 384
-            row.append((per - hit * 3.64) / (1 - hit))
+            per = ((B384_M33_HOT - C_CALL) / n - col) / 384
+            row.append((per - hit * sram) / (1 - hit))
         print(f"      hit = {hit:.1f} " + "".join(f"{v:8.2f}" for v in row))
 
     # A4: MVP C_L from the Braille-384 pair
@@ -329,8 +332,8 @@ def analogues(platform, do_reorder: bool, fit: dict[str, float]) -> None:
     cm_alt = SnnCostModel(snn, alt, "plan")
     base_alt = plan(snn, alt, "all-m33", "blocking", costs=cm_alt)
     lat_alt = SnnCostModel(snn, alt, "eval").makespans(base_alt.layers, "blocking").mean() * 1e3
-    print(f"  the same with the exact A1 fit (C_col {fit['m33_col']:.2f}, c_sram {fit['m33_sram']:.4f}): plan split "
-          f"{base_alt.mean_latency_s * 1e3:.2f} ms, eval split {lat_alt:.2f} ms")
+    print(f"  the same with the unrounded A1 fit (C_col {fit['m33_col']:.2f}, c_sram {fit['m33_sram']:.4f}): "
+          f"plan split {base_alt.mean_latency_s * 1e3:.2f} ms, eval split {lat_alt:.2f} ms")
     print(f"paper's implied hot-column M33 baseline: {B384_ASYNC_REORDERED_MS} x {B384_SPEEDUP} = "
           f"{B384_ASYNC_REORDERED_MS * B384_SPEEDUP:.2f} ms (different network: 24 inputs, 27 classes)")
 
@@ -343,7 +346,7 @@ def main() -> None:
     t0 = time.perf_counter()
     path = Path(args.platform)
     platform = load_platform(path if path.exists() else ROOT / path)
-    fit = derive()
+    fit = derive(platform)
     evaluate_points(platform, fit["b192_nact"])
     analogues(platform, not args.no_reorder, fit)
     print(f"\n({time.perf_counter() - t0:.1f} s)")
