@@ -487,7 +487,14 @@ def cmd_plot(args) -> int:
     import pandas as pd
 
     from hetsim.errors import OutputExistsError
-    from hetsim.report.dse_plots import T_MVM, plot_speedup_heatmap, plot_speedup_models, plot_sweep_breakdown
+    from hetsim.report.dse_plots import (
+        T_MVM,
+        is_snn_table,
+        plot_speedup_heatmap,
+        plot_speedup_models,
+        plot_sweep_breakdown,
+        snn_plot_jobs,
+    )
 
     if not args.results.is_file():
         raise InputError(f"results table {str(args.results)!r} does not exist")
@@ -495,16 +502,20 @@ def cmd_plot(args) -> int:
         df = pd.read_csv(args.results)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
         raise InputError(f"{args.results}: not a results CSV: {err}") from None
-    if "workload" not in df.columns or T_MVM not in df.columns:
-        raise InputError(f"{args.results}: not a seed-000 sweep table (needs columns workload and {T_MVM})")
+    if is_snn_table(df):
+        jobs = snn_plot_jobs(df)  # speed-up vs spike density per clustering (SNN sweeps)
+    else:
+        if "workload" not in df.columns or T_MVM not in df.columns:
+            raise InputError(f"{args.results}: not a sweep table (needs columns workload and {T_MVM}, or an SNN "
+                             "sweep's)")
+        t_mvm = args.t_mvm if args.t_mvm is not None else float(pd.to_numeric(df[T_MVM]).min())
+        jobs = []
+        for w in dict.fromkeys(df["workload"]):
+            stem = w.removesuffix(".onnx")
+            jobs.append((f"fig3_speedup_{stem}", lambda s, w=w: plot_speedup_heatmap(df, w, s)))
+            jobs.append((f"fig5_breakdown_{stem}", lambda s, w=w: plot_sweep_breakdown(df, w, s)))
+        jobs.append((f"fig4_speedup_models_{t_mvm:g}ns", lambda s: plot_speedup_models(df, t_mvm, s)))
     args.out.mkdir(parents=True, exist_ok=True)
-    t_mvm = args.t_mvm if args.t_mvm is not None else float(pd.to_numeric(df[T_MVM]).min())
-    jobs = []
-    for w in dict.fromkeys(df["workload"]):
-        stem = w.removesuffix(".onnx")
-        jobs.append((f"fig3_speedup_{stem}", lambda s, w=w: plot_speedup_heatmap(df, w, s)))
-        jobs.append((f"fig5_breakdown_{stem}", lambda s, w=w: plot_sweep_breakdown(df, w, s)))
-    jobs.append((f"fig4_speedup_models_{t_mvm:g}ns", lambda s: plot_speedup_models(df, t_mvm, s)))
     clash = [args.out / f"{stem}{ext}" for stem, _ in jobs for ext in (".png", ".svg")
              if (args.out / f"{stem}{ext}").exists()]
     if clash and not args.force:

@@ -19,6 +19,46 @@ its workload file, platform file, parameter values and mapper; a point whose key
 table is not run again, so a killed sweep resumes where it stopped without duplicates. Every finished point
 is appended at once as one CSV line (written with a single ``write`` and ``fsync``; a torn last line from
 a kill is dropped on resume).
+
+**SNN sweeps.** A sweep is either all-ONNX or all-SNN (mixing is an :class:`~hetsim.errors.InputError`). It is
+an SNN sweep when every workload is an SNN spec (``.yaml``, :func:`hetsim.snn.network.load_snn`) and/or a
+``synthetic`` grid is given, and then every mapper must be an SNN mapper
+(:data:`hetsim.snn.planner.SNN_MAPPERS`; default ``spikeduet``)::
+
+    name: snn-crossover
+    workloads: [../workloads/snn/braille192.yaml]   # SNN specs; may be omitted when synthetic is given
+    synthetic:                       # a grid of generated networks (hetsim.snn.synthetic.synthetic_snn)
+      layers: [[24, 192, 192, 27], [24, 384, 384, 27]]   # one network: [24, 192, 27]
+      timesteps: [51]
+      density: [0.05, 0.1, 0.2]      # a per-layer density (input included) is a list: [[0.1, 0.2, 0.2, 0.2]]
+      clustering: [0.0, 0.5, 1.0]
+      seed: [0]
+      samples: 40                    # a scalar is the same for every network
+    platforms: [../platforms/efr32mg24.yaml]
+    parameters: {devices.mvp.launch_cycles: [1255, 2510]}
+    mappers: [spikeduet]             # spikeduet | all-m33 | all-dense-mvp
+    mode: async                      # execution mode of the chosen configuration: async | blocking, or a list
+    reorder: [false, true]           # function-preserving neuron reordering first (hetsim.snn.reorder)
+
+``synthetic`` takes the keyword arguments of ``synthetic_snn``: ``layers`` and ``timesteps`` (required),
+``density``, ``clustering``, ``samples``, ``seed`` (defaults as there), and optionally ``beta``,
+``threshold``, ``shuffle``, ``group_size``; each is a list of values (a grid) or one value, and every
+combination is one workload. ``contention`` and ``mapper_options`` apply to ONNX sweeps only; ``mode`` and
+``reorder`` to SNN sweeps only. Points = (spec files + synthetic networks) x platforms x the parameter grid x
+mappers x modes x reorder. A synthetic network's key holds its ``synthetic_snn`` arguments (the six above,
+plus any optional ones given), so a resumed sweep regenerates exactly the networks it still needs (each
+worker process caches the networks it built).
+
+SNN rows (:data:`SNN_RESULT_COLUMNS`, after ``key``, workload, platform, mapper, mode, reorder, the synthetic
+arguments - ``layers`` as ``24-192-192-27``, a per-layer density as ``0.1;0.2;...``; for spec files
+``layers``, ``timesteps`` and ``samples`` come from the network - and the sweep parameters) hold, from
+:func:`hetsim.snn.pipeline.run_snn` on the eval split: the measured mean spike density of the hidden layers;
+the mean latency (ms) of the chosen configuration and of each of seed 001's Table I configurations (all-m33,
+all-dense-mvp, spikeduet-blocking, spikeduet-async); the chosen configuration's speed-up over all-m33; mean
+energy (uJ) of the chosen configuration and of all-m33; the chosen plan's ``engine/residency`` per affine
+layer (``mvp-range/flash;m33/flash+hot;m33/sram``), its SRAM for weights (KiB), the mean MVP launches per
+timestep of each layer (``;``-separated; as in ``hetsim run``'s layer table: what the layer's spikes need after
+gap merging, also for layers on the M33) and the plan's solve time.
 """
 
 from __future__ import annotations
@@ -33,8 +73,9 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hetsim.errors import InputError
 
@@ -45,6 +86,21 @@ RESULT_COLUMNS = [
     "constraints", "predicted_makespan_s", "error",
 ]
 
+#: columns of an SNN sweep's rows after the synthetic arguments and the sweep parameters (module docstring)
+SNN_RESULT_COLUMNS = [
+    "density_measured", "latency_ms", "latency_ms_all_m33", "latency_ms_all_dense_mvp",
+    "latency_ms_spikeduet_blocking", "latency_ms_spikeduet_async", "speedup", "energy_uj", "energy_uj_all_m33",
+    "engines", "sram_kib", "launches_per_t", "solve_time_s", "error",
+]
+#: columns that identify an SNN point: before the synthetic arguments
+SNN_ID_COLUMNS = ["key", "workload", "platform", "mapper", "mode", "reorder"]
+#: ``synthetic_snn`` arguments a sweep may grid over: always columns (and in keys) ...
+SYNTHETIC_COLUMNS = ["layers", "timesteps", "density", "clustering", "seed", "samples"]
+#: ... and columns (and in keys) only when given
+SYNTHETIC_OPTIONAL = ["beta", "threshold", "shuffle", "group_size"]
+_SYNTHETIC_FLOATS = {"density", "clustering", "beta", "threshold"}
+_SNN_SUFFIXES = (".yaml", ".yml")
+
 
 class SweepSpec(BaseModel):
     """A sweep file (see the module docstring). Paths are resolved against the file's folder."""
@@ -52,13 +108,27 @@ class SweepSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    workloads: list[Path] = Field(min_length=1)
+    workloads: list[Path] = Field(default_factory=list)
+    synthetic: dict[str, Any] | None = None
     platforms: list[Path] = Field(min_length=1)
     parameters: dict[str, list] = Field(default_factory=dict)
-    mappers: list[str] = Field(default_factory=lambda: ["cpsat"], min_length=1)
+    mappers: Annotated[list[str], Field(min_length=1)] | None = None
     mapper_options: dict = Field(default_factory=dict)
     contention: str = "none"
+    mode: str | list[str] | None = None
+    reorder: bool | list[bool] | None = None
     output: Path | None = None
+
+    @property
+    def is_snn(self) -> bool:
+        """An SNN sweep: a synthetic grid or SNN specs (``.yaml``) as workloads."""
+        return self.synthetic is not None or any(w.suffix.lower() in _SNN_SUFFIXES for w in self.workloads)
+
+    @model_validator(mode="after")
+    def _default_mappers(self) -> SweepSpec:
+        if self.mappers is None:
+            self.mappers = ["spikeduet"] if self.is_snn else ["cpsat"]
+        return self
 
     @field_validator("parameters")
     @classmethod
@@ -69,16 +139,107 @@ class SweepSpec(BaseModel):
         return v
 
 
-def load_sweep(path: str | Path) -> SweepSpec:
-    """Read and check a sweep file: the files it names exist, every parameter path exists on every platform,
-    the mappers are registered.
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _synthetic_grid(raw: object) -> dict[str, list]:
+    """The ``synthetic`` section as ``{argument: [values]}`` in :data:`SYNTHETIC_COLUMNS` then
+    :data:`SYNTHETIC_OPTIONAL` order, defaults filled in, numbers normalised (so keys do not depend on how a
+    value was written); idempotent. Every combination is checked as :func:`synthetic_snn` would.
 
     Raises:
-        InputError: missing file, YAML error, unknown field, empty grid, unknown parameter path or mapper.
+        ValueError: an unknown or missing argument, an empty list, or a combination out of range; the message
+            starts with the argument's name.
+    """
+    import inspect
+
+    from hetsim.errors import WorkloadError
+    from hetsim.snn.synthetic import _validate, synthetic_snn
+
+    if not isinstance(raw, dict):
+        raise ValueError(f"expected a mapping of synthetic_snn arguments ({', '.join(SYNTHETIC_COLUMNS)}), got "
+                         f"{type(raw).__name__}")
+    allowed = SYNTHETIC_COLUMNS + SYNTHETIC_OPTIONAL
+    for k in raw:
+        if k not in allowed:
+            raise ValueError(f"{k}: unknown field; allowed: {', '.join(allowed)}")
+    defaults = {k: v.default for k, v in inspect.signature(synthetic_snn).parameters.items()}
+    grid: dict[str, list] = {}
+    for k in allowed:
+        if k not in raw:
+            if k in ("layers", "timesteps"):
+                raise ValueError(f"{k}: required field is missing")
+            if k in SYNTHETIC_COLUMNS:
+                grid[k] = [defaults[k]]
+            continue
+        v = raw[k]
+        if k == "layers" and isinstance(v, list) and v and not any(isinstance(x, list) for x in v):
+            v = [v]  # one network
+        vals = _as_list(v)
+        if not vals:
+            raise ValueError(f"{k}: empty list of values")
+        grid[k] = [_norm_synthetic(k, x) for x in vals]
+    if "shuffle" in grid and any(not isinstance(x, bool) for x in grid["shuffle"]):
+        raise ValueError(f"shuffle must be true or false, got {grid['shuffle']!r}")
+    for args in _combinations(grid):
+        try:
+            _validate(args["layers"], args["timesteps"], args["density"], args["clustering"], args["samples"],
+                      defaults["splits"], args.get("beta", defaults["beta"]),
+                      args.get("threshold", defaults["threshold"]), args.get("group_size"))
+        except WorkloadError as err:
+            raise ValueError(str(err)) from None
+    return grid
+
+
+def _norm_synthetic(field: str, x):
+    """Floats as floats (``0`` -> ``0.0``) so that equal values give equal keys; anything else as given."""
+    def f(v):
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+
+    if field in _SYNTHETIC_FLOATS:
+        return [f(v) for v in x] if isinstance(x, list) else f(x)
+    return x
+
+
+def _combinations(grid: dict[str, list]) -> list[dict]:
+    names = list(grid)
+    return [dict(zip(names, vals, strict=True)) for vals in itertools.product(*(grid[n] for n in names))]
+
+
+def _synthetic_name(args: dict) -> str:
+    d = args["density"]
+    dens = "-".join(f"{x:g}" for x in d) if isinstance(d, list) else f"{d:g}"
+    extra = "".join(f"_{k}{args[k]}" for k in SYNTHETIC_OPTIONAL if k in args)
+    return (f"synthetic_{'-'.join(map(str, args['layers']))}_T{args['timesteps']}_d{dens}_c{args['clustering']:g}"
+            f"_s{args['seed']}_n{args['samples']}{extra}")
+
+
+def _synthetic_cells(args: dict) -> dict:
+    """The synthetic arguments as table cells (``layers`` as ``24-192-192-27``, a per-layer density as
+    ``0.1;0.2;...``)."""
+    cells = dict(args)
+    cells["layers"] = "-".join(map(str, args["layers"]))
+    if isinstance(args["density"], list):
+        cells["density"] = ";".join(f"{x:g}" for x in args["density"])
+    return cells
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read and check a sweep file: the files it names exist, every parameter path exists on every platform,
+    the mappers are registered; the sweep is all-ONNX or all-SNN, and an SNN sweep's synthetic grid, modes
+    and platforms are valid (see the module docstring).
+
+    Raises:
+        InputError: missing file, YAML error, unknown field, empty grid, unknown parameter path or mapper,
+            ONNX and SNN workloads or mappers mixed, a bad synthetic argument (the message names it), a mode
+            or a platform that cannot run SNNs.
     """
     from hetsim.mappers import MAPPERS
     from hetsim.platform import _format_validation_error, load_platform, read_yaml
     from hetsim.sim.engine import parse_contention
+    from hetsim.snn.planner import SNN_MAPPERS
+    from hetsim.snn.schedule import MODES
 
     p = Path(path)
     data = read_yaml(p, InputError, "sweep file")
@@ -92,15 +253,59 @@ def load_sweep(path: str | Path) -> SweepSpec:
     spec.workloads = [(base / w).resolve() for w in spec.workloads]
     spec.platforms = [(base / w).resolve() for w in spec.platforms]
     spec.output = (base / spec.output).resolve() if spec.output else Path("results") / f"{spec.name}.csv"
+    if not spec.workloads and spec.synthetic is None:
+        raise InputError(f"{p}: workloads: give at least one workload (ONNX models, or SNN specs and/or a "
+                         "synthetic grid)")
     for f in [*spec.workloads, *spec.platforms]:
         if not f.is_file():
             raise InputError(f"{p}: {str(f)!r} does not exist")
-    for m in spec.mappers:
-        if m not in MAPPERS:
-            raise InputError(f"{p}: mappers: unknown mapper {m!r}; available: {', '.join(sorted(MAPPERS))}")
-    parse_contention(spec.contention)
+    snn_files = [w for w in spec.workloads if w.suffix.lower() in _SNN_SUFFIXES]
+    onnx_files = [w for w in spec.workloads if w not in snn_files]
+    mixing = "a sweep is either all-ONNX or all-SNN: put ONNX models and spiking networks in separate sweep files"
+    if onnx_files and spec.is_snn:
+        snn = snn_files[0].name if snn_files else "a synthetic grid"
+        raise InputError(f"{p}: workloads: ONNX model {onnx_files[0].name} and spiking network ({snn}) in one "
+                         f"sweep; {mixing}")
+    if spec.is_snn:
+        for m in spec.mappers:
+            if m not in SNN_MAPPERS:
+                what = "maps ONNX models" if m in MAPPERS else "is unknown"
+                raise InputError(f"{p}: mappers: {m!r} {what}, but this sweep's workloads are spiking networks "
+                                 f"({mixing}); SNN mappers: {', '.join(SNN_MAPPERS)}")
+        for opt, given in (("contention", spec.contention != "none"), ("mapper_options", bool(spec.mapper_options))):
+            if given:
+                raise InputError(f"{p}: {opt}: applies to ONNX sweeps only; this sweep's workloads are spiking "
+                                 "networks")
+        for m in _as_list(spec.mode or "async"):
+            if m not in MODES:
+                raise InputError(f"{p}: mode: unknown execution mode {m!r}; allowed: {', '.join(MODES)}")
+        if spec.mode == [] or spec.reorder == []:
+            raise InputError(f"{p}: {'mode' if spec.mode == [] else 'reorder'}: empty list of values")
+        if spec.synthetic is not None:
+            try:
+                spec.synthetic = _synthetic_grid(spec.synthetic)
+            except ValueError as err:
+                raise InputError(f"{p}: synthetic: {err}") from None
+    else:
+        for m in spec.mappers:
+            if m not in MAPPERS:
+                if m in SNN_MAPPERS:
+                    raise InputError(f"{p}: mappers: {m!r} maps spiking networks, but this sweep's workloads are "
+                                     f"ONNX models ({mixing}); available: {', '.join(sorted(MAPPERS))}")
+                raise InputError(f"{p}: mappers: unknown mapper {m!r}; available: {', '.join(sorted(MAPPERS))}")
+        for opt in ("mode", "reorder"):
+            if getattr(spec, opt) is not None:
+                raise InputError(f"{p}: {opt}: applies to SNN sweeps only; this sweep's workloads are ONNX models")
+        parse_contention(spec.contention)
     for plat in spec.platforms:
         platform = load_platform(plat)
+        if spec.is_snn:
+            from hetsim.snn.planner import engines_of
+
+            try:
+                engines_of(platform)
+            except InputError as err:
+                raise InputError(f"{p}: platforms: {err}") from None
         for key, values in spec.parameters.items():
             try:
                 platform.with_overrides({key: values[0]})
@@ -113,6 +318,8 @@ def expand_points(spec: SweepSpec) -> list[dict]:
     """Every design point of ``spec``, in a deterministic order, each with its ``key``."""
     names = list(spec.parameters)
     grid = list(itertools.product(*(spec.parameters[n] for n in names))) or [()]
+    if spec.is_snn:
+        return _expand_snn(spec, names, grid)
     points = []
     for w, p, values, m in itertools.product(spec.workloads, spec.platforms, grid, spec.mappers):
         params = dict(zip(names, values, strict=True))
@@ -120,6 +327,31 @@ def expand_points(spec: SweepSpec) -> list[dict]:
         points.append({"key": key, "workload": str(w), "platform": str(p), "params": params, "mapper": m,
                        "mapper_options": spec.mapper_options, "contention": spec.contention})
     return points
+
+
+def _expand_snn(spec: SweepSpec, names: list[str], grid: list[tuple]) -> list[dict]:
+    """SNN points: (spec files, then synthetic networks) x platforms x grid x mappers x modes x reorder."""
+    nets = [(w.name, {"workload": str(w), "name": w.name, "synthetic": None}) for w in spec.workloads]
+    if spec.synthetic is not None:
+        nets += [({"synthetic": a}, {"workload": None, "name": _synthetic_name(a), "synthetic": a})
+                 for a in _combinations(_synthetic_grid(spec.synthetic))]
+    modes, reorders = _as_list(spec.mode or "async"), _as_list(False if spec.reorder is None else spec.reorder)
+    points = []
+    for (wid, net), p, values, m, mode, reo in itertools.product(nets, spec.platforms, grid, spec.mappers, modes,
+                                                                reorders):
+        params = dict(zip(names, values, strict=True))
+        key = json.dumps([wid, p.name, params, m, mode, reo], sort_keys=True, separators=(",", ":"))
+        points.append({"kind": "snn", "key": key, **net, "platform": str(p), "params": params, "mapper": m,
+                       "mode": mode, "reorder": reo})
+    return points
+
+
+def result_columns(spec: SweepSpec) -> list[str]:
+    """The columns of ``spec``'s results table, in order."""
+    if not spec.is_snn:
+        return ["key", *spec.parameters, *[c for c in RESULT_COLUMNS if c != "key"]]
+    optional = [c for c in SYNTHETIC_OPTIONAL if spec.synthetic and c in spec.synthetic]
+    return [*SNN_ID_COLUMNS, *SYNTHETIC_COLUMNS, *optional, *spec.parameters, *SNN_RESULT_COLUMNS]
 
 
 @lru_cache(maxsize=16)
@@ -136,8 +368,70 @@ def _platform(path: str):
     return load_platform(path)
 
 
+@lru_cache(maxsize=8)
+def _snn_file(path: str):
+    from hetsim.snn.network import load_snn
+
+    return load_snn(path)
+
+
+@lru_cache(maxsize=8)
+def _snn_synthetic(args_json: str, name: str):
+    from hetsim.snn.synthetic import synthetic_snn
+
+    return synthetic_snn(**json.loads(args_json), name=name)
+
+
+def _run_snn_point(point: dict) -> dict:
+    """One SNN point (:func:`hetsim.snn.pipeline.run_snn`) as a row (module docstring)."""
+    import numpy as np
+
+    from hetsim.snn.pipeline import run_snn
+
+    row = {c: "" for c in SNN_RESULT_COLUMNS}
+    row.update({"key": point["key"], "workload": point["name"], "mapper": point["mapper"], "mode": point["mode"],
+                "reorder": point["reorder"]})
+    syn = point["synthetic"]
+    if syn is not None:
+        row.update(_synthetic_cells(syn))
+    row.update(point["params"])
+    try:
+        plat = _platform(point["platform"])
+        if point["params"]:
+            plat = plat.with_overrides(point["params"])
+        row["platform"] = plat.name
+        if syn is not None:
+            snn = _snn_synthetic(json.dumps(syn, sort_keys=True), point["name"])
+        else:
+            snn = _snn_file(point["workload"])
+            row.update({"layers": "-".join(map(str, snn.layer_sizes)), "timesteps": snn.timesteps})
+        r = run_snn(plat, snn, point["mapper"], point["mode"], point["reorder"])
+        s, cf = r.summary, r.summary["configs"]
+        rasters = r.snn.split("eval")
+        hidden = rasters[1:-1] or rasters[:1]
+        layers = s["per_layer"]
+        row.update({
+            "samples": row.get("samples") or s["samples"],
+            "density_measured": float(np.mean([x.mean() for x in hidden])),
+            "latency_ms": s["mean_latency_ms"],
+            **{f"latency_ms_{c.replace('-', '_')}": cf[c]["mean_latency_ms"]
+               for c in ("all-m33", "all-dense-mvp", "spikeduet-blocking", "spikeduet-async")},
+            "speedup": s["speedup_vs_all_m33"], "energy_uj": s["mean_energy_uj"],
+            "energy_uj_all_m33": cf["all-m33"]["mean_energy_uj"],
+            "engines": ";".join(f"{x['engine']}/{x['residency']}" for x in layers),
+            "sram_kib": s["sram_used_kib"],
+            "launches_per_t": ";".join(f"{x['launches_per_t']:.4g}" for x in layers),
+            "solve_time_s": s["plan_stats"].get("solve_time_s", ""),
+        })
+    except Exception as err:  # recorded in the table: a sweep keeps going
+        row["error"] = f"{type(err).__name__}: {err}"
+    return row
+
+
 def run_point(point: dict) -> dict:
     """Run one design point; returns its result row (``error`` set, numbers empty, when it failed)."""
+    if point.get("kind") == "snn":
+        return _run_snn_point(point)
     from hetsim.costs import CostModel
     from hetsim.mappers import get_mapper
     from hetsim.report.metrics import device_table
@@ -229,15 +523,16 @@ def run_sweep(
     """
     out = Path(output or spec.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    columns = ["key", *spec.parameters, *[c for c in RESULT_COLUMNS if c != "key"]]
+    columns = result_columns(spec)
     if out.exists() and out.stat().st_size:
         with out.open(newline="") as f:
             header = next(csv.reader(f), [])
         if header != columns:
             raise InputError(f"{out} holds a results table with other columns; choose another output")
     done = _read_done(out)
-    points = [p for p in expand_points(spec) if p["key"] not in done]
-    skipped = len(expand_points(spec)) - len(points)
+    every = expand_points(spec)
+    points = [p for p in every if p["key"] not in done]
+    skipped = len(every) - len(points)
     total = len(points)
     finished = 0
 
@@ -273,7 +568,7 @@ def run_sweep(
             futures = [pool.submit(run_point, p) for p in points]
             for fut in as_completed(futures):
                 record(fut.result())
-    _sort_table(out, [p["key"] for p in expand_points(spec)])
+    _sort_table(out, [p["key"] for p in every])
     return out, total, skipped
 
 

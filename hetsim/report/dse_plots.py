@@ -2,7 +2,9 @@
 
 * :func:`plot_speedup_heatmap` - speedup over all-host, crossbars x MVM latency, one panel per host (Fig. 3);
 * :func:`plot_speedup_models` - speedup per model grouped by crossbar count at one MVM latency (Fig. 4);
-* :func:`plot_sweep_breakdown` - latency share and op count per device per configuration (Fig. 5).
+* :func:`plot_sweep_breakdown` - latency share and op count per device per configuration (Fig. 5);
+* :func:`plot_snn_speedup_density` - an SNN sweep's speed-up over all-M33 vs spike density, one line per
+  clustering (and reordering), one panel per network shape and setting (seed 001's engine crossover).
 
 Each takes the results table of :func:`hetsim.dse.run_sweep` (a DataFrame) and an output stem (PNG and
 SVG are written, atomically).
@@ -118,3 +120,63 @@ def plot_sweep_breakdown(df: pd.DataFrame, workload: str, stem, title: str | Non
         rows.append({"config": config, "device": "cim", "kind": "puma", "busy_s": float(r["accel_busy_s"]),
                      "ops": int(float(r["accel_ops"]))})
     return plot_breakdown(pd.DataFrame(rows), stem, title=title or f"{_model(workload)}: latency share per device")
+
+
+SNN_SPEEDUP_STEM = "snn_speedup_vs_density"
+
+
+def is_snn_table(df: pd.DataFrame) -> bool:
+    """Whether ``df`` is an SNN sweep's results table (:data:`hetsim.dse.sweep.SNN_RESULT_COLUMNS`)."""
+    return {"density", "clustering", "speedup", "latency_ms_all_m33"} <= set(df.columns)
+
+
+def plot_snn_speedup_density(df: pd.DataFrame, stem, title: str | None = None):
+    """Speed-up of the chosen configuration over all-M33 vs target spike density of an SNN sweep's synthetic
+    networks: one line per clustering (dashed: reordered), one panel per network shape (columns) and per
+    setting - platform, mapper, mode and sweep parameters, where they vary (rows). Seeds, sample counts and
+    other synthetic arguments are averaged."""
+    _need(df, "layers", "timesteps", "density", "clustering", "speedup")
+    d = _ok(df)
+    d = d[pd.to_numeric(d["density"], errors="coerce").notna()]  # synthetic rows with one density per network
+    if d.empty:
+        raise InputError("no synthetic networks with a single target density (and no error) in the results table")
+    d["density"] = pd.to_numeric(d["density"])
+    d["clustering"] = pd.to_numeric(d["clustering"])
+    d["speedup"] = pd.to_numeric(d["speedup"])
+    d["reorder"] = d["reorder"].astype(str).str.lower() == "true" if "reorder" in d.columns else False
+    d["shape"] = d["layers"].astype(str) + ", T = " + d["timesteps"].astype(str)
+    setting_cols = [c for c in ["platform", "mapper", "mode", *[c for c in d.columns if "." in c]]
+                    if c in d.columns and d[c].nunique() > 1]
+    d["setting"] = (d[setting_cols].astype(str).apply(lambda r: ", ".join(f"{c.rsplit('.', 1)[-1]} {v}"
+                                                                        for c, v in r.items()), axis=1)
+                    if setting_cols else "")
+    shapes, settings = list(dict.fromkeys(d["shape"])), list(dict.fromkeys(d["setting"]))
+    clusters = sorted(set(d["clustering"]))
+    colours = plt.cm.viridis(np.linspace(0.0, 0.85, len(clusters)))
+    fig, axes = plt.subplots(len(settings), len(shapes), figsize=(4.4 * len(shapes) + 0.6, 3.3 * len(settings) + 0.6),
+                             squeeze=False, sharex=True, sharey=True, layout="constrained")
+    for i, setting in enumerate(settings):
+        for j, shape in enumerate(shapes):
+            ax = axes[i][j]
+            sub = d[(d["setting"] == setting) & (d["shape"] == shape)]
+            for (c, reo), g in sub.groupby(["clustering", "reorder"]):
+                g = g.groupby("density")["speedup"].mean()
+                ax.plot(g.index, g.to_numpy(), marker="o", ms=4, ls="--" if reo else "-",
+                        color=colours[clusters.index(c)], label=f"clustering {c:g}" + (", reordered" if reo else ""))
+            ax.axhline(1.0, color="grey", lw=0.8, ls=":")
+            ax.set_title(shape + (f"\n{setting}" if setting else ""), fontsize=9)
+            if i == len(settings) - 1:
+                ax.set_xlabel("target spike density")
+            if j == 0:
+                ax.set_ylabel("speed-up over all-M33 (x)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if handles:
+        axes[0][-1].legend(fontsize=7)
+    mappers = ", ".join(sorted(set(d["mapper"].astype(str)))) if "mapper" in d.columns else ""
+    fig.suptitle(title or f"SNN speed-up over all-M33 vs spike density ({mappers})")
+    return _save(fig, stem)
+
+
+def snn_plot_jobs(df: pd.DataFrame) -> list[tuple[str, object]]:
+    """``(stem, draw(path))`` of every figure ``hetsim plot`` draws from an SNN sweep's table."""
+    return [(SNN_SPEEDUP_STEM, lambda s: plot_snn_speedup_density(df, s))]
