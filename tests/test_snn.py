@@ -251,3 +251,20 @@ def test_baselines_use_one_engine(plat):
     sd = plan(snn, plat, "spikeduet").mean_latency_s
     assert sd <= plan(snn, plat, "all-m33").mean_latency_s + 1e-15
     assert sd <= plan(snn, plat, "all-dense-mvp").mean_latency_s + 1e-15
+
+
+def test_input_only_activity_is_replayed(tmp_path):
+    """An activity file with only spk_<split>_L0 gets its other layers from the LIF replay: on a recorded
+    network they must equal the recorded rasters."""
+    spec = yaml.safe_load((ROOT / "workloads" / "snn" / "braille64.yaml").read_text())
+    z = np.load(ROOT / "workloads" / "snn" / spec["weights"])
+    np.savez(tmp_path / "in.npz", W1=z["W1"], W2=z["W2"], spk_train_L0=z["spk_train_L0"], spk_val_L0=z["spk_val_L0"])
+    spec.update(weights="in.npz", activity="in.npz", splits={"fit": "train", "plan": "val", "eval": "val"})
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump(spec))
+    snn = load_snn(tmp_path / "in.yaml")
+    for layer in range(3):
+        assert np.array_equal(snn.activity["val"][layer], z[f"spk_val_L{layer}"])
+    # a partial set (L0 and L2 but not L1) is an error, not a silent replay
+    np.savez(tmp_path / "in.npz", W1=z["W1"], W2=z["W2"], spk_val_L0=z["spk_val_L0"], spk_val_L2=z["spk_val_L2"])
+    with pytest.raises(WorkloadError, match="lacks spk_val_L1"):
+        load_snn(tmp_path / "in.yaml")

@@ -8,7 +8,8 @@ A spec (``workloads/snn/*.yaml``)::
     lif: {beta: 0.9, threshold: 1.0, reset: subtract}
     readout: spike_count               # or membrane_sum
     weights: braille7_12-384-384-7_T51.npz     # W1..WL float32 [n_l, n_{l-1}]; optional b1..bL [n_l]
-    activity: braille7_12-384-384-7_T51.npz    # spk_{split}_L{l} bool [samples, T, n_l], l = 0..L
+    activity: braille7_12-384-384-7_T51.npz    # spk_{split}_L{l} bool [samples, T, n_l], l = 0..L (or only
+                                               # spk_{split}_L0: the other layers are then replayed)
     splits: {fit: train, plan: val, eval: test}
 
 Paths are relative to the YAML file. Layer ``l`` (1-based) is ``Linear(W_l) -> LIF``; its input is layer
@@ -245,19 +246,32 @@ def load_snn(path: str | Path) -> SNN:
     biases = [wfile.get(f"b{i}", 0.0) for i in range(1, L + 1)]
     beta = [wfile.get(f"beta{i}", spec.lif.beta) for i in range(1, L + 1)]
     thr = [wfile.get(f"threshold{i}", spec.lif.threshold) for i in range(1, L + 1)]
-    activity, labels = {}, {}
+    activity, labels, input_only = {}, {}, {}
     if spec.activity is not None:
         afile = wfile if spec.activity == spec.weights else _load_npz(p.parent / spec.activity, f"{p}: activity")
         for split in sorted({k.split("_")[1] for k in afile if k.startswith("spk_")}):
             keys = [f"spk_{split}_L{layer}" for layer in range(L + 1)]
             absent = [k for k in keys if k not in afile]
+            if absent == keys[1:]:  # only the input spikes: the other layers come from the LIF replay
+                input_only[split] = afile[keys[0]]
+                continue
             if absent:
-                raise WorkloadError(f"{p}: activity file lacks {', '.join(absent)}")
+                raise WorkloadError(f"{p}: activity file lacks {', '.join(absent)} (give every layer's rasters, or "
+                                    f"only spk_{split}_L0 to have hetsim replay the network)")
             activity[split] = [afile[k] for k in keys]
             if f"labels_{split}" in afile:
                 labels[split] = afile[f"labels_{split}"]
-        if not activity:
+        if not activity and not input_only:
             raise WorkloadError(f"{p}: activity file {spec.activity!r} holds no spk_<split>_L<l> rasters")
+    if input_only:
+        bare = make_snn(weights, name=spec.name, biases=biases, beta=beta, threshold=thr, reset=spec.lif.reset,
+                        readout=spec.readout)
+        for split, x in input_only.items():
+            x = np.asarray(x)
+            if x.ndim != 3 or x.shape[2] != spec.layers[0]:
+                raise WorkloadError(f"{p}: spk_{split}_L0 has shape {x.shape}; expected bool [samples, T, "
+                                    f"{spec.layers[0]}]")
+            activity[split] = [x.astype(bool), *replay(bare, x).spikes]
     snn = make_snn(weights, name=spec.name, biases=biases, beta=beta, threshold=thr, reset=spec.lif.reset,
                    readout=spec.readout, activity=activity, labels=labels, roles=spec.splits,
                    classes=spec.classes, source=p)

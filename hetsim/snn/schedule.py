@@ -51,7 +51,7 @@ class SnnOp:
 
     @property
     def name(self) -> str:
-        return f"readout[{self.t}]" if self.kind == "readout" else f"{self.kind}{self.layer}[{self.t}]"
+        return f"readout[{self.t}]" if self.kind == "readout" else f"{self.kind}_{self.layer}[{self.t}]"
 
 
 @dataclass(frozen=True)
