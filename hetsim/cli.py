@@ -64,7 +64,8 @@ def _number(kind: type, low: float, strict: bool):
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
         if not math.isfinite(v) or (v <= low if strict else v < low):
-            raise argparse.ArgumentTypeError(f"must be a finite number {rel} {low:g}, got {text}")
+            what = "an integer" if kind is int else "a finite number"
+            raise argparse.ArgumentTypeError(f"must be {what} {rel} {low:g}, got {text}")
         return v
 
     return parse
@@ -94,7 +95,8 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--gap", type=_nonnegative_float, default=None, metavar="REL",
                    help="stop when the relative MIP gap (incumbent - bound) / incumbent is below REL")
     g.add_argument("--threads", type=_positive_int, default=None, help="solver threads / CP-SAT workers")
-    g.add_argument("--seed", type=int, default=0, help="solver random seed (default: 0)")
+    g.add_argument("--seed", type=_nonnegative_int, default=0,
+                   help="solver random seed; for SNNs the reordering seed (default: 0)")
     g.add_argument("--solver", default=None, help="ilp backend: highs (default) or gurobi")
     g = p.add_argument_group("DIANA mappers (seed 002)")
     g.add_argument("--objective", choices=("latency", "energy"), default=None,
@@ -129,17 +131,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
                         help="map a model onto a platform, simulate it, report",
                        description="Load the model and platform, map with --mapper, replay on SimPy "
-                       "resources, and print makespan, speedup over all-host, utilisation, energy, offloaded "
-                       "ops and the crossbar placement.")
+                       "resources, and print makespan, speedup over the platform's baseline, utilisation, energy, "
+                       "offloaded ops and the crossbar placement. Given an SNN spec (.yaml) on an SNN platform "
+                       "(platforms/efr32mg24.yaml): plan engines and weight residencies per layer, evaluate seed "
+                       "001's Table I configurations sample by sample and replay one sample's timeline.")
     _add_map_args(p)
     _add_contention(p)
     p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
-                   "trace.json (Chrome trace, opens in Perfetto), timeline.png and breakdown.png here")
+                   "trace.json (Chrome trace, opens in Perfetto), timeline.png and breakdown.png here (SNNs: "
+                   "summary.json, layers.csv, samples.csv, trace.csv, trace.json, timeline.png)")
     p.add_argument("--force", action="store_true", help="replace existing files in --out")
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
     g = p.add_argument_group("spiking networks (seed 001; an SNN spec .yaml on platforms/efr32mg24.yaml)")
-    g.add_argument("--mode", choices=("async", "blocking"), default="async",
+    g.add_argument("--mode", choices=("async", "blocking"), default=None,
                    help="CPU-MVP execution: async overlaps MVP affine work with M33 LIF updates of earlier "
                    "timesteps; blocking waits for every MVP launch (default: async)")
     g.add_argument("--reorder", action="store_true",
@@ -216,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--residency", choices=("auto", "sram", "flash"), default="auto",
                    help="memory the MVP reads the weights from, which sets C_P (default auto: SRAM when the "
                    "layer's FP16 table fits the SRAM budget, else Flash)")
-    p.add_argument("--seed", type=int, default=0, help="refinement seed (default 0)")
+    p.add_argument("--seed", type=_nonnegative_int, default=0, help="refinement seed (default 0)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     _add_common(p)
 
@@ -270,6 +275,10 @@ def cmd_run(args) -> int:
 
     if args.model.suffix.lower() in (".yaml", ".yml"):
         return _run_snn(args)
+    snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
+                if v not in (None, False)]
+    if snn_only:
+        raise InputError(f"{', '.join(snn_only)} apply to spiking networks (an SNN spec .yaml), not to ONNX models")
     args.mapper = args.mapper or DEFAULT_MAPPER
     if args.mapper in SNN_MAPPERS:
         raise InputError(f"--mapper {args.mapper} maps spiking networks: give an SNN spec (.yaml), e.g. "
@@ -291,12 +300,34 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _check_not_swapped(platform: Path, model: Path) -> None:
+    """A clear error when the platform and the SNN spec are given the wrong way round (or twice)."""
+    import yaml
+
+    def keys(p: Path) -> set:
+        try:
+            d = yaml.safe_load(p.read_text()) if p.is_file() else None
+        except (yaml.YAMLError, UnicodeDecodeError, OSError):
+            return set()
+        return set(d) if isinstance(d, dict) else set()
+
+    if "layers" in keys(platform) or "devices" in keys(model):
+        raise InputError(f"the platform comes first, then the model: hetsim run PLATFORM.yaml NET.yaml (got "
+                         f"{platform} then {model})")
+
+
 def _run_snn(args) -> int:
     """``hetsim run`` on an SNN spec: plan, evaluate, replay (:func:`hetsim.snn.pipeline.run_snn`)."""
     from hetsim.snn.pipeline import run_snn
     from hetsim.snn.report import SNN_OUTPUT_FILES, format_snn_report, write_snn_outputs
 
     mapper = args.mapper or "spikeduet"
+    onnx_only = [o for o, v in (("--contention", args.contention != "none"), ("--objective", args.objective),
+                                ("--export", args.export), ("--solver", args.solver), ("--gap", args.gap),
+                                ("--threads", args.threads)) if v not in (None, False)]
+    if onnx_only:
+        raise InputError(f"{', '.join(onnx_only)} apply to ONNX models, not to spiking networks")
+    _check_not_swapped(args.platform, args.model)
     if mapper not in SNN_MAPPERS:
         raise InputError(f"--mapper {mapper} maps ONNX models; for a spiking network use one of "
                          f"{', '.join(SNN_MAPPERS)}")
@@ -306,8 +337,8 @@ def _run_snn(args) -> int:
         from hetsim.report.outputs import check_out_dir
 
         check_out_dir(args.out, args.force, SNN_OUTPUT_FILES)
-    r = run_snn(args.platform, args.model, mapper=mapper, mode=args.mode, reorder=args.reorder,
-                sample=args.sample)
+    r = run_snn(args.platform, args.model, mapper=mapper, mode=args.mode or "async", reorder=args.reorder,
+                sample=args.sample, time_limit_s=args.time_limit, seed=args.seed)
     if args.json:
         print(json.dumps(r.summary, indent=1))
     else:
@@ -348,6 +379,12 @@ def cmd_reorder(args) -> int:
     return 0
 
 
+def _refuse_snn(model: Path, command: str) -> None:
+    if model.suffix.lower() in (".yaml", ".yml"):
+        raise InputError(f"{command} works on ONNX models; a spiking network (.yaml) is planned, evaluated and "
+                         "replayed by: hetsim run PLATFORM.yaml NET.yaml")
+
+
 def cmd_map(args) -> int:
     from hetsim.costs import CostModel
     from hetsim.errors import OutputExistsError
@@ -356,6 +393,7 @@ def cmd_map(args) -> int:
     from hetsim.report.export import atomic_write_text
     from hetsim.workload import load_onnx
 
+    _refuse_snn(args.model, "map")
     if args.output.exists() and not args.force:
         raise OutputExistsError(f"{str(args.output)!r} exists; pass --force to replace it")
     costs = CostModel(load_onnx(args.model), load_platform(args.platform))
@@ -375,6 +413,7 @@ def cmd_validate(args) -> int:
     from hetsim.validate import validate_schedule
     from hetsim.workload import load_onnx
 
+    _refuse_snn(args.model, "validate")
     costs = CostModel(load_onnx(args.model), load_platform(args.platform))
     if args.schedule:
         sched = Schedule.load(args.schedule)

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsim.errors import PlatformError, WorkloadError
+from hetsim.errors import MappingError, PlatformError, WorkloadError
 from hetsim.platform import load_platform
 from hetsim.snn.costs import LayerCosts, max_merged_gap, options, range_counts
 from hetsim.snn.network import load_snn, make_snn, replay, save_snn
@@ -268,3 +268,40 @@ def test_input_only_activity_is_replayed(tmp_path):
     np.savez(tmp_path / "in.npz", W1=z["W1"], W2=z["W2"], spk_val_L0=z["spk_val_L0"], spk_val_L2=z["spk_val_L2"])
     with pytest.raises(WorkloadError, match="lacks spk_val_L1"):
         load_snn(tmp_path / "in.yaml")
+
+
+def test_time_limit_returns_a_plan_with_an_honest_gap(plat):
+    from hetsim.snn.synthetic import synthetic_snn
+
+    snn = synthetic_snn([16] * 6, 8, density=0.2, samples=3, seed=1)   # 5 layers: 7^5 = 16,807 plans
+    exact = plan(snn, plat, "spikeduet", "async")
+    assert exact.stats["status"] == "optimal" and exact.stats["plans"] == 7**5
+    quick = plan(snn, plat, "spikeduet", "async", time_limit_s=0.0)
+    assert quick.mean_latency_s >= exact.mean_latency_s - 1e-15
+    if quick.stats["status"] == "time_limit":
+        assert 0 <= quick.stats["gap"] < 1
+        # the gap bounds the distance to the optimum: best >= optimum >= best * (1 - gap)
+        assert exact.mean_latency_s >= quick.mean_latency_s * (1 - quick.stats["gap"]) - 1e-15
+    else:
+        assert quick.mean_latency_s == exact.mean_latency_s
+
+
+def test_flash_capacity_is_enforced(plat):
+    snn = load_snn(ROOT / "workloads" / "snn" / "braille384.yaml")
+    # Linear1 (384x384) fits neither SRAM (FP32 576 KiB, FP16 288 KiB > 240 KiB) nor a 100 KiB Flash
+    small = plat.with_overrides({"memories.flash.size_kib": 100})
+    with pytest.raises(MappingError, match="fits the 240 KiB SRAM budget and the Flash"):
+        plan(snn, small, "all-m33")
+    p = plan(snn, plat.with_overrides({"memories.flash.size_kib": 300}), "spikeduet", "blocking")
+    flash = sum(lc.weight_bytes(c.engine) for lc, c in zip(SnnCostModel(snn, plat).layers, p.layers, strict=True)
+                if c.residency != "sram")
+    assert flash <= 300 * 1024  # the FP32 table (576 KiB) cannot be the Flash-resident one
+
+
+def test_a_second_mvp_is_refused(plat):
+    data = plat.model_dump(mode="json", exclude_unset=True)
+    data["devices"]["mvp2"] = dict(data["devices"]["mvp"])
+    from hetsim.platform import Platform
+
+    with pytest.raises(PlatformError, match="one 'mvp'"):
+        sram_budget_bytes(Platform.model_validate(data))

@@ -95,6 +95,11 @@ def test_inspect_snn(capsys):
     (["run", EFR, NET, "--sample", "100"], ["samples 0..99"]),
     (["run", EFR, ROOT / "workloads" / "snn" / "missing.yaml"], ["does not exist"]),
     (["reorder", EFR, NET, "-o", "x.npz"], [".yaml"]),
+    (["run", NET, EFR], ["the platform comes first"]),
+    (["run", EFR, NET, "--contention", "links"], ["--contention apply to ONNX models"]),
+    (["run", ROOT / "platforms" / "puma.yaml", ROOT / "workloads" / "yolov5n.onnx", "--reorder"],
+     ["--reorder apply to spiking networks"]),
+    (["map", EFR, NET, "-o", "x.json"], ["hetsim run PLATFORM.yaml NET.yaml"]),
 ])
 def test_bad_input_exits_2(capsys, argv, needles):
     code, _, err = run_cli(capsys, *argv)
@@ -110,3 +115,10 @@ def test_malformed_spec_names_the_field(capsys, tmp_path):
     p.write_text(yaml.safe_dump(spec))
     code, _, err = run_cli(capsys, "run", EFR, p)
     assert_input_error(code, err, "lif.reset", "subtract")
+
+
+def test_negative_seed_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["reorder", str(EFR), str(NET), "-o", "x.yaml", "--seed", "-5"])
+    assert e.value.code == 2
+    assert "--seed: must be an integer >= 0, got -5" in capsys.readouterr().err

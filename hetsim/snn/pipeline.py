@@ -81,7 +81,9 @@ def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
         def mem(engine: str, c=c, lc=lc) -> str:
             if engine == c.engine or (engine != "m33" and c.engine != "m33"):  # same engine family
                 return c.residency
-            return "sram" if lc.weight_bytes(engine) <= cm.budget else "flash"
+            if lc.weight_bytes(engine) <= cm.budget:
+                return "sram"
+            return "flash+hot" if engine == "m33" else "flash"
 
         raw, _ = range_counts(cm.snn.split(cm.split)[li], 0)
         sram = lc.weight_bytes(c.engine) if c.residency == "sram" else (
@@ -90,7 +92,9 @@ def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
             "layer": f"Linear{li}", "n_in": lc.n_in, "n_out": lc.n_out, "engine": c.engine,
             "residency": c.residency, "hot_columns": c.hot_columns, "sram_kib": sram / 1024,
             "cycles_per_t": float(cm.layer_cycles(li, c).mean()),
-            "m33_cycles_per_t": float(lc.m33_cycles(mem("m33"), c.hot_columns).mean()),
+            # the M33 alternative of an MVP layer gets as many hot columns as the whole budget holds (optimistic)
+            "m33_cycles_per_t": float(lc.m33_cycles(mem("m33"), c.hot_columns if c.engine == "m33" else
+                                                    cm.budget // (lc.n_out * cm.m33.weight_bytes)).mean()),
             "mvp_range_cycles_per_t": float(lc.mvp_range_cycles(mem("mvp-range")).mean()),
             "mvp_dense_cycles_per_t": float(lc.mvp_dense_cycles(mem("mvp-dense")).mean()),
             "active_per_t": float(lc.active.mean()),
@@ -101,7 +105,8 @@ def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
 
 
 def run_snn(platform: Platform | str | Path, workload: SNN | str | Path, mapper: str = "spikeduet",
-            mode: str = "async", reorder: bool = False, sample: int | None = None) -> SnnRunResult:
+            mode: str = "async", reorder: bool = False, sample: int | None = None,
+            time_limit_s: float | None = None, seed: int = 0) -> SnnRunResult:
     """Plan, evaluate and replay an SNN (module docstring).
 
     Args:
@@ -111,6 +116,8 @@ def run_snn(platform: Platform | str | Path, workload: SNN | str | Path, mapper:
         mode: ``async`` | ``blocking``.
         reorder: reorder hidden neurons first (function-preserving; verified).
         sample: eval-split sample whose timeline is replayed (default: the sample of median latency).
+        time_limit_s: per plan, stop scheduling candidates after this long (see :func:`~hetsim.snn.planner.plan`).
+        seed: the reordering's refinement seed.
 
     Raises:
         InputError: (subclasses) bad platform, network, mapper, mode or sample; a reordering that changes the
@@ -129,17 +136,18 @@ def run_snn(platform: Platform | str | Path, workload: SNN | str | Path, mapper:
         from hetsim.snn.reorder import reorder as do_reorder
 
         mvp = engines_of(plat)[1]
-        reo = do_reorder(snn, mvp, residency=mvp_residencies(snn, mvp, sram_budget_bytes(plat)))
+        reo = do_reorder(snn, mvp, residency=mvp_residencies(snn, mvp, sram_budget_bytes(plat)), seed=seed)
         if not reo.verification.ok:
             raise ScheduleError(f"reordering {snn.name} changed its outputs: {reo.verification}")
         snn = reo.snn
     cm_plan = SnnCostModel(snn, plat, "plan")
     cm_eval = cm_plan if snn.roles.eval == snn.roles.plan else SnnCostModel(snn, plat, "eval")
+    tl = time_limit_s
     plans = {
-        "all-m33": plan(snn, plat, "all-m33", mode, costs=cm_plan),
-        "all-dense-mvp": plan(snn, plat, "all-dense-mvp", "blocking", costs=cm_plan),
+        "all-m33": plan(snn, plat, "all-m33", mode, costs=cm_plan, time_limit_s=tl),
+        "all-dense-mvp": plan(snn, plat, "all-dense-mvp", "blocking", costs=cm_plan, time_limit_s=tl),
     }
-    chosen = {m: plan(snn, plat, "spikeduet", m, costs=cm_plan) for m in MODES}
+    chosen = {m: plan(snn, plat, "spikeduet", m, costs=cm_plan, time_limit_s=tl) for m in MODES}
     configs = {
         "all-m33": _evaluate("all-m33", plans["all-m33"], mode, cm_eval),
         "all-dense-mvp": _evaluate("all-dense-mvp", plans["all-dense-mvp"], "blocking", cm_eval),
@@ -156,14 +164,15 @@ def run_snn(platform: Platform | str | Path, workload: SNN | str | Path, mapper:
         key = mapper
         if mapper == "all-dense-mvp" and mode == "async":
             configs["all-dense-mvp-async"] = _evaluate("all-dense-mvp-async",
-                                                       plan(snn, plat, "all-dense-mvp", "async", costs=cm_plan),
+                                                       plan(snn, plat, "all-dense-mvp", "async", costs=cm_plan,
+                                                            time_limit_s=tl),
                                                        "async", cm_eval)
             key = "all-dense-mvp-async"
     res = configs[key]
     S = len(res.latency_s)
     if sample is None:
         sample = int(np.argsort(res.latency_s, kind="stable")[S // 2])
-    elif not 0 <= sample < S:
+    elif isinstance(sample, bool) or not isinstance(sample, int | np.integer) or not 0 <= sample < S:
         raise InputError(f"--sample {sample}: the eval split ({cm_eval.split}) has samples 0..{S - 1}")
     traces = {}
     for m in MODES:
@@ -186,14 +195,18 @@ def summarize_snn(r: SnnRunResult, cm: SnnCostModel) -> dict:
     hz = cm.m33_hz
     base = r.configs["all-m33"].latency_s.mean()
 
+    def ratio(a, b):
+        """``a / b``, or ``None`` (JSON null) when ``b`` is 0 (a platform whose costs are all zero)."""
+        return float(a / b) if b > 0 else None
+
     def cfg(c: ConfigResult) -> dict:
         return {"mode": c.mode, "mean_latency_ms": float(c.latency_s.mean() * 1e3),
                 "mean_latency_cycles": float(c.latency_s.mean() * hz),
                 "max_latency_ms": float(c.latency_s.max() * 1e3),
                 "mean_energy_uj": float(c.energy_j.mean() * 1e6),
-                "speedup_vs_all_m33": float(base / c.latency_s.mean()),
-                "mvp_utilisation": float((c.mvp_busy_s / c.latency_s).mean()),
-                "m33_utilisation": float((c.m33_busy_s / c.latency_s).mean()),
+                "speedup_vs_all_m33": ratio(base, c.latency_s.mean()),
+                "mvp_utilisation": ratio(c.mvp_busy_s.sum(), c.latency_s.sum()),
+                "m33_utilisation": ratio(c.m33_busy_s.sum(), c.latency_s.sum()),
                 "layers": [{"engine": x.engine, "residency": x.residency, "hot_columns": x.hot_columns}
                            for x in c.plan.layers],
                 "sram_kib": c.plan.sram_bytes / 1024, "planned_on": c.plan.stats.get("split"),
@@ -205,7 +218,7 @@ def summarize_snn(r: SnnRunResult, cm: SnnCostModel) -> dict:
         "samples": int(len(r.result.latency_s)), "mean_latency_ms": float(r.result.latency_s.mean() * 1e3),
         "mean_latency_cycles": float(r.result.latency_s.mean() * hz),
         "mean_energy_uj": float(r.result.energy_j.mean() * 1e6),
-        "speedup_vs_all_m33": float(base / r.result.latency_s.mean()),
+        "speedup_vs_all_m33": ratio(base, r.result.latency_s.mean()),
         "sram_used_kib": r.plan.sram_bytes / 1024, "sram_budget_kib": r.plan.budget_bytes / 1024,
         "plan_stats": {k: v for k, v in r.plan.stats.items()},
         "timeline_sample": r.sample,

@@ -76,6 +76,10 @@ def engines_of(platform: Platform) -> tuple[CortexM, Mvp]:
     if not isinstance(m33, CortexM) or not mvps:
         raise PlatformError(f"platform {platform.name!r} cannot run spiking networks: it needs a 'cortex-m' host "
                             "and an 'mvp' device (see platforms/efr32mg24.yaml)")
+    others = [n for n, d in platform.devices.items() if n != platform.host and d.kind != "mvp"]
+    if len(mvps) > 1 or others:
+        raise PlatformError(f"platform {platform.name!r}: SNN planning models one 'cortex-m' host and one 'mvp'; "
+                            f"it has {len(mvps)} mvp device(s) and other devices {others or 'none'}")
     if "sram" not in platform.memories:
         raise PlatformError(f"platform {platform.name!r}: SNN planning needs a memory named 'sram' (its size is "
                             "the weight budget)")
@@ -123,12 +127,19 @@ class SnnCostModel:
         self.m33_hz = self.m33.clock_mhz * 1e6
         self.mvp_hz = self.mvp.clock_mhz * 1e6
         self.budget = sram_budget_bytes(platform)
+        flash = platform.memories.get("flash")
+        self.flash_bytes = int(flash.size_kib * 1024) if flash is not None else None  # None: no Flash residency
 
     # ------------------------------------------------------------------ memory
     def allocate(self, combo: tuple[tuple[str, str], ...]) -> tuple[list[LayerChoice], int] | None:
-        """Layer choices with hot-column counts and the SRAM bytes used, or ``None`` if over budget."""
+        """Layer choices with hot-column counts and the SRAM bytes used, or ``None`` if the SRAM-resident tables
+        exceed the SRAM budget or the Flash-resident ones (``flash``, ``flash+hot``: the whole table stays in
+        Flash) exceed ``memories.flash`` (no ``flash`` memory: no Flash residency)."""
         used = sum(lc.weight_bytes(e) for lc, (e, r) in zip(self.layers, combo, strict=True) if r == "sram")
         if used > self.budget:
+            return None
+        in_flash = sum(lc.weight_bytes(e) for lc, (e, r) in zip(self.layers, combo, strict=True) if r != "sram")
+        if in_flash and (self.flash_bytes is None or in_flash > self.flash_bytes):
             return None
         hot = [0] * len(combo)
         hot_layers = [i for i, (_, r) in enumerate(combo) if r == "flash+hot"]
@@ -192,9 +203,36 @@ class SnnCostModel:
         return m33, mvp
 
 
+def _option_bounds(cm: SnnCostModel, opts: list[tuple[str, str]]):
+    """Per layer and option: SRAM bytes, Flash bytes and a lower bound on the M33 and MVP busy time per sample
+    (``flash+hot`` bounded by the all-hot cost), as arrays ``[L, n_opts]`` and ``[L, n_opts, samples]``."""
+    L, n, S = len(cm.layers), len(opts), cm.samples
+    sram = np.zeros((L, n))
+    flash = np.zeros((L, n))
+    m33 = np.zeros((L, n, S))
+    mvp = np.zeros((L, n, S))
+    for li, lc in enumerate(cm.layers):
+        for k, (e, r) in enumerate(opts):
+            table = lc.weight_bytes(e)
+            (sram if r == "sram" else flash)[li, k] = table
+            cyc = lc.cycles(e, r, lc.n_in if r == "flash+hot" else 0).sum(axis=1)
+            if e == "m33":
+                m33[li, k] = cyc / cm.m33_hz
+            else:
+                mvp[li, k] = cyc / cm.mvp_hz
+    return sram, flash, m33, mvp
+
+
 def plan(snn: SNN, platform: Platform, mapper: str = "spikeduet", mode: str = "async",
-         split: str = "plan", costs: SnnCostModel | None = None) -> SnnPlan:
+         split: str = "plan", costs: SnnCostModel | None = None, time_limit_s: float | None = None) -> SnnPlan:
     """Choose each affine layer's engine and residency minimising the mean latency on ``split`` (exact).
+
+    Every combination is bounded first (vectorised over combinations and samples: per sample the makespan is at
+    least each engine's busy time, ``blocking`` at least their sum, with ``flash+hot`` at its all-hot cost);
+    combinations over the SRAM or Flash capacity are dropped; the rest are scheduled in order of their bound
+    until the bound reaches the best latency found (then the result is optimal) or ``time_limit_s`` passes
+    (then ``stats["status"]`` is ``time_limit`` and ``stats["gap"]`` the relative gap to the smallest bound
+    not yet scheduled). Ties go to less SRAM, then to the simpler options (M33 and SRAM first).
 
     Args:
         snn: the network with recorded activity (``fit`` split for hot columns, ``split`` for latency).
@@ -203,10 +241,11 @@ def plan(snn: SNN, platform: Platform, mapper: str = "spikeduet", mode: str = "a
         mode: ``async`` | ``blocking`` (:mod:`hetsim.snn.schedule`).
         split: split name or role the latency is averaged over (default: the plan role, validation).
         costs: a prebuilt cost model for ``split`` (saves rebuilding it).
+        time_limit_s: stop scheduling candidates after this many seconds (default: no limit).
 
     Raises:
         InputError: unknown mapper or mode.
-        MappingError: no combination fits the SRAM budget.
+        MappingError: no combination fits the SRAM and Flash capacities.
         PlatformError / WorkloadError: see :func:`engines_of`, :meth:`SNN.split`.
     """
     from hetsim.errors import InputError
@@ -219,32 +258,53 @@ def plan(snn: SNN, platform: Platform, mapper: str = "spikeduet", mode: str = "a
     cm = costs if costs is not None else SnnCostModel(snn, platform, split)
     opts = options(SNN_MAPPERS[mapper])
     rank = {o: i for i, o in enumerate(options())}
-    combos = list(itertools.product(opts, repeat=snn.n_layers))
-    candidates = []
-    for combo in combos:
+    L, n = snn.n_layers, len(opts)
+    sram, flash, m33w, mvpw = _option_bounds(cm, opts)
+    fixed = cm.engine_work([LayerChoice("mvp-dense", "sram")] * L)[0]  # LIF + readout: M33 work of no affine
+    flash_cap = cm.flash_bytes if cm.flash_bytes is not None else 0
+    lbs, idxs = [], []
+    chunk = max(1, 2**16 // max(1, cm.samples))
+    combos = itertools.product(range(n), repeat=L)
+    while True:
+        idx = np.array(list(itertools.islice(combos, chunk)), dtype=np.int16).reshape(-1, L)
+        if not len(idx):
+            break
+        layers = np.arange(L)
+        ok = (sram[layers, idx].sum(axis=1) <= cm.budget) & (flash[layers, idx].sum(axis=1) <= flash_cap)
+        idx = idx[ok]
+        if not len(idx):
+            continue
+        m = fixed + m33w[layers, idx].sum(axis=1)      # [c, S]
+        v = mvpw[layers, idx].sum(axis=1)
+        lbs.append((np.maximum(m, v) if mode == "async" else m + v).mean(axis=1))
+        idxs.append(idx)
+    n_plans = n**L
+    if not lbs:
+        raise MappingError(f"{mapper}: no engine/residency combination of {snn.name} fits the "
+                           f"{cm.budget / 1024:.0f} KiB SRAM budget and the Flash")
+    lb = np.concatenate(lbs)
+    idx = np.concatenate(idxs)
+    order = np.argsort(lb, kind="stable")
+    best, evaluated, status, gap = None, 0, "optimal", 0.0
+    for j in order:
+        if best is not None and lb[j] > best[0][0] * (1 + 1e-12):
+            break
+        if time_limit_s is not None and best is not None and time.perf_counter() - t0 > time_limit_s:
+            status = "time_limit"
+            gap = max(0.0, (best[0][0] - float(lb[j])) / best[0][0])
+            break
+        combo = tuple(opts[k] for k in idx[j])
         alloc = cm.allocate(combo)
-        if alloc is None:
+        if alloc is None:  # cannot happen: the capacity filter above is the same test
             continue
         choices, used = alloc
-        m33, mvp = cm.engine_work(choices)
-        lb = float(np.maximum(m33, mvp).mean()) if mode == "async" else float((m33 + mvp).mean())
-        candidates.append((lb, combo, choices, used))
-    if not candidates:
-        raise MappingError(f"{mapper}: no engine/residency combination of {snn.name} fits the "
-                           f"{cm.budget / 1024:.0f} KiB SRAM budget")
-    candidates.sort(key=lambda c: c[0])
-    best = None
-    evaluated = 0
-    for lb, combo, choices, used in candidates:
-        if best is not None and lb > best[0][0] * (1 + 1e-12):
-            break
         lat = float(cm.makespans(choices, mode).mean())
         evaluated += 1
         key = (lat, used, [rank[o] for o in combo])  # ties: less SRAM, then simpler options (m33, sram first)
         if best is None or key < best[0]:
             best = (key, choices, used)
     (lat, _, _), choices, used = best
-    stats = {"plans": len(combos), "fit": len(candidates), "evaluated": evaluated,
-             "pruned": len(candidates) - evaluated, "solve_time_s": time.perf_counter() - t0,
-             "split": cm.split, "status": "optimal"}
+    stats = {"plans": n_plans, "fit": int(len(lb)), "evaluated": evaluated,
+             "pruned": int(len(lb)) - evaluated, "solve_time_s": time.perf_counter() - t0,
+             "split": cm.split, "status": status, "gap": gap}
     return SnnPlan(mapper, mode, choices, used, cm.budget, lat, stats)

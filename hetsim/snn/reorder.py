@@ -767,8 +767,8 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str | dict[int, str] = "sram", lay
     """
     t0 = time.perf_counter()
     mvp = _resolve_mvp(mvp)
-    per_layer = residency if isinstance(residency, dict) else {}
-    for res in (per_layer.values() if per_layer else [residency]):
+    per_layer = residency if isinstance(residency, dict) else None
+    for res in (per_layer.values() if per_layer is not None else [residency]):
         if res not in RESIDENCIES:
             raise InputError(f"residency {res!r}: the MVP reads its weights from {' or '.join(RESIDENCIES)}")
     _check_passes(max_passes)
@@ -787,7 +787,7 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str | dict[int, str] = "sram", lay
         t1 = time.perf_counter()
         n, n_out = snn.layer_sizes[layer], snn.layer_sizes[layer + 1]
         c_l = float(mvp.launch_cycles)
-        c_p = float(mvp.column_cycles(n_out, per_layer.get(layer, "sram") if per_layer else residency))
+        c_p = float(mvp.column_cycles(n_out, per_layer.get(layer, "sram") if per_layer is not None else residency))
         g = max_merged_gap(c_l, c_p, mvp.merge_gaps)
         p, info = reorder_layer(fit[layer], c_l, c_p, g, seed=[seed, layer], max_passes=max_passes,
                                 time_limit_s=time_limit_s)
@@ -805,7 +805,7 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str | dict[int, str] = "sram", lay
             start=info["start"], passes=info["passes"], swaps=info["swaps"], seconds=time.perf_counter() - t1))
     new = permute_network(snn, perms)
     ver = verify_permutation(snn, new, perms)
-    if per_layer:
+    if per_layer is not None:
         residency = ", ".join(f"Linear{k} {v}" for k, v in sorted(per_layer.items()) if k in perms) or "sram"
     return ReorderResult(snn=new, perms=perms, layers=stats, verification=ver, residency=residency,
                          fit_split=snn.roles.fit, plan_split=plan_name if plan is not None else None, seed=seed,

@@ -16,44 +16,65 @@ from hetsim.snn.pipeline import SnnRunResult  # noqa: E402
 
 SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png")
 KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8"}
-CONFIG_LABELS = {"all-m33": "all sparse M33", "all-dense-mvp": "all dense MVP", "all-dense-mvp-async":
-                 "all dense MVP (async)", "spikeduet-blocking": "spikeduet, blocking",
+CONFIG_LABELS = {"all-m33": "all sparse M33", "all-dense-mvp": "all dense MVP, blocking", "all-dense-mvp-async":
+                 "all dense MVP, async", "spikeduet-blocking": "spikeduet, blocking",
                  "spikeduet-async": "spikeduet, async"}
+
+
+def _x(v, fmt: str = ".2f", suffix: str = "x") -> str:
+    """A ratio for the report; ``n/a`` when it is undefined (``None``)."""
+    return "n/a" if v is None else f"{v:{fmt}}{suffix}"
+
+
+def _table(head: list[str], rows: list[list[str]], right: set[int] = frozenset(), indent: str = "  ") -> list[str]:
+    """Aligned text columns (``right``: indices of right-aligned columns)."""
+    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(head)]
+
+    def line(cells):
+        return indent + "  ".join(c.rjust(w) if k in right else c.ljust(w)
+                                  for k, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    return [line(head), *(line(r) for r in rows)]
 
 
 def format_snn_report(r: SnnRunResult) -> str:
     """Human-readable report of :func:`hetsim.snn.pipeline.run_snn` (what ``hetsim run`` prints)."""
     s = r.summary
     hz = r.platform.devices[r.platform.host].clock_mhz
+    st = s["plan_stats"]
+    proof = "optimal" if st.get("status") == "optimal" else (
+        f"stopped at the time limit, within {st.get('gap', 0):.1%} of optimal")
     lines = [
         f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']}) on {s['platform']}",
-        f"  mapper {s['mapper']}, {s['mode']} execution; planned on the {s['plan_stats']['split']} split "
-        f"({s['plan_stats']['fit']} of {s['plan_stats']['plans']} plans fit SRAM, {s['plan_stats']['evaluated']} "
-        f"evaluated, {s['plan_stats']['solve_time_s'] * 1e3:.0f} ms); reported on the {s['eval_split']} split "
-        f"({s['samples']} samples)",
+        f"  mapper {s['mapper']}, {s['mode']} execution; planned on the {st['split']} split "
+        f"({st['fit']} of {st['plans']} plans fit the memories, {st['evaluated']} scheduled, {proof}, "
+        f"{st['solve_time_s'] * 1e3:.0f} ms); reported on the {s['eval_split']} split "
+        f"({s['samples']} sample{'s' if s['samples'] != 1 else ''})",
         "",
         f"  latency      {s['mean_latency_ms']:.3f} ms = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz "
         "(mean per inference)",
         f"  energy       {s['mean_energy_uj']:.2f} uJ per inference",
-        f"  speed-up     {s['speedup_vs_all_m33']:.2f}x over all sparse M33",
+        f"  speed-up     {_x(s['speedup_vs_all_m33'])} over all sparse M33",
         f"  SRAM         {s['sram_used_kib']:.1f} / {s['sram_budget_kib']:.0f} KiB for weights",
         "",
-        "  layer     shape      engine     weights                  cycles/t  (M33 / range MVP / dense MVP)   "
-        "active/t  ranges/t  launches/t",
     ]
+    head = ["layer", "shape", "engine", "weights", "cycles/t", "M33 / range MVP / dense MVP", "active/t",
+            "ranges/t", "launches/t"]
+    rows = []
     for row in s["per_layer"]:
         res = row["residency"] + (f" ({row['hot_columns']} hot)" if row["residency"] == "flash+hot" else "")
-        lines.append(
-            f"  {row['layer']:<9} {row['n_out']:>4}x{row['n_in']:<5} {row['engine']:<10} {res:<16} "
-            f"{row['cycles_per_t']:>8,.0f}  ({row['m33_cycles_per_t']:,.0f} / {row['mvp_range_cycles_per_t']:,.0f}"
-            f" / {row['mvp_dense_cycles_per_t']:,.0f})"
-            f"{'':<4}{row['active_per_t']:>6.1f}  {row['ranges_per_t']:>8.2f}  {row['launches_per_t']:>10.2f}")
+        rows.append([row["layer"], f"{row['n_out']}x{row['n_in']}", row["engine"], res,
+                     f"{row['cycles_per_t']:,.0f}",
+                     f"{row['m33_cycles_per_t']:,.0f} / {row['mvp_range_cycles_per_t']:,.0f} / "
+                     f"{row['mvp_dense_cycles_per_t']:,.0f}",
+                     f"{row['active_per_t']:.1f}", f"{row['ranges_per_t']:.2f}", f"{row['launches_per_t']:.2f}"])
+    lines += _table(head, rows, right={4, 6, 7, 8})
     lines += ["", "  configuration              latency ms   speed-up   energy uJ   MVP busy   layers"]
     for name, c in s["configs"].items():
         eng = ", ".join(f"{x['engine']}/{x['residency']}" for x in c["layers"])
         lines.append(f"  {CONFIG_LABELS.get(name, name):<26} {c['mean_latency_ms']:>10.3f}   "
-                     f"{c['speedup_vs_all_m33']:>7.2f}x  {c['mean_energy_uj']:>9.2f}   "
-                     f"{c['mvp_utilisation']:>7.1%}   {eng}")
+                     f"{_x(c['speedup_vs_all_m33']):>8}  {c['mean_energy_uj']:>9.2f}   "
+                     f"{_x(c['mvp_utilisation'], '.1%', ''):>7}   {eng}")
     if r.reorder is not None:
         from hetsim.snn.reorder import format_reorder
 
@@ -94,7 +115,7 @@ def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6
         span = float(tr["end_s"].max() * 1e3) if len(tr) else 0
         ax.set_yticks([1, 0], ["M33", "MVP"])
         ax.set_ylim(-0.6, 1.6)
-        ax.set_title(f"{mode}: first {len(t_ends)} timesteps in {span:.3f} ms (whole inference "
+        ax.set_title(f"this plan, {mode} execution: first {len(t_ends)} timesteps in {span:.3f} ms (whole inference "
                      f"{r.traces[mode]['end_s'].max() * 1e3:.3f} ms)", fontsize=9, loc="left")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in KIND_COLOURS.values()]
     axes[0].legend(handles, ["affine", "LIF", "readout", "M33 waits (polls)"], ncols=4, fontsize=8,
