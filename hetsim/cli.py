@@ -360,9 +360,12 @@ def cmd_reorder(args) -> int:
     out = args.output
     if out.suffix.lower() not in (".yaml", ".yml"):
         raise InputError(f"-o {str(out)!r}: give a .yaml path (the .npz is written beside it)")
+    from hetsim.report.outputs import check_parent_dirs
+
+    check_parent_dirs(out)
     clash = [str(f) for f in (out, out.with_suffix(".npz")) if f.exists()]
     if clash and not args.force:
-        raise OutputExistsError(f"{', '.join(clash)} already exist(s); pass --force to replace")
+        raise OutputExistsError(f"{' and '.join(clash)} already exist; pass --force to replace")
     plat = load_platform(args.platform)
     snn = load_snn(args.model)
     mvp = engines_of(plat)[1]

@@ -122,3 +122,11 @@ def test_negative_seed_is_a_usage_error(capsys):
         main(["reorder", str(EFR), str(NET), "-o", "x.yaml", "--seed", "-5"])
     assert e.value.code == 2
     assert "--seed: must be an integer >= 0, got -5" in capsys.readouterr().err
+
+
+def test_out_below_a_file_is_refused(capsys, tmp_path):
+    (tmp_path / "afile").write_text("")
+    code, _, err = run_cli(capsys, "run", EFR, NET, "--out", tmp_path / "afile" / "sub")
+    assert_input_error(code, err, "is a file, not a directory")
+    code, _, err = run_cli(capsys, "reorder", EFR, NET, "-o", tmp_path / "afile" / "x.yaml")
+    assert_input_error(code, err, "is a file, not a directory")

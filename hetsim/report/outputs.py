@@ -15,6 +15,19 @@ OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.
                 "breakdown.png")
 
 
+def check_parent_dirs(path: Path) -> None:
+    """Refuse a path whose existing ancestor is a file (it could never be created).
+
+    Raises:
+        OutputExistsError: an ancestor of ``path`` exists and is not a directory.
+    """
+    for parent in Path(path).absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputExistsError(f"cannot write {str(path)!r}: {str(parent)!r} is a file, not a directory")
+            return
+
+
 def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES) -> None:
     """Refuse to replace existing outputs without ``force``.
 
@@ -24,6 +37,7 @@ def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES)
     """
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"--out {str(out)!r} exists and is not a directory")
+    check_parent_dirs(out)
     clash = [f for f in files if (out / f).exists()]
     if clash and not force:
         raise OutputExistsError(
