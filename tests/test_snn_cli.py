@@ -130,3 +130,16 @@ def test_out_below_a_file_is_refused(capsys, tmp_path):
     assert_input_error(code, err, "is a file, not a directory")
     code, _, err = run_cli(capsys, "reorder", EFR, NET, "-o", tmp_path / "afile" / "x.yaml")
     assert_input_error(code, err, "is a file, not a directory")
+
+
+def test_rasters_the_weights_do_not_compute_are_flagged(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "net.npz", W1=rng.normal(size=(5, 3)).astype(np.float32),
+             W2=rng.normal(size=(2, 5)).astype(np.float32),
+             **{f"spk_train_L{k}": rng.random((4, 6, n)) < 0.5 for k, n in enumerate((3, 5, 2))})
+    (tmp_path / "net.yaml").write_text(yaml.safe_dump({
+        "name": "tiny", "layers": [3, 5, 2], "timesteps": 6, "weights": "net.npz", "activity": "net.npz",
+        "splits": {"fit": "train", "plan": "train", "eval": "train"}}))
+    code, out, _ = run_cli(capsys, "run", EFR, tmp_path / "net.yaml")
+    assert code == 0
+    assert "warning      the recorded rasters are not what these weights compute: train" in out

@@ -8,13 +8,25 @@ A spec (``workloads/snn/*.yaml``)::
     lif: {beta: 0.9, threshold: 1.0, reset: subtract}
     readout: spike_count               # or membrane_sum
     weights: braille7_12-384-384-7_T51.npz     # W1..WL float32 [n_l, n_{l-1}]; optional b1..bL [n_l]
+                                               # and per-neuron beta1..betaL, threshold1..thresholdL [n_l]
     activity: braille7_12-384-384-7_T51.npz    # spk_{split}_L{l} bool [samples, T, n_l], l = 0..L (or only
-                                               # spk_{split}_L0: the other layers are then replayed)
+                                               # spk_{split}_L0: the other layers are then replayed);
+                                               # optional labels_{split} int [samples]
     splits: {fit: train, plan: val, eval: test}
+    classes: [a, b, ...]                       # optional, one name per output neuron
 
-Paths are relative to the YAML file. Layer ``l`` (1-based) is ``Linear(W_l) -> LIF``; its input is layer
-``l-1``'s spikes (layer 0 = the input). LIF equations (snnTorch ``Leaky`` with reset by subtraction and
-``reset_delay``; ``../shared/snn/README.md``)::
+Paths are relative to the YAML file. Every width is >= 1; rasters have >= 1 sample and >= 1 timestep and are bool
+(integer or float arrays are accepted when every value is 0 or 1); weights, biases and LIF parameters are finite,
+with ``0 < beta <= 1`` and ``threshold > 0`` for every neuron. A split name is whatever stands between ``spk_``
+and ``_L<l>`` (it may contain underscores); other keys of the npz files are ignored, except ``W``/``b``/``beta``/
+``threshold`` keys numbered beyond the layers, which are an error.
+
+Split roles: ``fit`` defaults to ``train`` and ``plan`` to ``val``; ``eval`` (the split whose latency is
+reported) defaults to ``test`` when the activity has a ``test`` split, otherwise to the ``plan`` split. Roles
+given under ``splits:`` are used as given (a ``splits:`` that omits ``eval`` gets the same default).
+
+Layer ``l`` (1-based) is ``Linear(W_l) -> LIF``; its input is layer ``l-1``'s spikes (layer 0 = the input). LIF
+equations (snnTorch ``Leaky`` with reset by subtraction and ``reset_delay``; ``../shared/snn/README.md``)::
 
     U_l[t] = beta * U_l[t-1] + W_l @ S_{l-1}[t] + b_l - threshold * S_l[t-1]     U_l[-1] = 0, S_l[-1] = 0
     S_l[t] = U_l[t] > threshold
@@ -26,16 +38,22 @@ larger summed output membrane); ``membrane_sum`` = argmax of the output membrane
 
 from __future__ import annotations
 
+import re
+import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hetsim.errors import WorkloadError
+from hetsim.errors import InputError, WorkloadError
 
 SPLITS = ("train", "val", "test")
+#: activity keys: ``spk_<split>_L<layer>`` (the split name may contain underscores)
+_SPK_KEY = re.compile(r"^spk_(?P<split>.+)_L(?P<layer>\d+)$")
+#: per-layer keys of the weights file
+_LAYER_KEY = re.compile(r"^(?P<kind>W|b|beta|threshold)(?P<layer>\d+)$")
 
 
 class LifSpec(BaseModel):
@@ -50,13 +68,22 @@ class LifSpec(BaseModel):
 
 class SplitRoles(BaseModel):
     """Which recorded split each step uses: reordering and hot columns (``fit``), engine selection
-    (``plan``), reported latency (``eval``) - seed 001 Sec. III-A."""
+    (``plan``), reported latency (``eval``) - seed 001 Sec. III-A.
+
+    ``eval = None`` (the default) stands for ``test`` when the activity has a ``test`` split, else the ``plan``
+    split; :meth:`resolve` fills it in (every :class:`SNN` holds resolved roles)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     fit: str = "train"
     plan: str = "val"
-    eval: str = "val"
+    eval: str | None = None
+
+    def resolve(self, splits) -> SplitRoles:
+        """These roles with a default ``eval`` replaced by ``test`` (when ``test`` is in ``splits``) or ``plan``."""
+        if self.eval is not None:
+            return self
+        return self.model_copy(update={"eval": "test" if "test" in splits else self.plan})
 
 
 class SnnSpec(BaseModel):
@@ -66,7 +93,8 @@ class SnnSpec(BaseModel):
 
     name: str
     description: str = ""
-    layers: list[int] = Field(min_length=2, description="input width, then the width of each LIF layer")
+    layers: list[Annotated[int, Field(ge=1)]] = Field(
+        min_length=2, description="input width, then the width of each LIF layer (each >= 1)")
     timesteps: int = Field(gt=0, description="T, timesteps per inference")
     lif: LifSpec = Field(default_factory=LifSpec)
     readout: Literal["spike_count", "membrane_sum"] = "spike_count"
@@ -118,6 +146,9 @@ class SNN:
         """L, the number of affine + LIF layers."""
         return len(self.weights)
 
+    def __post_init__(self):
+        self.roles = self.roles.resolve(self.activity)
+
     def split(self, role_or_split: str) -> list[np.ndarray]:
         """The rasters of a split, by name (``train``) or by role (``fit``/``plan``/``eval``).
 
@@ -135,13 +166,61 @@ class SNN:
         return replace(self, **changes)
 
 
-def _per_neuron(value, n: int, what: str) -> np.ndarray:
-    a = np.asarray(value, dtype=np.float32)
-    if a.ndim == 0:
-        return np.full(n, a, dtype=np.float32)
-    if a.shape != (n,):
-        raise WorkloadError(f"{what}: shape {a.shape}, expected ({n},) or a scalar")
+def _float_array(value, what: str) -> np.ndarray:
+    """``value`` as float32, rejecting non-numeric data and NaN/Inf (``what`` names the key in errors)."""
+    a = np.asarray(value)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool) \
+            or np.issubdtype(a.dtype, np.complexfloating):
+        raise WorkloadError(f"{what}: dtype {a.dtype} is not a real number type")
+    a = a.astype(np.float32)
+    bad = ~np.isfinite(a)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise WorkloadError(f"{what}: {a[at].item()} at index {list(at)}; values must be finite (no NaN or "
+                            "Inf, and within float32 range)")
     return a
+
+
+def _per_neuron(value, n: int, what: str, low: float | None = None, high: float | None = None) -> np.ndarray:
+    """A scalar or ``[n]`` array as float32 ``[n]``, finite and (when given) in ``(low, high]``."""
+    a = _float_array(value, what)
+    if a.ndim == 0:
+        a = np.full(n, a, dtype=np.float32)
+    elif a.shape != (n,):
+        raise WorkloadError(f"{what}: shape {a.shape}, expected ({n},) or a scalar")
+    if low is not None:
+        bad = (a <= low) | (a > high if high is not None else False)
+        if bad.any():
+            i = int(np.argmax(bad))
+            span = f"({low:g}, {high:g}]" if high is not None else f"> {low:g}"
+            raise WorkloadError(f"{what}: neuron {i} has {float(a[i]):g}; allowed: {span}")
+    return a
+
+
+def _raster(r, key: str, layer: int, width: int, where: str) -> np.ndarray:
+    """Check a spike raster ``[samples, T, width]`` and return it as bool.
+
+    bool arrays are taken as they are; integer and float arrays only when every value is 0 or 1.
+    """
+    r = np.asarray(r)
+    if r.ndim != 3:
+        raise WorkloadError(f"{where}: {key} has shape {r.shape}; expected bool [samples, T, neurons]")
+    if r.shape[2] != width:
+        raise WorkloadError(f"{where}: {key} is {r.shape[2]} neurons wide but layer {layer} has {width} neurons")
+    if r.shape[0] < 1 or r.shape[1] < 1:
+        raise WorkloadError(f"{where}: {key} has shape {r.shape}: {r.shape[0]} samples x {r.shape[1]} timesteps; "
+                            "a raster needs at least 1 sample and 1 timestep")
+    if r.dtype == bool:
+        return r
+    if r.dtype == object or not np.issubdtype(r.dtype, np.number) or np.issubdtype(r.dtype, np.complexfloating):
+        raise WorkloadError(f"{where}: {key} has dtype {r.dtype}; rasters must be bool (or integers/floats that "
+                            "are all 0 or 1)")
+    bad = (r != 0) & (r != 1)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise WorkloadError(f"{where}: {key} holds {r[at].item()!r} at {list(at)} (dtype {r.dtype}); rasters must "
+                            "be bool or hold only 0 and 1")
+    return r.astype(bool)
 
 
 def make_snn(weights: list[np.ndarray], *, name: str = "snn", biases=None, beta=0.9, threshold=1.0,
@@ -149,79 +228,131 @@ def make_snn(weights: list[np.ndarray], *, name: str = "snn", biases=None, beta=
              roles: SplitRoles | None = None, classes=None, source: Path | None = None) -> SNN:
     """Build and check an :class:`SNN` (the loader and the synthetic generator both use this).
 
-    ``beta``/``threshold`` are scalars or per-layer lists of scalars or ``[n_l]`` arrays.
+    ``beta``/``threshold`` are scalars or per-layer lists of scalars or ``[n_l]`` arrays. Rasters may be bool,
+    or integer/float arrays holding only 0 and 1 (cast to bool). A default ``eval`` role is resolved against
+    the splits of ``activity`` (:meth:`SplitRoles.resolve`). Error messages start with ``source`` when given,
+    else with ``name``.
 
     Raises:
-        WorkloadError: a weight matrix does not chain with the previous layer, a bias or neuron parameter has
-            the wrong length, a raster's width does not match its layer, or T differs between rasters.
+        WorkloadError: a weight matrix with a zero dimension or that does not chain with the previous layer, a
+            non-finite weight, bias or neuron parameter, ``beta`` outside (0, 1] or ``threshold`` <= 0, a bias
+            or neuron parameter of the wrong length, a raster that is empty (no sample or no timestep), not 0/1,
+            or whose width does not match its layer, T or the sample count differing between rasters, labels
+            that are not one integer class per sample, or ``classes`` of the wrong length.
     """
-    ws = [np.asarray(w, dtype=np.float32) for w in weights]
+    where = str(source) if source is not None else name
+    ws = [_float_array(w, f"{where}: W{i}") for i, w in enumerate(weights, start=1)]
     if not ws:
-        raise WorkloadError(f"{name}: a network needs at least one layer")
+        raise WorkloadError(f"{where}: a network needs at least one layer")
     for i, w in enumerate(ws, start=1):
         if w.ndim != 2:
-            raise WorkloadError(f"{name}: W{i} has shape {w.shape}; expected a matrix [n_{i}, n_{i - 1}]")
+            raise WorkloadError(f"{where}: W{i} has shape {w.shape}; expected a matrix [n_{i}, n_{i - 1}]")
+        if 0 in w.shape:
+            raise WorkloadError(f"{where}: W{i} has shape {w.shape}; every layer needs at least 1 neuron")
         if i > 1 and w.shape[1] != ws[i - 2].shape[0]:
-            raise WorkloadError(f"{name}: W{i} has {w.shape[1]} columns but layer {i - 1} has "
+            raise WorkloadError(f"{where}: W{i} has {w.shape[1]} columns but layer {i - 1} has "
                                 f"{ws[i - 2].shape[0]} neurons")
     sizes = [int(ws[0].shape[1])] + [int(w.shape[0]) for w in ws]
 
-    def per_layer(v, what):
+    def per_layer(v, what, low=None, high=None):
         vs = v if isinstance(v, list | tuple) else [v] * len(ws)
         if len(vs) != len(ws):
-            raise WorkloadError(f"{name}: {what} has {len(vs)} entries for {len(ws)} layers")
-        return [_per_neuron(x, sizes[i + 1], f"{name}: {what}{i + 1}") for i, x in enumerate(vs)]
+            raise WorkloadError(f"{where}: {what} has {len(vs)} entries for {len(ws)} layers")
+        return [_per_neuron(x, sizes[i + 1], f"{where}: {what}{i + 1}", low, high) for i, x in enumerate(vs)]
 
     bs = per_layer(biases if biases is not None else 0.0, "b")
-    snn = SNN(name=name, weights=ws, biases=bs, beta=per_layer(beta, "beta"),
-              threshold=per_layer(threshold, "threshold"), reset=reset, readout=readout,
-              roles=roles or SplitRoles(), source=source, classes=classes,
-              labels={k: np.asarray(v) for k, v in (labels or {}).items()})
+    betas = per_layer(beta, "beta", 0.0, 1.0)
+    thrs = per_layer(threshold, "threshold", 0.0)
+    if classes is not None and len(classes) != sizes[-1]:
+        raise WorkloadError(f"{where}: classes has {len(classes)} names but the output layer has {sizes[-1]} "
+                            "neurons; give one name per output neuron")
+    acts: dict[str, list[np.ndarray]] = {}
     T = None
     for split, rasters in (activity or {}).items():
         if len(rasters) != len(sizes):
-            raise WorkloadError(f"{name}: split {split!r} has rasters for {len(rasters)} layers; expected "
+            raise WorkloadError(f"{where}: split {split!r} has rasters for {len(rasters)} layers; expected "
                                 f"{len(sizes)} (input + {len(ws)} LIF layers)")
         rs = []
         for layer, r in enumerate(rasters):
-            r = np.asarray(r)
-            if r.ndim != 3:
-                raise WorkloadError(f"{name}: spk_{split}_L{layer} has shape {r.shape}; expected bool "
-                                    "[samples, T, neurons]")
-            if r.shape[2] != sizes[layer]:
-                raise WorkloadError(f"{name}: spk_{split}_L{layer} is {r.shape[2]} neurons wide but layer "
-                                    f"{layer} has {sizes[layer]} neurons")
+            r = _raster(r, f"spk_{split}_L{layer}", layer, sizes[layer], where)
             if T is None:
                 T = r.shape[1]
             if r.shape[1] != T:
-                raise WorkloadError(f"{name}: spk_{split}_L{layer} has T = {r.shape[1]} timesteps but the "
+                raise WorkloadError(f"{where}: spk_{split}_L{layer} has T = {r.shape[1]} timesteps but the "
                                     f"other rasters have T = {T}")
-            if r.shape[0] != rasters[0].shape[0]:
-                raise WorkloadError(f"{name}: spk_{split}_L{layer} has {r.shape[0]} samples but "
-                                    f"spk_{split}_L0 has {rasters[0].shape[0]}")
-            rs.append(r.astype(bool))
-        snn.activity[split] = rs
-    snn.timesteps = int(T or 0)
-    return snn
+            if rs and r.shape[0] != rs[0].shape[0]:
+                raise WorkloadError(f"{where}: spk_{split}_L{layer} has {r.shape[0]} samples but "
+                                    f"spk_{split}_L0 has {rs[0].shape[0]}")
+            rs.append(r)
+        acts[split] = rs
+    labs = {}
+    for split, v in (labels or {}).items():
+        y = np.asarray(v)
+        if split not in acts:
+            raise WorkloadError(f"{where}: labels_{split} given but split {split!r} has no rasters")
+        n = acts[split][0].shape[0]
+        if y.ndim != 1 or y.shape[0] != n:
+            raise WorkloadError(f"{where}: labels_{split} has shape {y.shape}; expected one label per sample "
+                                f"({n},)")
+        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+            y = y.astype(np.int64)
+        if y.dtype == bool or not np.issubdtype(y.dtype, np.integer):
+            raise WorkloadError(f"{where}: labels_{split} has dtype {y.dtype}; labels must be integer class "
+                                "indices")
+        out = (y < 0) | (y >= sizes[-1])
+        if out.any():
+            i = int(np.argmax(out))
+            raise WorkloadError(f"{where}: labels_{split}[{i}] is {int(y[i])}; class indices must be in 0.."
+                                f"{sizes[-1] - 1} (one per output neuron)")
+        labs[split] = y
+    return SNN(name=name, weights=ws, biases=bs, beta=betas, threshold=thrs, reset=reset, readout=readout,
+               timesteps=int(T or 0), activity=acts, labels=labs, roles=roles or SplitRoles(), source=source,
+               classes=classes)
 
 
 def _load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
+    if path.is_dir():
+        raise WorkloadError(f"{what} {str(path)!r} is a folder, not a .npz file")
     if not path.is_file():
         raise WorkloadError(f"{what} {str(path)!r} does not exist")
+    not_npz = f"{what} {str(path)!r} is not a .npz file (a numpy archive written by numpy.savez)"
     try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (OSError, ValueError) as err:
-        raise WorkloadError(f"{what} {str(path)!r} is not a readable .npz file: {err}") from None
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as err:
+        raise WorkloadError(f"{what} {str(path)!r} cannot be read: {err.strerror or err}") from None
+    if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
+        raise WorkloadError(not_npz)
+    try:
+        z = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError):
+        raise WorkloadError(not_npz) from None
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise WorkloadError(not_npz)
+    out = {}
+    with z:
+        for k in z.files:
+            try:
+                out[k] = z[k]
+            except ValueError as err:
+                why = "an object (pickled) array; only numeric arrays are allowed" \
+                    if "allow_pickle" in str(err) else "not a numpy array"
+                raise WorkloadError(f"{what} {str(path)!r}: entry {k!r} is {why}") from None
+            except (OSError, zipfile.BadZipFile, EOFError):
+                raise WorkloadError(f"{what} {str(path)!r}: entry {k!r} is truncated or corrupt") from None
+    return out
 
 
 def load_snn(path: str | Path) -> SNN:
     """Read an SNN spec YAML, its weights and its recorded activity.
 
     Raises:
-        WorkloadError: missing or malformed YAML (the message names the field), missing npz files or keys,
-            weights that do not match ``layers``, rasters whose width does not match their layer, T that
-            differs between rasters or from ``timesteps``.
+        WorkloadError: missing or malformed YAML (the message names the field), missing, folder or non-npz
+            weights/activity files, missing keys or ``W``/``b``/``beta``/``threshold`` keys beyond the layers,
+            weights that do not match ``layers``, any check of :func:`make_snn` (non-finite values, neuron
+            parameters out of range, empty or non-0/1 rasters, labels not one per sample), rasters whose width
+            does not match their layer, T that differs between rasters or from ``timesteps``, ``classes`` of
+            the wrong length, or a split role naming a split the activity does not have.
     """
     from hetsim.platform import _format_validation_error, read_yaml
 
@@ -233,11 +364,19 @@ def load_snn(path: str | Path) -> SNN:
         spec = SnnSpec.model_validate(data)
     except ValidationError as err:
         raise WorkloadError(_format_validation_error(err, str(p))) from None
-    wfile = _load_npz(p.parent / spec.weights, f"{p}: weights")
     L = len(spec.layers) - 1
+    if spec.classes is not None and len(spec.classes) != spec.layers[-1]:
+        raise WorkloadError(f"{p}: classes has {len(spec.classes)} names but the output layer (layers[-1]) has "
+                            f"{spec.layers[-1]} neurons; give one name per output neuron")
+    wfile = _load_npz(p.parent / spec.weights, f"{p}: weights")
     missing = [f"W{i}" for i in range(1, L + 1) if f"W{i}" not in wfile]
     if missing:
         raise WorkloadError(f"{p}: weights file {spec.weights!r} lacks {', '.join(missing)} (layers: {spec.layers})")
+    extra = sorted((k for k in wfile if (m := _LAYER_KEY.match(k)) and not 1 <= int(m["layer"]) <= L),
+                   key=lambda k: (_LAYER_KEY.match(k)["kind"], int(_LAYER_KEY.match(k)["layer"])))
+    if extra:
+        raise WorkloadError(f"{p}: weights file {spec.weights!r} has {', '.join(extra)} but layers {spec.layers} "
+                            f"has {L} LIF layers (keys W1..W{L}, b1..b{L}, beta1..beta{L}, threshold1..threshold{L})")
     weights = [wfile[f"W{i}"] for i in range(1, L + 1)]
     for i, w in enumerate(weights, start=1):
         want = (spec.layers[i], spec.layers[i - 1])
@@ -249,9 +388,19 @@ def load_snn(path: str | Path) -> SNN:
     activity, labels, input_only = {}, {}, {}
     if spec.activity is not None:
         afile = wfile if spec.activity == spec.weights else _load_npz(p.parent / spec.activity, f"{p}: activity")
-        for split in sorted({k.split("_")[1] for k in afile if k.startswith("spk_")}):
+        found: dict[str, set[int]] = {}
+        for k in afile:
+            if m := _SPK_KEY.match(k):
+                found.setdefault(m["split"], set()).add(int(m["layer"]))
+        for split in sorted(found):
+            beyond = sorted(layer for layer in found[split] if layer > L)
+            if beyond:
+                raise WorkloadError(f"{p}: activity file has spk_{split}_L{beyond[0]} but layers {spec.layers} "
+                                    f"has layers 0..{L} (input + {L} LIF layers)")
             keys = [f"spk_{split}_L{layer}" for layer in range(L + 1)]
             absent = [k for k in keys if k not in afile]
+            if f"labels_{split}" in afile:
+                labels[split] = afile[f"labels_{split}"]
             if absent == keys[1:]:  # only the input spikes: the other layers come from the LIF replay
                 input_only[split] = afile[keys[0]]
                 continue
@@ -259,19 +408,14 @@ def load_snn(path: str | Path) -> SNN:
                 raise WorkloadError(f"{p}: activity file lacks {', '.join(absent)} (give every layer's rasters, or "
                                     f"only spk_{split}_L0 to have hetsim replay the network)")
             activity[split] = [afile[k] for k in keys]
-            if f"labels_{split}" in afile:
-                labels[split] = afile[f"labels_{split}"]
         if not activity and not input_only:
             raise WorkloadError(f"{p}: activity file {spec.activity!r} holds no spk_<split>_L<l> rasters")
     if input_only:
         bare = make_snn(weights, name=spec.name, biases=biases, beta=beta, threshold=thr, reset=spec.lif.reset,
-                        readout=spec.readout)
+                        readout=spec.readout, source=p)
         for split, x in input_only.items():
-            x = np.asarray(x)
-            if x.ndim != 3 or x.shape[2] != spec.layers[0]:
-                raise WorkloadError(f"{p}: spk_{split}_L0 has shape {x.shape}; expected bool [samples, T, "
-                                    f"{spec.layers[0]}]")
-            activity[split] = [x.astype(bool), *replay(bare, x).spikes]
+            x = _raster(x, f"spk_{split}_L0", 0, spec.layers[0], str(p))
+            activity[split] = [x, *replay(bare, x).spikes]
     snn = make_snn(weights, name=spec.name, biases=biases, beta=beta, threshold=thr, reset=spec.lif.reset,
                    readout=spec.readout, activity=activity, labels=labels, roles=spec.splits,
                    classes=spec.classes, source=p)
@@ -280,11 +424,24 @@ def load_snn(path: str | Path) -> SNN:
                             f"{snn.timesteps}")
     snn.timesteps = spec.timesteps
     for role in ("fit", "plan", "eval"):
-        split = getattr(spec.splits, role)
+        split = getattr(snn.roles, role)
         if activity and split not in activity:
-            raise WorkloadError(f"{p}: splits.{role} is {split!r} but the activity file has only "
+            given = "" if role != "eval" or spec.splits.eval is not None else " (the default: test if recorded, " \
+                "else the plan split)"
+            raise WorkloadError(f"{p}: splits.{role} is {split!r}{given} but the activity file has only "
                                 f"{', '.join(sorted(activity))}")
     return snn
+
+
+def replay_mismatches(snn: SNN) -> dict[str, int]:
+    """Per split, the number of spike bits (over layers ``1..L``, every sample and timestep) where the float32
+    :func:`replay` of the recorded input differs from the recorded rasters: 0 everywhere when the weights
+    reproduce the recorded activity. Does not raise on a mismatch (the caller decides whether to warn)."""
+    out = {}
+    for split, rasters in snn.activity.items():
+        r = replay(snn, rasters[0])
+        out[split] = int(sum(np.count_nonzero(got != want) for got, want in zip(r.spikes, rasters[1:], strict=True)))
+    return out
 
 
 @dataclass
@@ -377,8 +534,11 @@ def save_snn(snn: SNN, path: str | Path, force: bool = False, description: str =
     """Write ``snn`` as a spec YAML at ``path`` plus ``<stem>.npz`` beside it (weights, biases, per-neuron
     LIF parameters when they are not uniform, every split's rasters and labels), both atomically.
 
+    Missing parent folders of ``path`` are created.
+
     Raises:
         OutputExistsError: either file exists and ``force`` is false.
+        InputError: the parent folder cannot be created (e.g. a file of that name is in the way).
     """
     import io
 
@@ -389,6 +549,11 @@ def save_snn(snn: SNN, path: str | Path, force: bool = False, description: str =
 
     p = Path(path)
     npz = p.with_suffix(".npz")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the folder {str(p.parent)!r} for {str(p)!r}: {err.strerror or err}") \
+            from None
     clash = [str(f) for f in (p, npz) if f.exists()]
     if clash and not force:
         raise OutputExistsError(f"{', '.join(clash)} already exist(s); pass --force to replace")

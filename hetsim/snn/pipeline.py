@@ -225,6 +225,9 @@ def summarize_snn(r: SnnRunResult, cm: SnnCostModel) -> dict:
         "per_layer": r.layers.to_dict(orient="records"),
         "configs": {k: cfg(c) for k, c in r.configs.items()},
     }
+    from hetsim.snn.network import replay_mismatches
+
+    s["replay_mismatch_bits"] = replay_mismatches(r.snn)
     if r.reorder is not None:
         s["reorder"] = r.reorder.summary() if hasattr(r.reorder, "summary") else str(r.reorder)
     return s

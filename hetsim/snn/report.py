@@ -56,6 +56,9 @@ def format_snn_report(r: SnnRunResult) -> str:
         f"  energy       {s['mean_energy_uj']:.2f} uJ per inference",
         f"  speed-up     {_x(s['speedup_vs_all_m33'])} over all sparse M33",
         f"  SRAM         {s['sram_used_kib']:.1f} / {s['sram_budget_kib']:.0f} KiB for weights",
+        *(["  warning      the recorded rasters are not what these weights compute: "
+           + ", ".join(f"{k} {v:,} spike bits differ" for k, v in s["replay_mismatch_bits"].items() if v)
+           + " (costs follow the recorded rasters)"] if any(s.get("replay_mismatch_bits", {}).values()) else []),
         "",
     ]
     head = ["layer", "shape", "engine", "weights", "cycles/t", "M33 / range MVP / dense MVP", "active/t",

@@ -247,7 +247,7 @@ def synthetic_snn(layers: list[int], timesteps: int, *, density: float | list[fl
             fit = ``train``, plan = ``val``, eval = ``test`` when present, otherwise the 1st, 2nd, 3rd split.
         beta, threshold: LIF decay in (0, 1] and firing threshold > 0, the same for every neuron.
         shuffle: randomly permute the hidden neurons (so the natural order is unclustered).
-        seed: seed of the random generator.
+        seed: seed of the random generator (an integer >= 0).
         name: network name (default ``synthetic_<layers>_T<T>_c<clustering>_s<seed>``).
         group_size: neurons per group in every grouped layer (default ``round(sqrt(n_l))`` per layer).
 
@@ -261,6 +261,7 @@ def synthetic_snn(layers: list[int], timesteps: int, *, density: float | list[fl
     """
     sizes, T, dens, c, S, splits, beta, threshold, group_size = _validate(
         layers, timesteps, density, clustering, samples, splits, beta, threshold, group_size)
+    seed = _check_int(seed, "seed", 0)
     rng = np.random.default_rng(seed)
     roles = _roles(splits)
     name = name or f"synthetic_{'-'.join(map(str, sizes))}_T{T}_c{c:g}_s{seed}"
