@@ -574,9 +574,17 @@ def cmd_inspect(args) -> int:
 
     if args.model.suffix.lower() in (".yaml", ".yml"):
         from hetsim.snn.network import load_snn
-        from hetsim.snn.report import format_snn_inspect
+        from hetsim.snn.report import format_snn_costs, format_snn_inspect
 
-        print(format_snn_inspect(load_snn(args.model)))
+        if args.ops:
+            raise InputError("--ops lists ONNX operators; for a spiking network give --platform for the per-layer "
+                             "costs on each engine")
+        snn = load_snn(args.model)
+        print(format_snn_inspect(snn))
+        if args.platform:
+            from hetsim.platform import load_platform
+
+            print(format_snn_costs(snn, load_platform(args.platform)))
         return 0
 
     wl = load_onnx(args.model)

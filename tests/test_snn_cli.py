@@ -86,6 +86,10 @@ def test_inspect_snn(capsys):
     code, out, _ = run_cli(capsys, "inspect", NET)
     assert code == 0
     assert "12-64-7, T = 100" in out and "unrolled DAG: 500 ops" in out and "ranges/t" in out
+    code, out, _ = run_cli(capsys, "inspect", ROOT / "workloads" / "snn" / "braille384.yaml", "--platform", EFR)
+    assert code == 0
+    line = next(x for x in out.splitlines() if x.strip().startswith("Linear1"))
+    assert "576.0" in line and "288.0" in line and line.count("*") == 2  # neither table fits the 240 KiB
 
 
 @pytest.mark.parametrize("argv, needles", [

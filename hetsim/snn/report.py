@@ -199,3 +199,28 @@ def format_snn_inspect(snn) -> str:
                 accs.append(f"{split} {(pred == snn.labels[split]).mean():.3f}")
         lines.append("  accuracy of the replayed network on the recorded samples: " + ", ".join(accs))
     return "\n".join(lines)
+
+
+def format_snn_costs(snn, platform) -> str:
+    """Per affine layer, mean cycles per timestep on the plan split on every engine and residency (``hetsim
+    inspect NET.yaml --platform P``), with each table's size in its engine's format; ``flash+hot`` with as
+    many hot columns as the whole SRAM budget holds."""
+    from hetsim.snn.costs import options
+    from hetsim.snn.planner import SnnCostModel
+
+    cm = SnnCostModel(snn, platform, "plan")
+    opts = options()
+    head = ["layer", "shape", "M33 KiB", "MVP KiB"] + [f"{e} {r}" for e, r in opts]
+    rows = []
+    for li, lc in enumerate(cm.layers):
+        hot = min(lc.n_in, cm.budget // (lc.n_out * cm.m33.weight_bytes))
+        rows.append([f"Linear{li}", f"{lc.n_out}x{lc.n_in}", f"{lc.weight_bytes('m33') / 1024:.1f}",
+                     f"{lc.weight_bytes('mvp-range') / 1024:.1f}"]
+                    + [f"{lc.cycles(e, r, hot).mean():,.0f}" + (" *" if r == "sram" and lc.weight_bytes(e) > cm.budget
+                                                                else "") for e, r in opts])
+    lines = [f"  cycles per timestep on {platform.name} ({cm.split} split, mean; SRAM budget "
+             f"{cm.budget / 1024:.0f} KiB for weights; flash+hot: as many hot columns as the budget holds)"]
+    lines += _table(head, rows, right=set(range(2, len(head))))
+    if any(c.endswith("*") for r in rows for c in r):
+        lines.append("  * the table does not fit the SRAM budget: not a possible placement")
+    return "\n".join(lines)
