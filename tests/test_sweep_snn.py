@@ -224,3 +224,8 @@ def test_snn_speedup_plot(tmp_path):
     assert [stem for stem, _ in snn_plot_jobs(df)] == ["snn_speedup_vs_density"]
     with pytest.raises(InputError, match="no synthetic"):
         plot_snn_speedup_density(df[df["workload"] == "digits64.yaml"], tmp_path / "none")
+    # the command line dispatches an SNN table to this figure
+    table = tmp_path / "results.csv"
+    df.to_csv(table, index=False)
+    assert main(["plot", str(table), "-o", str(tmp_path / "figs")]) == 0
+    assert (tmp_path / "figs" / "snn_speedup_vs_density.png").stat().st_size > 0
