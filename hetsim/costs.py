@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cached_property
 
 from hetsim.devices.base import DeviceBase
-from hetsim.errors import ScheduleError, UnsupportedOpError
+from hetsim.errors import PlatformError, ScheduleError, UnsupportedOpError
 from hetsim.platform import Platform
 from hetsim.workload.op import Workload
 
@@ -27,6 +27,9 @@ class CostModel:
     """
 
     def __init__(self, workload: Workload, platform: Platform):
+        if platform.devices[platform.host].kind != "cpu":
+            raise PlatformError(f"platform {platform.name!r} has a {platform.devices[platform.host].kind!r} host and "
+                                "runs spiking networks (workloads/snn/*.yaml), not ONNX models")
         self.workload = workload
         self.platform = platform
         self.latency: dict[str, dict[str, float]] = {}

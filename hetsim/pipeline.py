@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsim.costs import CostModel
-from hetsim.errors import MappingError, PlatformError
+from hetsim.errors import MappingError
 from hetsim.mappers import get_mapper
 from hetsim.platform import Platform, load_platform
 from hetsim.report.metrics import summarize
@@ -58,9 +58,6 @@ def run(
         InputError: (subclasses) for bad inputs, see :mod:`hetsim.errors`.
     """
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
-    if plat.devices[plat.host].kind != "cpu":
-        raise PlatformError(f"platform {plat.name!r} has a {plat.devices[plat.host].kind!r} host and runs spiking "
-                            "networks (workloads/snn/*.yaml), not ONNX models")
     wl = workload if isinstance(workload, Workload) else load_onnx(workload)
     costs = CostModel(wl, plat)
     if schedule is not None:
