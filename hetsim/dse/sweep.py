@@ -405,7 +405,7 @@ def _run_snn_point(point: dict) -> dict:
         else:
             snn = _snn_file(point["workload"])
             row.update({"layers": "-".join(map(str, snn.layer_sizes)), "timesteps": snn.timesteps})
-        r = run_snn(plat, snn, point["mapper"], point["mode"], point["reorder"])
+        r = run_snn(plat, snn, point["mapper"], point["mode"], point["reorder"], timeline=False)
         s, cf = r.summary, r.summary["configs"]
         rasters = r.snn.split("eval")
         hidden = rasters[1:-1] or rasters[:1]

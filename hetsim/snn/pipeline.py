@@ -20,6 +20,7 @@ from hetsim.platform import Platform, load_platform
 from hetsim.snn.costs import range_counts
 from hetsim.snn.network import SNN, load_snn
 from hetsim.snn.planner import LayerChoice, SnnCostModel, SnnPlan, plan
+from hetsim.snn.reorder import ReorderResult
 from hetsim.snn.schedule import MODES, on_mvp, simulate_sample, unroll
 
 
@@ -48,7 +49,7 @@ class SnnRunResult:
     layers: pd.DataFrame
     traces: dict[str, pd.DataFrame]
     sample: int
-    reorder: object | None = None
+    reorder: ReorderResult | None = None
     summary: dict = field(default_factory=dict)
 
     @property
@@ -56,11 +57,9 @@ class SnnRunResult:
         return self.result.plan
 
 
-def _energy(platform: Platform, makespan: np.ndarray, m33_busy: np.ndarray, mvp_busy: np.ndarray) -> np.ndarray:
-    """``sum over engines of active_w * busy + idle_w * (makespan - busy)`` (DESIGN.md energy model), J."""
-    from hetsim.snn.planner import engines_of
-
-    m33, mvp = engines_of(platform)
+def _energy(cm: SnnCostModel, makespan: np.ndarray, m33_busy: np.ndarray, mvp_busy: np.ndarray) -> np.ndarray:
+    """``sum over engines of active_w * busy + idle_w * (makespan - busy)`` (docs/models.md energy model), J."""
+    m33, mvp = cm.m33, cm.mvp
     return (m33.active_w * m33_busy + m33.idle_w * (makespan - m33_busy)
             + mvp.active_w * mvp_busy + mvp.idle_w * (makespan - mvp_busy))
 
@@ -68,7 +67,7 @@ def _energy(platform: Platform, makespan: np.ndarray, m33_busy: np.ndarray, mvp_
 def _evaluate(name: str, p: SnnPlan, mode: str, cm: SnnCostModel) -> ConfigResult:
     lat = cm.makespans(p.layers, mode)
     m33, mvp = cm.engine_work(p.layers)
-    return ConfigResult(name, p, mode, lat, _energy(cm.platform, lat, m33, mvp), m33, mvp)
+    return ConfigResult(name, p, mode, lat, _energy(cm, lat, m33, mvp), m33, mvp)
 
 
 def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
@@ -106,7 +105,7 @@ def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
 
 def run_snn(platform: Platform | str | Path, workload: SNN | str | Path, mapper: str = "spikeduet",
             mode: str = "async", reorder: bool = False, sample: int | None = None,
-            time_limit_s: float | None = None, seed: int = 0) -> SnnRunResult:
+            time_limit_s: float | None = None, seed: int = 0, timeline: bool = True) -> SnnRunResult:
     """Plan, evaluate and replay an SNN (module docstring).
 
     Args:
@@ -118,27 +117,30 @@ def run_snn(platform: Platform | str | Path, workload: SNN | str | Path, mapper:
         sample: eval-split sample whose timeline is replayed (default: the sample of median latency).
         time_limit_s: per plan, stop scheduling candidates after this long (see :func:`~hetsim.snn.planner.plan`).
         seed: the reordering's refinement seed.
+        timeline: replay one sample on SimPy (``traces``) and count replay mismatches; sweeps skip both.
 
     Raises:
         InputError: (subclasses) bad platform, network, mapper, mode or sample; a reordering that changes the
             network's outputs raises :class:`~hetsim.errors.ScheduleError`.
     """
     from hetsim.errors import InputError
+    from hetsim.snn.planner import SNN_MAPPERS
 
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     snn = workload if isinstance(workload, SNN) else load_snn(workload)
     if mode not in MODES:
         raise InputError(f"unknown execution mode {mode!r}; allowed: {', '.join(MODES)}")
+    if mapper not in SNN_MAPPERS:
+        raise InputError(f"unknown SNN mapper {mapper!r}; available: {', '.join(SNN_MAPPERS)}")
+    S = snn.split("eval")[0].shape[0]
+    if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int | np.integer)
+                               or not 0 <= sample < S):
+        raise InputError(f"--sample {sample}: the eval split ({snn.roles.eval}) has samples 0..{S - 1}")
     reo = None
     if reorder:
-        from hetsim.snn.planner import engines_of, sram_budget_bytes
-        from hetsim.snn.reorder import mvp_residencies
-        from hetsim.snn.reorder import reorder as do_reorder
+        from hetsim.snn.reorder import reorder_for_platform
 
-        mvp = engines_of(plat)[1]
-        reo = do_reorder(snn, mvp, residency=mvp_residencies(snn, mvp, sram_budget_bytes(plat)), seed=seed)
-        if not reo.verification.ok:
-            raise ScheduleError(f"reordering {snn.name} changed its outputs: {reo.verification}")
+        reo = reorder_for_platform(snn, plat, seed=seed)
         snn = reo.snn
     cm_plan = SnnCostModel(snn, plat, "plan")
     cm_eval = cm_plan if snn.roles.eval == snn.roles.plan else SnnCostModel(snn, plat, "eval")
@@ -154,44 +156,32 @@ def run_snn(platform: Platform | str | Path, workload: SNN | str | Path, mapper:
         "spikeduet-blocking": _evaluate("spikeduet-blocking", chosen["blocking"], "blocking", cm_eval),
         "spikeduet-async": _evaluate("spikeduet-async", chosen["async"], "async", cm_eval),
     }
-    if mapper == "spikeduet":
-        key = f"spikeduet-{mode}"
-    else:
-        if mapper not in plans:
-            from hetsim.snn.planner import SNN_MAPPERS
-
-            raise InputError(f"unknown SNN mapper {mapper!r}; available: {', '.join(SNN_MAPPERS)}")
-        key = mapper
-        if mapper == "all-dense-mvp" and mode == "async":
-            configs["all-dense-mvp-async"] = _evaluate("all-dense-mvp-async",
-                                                       plan(snn, plat, "all-dense-mvp", "async", costs=cm_plan,
-                                                            time_limit_s=tl),
-                                                       "async", cm_eval)
-            key = "all-dense-mvp-async"
+    key = f"spikeduet-{mode}" if mapper == "spikeduet" else mapper
+    if mapper == "all-dense-mvp" and mode == "async":
+        key = "all-dense-mvp-async"
+        configs[key] = _evaluate(key, plan(snn, plat, "all-dense-mvp", "async", costs=cm_plan, time_limit_s=tl),
+                                 "async", cm_eval)
     res = configs[key]
-    S = len(res.latency_s)
     if sample is None:
         sample = int(np.argsort(res.latency_s, kind="stable")[S // 2])
-    elif isinstance(sample, bool) or not isinstance(sample, int | np.integer) or not 0 <= sample < S:
-        raise InputError(f"--sample {sample}: the eval split ({cm_eval.split}) has samples 0..{S - 1}")
     traces = {}
-    for m in MODES:
+    for m in MODES if timeline else ():
         u = unroll(snn.n_layers, snn.timesteps, on_mvp([c.engine for c in res.plan.layers]), m)
-        cost = cm_eval.op_costs(u, res.plan.layers)[:, sample]
-        tr, ms = simulate_sample(u, cost, m)
-        want = float(cm_eval.makespans(res.plan.layers, m)[sample])
+        tr, ms = simulate_sample(u, cm_eval.op_costs(u, res.plan.layers)[:, sample], m)
+        want = float(res.latency_s[sample]) if m == res.mode else float(cm_eval.makespans(res.plan.layers, m)[sample])
         if abs(ms - want) > 1e-9 * max(1.0, want):
             raise ScheduleError(f"SimPy replay ({ms:.9g} s) disagrees with the evaluator ({want:.9g} s) on sample "
                                 f"{sample} in {m} mode")
         traces[m] = tr
     out = SnnRunResult(snn, plat, res.mode, res, configs, layer_table(cm_eval, res.plan.layers), traces,
                        sample, reo)
-    out.summary = summarize_snn(out, cm_eval)
+    out.summary = summarize_snn(out, cm_eval, mismatches=timeline)
     return out
 
 
-def summarize_snn(r: SnnRunResult, cm: SnnCostModel) -> dict:
-    """The run as plain data (``summary.json``)."""
+def summarize_snn(r: SnnRunResult, cm: SnnCostModel, mismatches: bool = True) -> dict:
+    """The run as plain data (``summary.json``); ``mismatches``: count the spike bits where the recorded rasters
+    differ from the network's replay (:func:`hetsim.snn.network.replay_mismatches`)."""
     hz = cm.m33_hz
     base = r.configs["all-m33"].latency_s.mean()
 
@@ -220,14 +210,15 @@ def summarize_snn(r: SnnRunResult, cm: SnnCostModel) -> dict:
         "mean_energy_uj": float(r.result.energy_j.mean() * 1e6),
         "speedup_vs_all_m33": ratio(base, r.result.latency_s.mean()),
         "sram_used_kib": r.plan.sram_bytes / 1024, "sram_budget_kib": r.plan.budget_bytes / 1024,
-        "plan_stats": {k: v for k, v in r.plan.stats.items()},
+        "plan_stats": dict(r.plan.stats),
         "timeline_sample": r.sample,
         "per_layer": r.layers.to_dict(orient="records"),
         "configs": {k: cfg(c) for k, c in r.configs.items()},
     }
     from hetsim.snn.network import replay_mismatches
 
-    s["replay_mismatch_bits"] = replay_mismatches(r.snn)
+    if mismatches:
+        s["replay_mismatch_bits"] = replay_mismatches(r.snn)
     if r.reorder is not None:
-        s["reorder"] = r.reorder.summary() if hasattr(r.reorder, "summary") else str(r.reorder)
+        s["reorder"] = r.reorder.summary()
     return s

@@ -822,6 +822,26 @@ def mvp_residencies(snn: SNN, mvp: Mvp, sram_budget_bytes: int) -> dict[int, str
             for layer in range(1, snn.n_layers)}
 
 
+def reorder_for_platform(snn: SNN, platform, *, residency: str = "auto", seed: int = 0) -> ReorderResult:
+    """:func:`reorder` with the platform's MVP and, for ``residency="auto"``, each layer priced at the memory
+    the MVP would read it from (:func:`mvp_residencies`); what ``hetsim run --reorder`` and ``hetsim reorder``
+    do.
+
+    Raises:
+        ScheduleError: the permuted network's outputs differ from the original's (nothing to use).
+        PlatformError, WorkloadError, InputError: see :func:`hetsim.snn.planner.engines_of`, :func:`reorder`.
+    """
+    from hetsim.errors import ScheduleError
+    from hetsim.snn.planner import engines_of, sram_budget_bytes
+
+    mvp = engines_of(platform)[1]
+    res = mvp_residencies(snn, mvp, sram_budget_bytes(platform)) if residency == "auto" else residency
+    r = reorder(snn, mvp, residency=res, seed=seed)
+    if not r.verification.ok:
+        raise ScheduleError(f"reordering {snn.name} changed its outputs: {r.verification}")
+    return r
+
+
 def format_reorder(result: ReorderResult) -> str:
     """A short human-readable table of a :func:`reorder` result: per hidden layer, its neurons (silent on the
     fit split), the affine layer its spikes feed, the merged gap, MVP launches and raw ranges per timestep on
