@@ -192,7 +192,7 @@ def test_blocking_makespan_at_least_async_on_every_sample(plat, name):
         if any(c.engine != "m33" for c in choices):
             assert (b > a).all()  # the MVP overlaps M33 work on every sample
         else:
-            assert np.array_equal(a, b)
+            np.testing.assert_allclose(a, b, rtol=1e-12)  # the same work, summed in another order
 
 
 # ----------------------------------------------------------------------------- planner vs brute force

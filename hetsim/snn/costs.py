@@ -30,8 +30,10 @@ def max_merged_gap(launch_cycles: float, column_cycles: float, merge: bool = Tru
 
     Example: ``C_L = 2510``, ``C_P = 100`` -> gaps of up to 25 columns are merged (25 * 100 = 2500 < 2510).
     """
-    if not merge or column_cycles <= 0:
-        return 0 if not merge else 10**9
+    if not merge:
+        return 0
+    if column_cycles <= 0:  # processing a gap costs nothing: every gap merges
+        return 10**9
     return max(0, math.ceil(launch_cycles / column_cycles) - 1)
 
 

@@ -182,18 +182,22 @@ class SnnCostModel:
 
     def makespans(self, choices: list[LayerChoice], mode: str) -> np.ndarray:
         """End-to-end latency per sample, seconds ``[samples]``."""
+        if mode == "blocking":  # the M33 waits for every launch: the makespan is all the work
+            return sum(self.engine_work(choices))
         u = unroll(self.snn.n_layers, self.timesteps, on_mvp([c.engine for c in choices]), mode)
-        if mode == "blocking":
-            return self.op_costs(u, choices).sum(axis=0)
         return evaluate(u, self.op_costs(u, choices))[1].max(axis=0)
+
+    @property
+    def fixed_m33_s(self) -> float:
+        """M33 time per inference that no mapping changes: LIF updates and readout over T timesteps, s."""
+        sizes = self.snn.layer_sizes
+        return self.timesteps * (sum(lif_cycles(n, self.m33) for n in sizes[1:])
+                                 + readout_cycles(sizes[-1], self.m33)) / self.m33_hz
 
     def engine_work(self, choices: list[LayerChoice]) -> tuple[np.ndarray, np.ndarray]:
         """Total M33 and MVP busy time per sample, seconds (each is a lower bound on the makespan)."""
-        S, T = self.samples, self.timesteps
-        sizes = self.snn.layer_sizes
-        m33 = np.full(S, T * (sum(lif_cycles(n, self.m33) for n in sizes[1:])
-                              + readout_cycles(sizes[-1], self.m33)) / self.m33_hz)
-        mvp = np.zeros(S)
+        m33 = np.full(self.samples, self.fixed_m33_s)
+        mvp = np.zeros(self.samples)
         for li, c in enumerate(choices):
             cyc = self.layer_cycles(li, c).sum(axis=1)
             if c.engine == "m33":
@@ -260,7 +264,7 @@ def plan(snn: SNN, platform: Platform, mapper: str = "spikeduet", mode: str = "a
     rank = {o: i for i, o in enumerate(options())}
     L, n = snn.n_layers, len(opts)
     sram, flash, m33w, mvpw = _option_bounds(cm, opts)
-    fixed = cm.engine_work([LayerChoice("mvp-dense", "sram")] * L)[0]  # LIF + readout: M33 work of no affine
+    fixed = cm.fixed_m33_s
     flash_cap = cm.flash_bytes if cm.flash_bytes is not None else 0
     lbs, idxs = [], []
     chunk = max(1, 2**16 // max(1, cm.samples))
@@ -294,10 +298,7 @@ def plan(snn: SNN, platform: Platform, mapper: str = "spikeduet", mode: str = "a
             gap = max(0.0, (best[0][0] - float(lb[j])) / best[0][0])
             break
         combo = tuple(opts[k] for k in idx[j])
-        alloc = cm.allocate(combo)
-        if alloc is None:  # cannot happen: the capacity filter above is the same test
-            continue
-        choices, used = alloc
+        choices, used = cm.allocate(combo)  # never None: the capacity filter above is the same test
         lat = float(cm.makespans(choices, mode).mean())
         evaluated += 1
         key = (lat, used, [rank[o] for o in combo])  # ties: less SRAM, then simpler options (m33, sram first)
