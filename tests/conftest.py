@@ -264,3 +264,22 @@ def random_setup(draw, contention: bool = True):
     if contention:
         kinds = frozenset(k for k in ("links", "cim-bus", "cim-cores") if draw(st.booleans()))
     return {"costs": costs, "assignment": assignment, "order": order, "contention": kinds, "platform": plat}
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """Run ``hetsim`` in-process; return (exit code, stdout, stderr)."""
+    from hetsim.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_input_error(code: int, err: str, *needles: str) -> None:
+    """A bad-input exit: code 2, one ``hetsim: error:`` line first, no traceback, every needle in the message."""
+    assert code == 2, err
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert lines and lines[0].startswith("hetsim: error:")
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in err, (n, err)

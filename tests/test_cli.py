@@ -10,6 +10,7 @@ from pathlib import Path
 
 import onnx
 import pytest
+from conftest import assert_input_error, run_cli
 from onnx import TensorProto, helper
 
 from hetsim.cli import main
@@ -18,21 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PUMA = ROOT / "platforms" / "puma.yaml"
 YOLO = ROOT / "workloads" / "yolov5n.onnx"
 R18 = ROOT / "workloads" / "resnet18_int8_qdq.onnx"
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_input_error(code: int, err: str, *needles: str) -> None:
-    assert code == 2
-    lines = [ln for ln in err.strip().splitlines() if ln]
-    assert lines and lines[0].startswith("hetsim: error:")
-    assert "Traceback" not in err
-    for n in needles:
-        assert n in err, (n, err)
 
 
 def tiny_model(path: Path, op_type: str = "Relu") -> Path:

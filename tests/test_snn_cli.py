@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import assert_input_error, run_cli
 
 from hetsim.cli import main
 from hetsim.snn.network import load_snn
@@ -16,19 +17,6 @@ from hetsim.snn.network import load_snn
 ROOT = Path(__file__).resolve().parents[1]
 EFR = ROOT / "platforms" / "efr32mg24.yaml"
 NET = ROOT / "workloads" / "snn" / "braille64.yaml"     # 12-64-7, T = 100
-
-
-def run_cli(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_input_error(code: int, err: str, *needles: str) -> None:
-    assert code == 2, err
-    assert err.startswith("hetsim: error:") and "Traceback" not in err
-    for n in needles:
-        assert n in err, (n, err)
 
 
 def test_run_all_m33_equals_the_formulas(capsys):

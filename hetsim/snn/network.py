@@ -85,6 +85,11 @@ class SplitRoles(BaseModel):
             return self
         return self.model_copy(update={"eval": "test" if "test" in splits else self.plan})
 
+    def name_of(self, role_or_split: str) -> str:
+        """The split a role stands for (``fit``/``plan``/``eval``), or ``role_or_split`` itself when it is a
+        split name."""
+        return getattr(self, role_or_split) if role_or_split in ("fit", "plan", "eval") else role_or_split
+
 
 class SnnSpec(BaseModel):
     """The YAML spec of a feed-forward spiking network (see the module docstring)."""
@@ -155,8 +160,7 @@ class SNN:
         Raises:
             WorkloadError: the network has no such split.
         """
-        name = getattr(self.roles, role_or_split, role_or_split) if role_or_split in ("fit", "plan", "eval") \
-            else role_or_split
+        name = self.roles.name_of(role_or_split)
         if name not in self.activity:
             have = ", ".join(sorted(self.activity)) or "none"
             raise WorkloadError(f"{self.name}: no recorded activity for split {name!r} (have: {have})")

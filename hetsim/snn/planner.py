@@ -114,7 +114,7 @@ class SnnCostModel:
         self.m33, self.mvp = engines_of(platform)
         rasters = snn.split(split)
         fit = snn.split("fit")
-        self.split = getattr(snn.roles, split, split)
+        self.split = snn.roles.name_of(split)
         self.samples, self.timesteps = rasters[0].shape[0], rasters[0].shape[1]
         self.layers: list[LayerCosts] = []
         self.hot_freq: list[np.ndarray] = []

@@ -90,7 +90,7 @@ def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6
     """Gantt chart of one sample: the M33 and MVP rows, blocking above asynchronous, bars coloured by op kind
     (affine, LIF, readout, M33 polling) and labelled with their layer; alternate timesteps are shaded.
     ``max_timesteps`` limits the view to the first timesteps (``None``: all). Written atomically."""
-    from hetsim.report.export import atomic_path
+    from hetsim.report.plots import _save
 
     fig, axes = plt.subplots(2, 1, figsize=(14, 5.2), layout="constrained", sharex=True)
     for ax, mode in zip(axes, ("blocking", "async"), strict=True):
@@ -125,10 +125,7 @@ def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6
                    loc="upper right")
     axes[1].set_xlabel("time (ms); digits = layer; shading alternates per timestep")
     fig.suptitle(f"{r.snn.name} on {r.platform.name}, eval sample {r.sample}", fontsize=10)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=150)
-    plt.close(fig)
-    return path
+    return _save(fig, path)[0]
 
 
 def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[Path]:
