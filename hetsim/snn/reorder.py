@@ -41,6 +41,7 @@ import numpy as np
 
 from hetsim.devices.efr32 import Mvp
 from hetsim.errors import InputError, WorkloadError
+from hetsim.report.table import text_table
 from hetsim.snn.costs import max_merged_gap, range_counts
 from hetsim.snn.network import SNN, replay
 
@@ -854,14 +855,12 @@ def format_reorder(result: ReorderResult) -> str:
     rows = []
     for s in r.layers:
         rows.append([str(s.layer), f"{s.neurons} ({s.silent} silent)", f"Linear{s.layer} ({s.n_out} out)",
-                     str(s.max_gap),
+                     str(s.max_gap) if s.max_gap < s.neurons else "all",
                      f"{s.plan_launches_before:.2f} -> {s.plan_launches_after:.2f}",
                      f"{s.plan_ranges_before:.2f} -> {s.plan_ranges_after:.2f}",
                      f"{s.fit_cost_before:,.0f} -> {s.fit_cost_after:,.0f} ({s.fit_cost_change:+.1%})",
                      s.start, f"{s.seconds:.1f} s"])
-    widths = [max(len(c), *(len(x[k]) for x in rows)) if rows else len(c) for k, c in enumerate(cols)]
-    lines = [head, "  ".join(c.ljust(wd) for c, wd in zip(cols, widths, strict=True))]
-    lines += ["  ".join(x.ljust(wd) for x, wd in zip(row, widths, strict=True)) for row in rows]
+    lines = [head, *text_table(cols, rows)]
     if not rows:
         lines.append("(no hidden layers to reorder)")
     lines.append(f"verification: {r.verification}")

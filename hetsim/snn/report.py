@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from hetsim.report.table import text_table  # noqa: E402
 from hetsim.snn.pipeline import SnnRunResult  # noqa: E402
 
 SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png")
@@ -24,17 +25,6 @@ CONFIG_LABELS = {"all-m33": "all sparse M33", "all-dense-mvp": "all dense MVP, b
 def _x(v, fmt: str = ".2f", suffix: str = "x") -> str:
     """A ratio for the report; ``n/a`` when it is undefined (``None``)."""
     return "n/a" if v is None else f"{v:{fmt}}{suffix}"
-
-
-def _table(head: list[str], rows: list[list[str]], right: set[int] = frozenset(), indent: str = "  ") -> list[str]:
-    """Aligned text columns (``right``: indices of right-aligned columns)."""
-    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(head)]
-
-    def line(cells):
-        return indent + "  ".join(c.rjust(w) if k in right else c.ljust(w)
-                                  for k, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
-
-    return [line(head), *(line(r) for r in rows)]
 
 
 def format_snn_report(r: SnnRunResult) -> str:
@@ -71,7 +61,7 @@ def format_snn_report(r: SnnRunResult) -> str:
                      f"{row['m33_cycles_per_t']:,.0f} / {row['mvp_range_cycles_per_t']:,.0f} / "
                      f"{row['mvp_dense_cycles_per_t']:,.0f}",
                      f"{row['active_per_t']:.1f}", f"{row['ranges_per_t']:.2f}", f"{row['launches_per_t']:.2f}"])
-    lines += _table(head, rows, right={4, 6, 7, 8})
+    lines += text_table(head, rows, right={4, 6, 7, 8}, indent="  ")
     lines += ["", "  configuration              latency ms   speed-up   energy uJ   MVP busy   layers"]
     for name, c in s["configs"].items():
         eng = ", ".join(f"{x['engine']}/{x['residency']}" for x in c["layers"])
@@ -217,7 +207,7 @@ def format_snn_costs(snn, platform) -> str:
                                                                 else "") for e, r in opts])
     lines = [f"  cycles per timestep on {platform.name} ({cm.split} split, mean; SRAM budget "
              f"{cm.budget / 1024:.0f} KiB for weights; flash+hot: as many hot columns as the budget holds)"]
-    lines += _table(head, rows, right=set(range(2, len(head))))
+    lines += text_table(head, rows, right=set(range(2, len(head))), indent="  ")
     if any(c.endswith("*") for r in rows for c in r):
         lines.append("  * the table does not fit the SRAM budget: not a possible placement")
     return "\n".join(lines)
