@@ -91,7 +91,8 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     )
     g = p.add_argument_group("solver options (exact mappers)")
     g.add_argument("--time-limit", type=_positive_float, default=30.0, metavar="S",
-                   help="stop the solver after S seconds and use its best schedule (default: 30)")
+                   help="stop the solver after S seconds and use its best schedule (default: 30); for SNNs, "
+                   "each spikeduet plan search, which then reports its gap to the optimum")
     g.add_argument("--gap", type=_nonnegative_float, default=None, metavar="REL",
                    help="stop when the relative MIP gap (incumbent - bound) / incumbent is below REL")
     g.add_argument("--threads", type=_positive_int, default=None, help="solver threads / CP-SAT workers")
