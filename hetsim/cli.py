@@ -290,12 +290,16 @@ def cmd_run(args) -> int:
     schedule = Schedule.load(args.schedule) if args.schedule else None
     r = run(args.platform, args.model, mapper=args.mapper, contention=contention, schedule=schedule,
             mapper_options=mapper_options(args))
-    if args.json:
-        print(json.dumps(r.summary, indent=1))
-    else:
-        print(format_report(r))
+    return _print_and_write(args, r.summary, lambda: format_report(r),
+                            lambda: write_outputs(r, args.out, force=args.force))
+
+
+def _print_and_write(args, summary: dict, text, write) -> int:
+    """What ``run`` ends with: the summary as JSON (``--json``) or the ``text()`` report, then ``write()`` the
+    ``--out`` files and list them."""
+    print(json.dumps(summary, indent=1) if args.json else text())
     if args.out is not None:
-        written = write_outputs(r, args.out, force=args.force)
+        written = write()
         if not args.json:
             print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
     return 0
@@ -340,15 +344,8 @@ def _run_snn(args) -> int:
         check_out_dir(args.out, args.force, SNN_OUTPUT_FILES)
     r = run_snn(args.platform, args.model, mapper=mapper, mode=args.mode or "async", reorder=args.reorder,
                 sample=args.sample, time_limit_s=args.time_limit, seed=args.seed)
-    if args.json:
-        print(json.dumps(r.summary, indent=1))
-    else:
-        print(format_snn_report(r))
-    if args.out is not None:
-        written = write_snn_outputs(r, args.out, force=args.force)
-        if not args.json:
-            print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
-    return 0
+    return _print_and_write(args, r.summary, lambda: format_snn_report(r),
+                            lambda: write_snn_outputs(r, args.out, force=args.force))
 
 
 def cmd_reorder(args) -> int:

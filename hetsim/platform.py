@@ -188,6 +188,22 @@ def read_yaml(path: Path, error: type[InputError], what: str) -> object:
         raise error(f"{path}: not a text (YAML) file") from None
 
 
+def read_yaml_model(path: Path, model: type[BaseModel], error: type[InputError], what: str, expected: str):
+    """Read a YAML file and validate it as ``model`` (a Pydantic model) for a user-facing loader.
+
+    Raises:
+        error: see :func:`read_yaml`; the document is not a mapping (the message says what it should hold:
+            ``expected``); or a validation error, one line per problem naming the field path.
+    """
+    data = read_yaml(path, error, what)
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a YAML mapping ({expected}), got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise error(_format_validation_error(err, str(path))) from None
+
+
 def load_platform(path: str | Path) -> Platform:
     """Read and validate a platform YAML file.
 

@@ -75,7 +75,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hetsim.errors import InputError
 
@@ -236,19 +236,13 @@ def load_sweep(path: str | Path) -> SweepSpec:
             or a platform that cannot run SNNs.
     """
     from hetsim.mappers import MAPPERS
-    from hetsim.platform import _format_validation_error, load_platform, read_yaml
+    from hetsim.platform import load_platform, read_yaml_model
     from hetsim.sim.engine import parse_contention
     from hetsim.snn.planner import SNN_MAPPERS
     from hetsim.snn.schedule import MODES
 
     p = Path(path)
-    data = read_yaml(p, InputError, "sweep file")
-    if not isinstance(data, dict):
-        raise InputError(f"{p}: expected a mapping with workloads, platforms, parameters, mappers")
-    try:
-        spec = SweepSpec.model_validate(data)
-    except ValidationError as err:
-        raise InputError(_format_validation_error(err, str(p))) from None
+    spec = read_yaml_model(p, SweepSpec, InputError, "sweep file", "workloads, platforms, parameters, mappers")
     base = p.parent
     spec.workloads = [(base / w).resolve() for w in spec.workloads]
     spec.platforms = [(base / w).resolve() for w in spec.platforms]

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.errors import InputError, WorkloadError
 
@@ -358,16 +358,10 @@ def load_snn(path: str | Path) -> SNN:
             does not match their layer, T that differs between rasters or from ``timesteps``, ``classes`` of
             the wrong length, or a split role naming a split the activity does not have.
     """
-    from hetsim.platform import _format_validation_error, read_yaml
+    from hetsim.platform import read_yaml_model
 
     p = Path(path)
-    data = read_yaml(p, WorkloadError, "SNN spec")
-    if not isinstance(data, dict):
-        raise WorkloadError(f"{p}: expected a YAML mapping (name, layers, timesteps, weights, ...)")
-    try:
-        spec = SnnSpec.model_validate(data)
-    except ValidationError as err:
-        raise WorkloadError(_format_validation_error(err, str(p))) from None
+    spec = read_yaml_model(p, SnnSpec, WorkloadError, "SNN spec", "name, layers, timesteps, weights, ...")
     L = len(spec.layers) - 1
     if spec.classes is not None and len(spec.classes) != spec.layers[-1]:
         raise WorkloadError(f"{p}: classes has {len(spec.classes)} names but the output layer (layers[-1]) has "
