@@ -283,3 +283,36 @@ def assert_input_error(code: int, err: str, *needles: str) -> None:
     assert "Traceback" not in err
     for n in needles:
         assert n in err, (n, err)
+
+
+def assert_kill_and_resume(spec, tmp_path: Path, kill_at: int, torn: str, expect_ran: int, table):
+    """Run the sweep ``spec`` in full, then again killed after ``kill_at`` points with a torn last line
+    appended (``torn``, as a kill in the middle of a write leaves); resuming must run exactly ``expect_ran``
+    points, each once, skip the ``kill_at`` done, and give the same table (``table(path)``) as the full run.
+    Returns the resumed table's path."""
+    import pandas as pd
+
+    from hetsim.dse import run_sweep
+
+    full = tmp_path / "full.csv"
+    run_sweep(spec, output=full, workers=1)
+
+    class Killed(Exception):
+        pass
+
+    def kill(done, total, row):
+        if done == kill_at:
+            raise Killed
+
+    part = tmp_path / "part.csv"
+    with pytest.raises(Killed):
+        run_sweep(spec, output=part, workers=1, progress=kill)
+    assert len(pd.read_csv(part)) == kill_at
+    with part.open("a") as f:
+        f.write(torn)
+    seen = []
+    _, ran, skipped = run_sweep(spec, output=part, workers=1, progress=lambda d, t, r: seen.append(r["key"]))
+    assert (ran, skipped) == (expect_ran, kill_at)
+    assert len(set(seen)) == expect_ran
+    pd.testing.assert_frame_equal(table(part), table(full))
+    return part

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import assert_kill_and_resume
 
 from hetsim.cli import main
 from hetsim.dse import expand_points, load_sweep, run_sweep
@@ -45,27 +46,7 @@ def test_expansion_is_the_full_grid(tmp_path):
 
 def test_killed_sweep_resumes_without_recomputing_or_duplicating(tmp_path):
     spec = load_sweep(write_spec(tmp_path))
-    full = tmp_path / "full.csv"
-    run_sweep(spec, output=full, workers=1)
-
-    class Killed(Exception):
-        pass
-
-    def kill_after_5(done, total, row):
-        if done == 5:
-            raise Killed
-
-    part = tmp_path / "part.csv"
-    with pytest.raises(Killed):
-        run_sweep(spec, output=part, workers=1, progress=kill_after_5)
-    assert len(pd.read_csv(part)) == 5
-    with part.open("a") as f:  # a torn line, as a kill in the middle of a write leaves
-        f.write('"[""resnet18')
-    seen = []
-    _, ran, skipped = run_sweep(spec, output=part, workers=1, progress=lambda d, t, r: seen.append(r["key"]))
-    assert (ran, skipped) == (11, 5)
-    assert len(set(seen)) == 11
-    pd.testing.assert_frame_equal(table(part), table(full))
+    part = assert_kill_and_resume(spec, tmp_path, kill_at=5, torn='"[""resnet18', expect_ran=11, table=table)
     assert run_sweep(spec, output=part, workers=1)[1:] == (0, 16)  # nothing left to do
 
 

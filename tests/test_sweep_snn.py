@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import assert_kill_and_resume
 
 from hetsim.cli import main
 from hetsim.dse import expand_points, load_sweep, run_sweep
@@ -90,27 +91,7 @@ def test_snn_sweep_rows(tmp_path):
 
 def test_killed_snn_sweep_resumes_without_recomputing_or_duplicating(tmp_path):
     spec = load_sweep(write_spec(tmp_path))
-    full = tmp_path / "full.csv"
-    run_sweep(spec, output=full, workers=1)
-
-    class Killed(Exception):
-        pass
-
-    def kill_after_3(done, total, row):
-        if done == 3:
-            raise Killed
-
-    part = tmp_path / "part.csv"
-    with pytest.raises(Killed):
-        run_sweep(spec, output=part, workers=1, progress=kill_after_3)
-    assert len(pd.read_csv(part)) == 3
-    with part.open("a") as f:  # a torn line, as a kill in the middle of a write leaves
-        f.write('"[{""synthetic')
-    seen = []
-    _, ran, skipped = run_sweep(spec, output=part, workers=1, progress=lambda d, t, r: seen.append(r["key"]))
-    assert (ran, skipped) == (5, 3)
-    assert len(set(seen)) == 5
-    pd.testing.assert_frame_equal(table(part), table(full))
+    part = assert_kill_and_resume(spec, tmp_path, kill_at=3, torn='"[{""synthetic', expect_ran=5, table=table)
     assert run_sweep(spec, output=part, workers=1)[1:] == (0, 8)
     # a finer grid resumes too: only the new networks run
     finer = load_sweep(write_spec(tmp_path, synthetic={**SYNTHETIC, "density": [0.1, 0.2, 0.3]}))
