@@ -1,6 +1,9 @@
-"""The schedule checker: is a schedule feasible on its platform, and does its replay keep its promise?
+"""The one schedule checker: does a schedule fit its platform, and are its predicted times consistent?
 
-Used by ``hetsim validate`` and by the test suite on every mapper.
+Every path that accepts a schedule goes through here: mappers' schedules in the tests, ``hetsim validate``,
+a schedule loaded from JSON, and every replay (:func:`hetsim.sim.simulate` calls :func:`require_feasible`).
+What "fits" means comes from the devices' capabilities (:mod:`hetsim.devices.base`): the op runs there, its
+parts cover its output channels, and no device's capacities are exceeded.
 """
 
 from __future__ import annotations
@@ -8,8 +11,273 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hetsim.costs import CostModel
+from hetsim.errors import ScheduleError
 from hetsim.schedule import Schedule
-from hetsim.sim.analytic import devices_of, op_parts, ordered_devices, split_violations
+
+
+def ordered_devices(costs: CostModel) -> dict[str, int]:
+    """Serial devices (:meth:`~hetsim.costs.CostModel.serial_devices`) with their units."""
+    return costs.serial_devices()
+
+
+def devices_of(op: str, assignment: dict[str, str], splits: dict | None) -> list[str]:
+    """The devices running ``op``: its split's devices, else its assigned device."""
+    if splits and op in splits:
+        return list(splits[op])
+    return [assignment[op]]
+
+
+def op_parts(
+    costs: CostModel, op: str, assignment: dict[str, str], splits: dict | None
+) -> list[tuple[str, float, int | None]]:
+    """``(device, seconds, channels)`` of each part of ``op``: one part (channels ``None``) when it is not
+    split, else one per device of its split with the part latency of its channel count."""
+    if splits and op in splits:
+        return [(d, costs.part_latency(op, d, len(ch)), len(ch)) for d, ch in splits[op].items()]
+    d = assignment[op]
+    return [(d, costs.latency[op][d], None)]
+
+
+def fill_orders(
+    costs: CostModel, assignment: dict[str, str], order: dict[str, list[str]] | None, splits: dict | None = None
+) -> dict[str, list[str]]:
+    """``order`` with every serial device present: a device it lacks gets its ops (those with a part on it)
+    in the workload's topological order."""
+    order = dict(order or {})
+    topo = costs.workload.topological_order()
+    for dev in ordered_devices(costs):
+        if dev not in order:
+            order[dev] = [n for n in topo if n in assignment and dev in devices_of(n, assignment, splits)]
+    return order
+
+
+def split_violations(costs: CostModel, assignment: dict[str, str], splits: dict | None) -> list[str]:
+    """Problems with the channel splits of a schedule (empty when they are valid).
+
+    A split of op ``v`` must: name an op with output channels (a GEMM view) and known devices; give every
+    device a non-empty part that the device can run (e.g. the DIANA AIMC runs no grouped conv); partition
+    ``0..C_out-1`` exactly; keep each group of a grouped conv on one part (whole groups only); list
+    ``assignment[v]`` among its devices; and exchange data with its neighbours only through shared memory: a
+    channel split needs no data marshalling only when all devices involved share a memory (seed 002 Sec. III-A,
+    property ii), so every pair (a part's device, a device of a DAG neighbour) that differ must share one.
+    """
+    out: list[str] = []
+    if not splits:
+        return out
+    ops = costs.workload.ops
+    g = costs.workload.graph
+    plat = costs.platform
+    for v, parts in splits.items():
+        if v not in ops:
+            out.append(f"the schedule splits {v!r}, which is not an op of {costs.workload.name!r}")
+            continue
+        c_out = costs.out_channels(v)
+        if c_out is None:
+            out.append(f"op {v!r} ({ops[v].op_type}) has no output channels to split (no GEMM view)")
+            continue
+        if not isinstance(parts, dict) or not parts:
+            out.append(f"the split of {v!r} has no parts")
+            continue
+        seen: list[int] = []
+        ok = True
+        for d, ch in parts.items():
+            if d not in plat.devices:
+                out.append(f"the split of {v!r} names {d!r}, which is not a device of the platform")
+                ok = False
+            elif not ch:
+                out.append(f"the split of {v!r} gives {d!r} no channels (drop the empty part)")
+                ok = False
+            elif any(not isinstance(c, int) or not 0 <= c < c_out for c in ch):
+                bad = next(c for c in ch if not isinstance(c, int) or not 0 <= c < c_out)
+                out.append(f"the split of {v!r} gives {d!r} channel {bad!r}, outside 0..{c_out - 1}")
+                ok = False
+            seen += list(ch)
+        if not ok:
+            continue
+        if len(seen) != c_out or set(seen) != set(range(c_out)):
+            dup = sorted({c for c in seen if seen.count(c) > 1})
+            missing = sorted(set(range(c_out)) - set(seen))
+            what = []
+            if dup:
+                what.append(f"channel(s) {dup[:5]} on several devices")
+            if missing:
+                what.append(f"channel(s) {missing[:5]}{' ...' if len(missing) > 5 else ''} on none")
+            out.append(f"the split of {v!r} does not partition its {c_out} output channels: {'; '.join(what)}")
+            continue
+        for d, ch in parts.items():
+            if costs.part_latency(v, d, len(ch)) is None:
+                out.append(f"op {v!r} ({ops[v].op_type}, groups {ops[v].gemm.groups}): {d!r} cannot run a part of it")
+        gv = ops[v].gemm
+        if gv.groups > 1 and gv.m_v > 1:
+            for ch in parts.values():
+                mine = set(ch)
+                broken = next((c // gv.m_v for c in ch
+                               if not all(c // gv.m_v * gv.m_v + k in mine for k in range(gv.m_v))), None)
+                if broken is not None:
+                    out.append(f"the split of {v!r} cuts group {broken} ({gv.m_v} channels per group): a part of a "
+                               "grouped conv must hold whole groups")
+                    break
+        if assignment.get(v) not in parts:
+            out.append(f"op {v!r} is assigned to {assignment.get(v)!r}, which holds no part of its split; assign it "
+                       "to one of " + ", ".join(repr(d) for d in parts))
+        for u, w in [(u, v) for u in g.predecessors(v)] + [(v, w) for w in g.successors(v)]:
+            if g.edges[u, w].get("param"):
+                continue
+            other = w if u == v else u
+            if other not in assignment:
+                continue
+            for dp in parts:
+                for do in devices_of(other, assignment, splits):
+                    if do not in plat.devices:
+                        continue
+                    if dp != do and not plat.shares_memory(dp, do):
+                        out.append(
+                            f"split op {v!r}: its part on {dp!r} exchanges data with {other!r} on {do!r} through no "
+                            "shared memory; a channel split needs all devices involved to share a memory (ODiMO "
+                            "Sec. III-A, property ii)")
+                        break
+                else:
+                    continue
+                break
+    return out
+
+
+def assignment_violations(
+    costs: CostModel, assignment: dict[str, str], splits: dict | None, order: dict[str, list[str]] | None = None,
+    limit: int = 20,
+) -> list[str]:
+    """Problems with which device runs what (empty when none): every op assigned to a device of the platform
+    that runs it (CPU-CIM ILP, Eq. 5), valid channel splits (:func:`split_violations`), and each serial device's
+    order (when ``order`` is given) listing exactly the ops with a part on it."""
+    ops = costs.workload.ops
+    out: list[str] = []
+    missing = [n for n in ops if n not in assignment]
+    if missing:
+        out.append(f"{len(missing)} ops are not assigned, e.g. {missing[0]!r}")
+    extra = [n for n in assignment if n not in ops]
+    if extra:
+        more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
+        out.append(f"the schedule assigns {extra[0]!r}, which is not an op of {costs.workload.name!r}{more}")
+    if out:
+        return out
+    splits = splits or {}
+    for n, dev in assignment.items():
+        if dev not in costs.platform.devices:
+            out.append(f"op {n!r} is assigned to {dev!r}, which is not a device of the platform; devices: "
+                       f"{', '.join(costs.platform.devices)}")
+        elif n not in splits and not costs.supported(n, dev):
+            out.append(f"op {n!r} ({ops[n].op_type}) is assigned to {dev!r}, which cannot run it (Eq. 5)")
+        if len(out) >= limit:
+            return out
+    if out:
+        return out
+    out += split_violations(costs, assignment, splits)[:limit]
+    if out or order is None:
+        return out
+    for dev in ordered_devices(costs):
+        seq = order.get(dev, [])
+        assigned = {n for n in assignment if dev in devices_of(n, assignment, splits)}
+        if len(seq) != len(set(seq)) or set(seq) != assigned:
+            out.append(f"the order of device {dev!r} does not list exactly the {len(assigned)} ops assigned to it")
+    return out
+
+
+def check_assignment(
+    costs: CostModel,
+    assignment: dict[str, str],
+    order: dict[str, list[str]],
+    splits: dict[str, dict[str, list[int]]] | None = None,
+) -> None:
+    """Raise :class:`ScheduleError` with the first of :func:`assignment_violations` (the evaluators' guard)."""
+    bad = assignment_violations(costs, assignment, splits, order, limit=1)
+    if bad:
+        raise ScheduleError(bad[0])
+
+
+def capacity_use(costs: CostModel, assignment: dict[str, str], splits: dict | None = None) -> dict[str, int]:
+    """Resident capacity used per device with one (:attr:`~hetsim.costs.CostModel.budget`): the sum over the ops
+    and parts on it of what they need (a part of ``n`` channels needs the device's demand for ``n``)."""
+    splits = splits or {}
+    used = dict.fromkeys(costs.budget, 0)
+    for v, d in assignment.items():
+        if v in splits:
+            for dp, ch in splits[v].items():
+                if dp in used:
+                    used[dp] += int(costs.demand(v, dp, len(ch)).get(costs.resident[dp].name, 0))
+        elif d in used:
+            used[d] += costs.need[v][d]
+    return used
+
+
+def capacity_violations(costs: CostModel, assignment: dict[str, str], splits: dict | None = None) -> list[str]:
+    """Devices whose resident capacity the ops and parts on them exceed (the crossbar budget of the CPU-CIM
+    ILP, Eq. 14, is one case), and parts exceeding a per-op capacity."""
+    out = []
+    for d, used in capacity_use(costs, assignment, splits).items():
+        cap = costs.resident[d]
+        if used > cap.amount:
+            out.append(f"{d}: {used} {cap.unit} of {cap.name} used, {cap.amount} available ({cap.source})")
+    for v, parts in (splits or {}).items():
+        for d, ch in parts.items():
+            dem = costs.demand(v, d, len(ch))
+            for cap in costs.per_op.get(d, []):
+                if dem.get(cap.name, 0) > cap.amount:
+                    out.append(f"{d}: the part of {v!r} with {len(ch)} channels needs {dem[cap.name]} {cap.unit} of "
+                               f"{cap.name}, {cap.amount} available ({cap.source})")
+    return out
+
+
+def placement_violations(costs: CostModel, assignment: dict[str, str], splits: dict | None,
+                         placement: dict[str, list[tuple[int, int]]]) -> list[str]:
+    """Problems with where ops' resident capacity sits on a device's slots (a PUMA's cores): each placed op's
+    amounts sum to its need, name existing slots, and no slot is overfilled. Ops without a placement are not
+    checked (a placement is needed only to replay ``cim-cores`` contention)."""
+    out = []
+    splits = splits or {}
+    for name, dev in costs.devices.items():
+        slots = dev.slots
+        if slots is None:
+            continue
+        fill = [0] * len(slots)
+        for v, d in assignment.items():
+            if d != name or v in splits or v not in placement:
+                continue
+            parts = placement[v]
+            if sum(n for _, n in parts) != costs.need[v][name]:
+                out.append(f"{name}: placement of {v!r} covers {sum(n for _, n in parts)}, the op needs "
+                           f"{costs.need[v][name]}")
+            for c, n in parts:
+                if not 0 <= c < len(slots):
+                    out.append(f"{name}: placement of {v!r} names core {c}, the device has {len(slots)}")
+                else:
+                    fill[c] += n
+        for c, (n, cap) in enumerate(zip(fill, slots, strict=True)):
+            if n > cap:
+                out.append(f"{name}: core {c} holds {n}, it has {cap}")
+    return out
+
+
+def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20) -> list[str]:
+    """Everything that keeps ``schedule`` from running on the cost model's platform (empty when it fits):
+    :func:`assignment_violations` (with the orders it gives) and :func:`capacity_violations`."""
+    a, splits = schedule.assignment, schedule.splits
+    order = fill_orders(costs, a, schedule.order, splits) if set(a) == set(costs.workload.ops) else None
+    out = assignment_violations(costs, a, splits, order, limit)
+    if out:
+        return out[:limit]
+    return capacity_violations(costs, a, splits)[:limit]
+
+
+def require_feasible(costs: CostModel, schedule: Schedule) -> None:
+    """Refuse a schedule that does not fit the platform (:func:`fit_violations`).
+
+    Raises:
+        ScheduleError: one line naming the first problem (and how many more there are).
+    """
+    bad = fit_violations(costs, schedule)
+    if bad:
+        more = f" (and {len(bad) - 1} more problems)" if len(bad) > 1 else ""
+        raise ScheduleError(f"schedule does not fit platform {costs.platform.name!r}: {bad[0]}{more}")
 
 
 @dataclass
@@ -31,19 +299,18 @@ class CheckReport:
 
 
 def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, limit: int = 20) -> CheckReport:
-    """Check a schedule's feasibility under seed 000's model (no contention).
+    """Check a schedule's feasibility under the CPU-CIM ILP's timing model (no contention).
 
-    Checks: every op assigned exactly once to a device that supports it (Eq. 5); each CIM device's
-    crossbar budget (Eq. 14) and that the placement covers each CIM op's crossbars without overfilling a
-    core; each ordered device's order lists exactly its ops; and, when the schedule carries predicted times:
+    Checks: :func:`fit_violations` (every op on a device that runs it, Eq. 5; valid channel splits; every
+    device's capacities, Eq. 14 generalised; each serial device's order lists exactly its ops); the placement
+    (:func:`placement_violations`); and, when the schedule carries predicted times:
     ``f_v = s_v + T_v`` (Eq. 7), precedence with transfers ``s_v >= f_u + z_uv * T_transfer`` (Eq. 8),
     host capacity (never more than ``cores`` ops at once, and the device order respected, Eq. 11-12), and
     makespan ``>=`` every finish (Eq. 6). Times compare with a relative tolerance ``rel_tol`` of the
     makespan.
 
-    Channel splits (seed 002): each split must partition the op's output channels over devices that can run
-    the parts and share a memory with the op's neighbours (:func:`~hetsim.sim.analytic.split_violations`); a
-    split op finishes with its longest part, ``f_v = s_v + max_d T_(v,d)``, and each device's capacity check
+    Channel splits (ODiMO): each split must partition the op's output channels over devices that can run
+    the parts and share a memory with the op's neighbours (:func:`split_violations`); a split op finishes with its longest part, ``f_v = s_v + max_d T_(v,d)``, and each device's capacity check
     counts the op on every device holding a part, busy from ``s_v`` to ``s_v + T_(v,d)``.
 
     Args:
@@ -56,64 +323,23 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
     wl = costs.workload
     g = wl.graph
     a = schedule.assignment
+    splits = schedule.splits
     ops = wl.ops
 
     def full() -> bool:
         return len(rep.violations) >= limit
 
-    for v in ops:
-        if v not in a:
-            rep.add(f"op {v!r} is not assigned")
-        elif a[v] not in costs.platform.devices:
-            rep.add(f"op {v!r} is assigned to unknown device {a[v]!r}")
-        elif v not in schedule.splits and not costs.supported(v, a[v]):
-            rep.add(f"op {v!r} ({ops[v].op_type}) is on {a[v]!r}, which does not support it (Eq. 5)")
-        if full():
-            return rep
-    for v in a:
-        if v not in ops:
-            rep.add(f"the schedule assigns {v!r}, which is not an op of {wl.name!r}")
+    for msg in fit_violations(costs, schedule, limit):
+        rep.add(msg)
     if rep.violations:
         return rep
-    splits = schedule.splits
-    for msg in split_violations(costs, a, splits)[:limit]:
+    for msg in placement_violations(costs, a, splits, schedule.placement)[:limit]:
         rep.add(msg)
     if rep.violations:
         return rep
 
-    for name, dev in costs.platform.devices.items():
-        if dev.kind != "puma":
-            continue
-        mine = [v for v in ops if a[v] == name and v not in splits]
-        used = sum(costs.n_crossbar[v][name] for v in mine)
-        if used > dev.crossbars:
-            rep.add(f"{name}: {used} crossbars used, {dev.crossbars} available (Eq. 14)")
-        per_core = [0] * dev.cores
-        for v in mine:
-            parts = schedule.placement.get(v)
-            if parts is None:
-                continue  # placement is optional unless cim-cores contention is replayed
-            if sum(n for _, n in parts) != costs.n_crossbar[v][name]:
-                rep.add(f"{name}: placement of {v!r} covers {sum(n for _, n in parts)} crossbars, "
-                        f"the op needs {costs.n_crossbar[v][name]}")
-            for c, n in parts:
-                if not 0 <= c < dev.cores:
-                    rep.add(f"{name}: placement of {v!r} names core {c}, the device has {dev.cores}")
-                else:
-                    per_core[c] += n
-        for c, (n, cap) in enumerate(zip(per_core, dev.core_capacities, strict=True)):
-            if n > cap:
-                rep.add(f"{name}: core {c} holds {n} crossbars, it has {cap}")
-
     caps = ordered_devices(costs)
-    for dev in caps:
-        seq = schedule.order.get(dev)
-        if seq is None:
-            continue
-        mine = {v for v in ops if dev in devices_of(v, a, splits)}
-        if len(seq) != len(set(seq)) or set(seq) != mine:
-            rep.add(f"the order of {dev!r} does not list exactly the {len(mine)} ops assigned to it")
-    if rep.violations or not schedule.start_s:
+    if not schedule.start_s:
         return rep
 
     s, f = schedule.start_s, schedule.finish_s

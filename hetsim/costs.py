@@ -8,48 +8,72 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from hetsim.devices.base import DeviceBase
+from hetsim.devices.base import Capacity, DeviceBase
 from hetsim.errors import PlatformError, ScheduleError, UnsupportedOpError
 from hetsim.platform import Platform
-from hetsim.workload.op import Workload
+from hetsim.workload.op import Op, Workload
 
 
 class CostModel:
-    """Per-(op, device) latencies and per-edge transfer times for one workload on one platform.
+    """Per-(op, device) latencies, capacity demands and per-edge transfer times for one workload on one platform.
+
+    Every number comes from the devices' capability protocol (:mod:`hetsim.devices.base`); nothing here knows a
+    device kind by name.
 
     Attributes:
-        latency: op name -> {device name: seconds} for the devices that support the op.
-        phases: op name -> {device name: (T_load, T_mvm, T_store)} for CIM devices (seed 000 Eq. 2-3).
-        n_crossbar: op name -> {device name: crossbars} for CIM devices (seed 000 Eq. 1).
+        latency: op name -> {device name: seconds} for the devices that run the op. A device runs an op when its
+            kind supports it and the op fits each of the device's ``per-op`` capacities.
+        phases: op name -> {device name: phase durations} for devices that run ops in phases (a PUMA CIM's
+            load, MVM, store: CPU-CIM ILP, Eq. 2-3).
+        need: op name -> {device name: amount} of the device's resident capacity the op occupies (crossbars,
+            CPU-CIM ILP Eq. 1; weight bytes), for devices with one.
+        budget: device name -> amount of its resident capacity (the C of CPU-CIM ILP Eq. 14, generalised).
 
     Raises:
+        PlatformError: the platform's host does not run this kind of workload, or a device declares more than
+            one resident capacity.
         UnsupportedOpError: some op is supported by no device (the message lists them).
     """
 
     def __init__(self, workload: Workload, platform: Platform):
-        if platform.devices[platform.host].kind == "cortex-m":  # an SNN platform (platforms/efr32mg24.yaml)
-            raise PlatformError(f"platform {platform.name!r} has a {platform.devices[platform.host].kind!r} host and "
-                                "runs spiking networks (workloads/snn/*.yaml), not ONNX models")
+        host_dev = platform.devices[platform.host]
+        if "onnx" not in host_dev.workloads:  # e.g. an SNN platform (platforms/efr32mg24.yaml)
+            raise PlatformError(f"platform {platform.name!r} has a {host_dev.kind!r} host and runs spiking networks "
+                                "(workloads/snn/*.yaml), not ONNX models")
         self.workload = workload
         self.platform = platform
         self.latency: dict[str, dict[str, float]] = {}
-        self.phases: dict[str, dict[str, tuple[float, float, float]]] = {}
-        self.n_crossbar: dict[str, dict[str, int]] = {}
+        self.phases: dict[str, dict[str, tuple[float, ...]]] = {}
+        self.need: dict[str, dict[str, int]] = {}
         # a cpu whose latency table is a folder of profiles takes this workload's
-        self.devices = {n: (d.for_workload(workload.name) if hasattr(d, "for_workload") else d)
-                        for n, d in platform.devices.items()}
+        self.devices = {n: d.for_workload(workload.name) for n, d in platform.devices.items()}
+        self.resident: dict[str, Capacity] = {}
+        self.per_op: dict[str, list[Capacity]] = {}
+        for n, d in self.devices.items():
+            caps = d.capacities()
+            res = [c for c in caps.values() if c.scope == "resident"]
+            if len(res) > 1:
+                raise PlatformError(f"device {n!r} ({d.kind}) declares {len(res)} resident capacities; the mappers "
+                                    "handle one per device")
+            if res:
+                self.resident[n] = res[0]
+            self.per_op[n] = [c for c in caps.values() if c.scope == "per-op"]
+        self.budget: dict[str, int] = {n: c.amount for n, c in self.resident.items()}
         devices = list(self.devices.values())
         unsupported = []
         for name, op in workload.ops.items():
             lat: dict[str, float] = {}
             for dev in devices:
                 t = dev.latency(op)
-                if t is None:
+                if t is None or not self._fits_per_op(dev, op, None):
                     continue
                 lat[dev.name] = t
-                if dev.kind == "puma":
-                    self.phases.setdefault(name, {})[dev.name] = dev.phases(op)
-                    self.n_crossbar.setdefault(name, {})[dev.name] = dev.n_crossbar(op)
+                ph = dev.phases(op)
+                if ph is not None:
+                    self.phases.setdefault(name, {})[dev.name] = ph
+                res = self.resident.get(dev.name)
+                if res is not None:
+                    self.need.setdefault(name, {})[dev.name] = int(dev.demand(op).get(res.name, 0))
             if not lat:
                 unsupported.append(f"{name} ({op.op_type})")
             self.latency[name] = lat
@@ -58,6 +82,26 @@ class CostModel:
             raise UnsupportedOpError(
                 f"no device of platform {platform.name!r} supports {', '.join(unsupported[:5])}{more}"
             )
+
+    def _fits_per_op(self, dev: DeviceBase, op: Op, n_channels: int | None) -> bool:
+        caps = self.per_op[dev.name]
+        if not caps:
+            return True
+        dem = dev.demand(op, n_channels)
+        return all(dem.get(c.name, 0) <= c.amount for c in caps)
+
+    def demand(self, op: str, device: str, n_channels: int | None = None) -> dict[str, int]:
+        """What ``op`` (or its part of ``n_channels`` output channels) needs of each capacity of ``device``."""
+        return self.devices[device].demand(self.workload.op(op), n_channels)
+
+    def units(self, device: str) -> int:
+        """How many ops ``device`` runs at once (a CPU's cores)."""
+        return self.devices[device].units
+
+    def serial_devices(self) -> dict[str, int]:
+        """Devices whose ops run one per unit in the schedule's order, with their units (a CPU's cores, a DIANA
+        accelerator, an NPU). A PUMA CIM is not among them: its ops own their crossbars and overlap freely."""
+        return {n: d.units for n, d in self.devices.items() if d.serial}
 
     @property
     def host(self) -> str:
@@ -69,24 +113,23 @@ class CostModel:
     def host_fallback_ops(self) -> list[str]:
         """Ops whose host latency comes from the roofline because the host's latency table lacks them."""
         dev = self.devices[self.host]
-        if dev.latency_model != "table":
-            return []
         return [n for n, op in self.workload.ops.items() if dev.uses_fallback(op)]
 
     def transfer_bytes(self, u: str, v: str, src: str, dst: str) -> float:
         """Bytes moved for edge ``u -> v`` when ``u`` runs on ``src`` and ``v`` on ``dst``.
 
-        ``b_elem * N_out`` as in seed 000 Eq. 4: when either end is a device with an ``element_bits`` field
-        (a CIM accelerator; the destination wins), that device's element size is the wire format (the host
-        converts as part of its own op); between devices without one, the tensor's ONNX element size.
+        ``b_elem * N_out`` as in CPU-CIM ILP Eq. 4: when either end is a device with its own element size
+        (:attr:`~hetsim.devices.base.DeviceBase.wire_bits`: a CIM accelerator, an NPU; the destination wins),
+        that size is the wire format (the host converts as part of its own op); between devices without one,
+        the tensor's ONNX element size.
         Parameter edges (constant producers), same-device edges and edges between devices that share a memory
-        (the consumer reads the producer's output where it was written, seed 002 Sec. IV-A) move nothing.
+        (the consumer reads the producer's output where it was written, ODiMO Sec. IV-A) move nothing.
         """
         if not self.needs_transfer(u, v, src, dst):
             return 0.0
         e = self.workload.graph.edges[u, v]
         for d in (dst, src):
-            bits = getattr(self.platform.devices[d], "element_bits", None)
+            bits = self.devices[d].wire_bits
             if bits is not None:
                 return e["elements"] * bits / 8
         return float(e["bytes"])
@@ -121,7 +164,7 @@ class CostModel:
         return not self.platform.shares_memory(src, dst)
 
     def transfer_time(self, u: str, v: str, src: str, dst: str) -> float:
-        """Seconds to move edge ``u -> v`` from ``src`` to ``dst`` (seed 000 Eq. 4); 0 when nothing moves
+        """Seconds to move edge ``u -> v`` from ``src`` to ``dst`` (CPU-CIM ILP, Eq. 4); 0 when nothing moves
         (:meth:`needs_transfer` is false)."""
         if not self.needs_transfer(u, v, src, dst):
             return 0.0
@@ -134,15 +177,15 @@ class CostModel:
         return None if g is None else g.c_out
 
     def splits_channels(self, device: str) -> bool:
-        """True when ``device`` can run channel-split parts of ops (its kind implements ``latency_channels``)."""
-        return type(self.platform.devices[device]).latency_channels is not DeviceBase.latency_channels
+        """True when ``device`` can run channel-split parts of ops (its kind's ``splits_channels``)."""
+        return self.devices[device].splits_channels
 
     def split_devices(self) -> list[str]:
         """Devices that run channel-split parts (:meth:`splits_channels`), in platform order."""
         return [d for d in self.platform.devices if self.splits_channels(d)]
 
     def layer_energy(self, part_s: dict[str, float]) -> float:
-        """Energy in joules of one layer run alone with its parts in parallel, seed 002 Eq. 4 per layer.
+        """Energy in joules of one layer run alone with its parts in parallel, ODiMO Eq. 4 per layer.
 
         ``part_s`` maps devices to the seconds of their part (absent or 0 = no part). The layer lasts
         ``M = max(part_s)``; every channel-splitting device ``d`` (:meth:`split_devices`) draws
@@ -167,8 +210,9 @@ class CostModel:
         """
         key = (op, device, n_channels)
         if key not in self._part_latency:
-            self._part_latency[key] = self.platform.devices[device].latency_channels(
-                self.workload.op(op), n_channels)
+            dev, o = self.devices[device], self.workload.op(op)
+            t = dev.latency_channels(o, n_channels)
+            self._part_latency[key] = t if t is None or self._fits_per_op(dev, o, n_channels) else None
         return self._part_latency[key]
 
     def initial_assignment(self) -> dict[str, str]:

@@ -9,7 +9,7 @@ from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers import get_mapper
 from hetsim.platform import Platform, load_platform
-from hetsim.report.metrics import summarize
+from hetsim.report.metrics import device_table, summarize
 from hetsim.schedule import Schedule
 from hetsim.sim import SimResult, simulate
 from hetsim.workload import Workload, load_onnx
@@ -32,6 +32,11 @@ class RunResult:
     @property
     def platform(self) -> Platform:
         return self.costs.platform
+
+    @property
+    def devices(self):
+        """Per device and link: busy time, utilisation, energy (:func:`~hetsim.report.metrics.device_table`)."""
+        return device_table(self.costs, self.result)
 
 
 def run(

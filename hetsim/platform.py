@@ -19,18 +19,23 @@ Unknown fields are errors; the error message names the field's path and what was
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
-from hetsim.devices import DEVICE_KINDS, CortexM, CpuDevice, DianaAimc, DianaDigital, Link, Memory, Mvp, PumaDevice
+from hetsim.devices import DEVICE_KINDS, DeviceBase, Link, Memory, on_kinds_changed
 from hetsim.errors import InputError, PlatformError
 
-DeviceConfig = Annotated[
-    CpuDevice | PumaDevice | DianaDigital | DianaAimc | CortexM | Mvp, Field(discriminator="kind")
-]
-HOST_KINDS = ("cpu", "cortex-m")
+
+def _device_union():
+    """The registered device kinds as one Pydantic union discriminated by ``kind``."""
+    kinds = tuple(DEVICE_KINDS.values())
+    return Annotated[kinds[0] if len(kinds) == 1 else Union[kinds], Field(discriminator="kind")]  # noqa: UP007
+
+
+DeviceConfig = _device_union()
 
 
 class Platform(BaseModel):
@@ -72,16 +77,17 @@ class Platform(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> Platform:
+        host_kinds = ", ".join(repr(k) for k, c in DEVICE_KINDS.items() if c.can_host)
         if self.host is None:
-            cpus = [n for n, d in self.devices.items() if d.kind in HOST_KINDS]
+            cpus = [n for n, d in self.devices.items() if d.can_host]
             if not cpus:
-                raise ValueError("a platform needs a host: at least one device of kind 'cpu' or 'cortex-m'")
+                raise ValueError(f"a platform needs a host: at least one device of kind {host_kinds}")
             object.__setattr__(self, "host", cpus[0])
         elif self.host not in self.devices:
             raise ValueError(f"host {self.host!r} is not a device; devices: {sorted(self.devices)}")
-        elif self.devices[self.host].kind not in HOST_KINDS:
+        elif not self.devices[self.host].can_host:
             raise ValueError(f"host {self.host!r} is a {self.devices[self.host].kind!r} device; the host must be "
-                             "a 'cpu' or a 'cortex-m'")
+                             f"one of the kinds {host_kinds}")
         for lname, link in self.links.items():
             for d in link.connects:
                 if d not in self.devices:
@@ -99,7 +105,7 @@ class Platform(BaseModel):
         return self
 
     @property
-    def host_device(self) -> CpuDevice:
+    def host_device(self) -> DeviceBase:
         return self.devices[self.host]
 
     def shares_memory(self, a: str, b: str) -> bool:
@@ -132,6 +138,19 @@ class Platform(BaseModel):
                 raise PlatformError(f"override {path!r}: {keys[-2]!r} is not a mapping")
             node[keys[-1]] = value
         return _validate(data, f"{self.name} with overrides")
+
+
+def _rebuild_device_union() -> None:
+    """Rebuild :class:`Platform` so its ``devices`` accept every registered kind (a kind registered at run
+    time included)."""
+    global DeviceConfig
+    DeviceConfig = _device_union()
+    Platform.model_fields["devices"] = FieldInfo.from_annotated_attribute(
+        dict[str, DeviceConfig], Field(min_length=1))
+    Platform.model_rebuild(force=True)
+
+
+on_kinds_changed(_rebuild_device_union)
 
 
 def _format_validation_error(err: ValidationError, where: str) -> str:

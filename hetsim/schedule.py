@@ -1,73 +1,174 @@
 """The Schedule: what a mapper decides and the simulator replays.
 
-A schedule gives each op a device (or splits its output channels between devices), each device an execution
-order, the crossbar placement of CIM ops, and (optionally) the start/finish times and makespan the mapper
-itself predicted plus its solver statistics.
-It round-trips through JSON (:meth:`Schedule.to_json` / :meth:`Schedule.from_json`).
+A schedule runs every op as one or more **parts**, each on a device; the parts of a channel-split op (ODiMO)
+each compute a contiguous range of its output channels. It also gives each serial device an execution order, the
+placement of ops' resident capacity on a device's slots (a PUMA's crossbars on its cores), and (optionally) the
+start/finish times and makespan the mapper itself predicted plus its solver statistics. It round-trips through
+JSON (:meth:`Schedule.to_json` / :meth:`Schedule.from_json`); :func:`hetsim.check.check_schedule` says whether it
+fits a platform.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from hetsim.errors import ScheduleError
 
 
-@dataclass
+@dataclass(frozen=True)
+class Part:
+    """One part of an op: the device running it and, for a channel split, the output channels it computes.
+
+    Attributes:
+        device: device name.
+        channels: ``(start, stop)``, the half-open range of output channels the part computes; ``None`` for an
+            op that runs whole on one device.
+    """
+
+    device: str
+    channels: tuple[int, int] | None = None
+
+    @property
+    def n_channels(self) -> int | None:
+        """Output channels of the part (``None`` for a whole op)."""
+        return None if self.channels is None else self.channels[1] - self.channels[0]
+
+    def to_dict(self) -> dict:
+        return {"device": self.device} if self.channels is None else {"device": self.device,
+                                                                      "channels": list(self.channels)}
+
+
+def whole(device: str) -> list[Part]:
+    """The parts of an op that runs whole on ``device``."""
+    return [Part(device)]
+
+
+def split_parts(counts: dict[str, int]) -> list[Part]:
+    """Contiguous channel ranges from per-device channel counts, in the dict's order (zero counts dropped): the
+    function-preserving reordering of ODiMO Fig. 3 makes each device's channels one block."""
+    out, lo = [], 0
+    for d, n in counts.items():
+        if n:
+            out.append(Part(d, (lo, lo + n)))
+            lo += n
+    return out
+
+
+@dataclass(init=False)
 class Schedule:
     """A mapping of a workload onto a platform.
 
     Attributes:
         mapper: name of the mapper that made it.
-        assignment: op name -> device name. For a split op, one of its parts' devices (by convention the one
-            with the most channels), so code that ignores splits still sees a device.
-        order: device name -> op names in the order the device starts them (``ordered`` replay); a split op
-            appears in the order of every device holding one of its parts.
-        placement: CIM op name -> list of ``(core, crossbars)`` (weight-stationary crossbar placement).
+        parts: op name -> its :class:`Part` list: one whole part, or several channel ranges (a channel split,
+            ODiMO: the parts start together once the op's inputs are there and every part's device is free, each
+            device is busy for its own part, and the op finishes with its last part).
+        order: device name -> op names in the order the device starts them (serial devices); a split op appears
+            in the order of every device holding one of its parts.
+        placement: op name -> list of ``(slot, amount)``: where its resident capacity sits on the device's slots
+            (a PUMA's cores and crossbars).
         start_s, finish_s: predicted start/finish per op, seconds (empty if the mapper predicts none).
         makespan_s: the mapper's own makespan prediction, seconds (``None`` if none).
         stats: mapper/solver statistics (variables, constraints, solve time, status, MIP gap, ...).
-        splits: channel splits (seed 002): op name -> {device name: output-channel indices}. Each part runs on
-            its device as its own sub-op with ``C_out`` = its channel count; all parts of an op start together
-            once their inputs are there and every part's device is free, and the op finishes with its last part.
-            The parts' channel lists partition ``0..C_out-1``. Overrides ``assignment`` for those ops.
         workload, platform: names of the workload and platform it was made for (``None`` if unknown).
+
+    ``parts`` may map an op to a device name, shorthand for one whole part; ``splits`` (op -> {device: output
+    channel indices}, each device's one contiguous block) makes those ops' parts.
+
+    Raises:
+        ScheduleError: a split gives a device channels that are not one contiguous block.
     """
 
     mapper: str
-    assignment: dict[str, str]
+    parts: dict[str, list[Part]]
     order: dict[str, list[str]]
-    placement: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    start_s: dict[str, float] = field(default_factory=dict)
-    finish_s: dict[str, float] = field(default_factory=dict)
-    makespan_s: float | None = None
-    stats: dict = field(default_factory=dict)
-    splits: dict[str, dict[str, list[int]]] = field(default_factory=dict)
-    workload: str | None = None
-    platform: str | None = None
+    placement: dict[str, list[tuple[int, int]]]
+    start_s: dict[str, float]
+    finish_s: dict[str, float]
+    makespan_s: float | None
+    stats: dict
+    workload: str | None
+    platform: str | None
+
+    def __init__(
+        self,
+        mapper: str,
+        parts: dict[str, list[Part] | str],
+        order: dict[str, list[str]] | None = None,
+        placement: dict[str, list[tuple[int, int]]] | None = None,
+        start_s: dict[str, float] | None = None,
+        finish_s: dict[str, float] | None = None,
+        makespan_s: float | None = None,
+        stats: dict | None = None,
+        workload: str | None = None,
+        platform: str | None = None,
+        *,
+        splits: dict[str, dict[str, list[int]]] | None = None,
+    ):
+        self.mapper = mapper
+        self.parts = {v: (whole(p) if isinstance(p, str) else list(p)) for v, p in parts.items()}
+        for v, sp in (splits or {}).items():
+            self.parts[v] = [Part(d, _block(v, d, ch) if len(ch) else (0, 0)) for d, ch in sp.items()]
+        self.order = dict(order or {})
+        self.placement = dict(placement or {})
+        self.start_s = dict(start_s or {})
+        self.finish_s = dict(finish_s or {})
+        self.makespan_s = makespan_s
+        self.stats = dict(stats or {})
+        self.workload = workload
+        self.platform = platform
+
+    def __repr__(self) -> str:
+        n_split = sum(1 for p in self.parts.values() if len(p) > 1)
+        ms = "-" if self.makespan_s is None else f"{self.makespan_s * 1e3:.6g} ms"
+        return (f"Schedule(mapper={self.mapper!r}, workload={self.workload!r}, ops={len(self.parts)}, "
+                f"split={n_split}, makespan={ms})")
+
+    @classmethod
+    def from_assignment(cls, mapper: str, assignment: dict[str, str],
+                        splits: dict[str, dict[str, int]] | None = None, **kw) -> Schedule:
+        """A schedule from op -> device, with ``splits`` (op -> {device: channel count}) made into contiguous
+        channel ranges (:func:`split_parts`) for the ops they name."""
+        splits = splits or {}
+        parts = {v: (split_parts(splits[v]) if v in splits else whole(d)) for v, d in assignment.items()}
+        return cls(mapper=mapper, parts=parts, **kw)
+
+    @property
+    def assignment(self) -> dict[str, str]:
+        """Op name -> the device of its first part (a view for code that handles whole ops; a split op's
+        devices are :meth:`devices_of`)."""
+        return {v: p[0].device for v, p in self.parts.items()}
+
+    @property
+    def splits(self) -> dict[str, dict[str, list[int]]]:
+        """The channel-split ops: op name -> {device: its output-channel indices} (a view of :attr:`parts`)."""
+        return {v: {q.device: list(range(*q.channels)) if q.channels else [] for q in p}
+                for v, p in self.parts.items() if len(p) > 1 or p[0].channels is not None}
+
+    def is_split(self, op: str) -> bool:
+        """True when ``op`` runs as channel-range parts."""
+        p = self.parts[op]
+        return len(p) > 1 or p[0].channels is not None
 
     def check_made_for(self, workload: str) -> None:
         """Raise :class:`ScheduleError` when the schedule names another workload than the one it is replayed on
         (a schedule without a name is checked op by op later). Another platform is allowed: replaying a mapping
-        on a changed platform is a what-if the simulator is for, and the replay checks device support."""
+        on a changed platform is a what-if the simulator is for, and the checker says whether it fits."""
         if self.workload is not None and self.workload != workload:
             raise ScheduleError(f"this schedule was made for workload {self.workload!r}, not {workload!r}")
 
     def devices_of(self, op: str) -> list[str]:
-        """The devices running ``op``: its split's devices (in the split's order), else its assigned device."""
-        return list(self.splits[op]) if op in self.splits else [self.assignment[op]]
+        """The devices running ``op``, in part order."""
+        return [p.device for p in self.parts[op]]
 
     def channel_parts(self, op: str, c_out: int) -> dict[str, int]:
-        """Output channels of ``op`` (``c_out`` in all) per device: its split's part sizes, or all on its
-        device."""
-        if op in self.splits:
-            return {d: len(ch) for d, ch in self.splits[op].items()}
-        return {self.assignment[op]: c_out}
+        """Output channels of ``op`` (``c_out`` in all) per device."""
+        return {p.device: (c_out if p.channels is None else p.n_channels) for p in self.parts[op]}
 
     def ops_on(self, device: str) -> list[str]:
-        """Ops assigned to ``device``, in the schedule's order for it."""
+        """Ops with a part on ``device``, in the schedule's order for it."""
         return list(self.order.get(device, []))
 
     def to_dict(self) -> dict:
@@ -75,37 +176,46 @@ class Schedule:
             "mapper": self.mapper,
             "workload": self.workload,
             "platform": self.platform,
-            "assignment": self.assignment,
+            "parts": {v: [q.to_dict() for q in p] for v, p in self.parts.items()},
             "order": self.order,
             "placement": {k: [list(p) for p in v] for k, v in self.placement.items()},
             "start_s": self.start_s,
             "finish_s": self.finish_s,
             "makespan_s": self.makespan_s,
             "stats": self.stats,
-            "splits": self.splits,
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> Schedule:
-        """Inverse of :meth:`to_dict`.
+        """Inverse of :meth:`to_dict`. Also reads the earlier form with ``assignment`` (op -> device) and
+        ``splits`` (op -> {device: channel indices}, each device's channels one contiguous block).
 
         Raises:
             ScheduleError: a required key is missing or has the wrong type.
         """
         try:
+            if "parts" in d:
+                parts = {}
+                for v, ps in d["parts"].items():
+                    if not isinstance(ps, list) or not ps:
+                        raise ScheduleError(f"malformed schedule: op {v!r} has no parts")
+                    parts[str(v)] = [Part(str(q["device"]), None if q.get("channels") is None
+                                          else _range(v, q["channels"])) for q in ps]
+            else:
+                parts = {str(v): whole(str(dev)) for v, dev in dict(d["assignment"]).items()}
+                for v, sp in d.get("splits", {}).items():
+                    parts[str(v)] = [Part(str(dev), _block(v, dev, ch)) for dev, ch in sp.items()]
             return cls(
                 mapper=str(d["mapper"]),
                 workload=d.get("workload"),
                 platform=d.get("platform"),
-                assignment=dict(d["assignment"]),
+                parts=parts,
                 order={k: list(v) for k, v in d["order"].items()},
                 placement={k: [tuple(p) for p in v] for k, v in d.get("placement", {}).items()},
                 start_s={k: float(v) for k, v in d.get("start_s", {}).items()},
                 finish_s={k: float(v) for k, v in d.get("finish_s", {}).items()},
                 makespan_s=None if d.get("makespan_s") is None else float(d["makespan_s"]),
                 stats=dict(d.get("stats", {})),
-                splits={k: {dev: [int(c) for c in ch] for dev, ch in v.items()}
-                        for k, v in d.get("splits", {}).items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ScheduleError(f"malformed schedule: {err!r}") from None
@@ -126,3 +236,18 @@ class Schedule:
         if not p.is_file():
             raise ScheduleError(f"schedule file {str(p)!r} does not exist")
         return cls.from_json(p.read_text())
+
+
+def _range(op: str, ch) -> tuple[int, int]:
+    lo, hi = (int(x) for x in ch)
+    if not 0 <= lo < hi:
+        raise ScheduleError(f"malformed schedule: op {op!r} has a part with channel range {list(ch)}")
+    return lo, hi
+
+
+def _block(op: str, dev: str, ch) -> tuple[int, int]:
+    ch = sorted(int(c) for c in ch)
+    if not ch or ch != list(range(ch[0], ch[0] + len(ch))):
+        raise ScheduleError(f"malformed schedule: the split of {op!r} gives {dev!r} channels that are not one "
+                            "contiguous block; reorder the channels so each device's are contiguous (ODiMO Fig. 3)")
+    return ch[0], ch[-1] + 1

@@ -251,7 +251,7 @@ def random_setup(draw, contention: bool = True):
     budget = plat.devices["cim"].crossbars
     assignment = {}
     for o in ops:
-        need = costs.n_crossbar.get(o.name, {}).get("cim")
+        need = costs.need.get(o.name, {}).get("cim")
         if need is not None and need <= budget and draw(st.booleans()):
             assignment[o.name] = "cim"
             budget -= need

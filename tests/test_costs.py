@@ -274,8 +274,8 @@ def test_cost_model_tables():
     # v: host 4*4*1 = 16 ns; CIM 1 + 100 + 1 = 102 ns
     assert costs.latency["v"] == {"host": ns(16), "cim": ns(102)}
     assert costs.phases["v"]["cim"] == (ns(1), ns(100), ns(1))
-    assert costs.n_crossbar["v"] == {"cim": 1}
-    assert "u" not in costs.n_crossbar and "u" not in costs.phases
+    assert costs.need["v"] == {"cim": 1}
+    assert "u" not in costs.need and "u" not in costs.phases
     assert costs.supported("v", "cim") and not costs.supported("u", "cim")
     assert costs.host == "host"
 

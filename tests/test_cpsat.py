@@ -107,7 +107,7 @@ def brute_force(costs: CostModel, link_latency_ns: float = 0.0) -> float:
         used = {d: 0 for d in cims}
         for v, d in assign.items():
             if d in cims:
-                used[d] += costs.n_crossbar[v][d]
+                used[d] += costs.need[v][d]
         if any(used[d] > cims[d] for d in cims):
             continue
         for order in orders([v for v in ops if assign[v] == host]):
@@ -282,7 +282,7 @@ def test_budget_too_small_for_any_op():
     """A 32x32 weight needs 4 crossbars of 16x16; the device has 2."""
     ops = [host_op("x", 100, 0), conv_op("c", 32, 32, 10, n_in=100, n_out=50, index=1)]
     costs = CostModel(Workload.from_ops("w", ops, [("x", "c", 10)]), make_platform(crossbars_per_core=2))
-    assert costs.n_crossbar["c"]["cim"] == 4
+    assert costs.need["c"]["cim"] == 4
     sched = solve(costs)
     assert sched.assignment == {"x": "host", "c": "host"}
     assert sched.makespan_s == ns(100 + 32 * 32 * 10)

@@ -76,7 +76,7 @@ def brute_force(costs: CostModel, transfer=None) -> float:
 
     for mask in range(1 << len(acc)):
         on_cim = {acc[i] for i in range(len(acc)) if mask >> i & 1}
-        if sum(costs.n_crossbar[v]["cim"] for v in on_cim) > budget:
+        if sum(costs.need[v]["cim"] for v in on_cim) > budget:
             continue
         dev = {v: "cim" if v in on_cim else "host" for v in ops}
         hosts = [v for v in ops if dev[v] == "host"]

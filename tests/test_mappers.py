@@ -87,7 +87,7 @@ def test_greedy_picks_by_saving_per_crossbar_within_budget():
     assert s.makespan_s == ns(5140)
     assert simulate(costs, s).makespan_s == ns(5140)
     # Eq. 14: 3 + 1 = 4 <= C = 4
-    assert sum(costs.n_crossbar[v]["cim"] for v, d in s.assignment.items() if d == "cim") == 4
+    assert sum(costs.need[v]["cim"] for v, d in s.assignment.items() if d == "cim") == 4
     assert s.placement == {"r": [(0, 3)], "q": [(0, 1)]}
     assert s.order["host"] == ["src", "p", "sink"] and s.order["cim"] == ["q", "r"]
     assert s.stats["offloaded"] == 2
@@ -165,13 +165,13 @@ def test_greedy_yolov5n_respects_budget_and_replays(yolov5n_costs):
     s = get_mapper("greedy").map(costs)
     cap = costs.platform.devices["cim"].crossbars
     assert cap == 100
-    used = sum(costs.n_crossbar[v]["cim"] for v, d in s.assignment.items() if d == "cim")
+    used = sum(costs.need[v]["cim"] for v, d in s.assignment.items() if d == "cim")
     assert 0 < used <= cap  # Eq. 14
     # every CIM op is placed on its crossbars, no core over its capacity
     per_core = [0] * costs.platform.devices["cim"].cores
     for v, d in s.assignment.items():
         if d == "cim":
-            assert sum(n for _, n in s.placement[v]) == costs.n_crossbar[v]["cim"]
+            assert sum(n for _, n in s.placement[v]) == costs.need[v]["cim"]
             for c, n in s.placement[v]:
                 per_core[c] += n
     assert max(per_core) <= costs.platform.devices["cim"].crossbars_per_core
@@ -191,7 +191,7 @@ def test_prop_greedy_within_budget_and_never_worse_than_all_host(setup):
     s = get_mapper("greedy").map(costs)
     base = get_mapper("all-host").map(costs)
     dev = costs.platform.devices["cim"]
-    used = sum(costs.n_crossbar[v]["cim"] for v, d in s.assignment.items() if d == "cim")
+    used = sum(costs.need[v]["cim"] for v, d in s.assignment.items() if d == "cim")
     assert used <= dev.crossbars  # Eq. 14
     assert s.makespan_s <= base.makespan_s
     # a single-core host runs the all-host schedule back to back
@@ -202,7 +202,7 @@ def test_prop_greedy_within_budget_and_never_worse_than_all_host(setup):
     for v, d in s.assignment.items():
         assert d in costs.latency[v]
         if d == "cim":
-            assert sum(n for _, n in s.placement[v]) == costs.n_crossbar[v]["cim"]
+            assert sum(n for _, n in s.placement[v]) == costs.need[v]["cim"]
     start, finish, makespan = list_schedule(costs, s.assignment, s.order)
     assert makespan == s.makespan_s == simulate(costs, s).makespan_s
 

@@ -268,5 +268,5 @@ def test_relative_latency_table_resolved_against_yaml_folder(tmp_path, monkeypat
 
 def test_make_platform_helper_is_valid():
     p = make_platform(host_cores=3, cim_cores=2, crossbars_per_core=5)
-    assert p.devices["host"].capacity == 3
+    assert p.devices["host"].units == 3
     assert p.devices["cim"].crossbars == 10

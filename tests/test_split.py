@@ -132,12 +132,14 @@ def _bad(costs, splits, assignment=None, match=""):
 def test_invalid_splits_are_rejected_everywhere():
     costs = _hand_costs()
     _bad(costs, {"a": {"digital": [0, 1, 2], "aimc": list(range(4, 16))}}, match=r"channel\(s\) \[3\] on none")
-    _bad(costs, {"a": {"digital": [0, 1, 4], "aimc": list(range(3, 16))}}, match=r"\[4\] on several devices")
-    _bad(costs, {"a": {"digital": [0, 16], "aimc": list(range(1, 16))}}, match="channel 16, outside 0..15")
+    _bad(costs, {"a": {"digital": [0, 1, 2, 3, 4], "aimc": list(range(3, 16))}},
+         match=r"\[3, 4\] on several devices")
+    _bad(costs, {"a": {"digital": [15, 16], "aimc": list(range(15))}}, match="channel 16, outside 0..15")
     _bad(costs, {"a": {"digital": [], "aimc": list(range(16))}}, match="no channels")
     _bad(costs, {"a": {"gpu": [0], "aimc": list(range(1, 16))}}, match="'gpu', which is not a device")
     _bad(costs, {"a": {"host": [0], "aimc": list(range(1, 16))}}, match="'host' cannot run a part")
-    _bad(costs, {"a": dict(SPLIT_A)}, assignment={"a": "host", "z": "aimc", "b": "aimc"}, match="holds no part")
+    with pytest.raises(ScheduleError, match="contiguous"):  # parts are channel ranges (ODiMO Fig. 3 reordering)
+        Schedule("t", {"a": "aimc"}, {}, splits={"a": {"digital": [0, 1, 4], "aimc": [2, 3, *range(5, 16)]}})
     _bad(costs, {"zz": {"aimc": [0]}}, match="not an op")
 
 

@@ -1,47 +1,172 @@
-"""Fields and behaviour shared by every device kind."""
+"""The device capability protocol: every question hetsim asks of a device kind, with the defaults a kind
+inherits.
+
+A device kind is one module under ``hetsim/devices/``: a Pydantic config class derived from :class:`DeviceBase`
+(its ``kind`` field a ``Literal`` naming the kind) that answers, for an :class:`~hetsim.workload.op.Op`:
+
+* which ops it runs and how long one takes (:meth:`DeviceBase.latency`), in which phases
+  (:meth:`DeviceBase.phases`), and how long a part computing some of its output channels takes
+  (:meth:`DeviceBase.latency_channels`, for kinds that run channel splits);
+* how many ops it runs at once (:attr:`DeviceBase.units`) and whether they run one per unit in the schedule's
+  order (:attr:`DeviceBase.serial`);
+* which **capacities** it offers (:meth:`DeviceBase.capacities`: crossbars, weight memory in bytes, SRAM ...)
+  and how much of each an op, or a part of one, needs (:meth:`DeviceBase.demand`);
+* its power (``active_w``, ``idle_w``) and any energy per op (:meth:`DeviceBase.op_energy_j`).
+
+Mappers, the cost model, the checker, the simulator and the reports ask these questions and never test a kind
+by name. Registering the class (:func:`hetsim.devices.register_kind`) adds the kind to the platform YAML.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.workload.op import Op
 
+Scope = Literal["resident", "per-op"]
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """A finite resource of a device that ops occupy.
+
+    Attributes:
+        name: what it is (``crossbars``, ``weight_memory``); an op's :meth:`DeviceBase.demand` uses the same key.
+        amount: how much the device has, in ``unit`` (an integer: crossbars, bytes).
+        unit: ``"crossbars"``, ``"B"`` ...
+        scope: ``"resident"``: ops keep what they need for the whole inference (weight-stationary), so the sum
+            over every op (and part of an op) placed on the device must fit (the crossbar budget of the CPU-CIM
+            ILP, Eq. 14); ``"per-op"``: what one op or part needs must fit while it runs (a layer's weights
+            in a weight buffer the layers take turns in).
+        source: where the constraint comes from (a paper and equation, or a data sheet).
+    """
+
+    name: str
+    amount: int
+    unit: str
+    scope: Scope
+    source: str = ""
+
 
 class DeviceBase(BaseModel):
-    """Common device config. Unknown YAML fields are errors (``extra="forbid"``).
+    """Common device config and the capability protocol's defaults. Unknown YAML fields are errors.
 
     Attributes:
         name: set from the key under ``devices:`` in the platform YAML.
-        active_w: power while executing, W (whole device).
-        idle_w: power while powered but idle, W. Energy model: DESIGN.md / seed 002 Eq. 4,
-            ``E = active_w * busy + idle_w * (makespan - busy)``.
+        active_w: power while executing, W (per unit: a CPU core).
+        idle_w: power while powered but idle, W (per unit). Energy (ODiMO, Eq. 4, generalised):
+            ``E = active_w * busy + idle_w * (units * makespan - busy) + sum of op_energy_j``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: The device can be the platform's host: it runs the ops no accelerator runs (a CPU).
+    can_host: ClassVar[bool] = False
+    #: Workload kinds the device runs: ``"onnx"`` (operator DAGs) or ``"snn"`` (spiking networks).
+    workloads: ClassVar[frozenset[str]] = frozenset({"onnx"})
+    #: Contention kinds (``hetsim.sim.CONTENTION_KINDS``) the device's own resources model.
+    contention: ClassVar[tuple[str, ...]] = ()
 
     name: str = ""
     description: str = ""
     active_w: float = Field(0.0, ge=0)
     idle_w: float = Field(0.0, ge=0)
 
-    @property
-    def capacity(self) -> int:
-        """How many ops the device executes at once in the simulator's resource model."""
-        return 1
-
-    @property
-    def serial(self) -> bool:
-        """True when the device is a resource of ``capacity`` units that runs one op per unit at a time, in
-        the schedule's per-device order (a CPU's cores, a DIANA accelerator). False when ops own their own
-        hardware and overlap freely (a weight-stationary PUMA CIM: each op keeps its crossbars)."""
-        return False
-
-    def latency_channels(self, op: Op, n_channels: int) -> float | None:
-        """Latency in seconds of the part of ``op`` that computes ``n_channels`` of its output channels (a
-        channel split, seed 002 Fig. 1/3), or ``None`` when the device cannot run such a part. Devices that
-        do not support channel splits return ``None`` (the default)."""
-        return None
+    # -------------------------------------------------------------------------------------------- ops, latency
 
     def latency(self, op: Op) -> float | None:  # pragma: no cover - abstract
         """Execution latency of ``op`` in seconds, or ``None`` when the device cannot run it."""
         raise NotImplementedError
+
+    def phases(self, op: Op) -> tuple[float, ...] | None:
+        """The durations (seconds) of the op's phases, in the order of :attr:`phase_names`, summing to
+        :meth:`latency`; ``None`` when the device runs ops in one piece (the default) or cannot run ``op``."""
+        return None
+
+    #: Names of the phases :meth:`phases` returns (e.g. ``("load", "mvm", "store")``).
+    phase_names: ClassVar[tuple[str, ...]] = ()
+
+    #: The kind runs parts of an op that compute some of its output channels (a channel split, ODiMO).
+    splits_channels: ClassVar[bool] = False
+
+    def latency_channels(self, op: Op, n_channels: int) -> float | None:
+        """Latency in seconds of the part of ``op`` that computes ``n_channels`` of its output channels (a
+        channel split, ODiMO Fig. 1), or ``None`` when the device cannot run such a part (the default).
+
+        Raises:
+            ValueError: ``n_channels`` is outside ``[0, C_out]``.
+        """
+        return None
+
+    # --------------------------------------------------------------------------------------------- units
+
+    @property
+    def units(self) -> int:
+        """How many ops the device runs at once (a CPU's cores; 1 otherwise). Power fields are per unit."""
+        return 1
+
+    @property
+    def serial(self) -> bool:
+        """True when the device is a resource of :attr:`units` units that runs one op per unit at a time, in
+        the schedule's per-device order (a CPU's cores, a DIANA accelerator). False when ops own their own
+        hardware and overlap freely (a weight-stationary PUMA CIM: each op keeps its crossbars)."""
+        return False
+
+    # ------------------------------------------------------------------------------------------ capacities
+
+    def capacities(self) -> dict[str, Capacity]:
+        """The device's capacities by name (none by default)."""
+        return {}
+
+    def demand(self, op: Op, n_channels: int | None = None) -> dict[str, int]:
+        """How much of each capacity ``op`` needs on this device (the part computing ``n_channels`` output
+        channels, when given). Keys are names of :meth:`capacities`; a missing key needs nothing."""
+        return {}
+
+    @property
+    def slots(self) -> list[int] | None:
+        """Sizes of the units a resident capacity is laid out on (a PUMA's cores, in crossbars), when the
+        device places ops' capacity on them (:meth:`place`); ``None`` otherwise."""
+        return None
+
+    def place(self, demand: dict[str, int], order: list[str] | None = None) -> dict[str, list[tuple[int, int]]]:
+        """Lay ops' resident demand out on :attr:`slots`: op -> ``[(slot, amount), ...]``. The default places
+        nothing (``{}``).
+
+        Raises:
+            ValueError: the demand does not fit.
+        """
+        return {}
+
+    @property
+    def weight_precision_bits(self) -> float | None:
+        """Information per stored weight in bits (8 for int8, log2(3) for ternary), for mappers that trade
+        precision for speed (ODiMO); ``None`` when the kind does not say."""
+        return None
+
+    # ----------------------------------------------------------------------------------------- transfers
+
+    @property
+    def wire_bits(self) -> int | None:
+        """Bits per element of the tensors the device sends and receives (``None``: the tensor's own type)."""
+        return None
+
+    # -------------------------------------------------------------------------------------------- energy
+
+    def op_energy_j(self, op: Op, n_channels: int | None = None) -> float:
+        """Energy in joules an op (or a part of ``n_channels`` channels) costs beyond the device's power
+        (e.g. per MAC); 0 by default."""
+        return 0.0
+
+    # ------------------------------------------------------------------------------ workload-specific data
+
+    def for_workload(self, workload: str) -> DeviceBase:
+        """This device specialised for ``workload`` (e.g. a CPU picks the workload's measured profile)."""
+        return self
+
+    def uses_fallback(self, op: Op) -> bool:
+        """True when the latency of ``op`` is an estimate standing in for a missing measurement."""
+        return False

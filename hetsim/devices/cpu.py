@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -36,6 +36,8 @@ class CpuDevice(DeviceBase):
     Power fields are per core: a busy core draws ``active_w``, an idle one ``idle_w``.
     """
 
+    can_host: ClassVar[bool] = True
+
     kind: Literal["cpu"] = "cpu"
     cores: int = Field(1, ge=1, description="cores usable for inference; ops are single-threaded")
     clock_ghz: float = Field(gt=0)
@@ -65,7 +67,7 @@ class CpuDevice(DeviceBase):
         return self
 
     @property
-    def capacity(self) -> int:
+    def units(self) -> int:
         return self.cores
 
     @property

@@ -40,11 +40,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from hetsim.devices.base import DeviceBase
+from hetsim.devices.base import Capacity, DeviceBase
 from hetsim.devices.puma import GEMM_OP_TYPES
 from hetsim.workload.op import Op
 
@@ -99,7 +99,10 @@ def _ceil_div(a: int, b: int) -> int:
 
 class _DianaAccelerator(DeviceBase):
     """Fields and behaviour shared by the two DIANA accelerators: a serial resource (one layer or layer part
-    at a time, in the schedule's order) running Conv/Gemm/MatMul ops with a constant weight."""
+    at a time, in the schedule's order) running Conv/Gemm/MatMul ops with a constant weight, whole or as a
+    channel split's part."""
+
+    splits_channels: ClassVar[bool] = True
 
     clock_mhz: float = Field(260.0, gt=0, description="F: clock, MHz (seed 002 Sec. IV-C: 260 MHz)")
     supported_ops: list[str] = Field(
@@ -154,9 +157,14 @@ class DianaDigital(_DianaAccelerator):
               + o_x * o_y * (C_out + C_in) / load_store_bytes_per_cycle
 
     ``pe_rows`` PEs work on output channels, ``pe_cols`` on output pixels along x. Runs grouped and depthwise
-    convolutions (the only DIANA accelerator that does). ``weight_bits``, ``activation_bits`` and
-    ``weight_memory_kib`` describe the hardware; the latency model does not use them (it ignores weight
-    tiling, as ODiMO's does).
+    convolutions (the only DIANA accelerator that does). ``activation_bits`` describes the hardware; the latency
+    model does not use it.
+
+    Capacity: ``weight_memory`` (``weight_memory_kib`` KiB, per op): the weights of the layer, or of the part of
+    it, that runs must fit the weight memory, ``n_channels * (C_in / groups) * f_x * f_y * weight_bits / 8``
+    bytes (ODiMO Sec. II: "a 64 kB weight memory"). The latency model, like ODiMO's, prices no weight tiling,
+    so a layer whose weights do not fit is not run here rather than run at an unpriced cost. ``null`` turns
+    the check off.
     """
 
     kind: Literal["diana-digital"] = "diana-digital"
@@ -165,9 +173,30 @@ class DianaDigital(_DianaAccelerator):
     load_store_bytes_per_cycle: float = Field(
         8.0, gt=0, description="activation bytes loaded/stored per cycle (the /8 of the second term)"
     )
-    weight_bits: int = Field(8, ge=1, description="weight precision, bits (not used by the latency model)")
+    weight_bits: int = Field(8, ge=1, description="weight precision, bits (sizes the weights in weight_memory)")
     activation_bits: int = Field(8, ge=1, description="activation precision, bits (not used by the model)")
-    weight_memory_kib: float = Field(64.0, gt=0, description="weight memory, KiB (not used by the model)")
+    weight_memory_kib: float | None = Field(
+        64.0, gt=0, description="weight memory, KiB: a layer part's weights must fit (null: not checked)")
+
+    @property
+    def weight_precision_bits(self) -> float:
+        """``weight_bits`` (8)."""
+        return float(self.weight_bits)
+
+    def capacities(self) -> dict[str, Capacity]:
+        """``weight_memory`` in bytes, per op (class docstring); none when ``weight_memory_kib`` is null."""
+        if self.weight_memory_kib is None:
+            return {}
+        return {"weight_memory": Capacity("weight_memory", int(self.weight_memory_kib * 1024), "B", "per-op",
+                                          "ODiMO Sec. II (DIANA's 64 kB weight memory)")}
+
+    def demand(self, op: Op, n_channels: int | None = None) -> dict[str, int]:
+        """Weight bytes of ``op`` or of its part of ``n_channels`` output channels (class docstring)."""
+        g = op.gemm
+        if g is None:
+            return {}
+        n = g.c_out if n_channels is None else n_channels
+        return {"weight_memory": -(-n * g.n_v * self.weight_bits // 8)}
 
     def cycles_geometry(self, geom: LayerGeometry) -> float:
         """``L_dig`` in cycles for ``geom`` (class docstring); 0 when ``C_out = 0``."""
@@ -210,6 +239,11 @@ class DianaAimc(_DianaAccelerator):
     weight_load_cycles_per_row: float = Field(8.0, ge=0, description="cycles to load one array row of weights")
     weight_precision: Literal["ternary"] = "ternary"
     activation_bits: int = Field(7, ge=1, description="D/A and A/D precision, bits (not used by the model)")
+
+    @property
+    def weight_precision_bits(self) -> float:
+        """Ternary weights: ``log2(3)`` bits."""
+        return math.log2(3)
 
     def supports(self, op: Op) -> bool:
         """True for a listed op type with a GEMM view and ``groups = 1`` (no grouped/depthwise convs)."""

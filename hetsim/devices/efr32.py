@@ -21,7 +21,7 @@ Neither device runs ONNX operators: :meth:`latency` returns ``None`` for every o
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,6 +56,9 @@ class CortexM(DeviceBase):
             (not available to weights).
     """
 
+    can_host: ClassVar[bool] = True
+    workloads: ClassVar[frozenset[str]] = frozenset({"snn"})
+
     kind: Literal["cortex-m"] = "cortex-m"
     clock_mhz: float = Field(gt=0)
     weight_bytes: int = Field(4, ge=1)
@@ -87,6 +90,8 @@ class Mvp(DeviceBase):
         elem_cycles: cycles per FP16 weight element processed, by the memory the weights are read from.
         merge_gaps: merge two ranges of active columns when processing the gap costs less than a launch.
     """
+
+    workloads: ClassVar[frozenset[str]] = frozenset({"snn"})
 
     kind: Literal["mvp"] = "mvp"
     clock_mhz: float = Field(gt=0)

@@ -1,14 +1,19 @@
-"""Interconnect between devices (seed 000, Sec. IV-A3)."""
+"""Interconnect between devices (CPU-CIM ILP, Sec. IV-A3)."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: The ``kind`` the reports give links (device tables, traces), beside the device kinds.
+LINK_KIND = "link"
 
 
 class Link(BaseModel):
     """A bus joining two or more devices (``links:`` in the platform YAML).
 
-    Transfer latency, seed 000 Eq. 4 plus a fixed per-transfer latency::
+    Transfer latency, CPU-CIM ILP, Eq. 4 plus a fixed per-transfer latency::
 
         T_transfer(u, v) = b_elem * N_out,u / B_shared + latency
 
@@ -18,6 +23,10 @@ class Link(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ClassVar[str] = LINK_KIND
+    units: ClassVar[int] = 1
+    serial: ClassVar[bool] = False  # transfers on a link overlap unless 'links' contention is on
 
     name: str = ""
     description: str = ""
@@ -36,5 +45,5 @@ class Link(BaseModel):
         return v
 
     def transfer_time(self, nbytes: float) -> float:
-        """Seconds to move ``nbytes`` bytes (seed 000 Eq. 4 + fixed latency)."""
+        """Seconds to move ``nbytes`` bytes (CPU-CIM ILP, Eq. 4 + fixed latency)."""
         return nbytes / (self.bandwidth_gb_s * 1e9) + self.latency_ns * 1e-9

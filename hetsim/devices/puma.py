@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from hetsim.devices.base import DeviceBase
+from hetsim.devices.base import Capacity, DeviceBase
 from hetsim.workload.op import Op
 
 GEMM_OP_TYPES = ("Conv", "Gemm", "MatMul", "QLinearConv", "QGemm", "QLinearMatMul", "ConvInteger", "MatMulInteger")
@@ -32,6 +32,9 @@ class PumaDevice(DeviceBase):
     convolution sit on their own crossbars and run in parallel, so ``T_mvm`` does not depend on ``groups``
     (nor on the crossbar count: crossbars operate in parallel, Sec. IV-A2).
     """
+
+    phase_names: ClassVar[tuple[str, ...]] = ("load", "mvm", "store")
+    contention: ClassVar[tuple[str, ...]] = ("cim-bus", "cim-cores")
 
     kind: Literal["puma"] = "puma"
     crossbar_rows: int = Field(256, ge=1, description="M: outputs per crossbar (weight-matrix rows)")
@@ -68,9 +71,28 @@ class PumaDevice(DeviceBase):
         per = self.crossbars_per_core
         return [max(0, min(per, self.crossbars - i * per)) for i in range(self.cores)]
 
+    def capacities(self) -> dict[str, Capacity]:
+        """``crossbars``: the budget ``C``, resident (weight-stationary; CPU-CIM ILP, Eq. 14)."""
+        return {"crossbars": Capacity("crossbars", self.crossbars, "crossbars", "resident", "CPU-CIM ILP, Eq. 14")}
+
+    def demand(self, op: Op, n_channels: int | None = None) -> dict[str, int]:
+        """``{"crossbars": N_crossbar}`` of CPU-CIM ILP Eq. 1 (per group for grouped convs)."""
+        return {"crossbars": self.n_crossbar(op)}
+
     @property
-    def capacity(self) -> int:
-        return self.crossbars
+    def slots(self) -> list[int]:
+        """Crossbars on each core (:attr:`core_capacities`)."""
+        return self.core_capacities
+
+    def place(self, demand: dict[str, int], order: list[str] | None = None) -> dict[str, list[tuple[int, int]]]:
+        """First-fit decreasing on the cores (:func:`place_crossbars`)."""
+        return place_crossbars(demand, self.cores, self.crossbars_per_core, order=order,
+                               capacities=self.core_capacities)
+
+    @property
+    def wire_bits(self) -> int:
+        """``b_elem`` of CPU-CIM ILP Eq. 3-4: the CIM's element size is the wire format of its transfers."""
+        return self.element_bits
 
     def supports(self, op: Op) -> bool:
         """True when ``op``'s type is supported and it has a constant weight matrix (GEMM view)."""

@@ -77,6 +77,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hetsim.devices.link import LINK_KIND
 from hetsim.errors import InputError
 
 RESULT_COLUMNS = [
@@ -423,13 +424,11 @@ def _run_snn_point(point: dict) -> dict:
 
 
 def run_point(point: dict) -> dict:
-    """Run one design point; returns its result row (``error`` set, numbers empty, when it failed)."""
+    """Run one design point through :func:`hetsim.pipeline.run`, the function behind ``hetsim run``; returns its
+    result row (``error`` set, numbers empty, when it failed)."""
     if point.get("kind") == "snn":
         return _run_snn_point(point)
-    from hetsim.costs import CostModel
-    from hetsim.mappers import get_mapper
-    from hetsim.report.metrics import device_table
-    from hetsim.sim import simulate
+    from hetsim.pipeline import run
     from hetsim.sim.engine import parse_contention
 
     row = {c: "" for c in RESULT_COLUMNS}
@@ -440,26 +439,23 @@ def run_point(point: dict) -> dict:
         if point["params"]:
             plat = plat.with_overrides(point["params"])
         row.update({"platform": plat.name, "host": plat.host})
-        costs = CostModel(_workload(point["workload"]), plat)
-        contention = parse_contention(point["contention"])
-        sched = get_mapper(point["mapper"], **point["mapper_options"]).map(costs)
-        res = simulate(costs, sched, contention)
-        base = simulate(costs, get_mapper(plat.baseline).map(costs), contention)
-        dev = device_table(costs, res)
-        host = dev[dev["device"] == costs.host]
-        accel = dev[(dev["device"] != costs.host) & (dev["kind"] != "link")]
-        cim = {n: d for n, d in plat.devices.items() if d.kind == "puma"}
-        used = sum(costs.n_crossbar[v][d] for v, d in sched.assignment.items() if d in cim)
-        st = sched.stats
+        r = run(plat, _workload(point["workload"]), mapper=point["mapper"],
+                contention=parse_contention(point["contention"]), mapper_options=point["mapper_options"])
+        s, dev = r.summary, r.devices
+        host = dev[dev["device"] == plat.host]
+        accel = dev[(dev["device"] != plat.host) & (dev["kind"] != LINK_KIND)]
+        st = r.schedule.stats
         row.update({
-            "operators": len(costs.workload), "makespan_s": res.makespan_s, "baseline_makespan_s": base.makespan_s,
-            "speedup": base.makespan_s / res.makespan_s if res.makespan_s > 0 else "",
-            "energy_j": float(dev["energy_j"].sum()),
-            "ops_offloaded": sum(1 for d in sched.assignment.values() if d != costs.host),
-            "crossbars_used": used, "crossbars_available": sum(d.crossbars for d in cim.values()),
+            "operators": s["operators"], "makespan_s": s["makespan_s"],
+            "baseline_makespan_s": "" if s["baseline_makespan_s"] is None else s["baseline_makespan_s"],
+            "speedup": "" if s["speedup"] is None else s["speedup"],
+            "energy_j": s["energy_j"],
+            "ops_offloaded": s["ops_offloaded"]["count"],
+            "crossbars_used": sum(c["used"] for c in s["crossbars"].values()),
+            "crossbars_available": sum(c["available"] for c in s["crossbars"].values()),
             "host_busy_s": float(host["busy_s"].sum()), "accel_busy_s": float(accel["busy_s"].sum()),
             "host_ops": int(host["ops"].sum()), "accel_ops": int(accel["ops"].sum()),
-            "predicted_makespan_s": sched.makespan_s,
+            "predicted_makespan_s": r.schedule.makespan_s,
         })
         for k in ("status", "solve_time_s", "mip_gap", "incumbent_s", "bound_s", "variables", "constraints"):
             if st.get(k) is not None:

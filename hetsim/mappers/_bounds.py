@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError, ScheduleError
-from hetsim.sim.analytic import ordered_devices
 
 #: values within this many ticks of an integer are snapped to it before rounding up (floating-point noise:
 #: 2560 ns computed as 2.56e-6 s / 1e-9 is 2560.0000000000005, which must stay 2560 ticks).
@@ -99,8 +98,8 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
     g = wl.graph
     topo = wl.topological_order()
     pos = {v: i for i, v in enumerate(topo)}
-    cpus = ordered_devices(costs)
-    budget = {n: d.crossbars for n, d in costs.platform.devices.items() if d.kind == "puma"}
+    cpus = costs.serial_devices()
+    budget = dict(costs.budget)
     plat_order = list(costs.platform.devices)
     devices: dict[str, list[str]] = {}
     dur: dict[str, dict[str, int]] = {}
@@ -114,7 +113,7 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
             if d not in lat:
                 continue
             if d in budget:
-                n = costs.n_crossbar[v][d]
+                n = costs.need[v][d]
                 if n > budget[d]:
                     removed["too_big"] += 1
                     continue
@@ -123,7 +122,7 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
         if not ds:
             raise MappingError(
                 f"cpsat: op {v!r} ({wl.op(v).op_type}) fits no device: the host cannot run it and it needs "
-                f"more crossbars than a CIM device has (seed 000 Eq. 14)"
+                f"more of a device's capacity than it has (CPU-CIM ILP, Eq. 14)"
             )
         devices[v] = ds
         dur[v] = {d: to_ticks(lat[d], tick) for d in ds}

@@ -1,4 +1,4 @@
-"""Helpers shared by the DIANA mappers (seed 002): find the two accelerators, list the layers, and turn
+"""Helpers shared by the DIANA mappers (ODiMO): find the two accelerators, list the layers, and turn
 per-layer channel assignments into a :class:`~hetsim.schedule.Schedule` with channel splits."""
 
 from __future__ import annotations
@@ -10,22 +10,22 @@ from hetsim.schedule import Schedule
 
 
 def diana_devices(costs: CostModel, mapper: str) -> tuple[str, str]:
-    """``(digital, aimc)``: the names of the platform's ``diana-digital`` and ``diana-aimc`` devices.
+    """``(digital, aimc)``: the platform's two channel-splitting accelerators (ODiMO), the one with the more
+    precise weights first (DIANA: the 8-bit digital accelerator, then the ternary analog one).
 
     Raises:
-        MappingError: the platform lacks one of them or has several of a kind.
+        MappingError: the platform does not have exactly two channel-splitting accelerators of different
+            weight precision.
     """
-    found = {}
-    for kind in ("diana-digital", "diana-aimc"):
-        names = [n for n, d in costs.platform.devices.items() if d.kind == kind]
-        if len(names) != 1:
-            what = "no" if not names else f"{len(names)}"
-            raise MappingError(
-                f"{mapper}: platform {costs.platform.name!r} has {what} device of kind {kind!r}; this mapper needs "
-                "exactly one 'diana-digital' and one 'diana-aimc' device (e.g. platforms/diana.yaml)"
-            )
-        found[kind] = names[0]
-    return found["diana-digital"], found["diana-aimc"]
+    split = [(n, costs.devices[n].weight_precision_bits) for n in costs.split_devices()]
+    if len(split) != 2 or any(b is None for _, b in split) or split[0][1] == split[1][1]:
+        raise MappingError(
+            f"{mapper}: platform {costs.platform.name!r} has {len(split)} channel-splitting accelerators "
+            f"({', '.join(n for n, _ in split) or 'none'}); this mapper needs exactly two, of different weight "
+            "precision (DIANA's digital and analog accelerators, e.g. platforms/diana.yaml)"
+        )
+    (hi, _), (lo, _) = sorted(split, key=lambda nb: -nb[1])
+    return hi, lo
 
 
 def layers(costs: CostModel, digital: str) -> list[str]:
@@ -41,9 +41,9 @@ def channel_schedule(
 
     Args:
         channels: op -> {device: output-channel indices}; empty parts are dropped. One remaining part assigns
-            the op to that device; several make a channel split, with ``assignment`` = the part with the most
-            channels (ties: the first listed). Ops not in ``channels`` keep :meth:`CostModel.initial_assignment`
-            (the host, or the first device that runs them).
+            the op to that device; several make a channel split (parts in the dict's order). Ops not in
+            ``channels`` keep :meth:`CostModel.initial_assignment` (the host, or the first device that runs
+            them).
         stats: mapper statistics; ``aimc_share`` etc. are added by the caller.
 
     Raises:
@@ -61,14 +61,14 @@ def channel_schedule(
         if len(parts) == 1:
             assignment[v] = next(iter(parts))
         elif parts:
-            assignment[v] = max(parts, key=lambda d: len(parts[d]))  # max keeps the first of equal counts
+            assignment[v] = next(iter(parts))
             splits[v] = parts
     return make_schedule(costs, assignment, mapper, stats, splits=splits)
 
 
 def block_channels(c_out: int, n_digital: int, digital: str, aimc: str) -> dict[str, list[int]]:
     """Contiguous blocks: channels ``0..n_digital-1`` on ``digital``, the rest on ``aimc`` (the reordering of
-    seed 002 Fig. 3 makes each device's part contiguous)."""
+    ODiMO Fig. 3 makes each device's part contiguous)."""
     return {digital: list(range(n_digital)), aimc: list(range(n_digital, c_out))}
 
 

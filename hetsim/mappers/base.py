@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Protocol
 
 from hetsim.costs import CostModel
-from hetsim.devices.puma import place_crossbars
 from hetsim.errors import InputError, MappingError
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
@@ -26,7 +25,7 @@ class Mapper(Protocol):
 
     ``Schedule.stats`` keys every mapper should fill where they apply: ``solve_time_s``, ``status``
     (``optimal`` | ``time_limit`` | ``feasible`` | ``infeasible`` | ``heuristic``), ``operators``,
-    ``variables``, ``constraints``, ``incumbent_s``, ``bound_s``, ``mip_gap`` (seed 000 Sec. II-B:
+    ``variables``, ``constraints``, ``incumbent_s``, ``bound_s``, ``mip_gap`` (CPU-CIM ILP, Sec. II-B:
     ``(z_inc - z_bound) / |z_inc|``), ``solver``.
     """
 
@@ -67,28 +66,30 @@ def get_mapper(name: str, **options) -> Mapper:
     return cls(**options)
 
 
-def crossbar_budget(costs: CostModel) -> dict[str, int]:
-    """Crossbars available per CIM device (C of seed 000 Eq. 14)."""
-    return {n: d.crossbars for n, d in costs.platform.devices.items() if d.kind == "puma"}
+def capacity_budget(costs: CostModel) -> dict[str, int]:
+    """Resident capacity per device that has one (the crossbar budget C of CPU-CIM ILP Eq. 14, a weight
+    memory ...): a copy of :attr:`~hetsim.costs.CostModel.budget` a mapper may spend."""
+    return dict(costs.budget)
 
 
 def place(costs: CostModel, assignment: dict[str, str]) -> dict[str, list[tuple[int, int]]]:
-    """Crossbar placement of every CIM op (first-fit decreasing on each device's cores).
+    """Placement of every op's resident capacity on its device's slots (a PUMA's cores: first-fit decreasing),
+    for devices that lay it out (:meth:`~hetsim.devices.base.DeviceBase.place`).
 
     Raises:
-        MappingError: a CIM device's crossbar budget (seed 000 Eq. 14) is exceeded.
+        MappingError: a device's resident capacity is exceeded.
     """
     topo = costs.workload.topological_order()
     out: dict[str, list[tuple[int, int]]] = {}
-    for name, dev in costs.platform.devices.items():
-        if dev.kind != "puma":
-            continue
-        demand = {v: costs.n_crossbar[v][name] for v, d in assignment.items() if d == name}
+    for name, cap in costs.resident.items():
+        demand = {v: costs.need[v][name] for v, d in assignment.items() if d == name}
+        if sum(demand.values()) > cap.amount:
+            raise MappingError(f"device {name!r}: {cap.name} exceeded ({cap.source}): {sum(demand.values())} "
+                               f"{cap.unit} requested, {cap.amount} available")
         try:
-            out.update(place_crossbars(demand, dev.cores, dev.crossbars_per_core, order=topo,
-                                       capacities=dev.core_capacities))
+            out.update(costs.devices[name].place(demand, order=topo))
         except ValueError as err:
-            raise MappingError(f"device {name!r}: crossbar budget exceeded (seed 000 Eq. 14): {err}") from None
+            raise MappingError(f"device {name!r}: {cap.name} exceeded ({cap.source}): {err}") from None
     return out
 
 
@@ -101,35 +102,45 @@ def make_schedule(
     splits: dict[str, dict[str, list[int]]] | None = None,
 ) -> Schedule:
     """A complete schedule for ``assignment``: per-device order (``order`` where given, else topological),
-    crossbar placement, and the contention-free predicted times of :func:`~hetsim.sim.analytic.list_schedule`
-    (every op as early as its inputs and its device's order allow, so a solver's slack is removed).
-    ``splits`` (op -> {device: channel indices}, seed 002) puts a split op in the order of every device holding
-    one of its parts; ``assignment`` must name one of them.
+    resident-capacity placement, and the contention-free predicted times of
+    :func:`~hetsim.sim.analytic.list_schedule` (every op as early as its inputs and its device's order allow, so a
+    solver's slack is removed). ``splits`` (op -> {device: output channels}, ODiMO) makes an op's parts: one
+    contiguous channel range per device, in the dict's order (only the counts matter to the cost models; the
+    function-preserving reordering of ODiMO Fig. 3 makes each device's channels contiguous); ``assignment`` must
+    name one of the op's devices. A split op is in the order of every device holding one of its parts.
 
     Raises:
         ScheduleError: ``order`` contradicts the data dependencies or the assignment.
-        MappingError: a crossbar budget is exceeded.
+        MappingError: a resident capacity is exceeded.
     """
     topo = costs.workload.topological_order()
     given = order or {}
     order = {d: list(given[d]) if d in given else [] for d in costs.platform.devices}
-    splits = {k: {d: list(ch) for d, ch in v.items()} for k, v in (splits or {}).items()}
+    splits = {k: {d: list(range(lo, lo + len(ch))) for d, ch, lo in _blocks(v)} for k, v in (splits or {}).items()}
     for v in topo:
         for d in (splits[v] if v in splits else [assignment[v]]):
             if d not in given:
                 order[d].append(v)
     placement = place(costs, {v: d for v, d in assignment.items() if v not in splits})
     start, finish, makespan = list_schedule(costs, assignment, order, splits)
-    return Schedule(
-        mapper=mapper,
+    counts = {v: {d: len(ch) for d, ch in p.items()} for v, p in splits.items()}
+    return Schedule.from_assignment(
+        mapper, {v: assignment[v] for v in topo if v in assignment}, counts,
         workload=costs.workload.name,
         platform=costs.platform.name,
-        assignment=dict(assignment),
         order=order,
         placement=placement,
         start_s=start,
         finish_s=finish,
         makespan_s=makespan,
         stats=dict(stats or {}),
-        splits=splits,
     )
+
+
+def _blocks(parts: dict[str, list[int]]):
+    """``(device, channels, first channel of its block)`` with the devices' blocks laid end to end."""
+    lo = 0
+    for d, ch in parts.items():
+        if ch:
+            yield d, ch, lo
+            lo += len(ch)

@@ -299,26 +299,23 @@ def match_layers(costs: CostModel, ops: list[str], export: list[ExportLayer]) ->
 
 
 def _role_names(costs: CostModel) -> dict[str, str]:
-    """Platform device name -> role for the DIANA accelerators."""
-    out = {}
-    for name, dev in costs.platform.devices.items():
-        if dev.kind == "diana-digital":
-            out[name] = "digital"
-        elif dev.kind == "diana-aimc":
-            out[name] = "aimc"
-    return out
+    """Platform device name -> role (``digital``, ``aimc``) for the two channel-splitting accelerators."""
+    try:
+        digital, aimc = diana_devices(costs, "dnas-export")
+    except MappingError:
+        return {}
+    return {digital: "digital", aimc: "aimc"}
 
 
 def _layer_channels(costs: CostModel, schedule: Schedule, op: str) -> dict[str, list[int]]:
-    if op in schedule.splits:
-        return {d: list(ch) for d, ch in schedule.splits[op].items()}
-    return {schedule.assignment[op]: list(range(costs.out_channels(op)))}
+    c_out = costs.out_channels(op)
+    return {p.device: list(range(*(p.channels or (0, c_out)))) for p in schedule.parts[op]}
 
 
 def _export_ops(costs: CostModel) -> list[str]:
-    digital = next((n for n, d in costs.platform.devices.items() if d.kind == "diana-digital"), None)
-    if digital is not None:
-        return layers(costs, digital)
+    roles = {r: n for n, r in _role_names(costs).items()}
+    if "digital" in roles:
+        return layers(costs, roles["digital"])
     return [v for v in costs.workload.topological_order() if costs.workload.op(v).gemm is not None]
 
 

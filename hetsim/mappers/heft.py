@@ -6,37 +6,38 @@ import bisect
 import time
 
 from hetsim.costs import CostModel
-from hetsim.mappers.base import crossbar_budget, make_schedule, register
+from hetsim.mappers.base import capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
-from hetsim.sim.analytic import ordered_devices
 
 
 @register("heft")
 class Heft:
-    """HEFT list scheduling adapted to weight-stationary CIM devices.
+    """HEFT list scheduling adapted to accelerators with a resident capacity (weight-stationary CIM crossbars,
+    an NPU's weight memory).
 
     Ops are prioritised by upward rank ``rank(v) = w(v) + max over successors s of (c(v, s) + rank(s))``,
     where ``w(v)`` is the mean latency of ``v`` over the devices that support it and ``c(v, s)`` the mean
     transfer time of the edge over the device pairs the two ops could occupy. In decreasing rank order
     (topological position breaks ties), each op goes to the device giving its earliest finish time: on the
-    host with HEFT's insertion policy (the earliest idle gap of a core that fits the op after its inputs
-    arrive), on a CIM device as soon as its inputs arrive - if that device's remaining crossbars (seed 000
-    Eq. 14) hold its weights. Ties prefer the host, which keeps crossbars for later ops.
+    serial device (a CPU's cores, an NPU) with HEFT's insertion policy (the earliest idle gap of a unit that fits
+    the op after its inputs arrive), on a device whose ops overlap (a PUMA CIM) as soon as its inputs arrive - if
+    the device's remaining resident capacity (crossbars: CPU-CIM ILP Eq. 14) holds the op. Ties prefer the host,
+    which keeps capacity for later ops.
 
     Source: H. Topcuoglu, S. Hariri, M.-Y. Wu, "Performance-effective and low-complexity task scheduling
     for heterogeneous computing", IEEE TPDS 13(3), 2002, doi:10.1109/71.993206.
 
-    Plain HEFT spends crossbars first come, first served: a depthwise conv early in MobileNetV2 can take a
+    Plain HEFT spends capacity first come, first served: a depthwise conv early in MobileNetV2 can take a
     crossbar per channel and starve every later layer. So the device choice minimises
-    ``EFT + lambda * N_crossbar`` and HEFT runs once per ``lambda`` in ``crossbar_prices`` (seconds per
-    crossbar, as fractions of the all-host makespan divided by the budget; 0 = plain HEFT); the schedule with
-    the smallest makespan wins (ties: the earlier price).
+    ``EFT + lambda * need / budget`` (``need``: the op's share of the device's resident capacity, e.g.
+    ``N_crossbar``) and HEFT runs once per ``lambda`` in ``crossbar_prices`` (as fractions of the all-host
+    makespan; 0 = plain HEFT); the schedule with the smallest makespan wins (ties: the earlier price).
 
     The returned schedule orders host ops by HEFT's start times; its predicted times are recomputed by
     :func:`~hetsim.sim.analytic.list_schedule` (ASAP in that order), which can only make them earlier.
 
     Args:
-        crossbar_prices: the price sweep, relative to ``all-host makespan / crossbar budget``.
+        crossbar_prices: the price sweep, relative to ``all-host makespan / budget`` per unit of capacity.
     """
 
     def __init__(self, crossbar_prices: tuple[float, ...] = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)):
@@ -44,25 +45,25 @@ class Heft:
 
     def map(self, costs: CostModel) -> Schedule:
         t0 = time.perf_counter()
-        budget = crossbar_budget(costs)
         base = sum(costs.latency[v][costs.host] for v in costs.workload.graph if costs.host in costs.latency[v])
-        unit = base / max(sum(budget.values()), 1)
         best = None
         for price in self.crossbar_prices:
-            sched = self._heft(costs, price * unit)
+            sched = self._heft(costs, price, base)
             if best is None or sched.makespan_s < best.makespan_s:
                 best = sched
-                best.stats["crossbar_price_s"] = price * unit
+                best.stats["capacity_price_s"] = price * base
         best.stats["solve_time_s"] = time.perf_counter() - t0
         best.stats["prices_tried"] = len(self.crossbar_prices)
         return best
 
-    def _heft(self, costs: CostModel, price: float) -> Schedule:
+    def _heft(self, costs: CostModel, price: float, base: float) -> Schedule:
         g = costs.workload.graph
         topo = costs.workload.topological_order()
         pos = {v: i for i, v in enumerate(topo)}
-        budget = crossbar_budget(costs)
-        caps = ordered_devices(costs)
+        budget = capacity_budget(costs)
+        # seconds per unit of each device's resident capacity: price * all-host time / budget
+        unit_price = {d: price * (base / max(c, 1)) for d, c in budget.items()}
+        caps = costs.serial_devices()
         host = costs.host
 
         def mean_transfer(u: str, v: str) -> float:
@@ -87,7 +88,7 @@ class Heft:
         for v in prio:
             best = None
             for dev, dur in costs.latency[v].items():
-                if dev in budget and costs.n_crossbar[v][dev] > budget[dev]:
+                if dev in budget and costs.need[v][dev] > budget[dev]:
                     continue
                 ready = max(
                     (finish[u] + costs.transfer_time(u, v, assignment[u], dev) for u in g.predecessors(v)),
@@ -97,7 +98,7 @@ class Heft:
                     s, core = min((_earliest_gap(iv, ready, dur), c) for c, iv in enumerate(busy[dev]))
                 else:
                     s, core = ready, None
-                penalty = price * costs.n_crossbar[v][dev] if dev in budget else 0.0
+                penalty = unit_price[dev] * costs.need[v][dev] if dev in budget else 0.0
                 key = (s + dur + penalty, dev != host, dev)
                 if best is None or key < best[0]:
                     best = (key, dev, s, core)
@@ -107,7 +108,7 @@ class Heft:
             if core is not None:
                 bisect.insort(busy[dev][core], (s, f))
             if dev in budget:
-                budget[dev] -= costs.n_crossbar[v][dev]
+                budget[dev] -= costs.need[v][dev]
         order = {d: sorted((v for v in topo if assignment[v] == d), key=lambda v: (start[v], pos[v])) for d in caps}
         stats = {
             "status": "heuristic",

@@ -33,7 +33,7 @@ import numpy as np
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
-from hetsim.mappers.base import crossbar_budget, make_schedule, register
+from hetsim.mappers.base import make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
 
@@ -129,11 +129,11 @@ def check_platform(costs: CostModel) -> tuple[str, str]:
     plat = costs.platform
     host = costs.host
     others = [n for n in plat.devices if n != host]
-    cims = [n for n in others if plat.devices[n].kind == "puma"]
-    if plat.devices[host].kind != "cpu" or plat.host_device.cores != 1:
+    cims = [n for n in others if n in costs.budget and not costs.devices[n].serial]
+    if costs.units(host) != 1:
         raise MappingError(
-            f"ilp: seed 000's MILP models a single-core host CPU; host {host!r} has "
-            f"{getattr(plat.devices[host], 'cores', '?')} cores (use another mapper, e.g. greedy)"
+            f"ilp: the CPU-CIM ILP models a single-core host CPU; host {host!r} has "
+            f"{costs.units(host)} cores (use another mapper, e.g. cpsat)"
         )
     if len(cims) != 1 or len(others) != 1:
         raise MappingError(
@@ -307,9 +307,9 @@ def build_model(costs: CostModel) -> IlpModel:
     block(p, np.concatenate([ap] * 5), np.concatenate([s0 + pu, f0 + pv, x0 + pu, x0 + pv, po]),
           np.concatenate([np.ones(p), -np.ones(p), np.full(p, -m), np.full(p, -m), np.full(p, m)]), -2 * m, INF)
     # Eq. 14: sum_{V_acc} (1 - x_v) N_v <= C  <=>  -sum_{V_acc} N_v x_v <= C - sum_{V_acc} N_v
-    budget = crossbar_budget(costs)[cim]
+    budget = costs.budget[cim]
     acc_i = np.nonzero(acc)[0]
-    ncb = np.array([costs.n_crossbar[ops[i]][cim] for i in acc_i], dtype=float)
+    ncb = np.array([costs.need[ops[i]][cim] for i in acc_i], dtype=float)
     block(1, np.zeros(len(acc_i), np.int64), x0 + acc_i, -ncb, -INF, budget - ncb.sum())
 
     rr = np.concatenate(rows_r)
@@ -569,8 +569,8 @@ class Ilp:
             which = bad[0] if bad else next(iter(set(assignment) - set(model.ops)), "?")
             raise MappingError(f"ilp: the warm start does not assign every op to a device that runs it "
                                f"(e.g. {which!r})")
-        used = sum(costs.n_crossbar[v][model.cim] for v in model.ops if assignment[v] == model.cim)
-        if used > crossbar_budget(costs)[model.cim]:
+        used = sum(costs.need[v][model.cim] for v in model.ops if assignment[v] == model.cim)
+        if used > costs.budget[model.cim]:
             raise MappingError(f"ilp: the warm start uses {used} crossbars, more than the budget (Eq. 14)")
         if given is not None and not given[model.host]:
             given = None

@@ -1,14 +1,14 @@
 """Metrics from a replay: makespan, busy time, utilisation and energy per device.
 
-Energy generalises seed 002 Eq. 4 (DESIGN.md): for every device and link,
+Energy generalises ODiMO Eq. 4 (``docs/architecture.md``): for every device and link,
 ``E = P_active * busy + P_idle * (makespan - busy)`` plus ``energy_pj_per_byte * bytes`` on links. A
 device's busy time is the length of the union of its busy intervals (a CIM accelerator running two ops at
 once is busy, not twice busy); a multi-core CPU's power fields are per core, so its busy time counts
 core-seconds and its idle time ``cores * makespan - busy``.
 
-Channel splits (seed 002): :func:`channel_split_summary` reports the share of output channels on each device
+Channel splits (ODiMO): :func:`channel_split_summary` reports the share of output channels on each device
 (network-wide and per layer), each channel-splitting accelerator's utilisation, the fraction of the makespan in
-which all of them are busy at once (seed 002 Fig. 6: "both accelerators work simultaneously"), and seed 002's
+which all of them are busy at once (ODiMO Fig. 6: "both accelerators work simultaneously"), and ODiMO's
 layer-sequential cost model (Eq. 3-4 summed over the layers).
 """
 
@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from hetsim.check import capacity_use
 from hetsim.costs import CostModel
+from hetsim.devices.link import Link
 from hetsim.schedule import Schedule
 from hetsim.sim.engine import SimResult
 
@@ -72,10 +74,10 @@ def channel_split_summary(costs: CostModel, schedule: Schedule, result: SimResul
     Keys: ``accelerators`` (the channel-splitting devices), ``layers`` (one entry per op with output channels,
     i.e. a GEMM view: ``op``, ``c_out``, ``channels`` = {device: count}, ``share`` = {device: fraction}),
     ``channels`` (device -> output channels over all those layers), ``total_channels``, ``share`` (device ->
-    fraction of ``total_channels``; seed 002 Table I "A. Ch." is the AIMC's), ``split_layers`` (ops split over
+    fraction of ``total_channels``; ODiMO Table I "A. Ch." is the AIMC's), ``split_layers`` (ops split over
     several devices), ``utilisation`` (accelerator -> busy / makespan), ``all_busy_fraction`` (fraction of the
     makespan in which every accelerator is busy at once: "both" on DIANA), ``layer_sequential_latency_s`` and
-    ``layer_sequential_energy_j`` (seed 002's model: the layers one after another, each lasting
+    ``layer_sequential_energy_j`` (ODiMO's model: the layers one after another, each lasting
     ``max_d L_d`` (Eq. 3) and costing :meth:`~hetsim.costs.CostModel.layer_energy` (Eq. 4), summed over the
     layers that run wholly on the accelerators; other ops are not counted).
     """
@@ -123,38 +125,46 @@ def channel_split_summary(costs: CostModel, schedule: Schedule, result: SimResul
 def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
     """One row per device and link.
 
-    Columns: ``device``, ``kind``, ``units`` (cores for a CPU, else 1), ``ops`` (ops or transfers),
-    ``busy_s``, ``utilisation`` (busy / (units * makespan)), ``active_j``, ``idle_j``, ``transfer_j``,
-    ``energy_j`` (their sum), ``bytes`` (links only).
+    Columns: ``device``, ``kind``, ``units`` (ops the device runs at once: a CPU's cores; 1 otherwise),
+    ``ops`` (ops or transfers), ``busy_s`` (unit-seconds on a serial device, else the length of the union of
+    its busy intervals), ``utilisation`` (busy / (units * makespan)), ``active_j``, ``idle_j``, ``op_j``
+    (per-op energy of kinds that have one), ``transfer_j``, ``energy_j`` (their sum), ``bytes`` (links only).
+
+    Energy (ODiMO, Eq. 4, generalised to every device): ``active_w * busy + idle_w * (units * makespan - busy)``
+    plus the kind's per-op energy (:meth:`~hetsim.devices.base.DeviceBase.op_energy_j`) plus
+    ``energy_pj_per_byte`` per byte on links.
     """
-    platform = costs.platform
     tr = result.trace
     T = result.makespan_s
     rows = []
     edge_of = {f"{u}->{v}": (u, v) for u, v in costs.workload.graph.edges}
-    entries = [(n, d.kind, d) for n, d in platform.devices.items()]
-    entries += [(n, "link", lk) for n, lk in platform.links.items()]
+    entries = [(n, d.kind, d) for n, d in costs.devices.items()]
+    entries += [(n, lk.kind, lk) for n, lk in costs.platform.links.items()]
     for name, kind, cfg in entries:
         sub = tr[tr["device"] == name]
-        units = cfg.cores if kind == "cpu" else 1
-        if kind == "cpu":
+        units = cfg.units
+        if cfg.serial:
             busy = float((sub["end_s"] - sub["start_s"]).sum())
         else:
             busy = union_length(sub["start_s"].to_numpy(), sub["end_s"].to_numpy())
         n_items = sub["op"].nunique()
-        nbytes = 0.0
-        if kind == "link":
+        nbytes = op_j = 0.0
+        if isinstance(cfg, Link):
             for label in sub["op"]:
                 u, v = edge_of[label]
                 nbytes += costs.transfer_bytes(u, v, result.assignment[u], result.assignment[v])
+        else:
+            first = sub.drop_duplicates("op")
+            for v, ch in zip(first["op"], first["channels"], strict=True):
+                op_j += cfg.op_energy_j(costs.workload.op(v), None if pd.isna(ch) else int(ch))
         active = cfg.active_w * busy
         idle = cfg.idle_w * max(units * T - busy, 0.0)
         xfer = getattr(cfg, "energy_pj_per_byte", 0.0) * 1e-12 * nbytes
         rows.append({
             "device": name, "kind": kind, "units": units, "ops": int(n_items), "busy_s": busy,
             "utilisation": busy / (units * T) if T > 0 else 0.0,
-            "active_j": active, "idle_j": idle, "transfer_j": xfer, "energy_j": active + idle + xfer,
-            "bytes": nbytes,
+            "active_j": active, "idle_j": idle, "op_j": op_j, "transfer_j": xfer,
+            "energy_j": active + idle + op_j + xfer, "bytes": nbytes,
         })
     return pd.DataFrame(rows)
 
@@ -180,7 +190,8 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
             "macs": op.macs, "bits": op.bits,
             "m_v": g.m_v if g else None, "n_v": g.n_v if g else None,
             "n_mvm": g.n_mvm if g else None, "groups": g.groups if g else None,
-            "crossbars": costs.n_crossbar.get(v, {}).get(d, 0) if d != costs.host else 0,
+            "crossbars": costs.need.get(v, {}).get(d, 0) if costs.resident.get(d) and
+            costs.resident[d].name == "crossbars" else 0,
             "placement": ";".join(f"core{c}:{n}" for c, n in schedule.placement.get(v, [])),
             "channels": ";".join(f"{dev}:{len(ch)}" for dev, ch in schedule.splits.get(v, {}).items()),
         })
@@ -194,7 +205,9 @@ def summarize(
     """The run's headline numbers as plain JSON-able data (``summary.json``).
 
     Keys: workload, platform, mapper, operators, makespan_s, baseline_makespan_s, speedup, energy_j,
-    ops_offloaded (count and names per device), crossbars (used/available per CIM device), devices (the
+    ops_offloaded (count and names per device), capacities (per device with a resident capacity: its name,
+    unit, scope, used and available), crossbars (used/available of the devices whose capacity is crossbars),
+    devices (the
     :func:`device_table` rows), contention, mapper_stats, predicted_makespan_s, host_latency_fallback_ops, and
     ``channel_split`` (:func:`channel_split_summary`) on platforms with channel-splitting accelerators (DIANA)
     or for schedules with channel splits.
@@ -206,11 +219,11 @@ def summarize(
         for d in schedule.devices_of(v):
             if d != host:
                 offloaded[d].append(v)
-    crossbars = {}
-    for name, d in costs.platform.devices.items():
-        if d.kind == "puma":
-            used = sum(costs.n_crossbar[v][name] for v in offloaded.get(name, []))
-            crossbars[name] = {"used": used, "available": d.crossbars}
+    use = capacity_use(costs, schedule.assignment, schedule.splits)
+    capacities = {d: {"name": c.name, "unit": c.unit, "scope": c.scope, "used": use[d], "available": c.amount}
+                  for d, c in costs.resident.items()}
+    crossbars = {d: {"used": c["used"], "available": c["available"]} for d, c in capacities.items()
+                 if c["name"] == "crossbars"}
     base = baseline.makespan_s if baseline is not None else None
     out = {
         "workload": costs.workload.name,
@@ -229,6 +242,7 @@ def summarize(
             "by_device": {d: {"count": len(v), "ops": v} for d, v in offloaded.items()},
         },
         "crossbars": crossbars,
+        "capacities": capacities,
         "devices": dev.to_dict(orient="records"),
         "contention": sorted(result.contention),
         "mapper_stats": schedule.stats,

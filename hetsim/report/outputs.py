@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hetsim.devices.link import LINK_KIND
 from hetsim.errors import OutputExistsError
 from hetsim.pipeline import RunResult
 from hetsim.report.metrics import device_table, op_table
@@ -81,7 +82,7 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
         configs.insert(0, (run.platform.baseline, run.baseline))
     for config, res in configs:
         t = device_table(run.costs, res)
-        t = t[t["kind"] != "link"]
+        t = t[t["kind"] != LINK_KIND]
         t.insert(0, "config", config)
         rows.append(t)
     plot_breakdown(pd.concat(rows, ignore_index=True), path("breakdown.png"), title=title)

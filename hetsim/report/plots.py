@@ -14,6 +14,8 @@ from pathlib import Path
 
 import matplotlib
 
+from hetsim.devices.link import LINK_KIND
+
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
@@ -214,7 +216,7 @@ def _breakdown_colours(table: pd.DataFrame, devices: list[str]) -> dict[str, str
     main, links = iter(BREAKDOWN_COLOURS), iter(LINK_COLOURS)
     out = {}
     for d in devices:
-        out[d] = next(links, "#999999") if kinds.get(d) == "link" else next(main, "#444444")
+        out[d] = next(links, "#999999") if kinds.get(d) == LINK_KIND else next(main, "#444444")
     return out
 
 
@@ -237,7 +239,7 @@ def plot_breakdown(
     Each segment with ``ops > 0`` is labelled with its count ("N ops", "N transfers" for links): inside the
     segment when wide enough, else above the bar. The bar's total busy time (ms) is printed to its right. A
     device keeps its colour across configurations (compute devices dark to light in order of appearance, links
-    grey when a ``kind`` column marks them ``"link"``).
+    grey when a ``kind`` column marks them as links).
 
     Args:
         table: long-format rows with columns ``config`` (e.g. ``"all-host"``, ``"greedy"``), ``device``,
@@ -258,7 +260,7 @@ def plot_breakdown(
     configs = list(dict.fromkeys(tab["config"]))
     devices = list(dict.fromkeys(tab["device"]))
     colours = _breakdown_colours(tab, devices)
-    links = set(tab.loc[tab["kind"].astype(str) == "link", "device"]) if "kind" in tab.columns else set()
+    links = set(tab.loc[tab["kind"].astype(str) == LINK_KIND, "device"]) if "kind" in tab.columns else set()
 
     fig, ax = plt.subplots(figsize=(9, 1.6 + 0.75 * len(configs)), layout="constrained")
     bar_h = 0.5

@@ -70,8 +70,11 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
     off = s["ops_offloaded"]
     lines += ["", f"  ops offloaded: {off['count']} of {s['operators']}"]
     for dev, info in off["by_device"].items():
-        cb = s["crossbars"].get(dev)
-        extra = f", crossbars {cb['used']}/{cb['available']}" if cb else ""
+        cb = s.get("capacities", {}).get(dev)
+        extra = ""
+        if cb:
+            unit = "" if cb["unit"] == cb["name"] else f" {cb['unit']}"
+            extra = f", {cb['name']} {cb['used']:,}/{cb['available']:,}{unit}"
         lines.append(f"    {dev}: {info['count']} ops{extra}")
         names = info["ops"] if max_names is None else info["ops"][:max_names]
         if names:
@@ -109,12 +112,12 @@ def _channel_split(cs: dict, max_names: int | None) -> list[str]:
 
 
 def _core_usage(run: RunResult, dev: str) -> list[str]:
-    cfg = run.platform.devices[dev]
-    if cfg.kind != "puma":
+    slots = run.costs.devices[dev].slots
+    if slots is None:
         return []
-    used = [0] * cfg.cores
+    used = [0] * len(slots)
     for v, parts in run.schedule.placement.items():
         if run.schedule.assignment.get(v) == dev:
             for c, n in parts:
                 used[c] += n
-    return [f"{u}/{cap}" for u, cap in zip(used, cfg.core_capacities, strict=True)]
+    return [f"{u}/{cap}" for u, cap in zip(used, slots, strict=True)]

@@ -1,4 +1,4 @@
-"""SimPy replay of a Schedule on resources built from the Platform (DESIGN.md, "Simulation semantics").
+"""SimPy replay of a Schedule on resources built from the Platform (``docs/architecture.md``, "Simulation semantics").
 
 One SimPy process per op and one per cross-device transfer. An op starts when all its inputs (and their
 transfers) have arrived and its device grants it:
@@ -6,20 +6,21 @@ transfers) have arrived and its device grants it:
 * serial devices (``cpu``: a ``simpy.Resource(capacity=cores)``; a DIANA accelerator: capacity 1): ops
   request them in the schedule's order (``ordered`` replay: an op may not start before the op preceding it in
   the order has started).
-* channel splits (seed 002): a split op waits for its predecessor in the order of every device holding one of
+* channel splits (ODiMO): a split op waits for its predecessor in the order of every device holding one of
   its parts, then takes those devices (in platform order: a fixed lock order) and starts all parts at once;
   each device is released when its own part ends, and the op finishes with its longest part. A split op
   exchanges data with its neighbours through shared memory only (checked), so no transfer touches it.
-* ``puma``: an op owns the crossbars it was placed on (weight-stationary), so CIM ops overlap freely unless
-  contention is switched on: ``cim-bus`` (one load/store phase at a time on the internal bus) and
+* devices that are not serial (a PUMA CIM): an op owns the crossbars it was placed on (weight-stationary), so
+  its ops overlap freely, in phases when the device has them, unless contention is switched on for a device
+  that models it (``DeviceBase.contention``): ``cim-bus`` (one load/store phase at a time on the internal bus) and
   ``cim-cores`` (a core issues one MVM stream at a time: ops placed on a common core serialise their MVM
   phases; an op spanning several cores needs all of them, and takes them one by one in core order, holding
   those it has while it waits for the rest - a fixed lock order, so it never deadlocks).
-* links: a transfer holds ``bytes / bandwidth + latency`` (seed 000 Eq. 4); with ``links`` contention the
+* links: a transfer holds ``bytes / bandwidth + latency`` (CPU-CIM ILP, Eq. 4); with ``links`` contention the
   link carries one transfer at a time, first come first served (ties in the order the consumers' processes
   were started: topological). A tensor crosses the link once per consumer edge (as the ILP's z_uv).
 
-With every contention kind off this is exactly seed 000's timing model, and the times equal
+With every contention kind off this is exactly the CPU-CIM ILP's timing model, and the times equal
 :func:`hetsim.sim.analytic.list_schedule`'s.
 """
 
@@ -30,10 +31,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 import simpy
 
+from hetsim.check import fill_orders, op_parts, ordered_devices, require_feasible
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
-from hetsim.sim.analytic import check_assignment, fill_orders, op_parts, ordered_devices
 
 CONTENTION_KINDS = ("links", "cim-bus", "cim-cores")
 TRACE_COLUMNS = ["op", "device", "kind", "phase", "start_s", "end_s", "channels"]
@@ -116,20 +117,21 @@ def simulate(
     splits = schedule.splits
     caps = ordered_devices(costs)
     topo = wl.topological_order()
+    require_feasible(costs, schedule)
     order = fill_orders(costs, assignment, schedule.order, splits)
-    check_assignment(costs, assignment, order, splits)
+    devs = costs.devices
 
     if "cim-cores" in contention:
         for v, dv in assignment.items():
-            dev = platform.devices[dv]
-            if dev.kind == "puma" and v not in splits:
+            dev = devs[dv]
+            if "cim-cores" in dev.contention and dev.slots is not None and v not in splits:
                 placed = schedule.placement.get(v)
                 cores = [c for c, _ in placed or []]
-                if (not placed or any(not 0 <= c < dev.cores for c in cores) or len(set(cores)) != len(cores)
-                        or sum(n for _, n in placed) != costs.n_crossbar[v][dv]):
+                if (not placed or any(not 0 <= c < len(dev.slots) for c in cores) or len(set(cores)) != len(cores)
+                        or sum(n for _, n in placed) != costs.need[v][dv]):
                     raise ScheduleError(
                         f"CIM op {v!r} has no valid crossbar placement (distinct cores of {dv!r} holding its "
-                        f"{costs.n_crossbar[v][dv]} crossbars); 'cim-cores' contention needs one"
+                        f"{costs.need[v][dv]} crossbars); 'cim-cores' contention needs one"
                     )
 
     env = simpy.Environment()
@@ -149,12 +151,11 @@ def simulate(
         {name: simpy.Resource(env, capacity=1) for name in platform.links} if "links" in contention else {}
     )
     bus_res, core_res = {}, {}
-    for name, dev in platform.devices.items():
-        if dev.kind == "puma":
-            if "cim-bus" in contention:
-                bus_res[name] = simpy.Resource(env, capacity=1)
-            if "cim-cores" in contention:
-                core_res[name] = [simpy.Resource(env, capacity=1) for _ in range(dev.cores)]
+    for name, dev in devs.items():
+        if "cim-bus" in contention and "cim-bus" in dev.contention:
+            bus_res[name] = simpy.Resource(env, capacity=1)
+        if "cim-cores" in contention and "cim-cores" in dev.contention and dev.slots is not None:
+            core_res[name] = [simpy.Resource(env, capacity=1) for _ in dev.slots]
 
     remaining = {v: g.in_degree(v) for v in g.nodes}
 
@@ -261,11 +262,11 @@ def simulate(
                 if phases is None:
                     rows.append((v, dv, "compute", "", start[v], finish[v], None))
                 else:  # phase rows laid end to end, op times kept exact
-                    t1 = start[v] + phases[0]
-                    t2 = t1 + phases[1]
-                    rows.append((v, dv, "compute", "load", start[v], t1, None))
-                    rows.append((v, dv, "compute", "mvm", t1, t2, None))
-                    rows.append((v, dv, "compute", "store", t2, finish[v], None))
+                    t0, names = start[v], devs[dv].phase_names
+                    for i, (ph, dt) in enumerate(zip(names, phases, strict=True)):
+                        t1 = finish[v] if i == len(phases) - 1 else t0 + dt
+                        rows.append((v, dv, "compute", ph, t0, t1, None))
+                        t0 = t1
             else:
                 bus = [bus_res[dv]] if dv in bus_res else []
                 cores = []
