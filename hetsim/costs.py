@@ -197,7 +197,8 @@ class CostModel:
         for d in self.split_devices():
             dev = self.platform.devices[d]
             t = part_s.get(d, 0.0)
-            e += dev.active_w * t + dev.idle_w * (m - t)
+            active, idle = dev.energy_j(t, m)
+            e += active + idle
         return e
 
     def part_latency(self, op: str, device: str, n_channels: int) -> float | None:

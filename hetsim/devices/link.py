@@ -6,6 +6,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hetsim.devices.base import power_energy_j
+
 #: The ``kind`` the reports give links (device tables, traces), beside the device kinds.
 LINK_KIND = "link"
 
@@ -43,6 +45,10 @@ class Link(BaseModel):
         if len(set(v)) != len(v):
             raise ValueError("connects lists a device twice")
         return v
+
+    def energy_j(self, busy_s, span_s):
+        """``(active, idle)`` energy in joules (:func:`~hetsim.devices.base.power_energy_j`)."""
+        return power_energy_j(self.active_w, self.idle_w, self.units, busy_s, span_s)
 
     def transfer_time(self, nbytes: float) -> float:
         """Seconds to move ``nbytes`` bytes (CPU-CIM ILP, Eq. 4 + fixed latency)."""

@@ -157,8 +157,7 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
             first = sub.drop_duplicates("op")
             for v, ch in zip(first["op"], first["channels"], strict=True):
                 op_j += cfg.op_energy_j(costs.workload.op(v), None if pd.isna(ch) else int(ch))
-        active = cfg.active_w * busy
-        idle = cfg.idle_w * max(units * T - busy, 0.0)
+        active, idle = (float(x) for x in cfg.energy_j(busy, T))
         xfer = getattr(cfg, "energy_pj_per_byte", 0.0) * 1e-12 * nbytes
         rows.append({
             "device": name, "kind": kind, "units": units, "ops": int(n_items), "busy_s": busy,

@@ -58,10 +58,9 @@ class SnnRunResult:
 
 
 def _energy(cm: SnnCostModel, makespan: np.ndarray, m33_busy: np.ndarray, mvp_busy: np.ndarray) -> np.ndarray:
-    """``sum over engines of active_w * busy + idle_w * (makespan - busy)`` (docs/models.md energy model), J."""
-    m33, mvp = cm.m33, cm.mvp
-    return (m33.active_w * m33_busy + m33.idle_w * (makespan - m33_busy)
-            + mvp.active_w * mvp_busy + mvp.idle_w * (makespan - mvp_busy))
+    """``sum over engines of active_w * busy + idle_w * (makespan - busy)`` (docs/models.md energy model), J:
+    each engine's :meth:`~hetsim.devices.base.DeviceBase.energy_j`, the one energy formula."""
+    return sum(sum(dev.energy_j(busy, makespan)) for dev, busy in ((cm.m33, m33_busy), (cm.mvp, mvp_busy)))
 
 
 def _evaluate(name: str, p: SnnPlan, mode: str, cm: SnnCostModel) -> ConfigResult:
