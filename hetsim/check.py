@@ -216,7 +216,8 @@ def capacity_violations(costs: CostModel, assignment: dict[str, str], splits: di
     for d, used in capacity_use(costs, assignment, splits).items():
         cap = costs.resident[d]
         if used > cap.amount:
-            out.append(f"{d}: {used} {cap.unit} of {cap.name} used, {cap.amount} available ({cap.source})")
+            what = cap.unit if cap.unit == cap.name else f"{cap.unit} of {cap.name}"
+            out.append(f"{d}: {used:,} {what} used, {cap.amount:,} available ({cap.source})")
     for v, parts in (splits or {}).items():
         for d, ch in parts.items():
             dem = costs.demand(v, d, len(ch))
