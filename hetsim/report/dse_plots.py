@@ -115,9 +115,9 @@ def plot_sweep_breakdown(df: pd.DataFrame, workload: str, stem, title: str | Non
     rows = []
     for _, r in d.sort_values(["platform", T_MVM, CROSSBARS]).iterrows():
         config = f"{r['platform']}, {float(r[T_MVM]):g} ns, {int(float(r[CROSSBARS]))} xbars"
-        rows.append({"config": config, "device": "host", "kind": "cpu", "busy_s": float(r["host_busy_s"]),
+        rows.append({"config": config, "device": "host", "busy_s": float(r["host_busy_s"]),
                      "ops": int(float(r["host_ops"]))})
-        rows.append({"config": config, "device": "cim", "kind": "puma", "busy_s": float(r["accel_busy_s"]),
+        rows.append({"config": config, "device": "accelerators", "busy_s": float(r["accel_busy_s"]),
                      "ops": int(float(r["accel_ops"]))})
     return plot_breakdown(pd.DataFrame(rows), stem, title=title or f"{_model(workload)}: latency share per device")
 

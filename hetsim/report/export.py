@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hetsim.devices.link import LINK_KIND
 from hetsim.report.lanes import assign_lanes, device_classes, device_order, lane_counts
 
 US_PER_S = 1e6
@@ -167,7 +168,7 @@ def chrome_trace(trace: pd.DataFrame, meta: dict | None = None, *, host: str | N
         order = device_order(tr, host)
         classes = device_classes(tr, host)
         pid_of = {d: i + 1 for i, d in enumerate(order)}
-        kind_label = {0: "host", 1: "accelerator", 2: "link"}
+        kind_label = {0: "host", 1: "accelerator", 2: LINK_KIND}
         for i, d in enumerate(order):
             pid = pid_of[d]
             events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": d}})
