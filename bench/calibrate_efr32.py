@@ -1,11 +1,11 @@
-"""Calibration of the EFR32MG24 cycle constants (platforms/efr32mg24.yaml) against seed 001 (SpikeDuet).
+"""Calibration of the EFR32MG24 cycle constants (platforms/efr32mg24.yaml) against SpikeDuet.
 
     python bench/calibrate_efr32.py                        # platforms/efr32mg24.yaml, reordering included
     python bench/calibrate_efr32.py --no-reorder           # skip the (slower) neuron reordering in part C
 
 Three parts, all printed, nothing asserted:
 
-A. Re-derives the fitted constants from the paper's measured Linear1 cycle counts (seed 001 Sec. IV-C, IV-D)
+A. Re-derives the fitted constants from the paper's measured Linear1 cycle counts (SpikeDuet Sec. IV-C, IV-D)
    under the stated assumptions (C_call, C0, c_write, and the activity of the paper's networks where the paper
    does not give it), printing every step.
 B. Evaluates the platform YAML's constants on each of the paper's calibration points with that activity:
@@ -16,7 +16,7 @@ C. hetsim's own predictions for the same layers on our trained analogues (worklo
    latency against the baseline implied by the paper.
 
 Formulas: hetsim/devices/efr32.py and hetsim/snn/costs.py; documentation: docs/models.md, section
-"EFR32MG24 (seed 001, SpikeDuet)". Takes about 20 s (most of it the reordering in part C).
+"EFR32MG24 (SpikeDuet)". Takes about 20 s (most of it the reordering in part C).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from hetsim.snn.network import load_snn  # noqa: E402
 from hetsim.snn.planner import SnnCostModel, engines_of, plan  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------- paper figures
-# Seed 001 = "SpikeDuet: CPU-Accelerator Co-Execution of Sparse SNNs on Commodity MCUs". All Linear1 figures
+# SpikeDuet = "SpikeDuet: CPU-Accelerator Co-Execution of Sparse SNNs on Commodity MCUs". All Linear1 figures
 # are mean cycles per timestep on validation inputs at 39 MHz (DWT cycle counter, Sec. IV-A).
 SSC_DENSITY = {64: 0.122, 128: 0.088, 192: 0.071}       # mean first-hidden-layer spike density, Sec. IV-D
 SSC_M33 = {128: 5388, 192: 9698}                          # SRAM FP32, sparse M33, Sec. IV-D
@@ -80,7 +80,7 @@ def mvp_cost(n_l: float, n_p: float, n_out: int, c0: float, c_l: float, c_write:
 
 # ---------------------------------------------------------------------------------------------- part A
 def derive(platform) -> dict[str, float]:
-    hr("A. Derivation of the fitted constants from seed 001's figures (assumptions marked 'assumed')")
+    hr("A. Derivation of the fitted constants from SpikeDuet's figures (assumptions marked 'assumed')")
     print(f"assumed: C_call = {C_CALL:g}, C0 = {C0:g}, c_write = {C_WRITE:g} cycles")
     out: dict[str, float] = {}
     m33 = engines_of(platform)[0]
@@ -199,7 +199,7 @@ def derive(platform) -> dict[str, float]:
 # ---------------------------------------------------------------------------------------------- part B
 def evaluate_points(platform, b192_nact: float) -> list[tuple]:
     m33, mvp = engines_of(platform)
-    hr(f"B. Platform constants ({platform.name}) on seed 001's calibration points, with the activity used above")
+    hr(f"B. Platform constants ({platform.name}) on SpikeDuet's calibration points, with the activity used above")
     print(f"M33: C_call {m33.affine_call_cycles:g}, C_col {m33.col_cycles:g}, c_sram {m33.elem_cycles.sram:g}, "
           f"c_flash {m33.elem_cycles.flash:g};  MVP: C0 {mvp.call_cycles:g}, C_L {mvp.launch_cycles:g}, "
           f"c_write {mvp.col_cycles:g}, c_sram {mvp.elem_cycles.sram:g}, c_flash {mvp.elem_cycles.flash:g}")

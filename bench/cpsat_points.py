@@ -1,13 +1,13 @@
-"""The ``cpsat`` mapper over seed 000's design-space grid (Sec. V): models x crossbars x MVM latency x host.
+"""The ``cpsat`` mapper over the CPU-CIM ILP design-space grid (Sec. V): models x crossbars x MVM latency x host.
 
     python bench/cpsat_points.py                  # quick subset: YOLOv5n, 25/50 crossbars, 50/1000 ns, ARM/x86
     python bench/cpsat_points.py --full           # 4 models x {25,50,100,200} x {50,100,500,1000} x ARM/x86
     python bench/cpsat_points.py --models yolov5n --crossbars 25 --tmvm 50 --hosts arm --levers none
     python bench/cpsat_points.py --models yolov5n --qdq         # workloads/yolov5n_int8_qdq.onnx instead
 
-Models are the seed 000 graphs ``workloads/paper/<model>_int8_ort.onnx`` (onnxruntime's fused QLinear
+Models are the CPU-CIM ILP paper's graphs ``workloads/paper/<model>_int8_ort.onnx`` (onnxruntime's fused QLinear
 graphs, the operator counts of Table I) when they load, else ``workloads/<model>_int8_qdq.onnx``.
-Prints one line per point: model, host, C, t_mvm, status, wall time, gap (real time, seed 000 Sec. II-B),
+Prints one line per point: model, host, C, t_mvm, status, wall time, gap (real time, CPU-CIM ILP Sec. II-B),
 makespan, speedup over all-host, ops offloaded, then what the strengthening did (bounds as fractions of the
 makespan, ops fixed, decomposition solves, where the schedule came from). Crossbars C are set with
 ``devices.cim.crossbars`` (or ``cores=1, crossbars_per_core=C`` on the older platform schema). ``--levers``
@@ -44,7 +44,7 @@ def with_budget(base, crossbars: int, t_mvm_ns: float):
 
 def load_model(name: str, qdq: bool = False):
     """``name``: a path to an ``.onnx`` file (e.g. ``workloads/yolov5n.onnx``, the fp32 export), a file stem in
-    ``workloads/`` (e.g. ``yolov5n_int8_qdq``), or a short name of :data:`MODELS`: the seed 000 graph
+    ``workloads/`` (e.g. ``yolov5n_int8_qdq``), or a short name of :data:`MODELS`: the CPU-CIM ILP paper's graph
     ``workloads/paper/<name>_int8_ort.onnx`` (onnxruntime's fused QLinear graphs, the operator counts of
     Table I) when it loads, else ``workloads/<name>_int8_qdq.onnx`` (``qdq=True`` forces the latter)."""
     from hetsim.errors import InputError

@@ -1,4 +1,4 @@
-"""Seed 000 Table I, reproduced: ILP sizes and solve statistics of `ilp` (HiGHS) and `cpsat`, side by side
+"""CPU-CIM ILP Table I, reproduced: ILP sizes and solve statistics of `ilp` (HiGHS) and `cpsat`, side by side
 with the paper's Gurobi figures, plus heft's makespan against the optimum.
 
     python bench/ilp_table.py                      # paper graphs + QDQ files, ARM setup, 60 s limit
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# seed 000 Table I (ARM setup, Gurobi): operators, decision variables, constraints, mean solve time (s),
+# CPU-CIM ILP Table I (ARM setup, Gurobi): operators, decision variables, constraints, mean solve time (s),
 # mean MIP gap (%)
 PAPER = {
     "resnet18": (38, 44, 204, "<0.01", 0.02),
@@ -56,7 +56,7 @@ def main() -> None:
     plat = load_platform(ROOT / args.platform)
     files = MODELS["paper"] + MODELS["qdq"] if args.models == "all" else MODELS[args.models]
     mappers = [m for m in args.mappers.split(",") if m in MAPPERS]
-    print(f"# seed 000 Table I on {plat.name}: python {platform.python_version()}, {platform.machine()}, "
+    print(f"# CPU-CIM ILP Table I on {plat.name}: python {platform.python_version()}, {platform.machine()}, "
           f"time limit {args.time_limit:g} s, {args.threads} threads")
     head = ["model", "ops", "vars", "cons", "paper ops/vars/cons", "paper time (s)", "paper gap %"]
     for m in mappers:

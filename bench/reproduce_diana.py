@@ -1,13 +1,15 @@
-"""Regenerate the DIANA table of docs/reproduction.md (seed 002 baselines on the three ODiMO workloads).
+"""Regenerate the DIANA table of docs/reproduction.md (ODiMO's baselines on its three workloads).
 
     python bench/reproduce_diana.py            # markdown table on stdout
     python bench/reproduce_diana.py --json     # the numbers as JSON
+    python bench/reproduce_diana.py --checkpoint resnet20_cifar10_minlat_max8.pth.tar   # + the ODiMO checkpoint
 
 For every workload and mapper: the simulated makespan and energy (hetsim's replay: independent layers may
-overlap, ops outside the accelerators are free on platforms/diana.yaml), seed 002's layer-sequential model
+overlap, ops outside the accelerators are free on platforms/diana.yaml), ODiMO's layer-sequential model
 (Eq. 3-4 summed over the Conv/FC layers), the share of output channels on the AIMC, each accelerator's
-utilisation and the time both are busy. With torch installed, the published ODiMO checkpoint
-(shared/odimo/resnet20_cifar10_minlat_max8.pth.tar) is replayed too.
+utilisation and the time both are busy. With torch installed and ``--checkpoint`` given, the ODiMO checkpoint
+published with the authors' code (eml-eda/odimo, ``resnet20_cifar10_minlat_max8.pth.tar``) is replayed on
+ResNet-20 too (``dnas-export``).
 """
 
 from __future__ import annotations
@@ -30,22 +32,21 @@ from hetsim.workload import load_onnx  # noqa: E402
 WORKLOADS = ["resnet20_cifar10", "resnet18_tinyimagenet_int8_qdq", "mobilenet_v1_025_vww"]
 MAPPERS = [("all-8bit", {}), ("all-ternary", {}), ("io8-backbone-ternary", {}),
            ("min-cost", {"objective": "latency"}), ("min-cost", {"objective": "energy"})]
-CHECKPOINT = ROOT.parent / "shared" / "odimo" / "resnet20_cifar10_minlat_max8.pth.tar"
 
 
-def measure() -> list[dict]:
+def measure(checkpoint: Path | None = None) -> list[dict]:
     plat = load_platform(ROOT / "platforms" / "diana.yaml")
     rows = []
     for w in WORKLOADS:
         costs = CostModel(load_onnx(ROOT / "workloads" / f"{w}.onnx"), plat)
         runs = list(MAPPERS)
-        if w == "resnet20_cifar10" and CHECKPOINT.is_file():
+        if w == "resnet20_cifar10" and checkpoint is not None:
             try:
                 import torch  # noqa: F401
             except ImportError:
                 pass
             else:
-                runs.append(("dnas-export", {"path": CHECKPOINT}))
+                runs.append(("dnas-export", {"path": checkpoint}))
         for name, opts in runs:
             s = get_mapper(name, **opts).map(costs)
             res = simulate(costs, s)
@@ -83,8 +84,12 @@ def markdown(rows: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print JSON instead of a markdown table")
+    ap.add_argument("--checkpoint", type=Path, help="ODiMO's published resnet20_cifar10_minlat_max8.pth.tar "
+                    "(eml-eda/odimo), replayed on ResNet-20 with dnas-export when torch is installed")
     args = ap.parse_args()
-    rows = measure()
+    if args.checkpoint is not None and not args.checkpoint.is_file():
+        ap.error(f"--checkpoint: {args.checkpoint} is not a file")
+    rows = measure(args.checkpoint)
     print(json.dumps(rows, indent=1) if args.json else markdown(rows))
 
 

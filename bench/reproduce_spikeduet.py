@@ -1,4 +1,4 @@
-"""hetsim's numbers for seed 001 (SpikeDuet) Table I, Sec. IV-C and IV-D, on the shipped trained analogues.
+"""hetsim's numbers for SpikeDuet's Table I, Sec. IV-C and IV-D, on the shipped trained analogues.
 
 For every network of ``workloads/snn`` (or those given): all sparse M33, all dense MVP, spikeduet blocking and
 asynchronous, each in the trained neuron order and after reordering (mean latency on the eval split, energy,

@@ -1,4 +1,4 @@
-"""Wall time of the full seed-000 sweep (sweeps/seed000.yaml, 128 points, cpsat) on 1 and 2 local workers and
+"""Wall time of the full CPU-CIM ILP sweep (sweeps/cpu-cim-ilp.yaml, 128 points, cpsat) on 1 and 2 local workers and
 on a 2-worker Dask LocalCluster. Each run writes a fresh table in a temporary folder.
 
     python bench/sweep_bench.py [--only local1,local2,dask2]
@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="local1,local2,dask2")
-    ap.add_argument("--sweep", default=str(ROOT / "sweeps" / "seed000.yaml"))
+    ap.add_argument("--sweep", default=str(ROOT / "sweeps" / "cpu-cim-ilp.yaml"))
     args = ap.parse_args()
     import pandas as pd
 

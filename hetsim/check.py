@@ -58,7 +58,7 @@ def split_violations(costs: CostModel, assignment: dict[str, str], splits: dict 
     device a non-empty part that the device can run (e.g. the DIANA AIMC runs no grouped conv); partition
     ``0..C_out-1`` exactly; keep each group of a grouped conv on one part (whole groups only); list
     ``assignment[v]`` among its devices; and exchange data with its neighbours only through shared memory: a
-    channel split needs no data marshalling only when all devices involved share a memory (seed 002 Sec. III-A,
+    channel split needs no data marshalling only when all devices involved share a memory (ODiMO Sec. III-A,
     property ii), so every pair (a part's device, a device of a DAG neighbour) that differ must share one.
     """
     out: list[str] = []

@@ -203,7 +203,7 @@ class CostModel:
 
     def part_latency(self, op: str, device: str, n_channels: int) -> float | None:
         """Seconds for the part of ``op`` computing ``n_channels`` of its output channels on ``device`` (a
-        channel split, seed 002), or ``None`` when the device cannot run such a part (it supports no channel
+        channel split, ODiMO), or ``None`` when the device cannot run such a part (it supports no channel
         splits, or not this op). ``n_channels = C_out`` gives the op's whole latency on a device that splits.
 
         Raises:

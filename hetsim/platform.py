@@ -45,7 +45,7 @@ class Platform(BaseModel):
         name: platform name.
         host: name of the host device (a ``cpu``); defaults to the first ``cpu`` device.
         baseline: the mapper speedups are measured against (default ``all-host``, the CPU alone; DIANA uses
-            ``all-8bit``, as seed 002 does).
+            ``all-8bit``, as ODiMO does).
         devices: device name -> device config (``kind`` selects the model).
         links: link name -> :class:`~hetsim.devices.link.Link`.
         memories: memory name -> :class:`~hetsim.devices.memory.Memory` (memories shared by devices).

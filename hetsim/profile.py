@@ -1,4 +1,4 @@
-"""Per-op host latencies measured with ONNX Runtime (seed 000, Sec. IV-A1).
+"""Per-op host latencies measured with ONNX Runtime (CPU-CIM ILP, Sec. IV-A1).
 
 ``hetsim profile MODEL.onnx -o profiles/NAME.csv`` measures every node as the paper does: one thread
 (intra- and inter-op threads 1, sequential execution, no spinning), ``warmup`` untimed runs, then ``runs``

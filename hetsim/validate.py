@@ -1,6 +1,6 @@
 """``hetsim validate``: is a mapper's schedule feasible, and does the simulator reproduce its makespan?
 
-Three steps (seed 000's ILP promises a makespan under its own assumptions; the simulator checks it):
+Three steps (the CPU-CIM ILP promises a makespan under its own assumptions; the simulator checks it):
 
 1. feasibility (:func:`hetsim.check.check_schedule`): support, crossbar budget, precedence with transfers,
    host capacity;

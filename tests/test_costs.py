@@ -1,4 +1,4 @@
-"""Tests of the latency models and the cost model (seed 000 Sec. IV-A, Eq. 1-4) and of crossbar placement.
+"""Tests of the latency models and the cost model (CPU-CIM ILP Sec. IV-A, Eq. 1-4) and of crossbar placement.
 
 Every expected value is worked out by hand in the comment next to it.
 """

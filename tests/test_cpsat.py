@@ -1,4 +1,4 @@
-"""The ``cpsat`` mapper (seed 000 Sec. IV-B as a CP-SAT scheduling model): a brute-force reference on random
+"""The ``cpsat`` mapper (CPU-CIM ILP Sec. IV-B as a CP-SAT scheduling model): a brute-force reference on random
 small DAGs, hand-computed optima (single- and two-core host), the rounding guarantee, degenerate inputs,
 determinism and a real model.
 

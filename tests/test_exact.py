@@ -1,4 +1,4 @@
-"""The two exact mappers agree on the optimum of the paper's real graphs (seed 000 Table I models)."""
+"""The two exact mappers agree on the optimum of the paper's real graphs (CPU-CIM ILP Table I models)."""
 
 from __future__ import annotations
 

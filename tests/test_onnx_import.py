@@ -1,7 +1,7 @@
 """Tests of the ONNX importer (hetsim.workload.onnx_import.load_onnx).
 
 Small models are built with ``onnx.helper`` and written to ``tmp_path`` (never passed through the checker, so
-that broken graphs can be written too); expected values are computed by hand from seed 000 Eq. 1 (im2col).
+that broken graphs can be written too); expected values are computed by hand from CPU-CIM ILP Eq. 1 (im2col).
 The shipped models in ``workloads/`` are loaded once per module.
 """
 

@@ -1,9 +1,9 @@
-"""The paper's own operator graphs (``workloads/paper/``, seed 000 Table I) read by ``load_onnx``.
+"""The paper's own operator graphs (``workloads/paper/``, CPU-CIM ILP Table I) read by ``load_onnx``.
 
 These are int8 QOperator graphs as onnxruntime saves them after its optimisations: ``com.microsoft``
 QLinearConv (NHWC), QGemm, QLinearAdd, ... whose shapes ``onnx.shape_inference`` does not know, so
 ``load_onnx`` observes them in one onnxruntime run. Each model is loaded once per module (one run each).
-Expected GEMM views are worked out by hand from seed 000 Eq. 1 (im2col).
+Expected GEMM views are worked out by hand from CPU-CIM ILP Eq. 1 (im2col).
 """
 
 from __future__ import annotations

@@ -38,10 +38,10 @@ def test_shipped_platforms_load(name, bus_gb_s, platform_name):
     p = load_platform(PLATFORMS / name)
     assert p.name == platform_name
     assert p.host == "host"
-    assert isinstance(p.host_device, CpuDevice) and p.host_device.cores == 1  # seed 000: single-core host
+    assert isinstance(p.host_device, CpuDevice) and p.host_device.cores == 1  # CPU-CIM ILP: single-core host
     cim = p.devices["cim"]
     assert isinstance(cim, PumaDevice)
-    assert cim.crossbars == 100  # seed 000 Sec. V: C = 100 (cores * crossbars_per_core)
+    assert cim.crossbars == 100  # CPU-CIM ILP Sec. V: C = 100 (cores * crossbars_per_core)
     assert (cim.crossbar_rows, cim.crossbar_cols) == (256, 256)
     assert cim.element_bits == 8
     assert p.links["bus"].bandwidth_gb_s == bus_gb_s

@@ -1,4 +1,4 @@
-"""Host profiling with ONNX Runtime (seed 000 Sec. IV-A1) and the profile -> latency-table round trip."""
+"""Host profiling with ONNX Runtime (CPU-CIM ILP Sec. IV-A1) and the profile -> latency-table round trip."""
 
 from __future__ import annotations
 

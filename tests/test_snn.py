@@ -1,4 +1,4 @@
-"""SNNs on the EFR32MG24 (seed 001): cost models on hand-worked rasters, loading errors, bit-exact LIF replay,
+"""SNNs on the EFR32MG24 (SpikeDuet): cost models on hand-worked rasters, loading errors, bit-exact LIF replay,
 blocking vs asynchronous schedules (numpy evaluator == SimPy replay), and the exact planner vs brute force."""
 
 from __future__ import annotations

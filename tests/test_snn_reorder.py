@@ -1,4 +1,4 @@
-"""Function-preserving neuron reordering (hetsim.snn.reorder, seed 001 Sec. III-C).
+"""Function-preserving neuron reordering (hetsim.snn.reorder, SpikeDuet Sec. III-C).
 
 Random networks use weights, biases and thresholds on a coarse binary grid (multiples of 1/64, |w| < 4), so
 every affine sum is exact in float32 and in float64: the recorded rasters (float32 replay) equal the exact

@@ -34,7 +34,7 @@ def same_network(a, b) -> bool:
 
 @pytest.fixture(scope="module")
 def braille_like():
-    """The seed-001 Braille-192 shape with the trained network's densities (input, hidden, hidden, output)."""
+    """The SpikeDuet Braille-192 shape with the trained network's densities (input, hidden, hidden, output)."""
     return synthetic_snn([24, 192, 192, 27], 51, density=[0.5, 0.15, 0.12, 0.3], clustering=0.5, seed=7)
 
 

@@ -1,4 +1,4 @@
-"""Channel splits in the core (seed 002): Schedule.splits, the SimPy replay, list_schedule, the checker, the
+"""Channel splits in the core (ODiMO): Schedule.splits, the SimPy replay, list_schedule, the checker, the
 trace/report, and hypothesis invariants on random DAGs with random splits.
 
 Semantics under test: the parts of a split op start together once its inputs are there and every part's

@@ -17,7 +17,7 @@ from hetsim.workload.op import Op
 class CpuDevice(DeviceBase):
     """A host CPU (``kind: cpu``). Runs every operator type unless ``supported_ops`` restricts it.
 
-    Latency (``latency_model: roofline``), per op on one core (seed 000 profiles ops single-threaded,
+    Latency (``latency_model: roofline``), per op on one core (CPU-CIM ILP profiles ops single-threaded,
     Sec. IV-A1)::
 
         T = op_overhead + max(T_compute, bytes / mem_bandwidth)

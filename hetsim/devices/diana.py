@@ -4,12 +4,13 @@ DIANA (P. Houshmand et al., "DIANA: An End-to-End Hybrid DIgital and ANAlog Neur
 IEEE JSSC 58(1):203-215, 2023; K. Ueyoshi et al., "DIANA: An End-to-End Energy-Efficient Digital and ANAlog
 Hybrid Neural Network SoC", ISSCC 2022, paper 15.6) pairs a RISC-V host with a digital accelerator (16x16 PEs,
 8-bit weights, 64 kB weight memory) and an AIMC accelerator (1152x512 cells, ternary weights, 7-bit
-activations); both read and write activations in a shared 256 kB L1. Seed 002 (ODiMO,
-``../shared/seeds/002_*.txt``) splits a layer's output channels between the two (Fig. 1): each accelerator
-computes a part of the output channels from the whole input.
+activations); both read and write activations in a shared 256 kB L1. ODiMO (M. Risso et al., "Precision-aware
+Latency and Energy Balancing on Multi-Accelerator Platforms for DNN Inference", ISLPED 2023, arXiv:2306.05060)
+splits a layer's output channels between the two (Fig. 1): each accelerator computes a part of the output
+channels from the whole input.
 
-Latency models (the paper's equations are missing from the seed text; these are the forms of the authors' public
-code, eml-eda/odimo ``models/hw_models.py``), in cycles at the clock ``F = clock_mhz`` (260 MHz), with
+Latency models (the text of the ODiMO paper hetsim was built from lacks its equations; these are the forms of the
+authors' public code, eml-eda/odimo ``models/hw_models.py``), in cycles at the clock ``F = clock_mhz`` (260 MHz), with
 ``ceil(x / N) = floor((x + N - 1) / N)`` and the layer's (or the part's) geometry: ``C_in``, ``C_out``
 output channels, ``groups``, kernel ``f_x`` (width) x ``f_y`` (height), output ``o_x`` (width) x ``o_y``
 (height)::
@@ -104,7 +105,7 @@ class _DianaAccelerator(DeviceBase):
 
     splits_channels: ClassVar[bool] = True
 
-    clock_mhz: float = Field(260.0, gt=0, description="F: clock, MHz (seed 002 Sec. IV-C: 260 MHz)")
+    clock_mhz: float = Field(260.0, gt=0, description="F: clock, MHz (ODiMO Sec. IV-C: 260 MHz)")
     supported_ops: list[str] = Field(
         default_factory=lambda: list(GEMM_OP_TYPES),
         description="op types with a constant weight this accelerator runs (as convolutions)",

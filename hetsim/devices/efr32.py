@@ -1,9 +1,9 @@
-"""EFR32MG24 engines for spiking networks (seed 001, SpikeDuet): the Cortex-M33 host and the Matrix Vector
+"""EFR32MG24 engines for spiking networks (SpikeDuet): the Cortex-M33 host and the Matrix Vector
 Processor (MVP).
 
 Both are cycle-cost models of one SNN layer per timestep, evaluated on spike rasters (numpy arrays), not on
 ONNX operators: an SNN affine layer's cost depends on which of its input columns are active at that timestep.
-The formulas (seed 001 Sec. III-B, III-D; constants and their calibration in ``platforms/efr32mg24.yaml`` and
+The formulas (SpikeDuet Sec. III-B, III-D; constants and their calibration in ``platforms/efr32mg24.yaml`` and
 ``docs/models.md``, "EFR32MG24"):
 
 * sparse M33 affine (event-driven, FP32): ``C_call + sum over active input columns j of
@@ -12,7 +12,7 @@ The formulas (seed 001 Sec. III-B, III-D; constants and their calibration in ``p
 * dense MVP affine (FP16): ``C0 + C_L + n_in * C_P`` - one launch over the whole matrix;
 * range-sparse MVP affine (FP16): ``C0 + C_L * N_L + C_P * N_P`` with ``C_P = C_write + n_out * c_elem[mem]``,
   ``N_L`` launches (contiguous ranges of active columns after merging ranges whose gap is cheaper to process
-  than to launch) and ``N_P`` columns processed (seed 001 Sec. III-B/III-C);
+  than to launch) and ``N_P`` columns processed (SpikeDuet Sec. III-B/III-C);
 * LIF update on the M33: ``C_call + n * c_neuron`` per layer and timestep; readout ``n_out * c_readout`` per
   timestep (spike-count or membrane accumulation).
 
@@ -27,6 +27,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.devices.base import DeviceBase
 from hetsim.workload.op import Op
+
+#: The two engines as resources of an SNN schedule (:mod:`hetsim.snn.schedule`; the ``device`` column of its
+#: trace): the Cortex-M33 and the MVP.
+M33, MVP = "m33", "mvp"
+#: What an SNN plan runs an affine layer as (:mod:`hetsim.snn.costs`): the M33's event-driven sparse kernel, one
+#: MVP launch over the whole matrix, or one MVP launch per range of active columns.
+ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE = M33, "mvp-dense", "mvp-range"
 
 
 class MemoryCycles(BaseModel):

@@ -7,12 +7,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 class Memory(BaseModel):
     """A memory that several devices read and write directly, e.g. DIANA's 256 kB L1 shared by the RISC-V host
-    and both accelerators (seed 002 Sec. II-A).
+    and both accelerators (ODiMO Sec. II-A).
 
     Devices that share a memory exchange tensors through it: an edge between two of them moves no data over a
-    link and costs nothing (:meth:`hetsim.costs.CostModel.transfer_time`), as seed 002 assumes ("we do not
+    link and costs nothing (:meth:`hetsim.costs.CostModel.transfer_time`), as ODiMO assumes ("we do not
     count activation transfers, because we assume that they are always stored in the shared L1"). This is
-    also what lets a layer's output channels be split between devices with no data-marshalling cost (seed 002
+    also what lets a layer's output channels be split between devices with no data-marshalling cost (ODiMO
     Sec. III-A, property ii). ``size_kib`` is recorded; hetsim does not model tiling against it.
     """
 

@@ -1,4 +1,4 @@
-"""PUMA-style RRAM compute-in-memory accelerator (seed 000, Sec. II-A and IV-A2)."""
+"""PUMA-style RRAM compute-in-memory accelerator (CPU-CIM ILP, Sec. II-A and IV-A2)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ class PumaDevice(DeviceBase):
     """A PUMA-style CIM accelerator (``kind: puma``): ``cores`` cores of ``crossbars_per_core`` crossbars.
 
     Weight-stationary: an offloaded op keeps its crossbars for the whole inference, so the total crossbar
-    count ``C`` (``crossbars``; default ``cores * crossbars_per_core``) bounds what can be offloaded (seed 000
+    count ``C`` (``crossbars``; default ``cores * crossbars_per_core``) bounds what can be offloaded (CPU-CIM ILP
     Eq. 14). Give ``crossbars`` or ``cores``; the other is derived (``cores = ceil(C / crossbars_per_core)``,
     the last core partly populated). Only op types in
     ``supported_ops`` with a constant weight matrix (a :class:`~hetsim.workload.op.GemmView`) run here.
 
-    Latency, seed 000 Eq. 2-3 (per op ``v``)::
+    Latency, CPU-CIM ILP Eq. 2-3 (per op ``v``)::
 
         T_acc   = T_load + T_mvm + T_store                                   (Eq. 2)
         T_mvm   = N_mvm * t_mvm                                              (Eq. 2)
@@ -99,13 +99,13 @@ class PumaDevice(DeviceBase):
         return op.op_type in self.supported_ops and op.gemm is not None
 
     def n_crossbar(self, op: Op) -> int:
-        """Crossbars ``op`` occupies, seed 000 Eq. 1 (per group for grouped convs); 0 if unsupported."""
+        """Crossbars ``op`` occupies, CPU-CIM ILP Eq. 1 (per group for grouped convs); 0 if unsupported."""
         if not self.supports(op):
             return 0
         return op.gemm.n_crossbar(self.crossbar_rows, self.crossbar_cols)
 
     def phases(self, op: Op) -> tuple[float, float, float] | None:
-        """``(T_load, T_mvm, T_store)`` in seconds (seed 000 Eq. 2-3), or ``None`` if unsupported."""
+        """``(T_load, T_mvm, T_store)`` in seconds (CPU-CIM ILP Eq. 2-3), or ``None`` if unsupported."""
         if not self.supports(op):
             return None
         b_elem = self.element_bits / 8
@@ -113,7 +113,7 @@ class PumaDevice(DeviceBase):
         return (b_elem * op.n_in / bw, op.gemm.n_mvm * self.t_mvm_ns * 1e-9, b_elem * op.n_out / bw)
 
     def latency(self, op: Op) -> float | None:
-        """``T_acc`` of seed 000 Eq. 2 in seconds, or ``None`` if unsupported."""
+        """``T_acc`` (CPU-CIM ILP Eq. 2) in seconds, or ``None`` if unsupported."""
         p = self.phases(op)
         return None if p is None else p[0] + p[1] + p[2]
 
@@ -133,7 +133,7 @@ def place_crossbars(
     first-fit, then any leftover crossbars in core order.
 
     Args:
-        demand: op name -> crossbars needed (seed 000 Eq. 1).
+        demand: op name -> crossbars needed (CPU-CIM ILP Eq. 1).
         cores, crossbars_per_core: the accelerator's organisation.
         order: tie-break order of ops (e.g. topological); optional.
         capacities: crossbars on each core (default ``crossbars_per_core`` on every core).
@@ -142,7 +142,7 @@ def place_crossbars(
         op name -> list of ``(core index, crossbars on that core)``, summing to the op's demand.
 
     Raises:
-        ValueError: total demand exceeds the crossbars available (seed 000 Eq. 14 violated).
+        ValueError: total demand exceeds the crossbars available (CPU-CIM ILP Eq. 14 violated).
     """
     cap = list(capacities) if capacities is not None else [crossbars_per_core] * cores
     total = sum(demand.values())

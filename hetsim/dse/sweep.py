@@ -3,7 +3,7 @@ each point finishes, resumable after a kill.
 
 A sweep file::
 
-    name: seed000
+    name: cpu-cim-ilp
     workloads: [../workloads/paper/resnet18_int8_ort.onnx, ...]   # paths relative to this file
     platforms: [../platforms/puma.yaml, ../platforms/puma-x86.yaml]
     parameters:                                                   # dotted platform paths -> values
@@ -12,7 +12,7 @@ A sweep file::
     mappers: [cpsat]
     mapper_options: {time_limit_s: 30}
     contention: none
-    output: ../results/seed000.csv                                # default: results/<name>.csv
+    output: ../results/cpu-cim-ilp.csv                            # default: results/<name>.csv
 
 Points = workloads x platforms x the parameter grid x mappers. Each point is identified by a key made of
 its workload file, platform file, parameter values and mapper; a point whose key is already in the output
@@ -53,7 +53,7 @@ SNN rows (:data:`SNN_RESULT_COLUMNS`, after ``key``, workload, platform, mapper,
 arguments - ``layers`` as ``24-192-192-27``, a per-layer density as ``0.1;0.2;...``; for spec files
 ``layers``, ``timesteps`` and ``samples`` come from the network - and the sweep parameters) hold, from
 :func:`hetsim.snn.pipeline.run_snn` on the eval split: the measured mean spike density of the hidden layers;
-the mean latency (ms) of the chosen configuration and of each of seed 001's Table I configurations (all-m33,
+the mean latency (ms) of the chosen configuration and of each of SpikeDuet's Table I configurations (all-m33,
 all-dense-mvp, spikeduet-blocking, spikeduet-async); the chosen configuration's speed-up over all-m33; mean
 energy (uJ) of the chosen configuration and of all-m33; the chosen plan's ``engine/residency`` per affine
 layer (``mvp-range/flash;m33/flash+hot;m33/sram``), its SRAM for weights (KiB), the mean MVP launches per

@@ -3,7 +3,7 @@
 A new mapper is one module with a class decorated by ``@register("name")`` and an import line here.
 """
 
-# the DIANA mappers of seed 002 (registration side effects)
+# the DIANA mappers of ODiMO (registration side effects)
 import hetsim.mappers.all_8bit
 import hetsim.mappers.all_ternary
 import hetsim.mappers.dnas_export

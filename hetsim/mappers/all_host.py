@@ -10,7 +10,7 @@ from hetsim.schedule import Schedule
 
 @register("all-host")
 class AllHost:
-    """Map every operator to the platform's host CPU (the CPU-only baseline of seed 000 Sec. V)."""
+    """Map every operator to the platform's host CPU (the CPU-only baseline of the CPU-CIM ILP paper, Sec. V)."""
 
     def map(self, costs: CostModel) -> Schedule:
         """Raises:

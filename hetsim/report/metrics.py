@@ -68,7 +68,7 @@ def intersect_intervals(x: list[tuple[float, float]], y: list[tuple[float, float
 
 
 def channel_split_summary(costs: CostModel, schedule: Schedule, result: SimResult) -> dict | None:
-    """Seed 002's view of a replay on a platform with channel-splitting accelerators (DIANA), or ``None``
+    """ODiMO's view of a replay on a platform with channel-splitting accelerators (DIANA), or ``None``
     when the platform has none and the schedule splits nothing.
 
     Keys: ``accelerators`` (the channel-splitting devices), ``layers`` (one entry per op with output channels,

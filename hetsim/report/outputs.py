@@ -49,7 +49,7 @@ def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES)
 def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     """Write summary.json, ops.csv, schedule.json, trace.csv, trace.json (Chrome Trace Event format, opens
     in Perfetto), timeline.png (Gantt per device) and breakdown.png (latency share and op count per device,
-    seed 000 Fig. 5) into ``out``. Each file is written atomically.
+    CPU-CIM ILP Fig. 5) into ``out``. Each file is written atomically.
 
     Raises:
         OutputExistsError: see :func:`check_out_dir`.

@@ -88,17 +88,17 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
 
 
 def _channel_split(cs: dict, max_names: int | None) -> list[str]:
-    """Seed 002's numbers: channel shares, accelerator utilisation, both-busy time, layer-sequential model."""
+    """ODiMO's numbers: channel shares, accelerator utilisation, both-busy time, layer-sequential model."""
     layers = cs["layers"]
     shares = ", ".join(f"{d} {cs['share'][d] * 100:.1f} %" for d in sorted(cs["share"], key=lambda d: -cs["share"][d]))
     accs = cs["accelerators"]
-    lines = ["", f"  channel split (seed 002): {cs['total_channels']:,} output channels of {len(layers)} Conv/FC "
+    lines = ["", f"  channel split (ODiMO): {cs['total_channels']:,} output channels of {len(layers)} Conv/FC "
              f"layers: {shares or '-'}"]
     if accs:
         busy = ", ".join(f"{d} {cs['utilisation'][d] * 100:.1f} %" for d in accs)
         both = f", {'both' if len(accs) == 2 else 'all'} {cs['all_busy_fraction'] * 100:.1f} %" if len(accs) > 1 else ""
         lines.append(f"    busy (share of the makespan): {busy}{both}")
-        lines.append(f"    layer-sequential model (seed 002 Eq. 3-4, Conv/FC layers only): "
+        lines.append(f"    layer-sequential model (ODiMO Eq. 3-4, Conv/FC layers only): "
                      f"{_ms(cs['layer_sequential_latency_s'])}, {_energy(cs['layer_sequential_energy_j'])}")
     split = [r for r in layers if len(r["channels"]) > 1]
     lines.append(f"    split layers: {len(split)} of {len(layers)}")

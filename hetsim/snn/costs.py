@@ -2,7 +2,7 @@
 
 All functions take a layer's *input* raster ``A``: bool ``[samples, T, n_in]`` (the spikes of the previous
 layer, or the network input) and return float64 cycles ``[samples, T]``. The formulas and their sources are in
-:mod:`hetsim.devices.efr32` (seed 001 Sec. III-B..III-D); constants come from the platform YAML.
+:mod:`hetsim.devices.efr32` (SpikeDuet Sec. III-B..III-D); constants come from the platform YAML.
 
 Engines (``ENGINES``): ``m33`` = sparse Cortex-M33 (FP32, visits only active columns); ``mvp-dense`` = one MVP
 launch over the whole matrix (FP16); ``mvp-range`` = range-sparse MVP, one launch per contiguous range of
@@ -17,16 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsim.devices.efr32 import CortexM, Mvp
+from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE, CortexM, Mvp
 
-ENGINES = ("m33", "mvp-dense", "mvp-range")
+ENGINES = (ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE)
 RESIDENCIES = ("sram", "flash", "flash+hot")
-MVP_ENGINES = ("mvp-dense", "mvp-range")
+MVP_ENGINES = (ENGINE_MVP_DENSE, ENGINE_MVP_RANGE)
 
 
 def max_merged_gap(launch_cycles: float, column_cycles: float, merge: bool = True) -> int:
     """Largest gap (inactive columns between two active ranges) that is cheaper to process than a new launch:
-    merge when ``gap * C_P < C_L`` (seed 001 Sec. III-B). 0 when merging is off.
+    merge when ``gap * C_P < C_L`` (SpikeDuet Sec. III-B). 0 when merging is off.
 
     Example: ``C_L = 2510``, ``C_P = 100`` -> gaps of up to 25 columns are merged (25 * 100 = 2500 < 2510).
     """
@@ -65,7 +65,7 @@ def range_counts(A: np.ndarray, max_gap: int = 0) -> tuple[np.ndarray, np.ndarra
 
 def hot_order(fit_raster: np.ndarray) -> np.ndarray:
     """Columns by decreasing activity on the fit split (ties by index): the first ``k`` are the hot columns
-    copied to SRAM (seed 001 Sec. III-D). ``fit_raster``: bool ``[samples, T, n_in]``; returns int ``[n_in]``."""
+    copied to SRAM (SpikeDuet Sec. III-D). ``fit_raster``: bool ``[samples, T, n_in]``; returns int ``[n_in]``."""
     freq = fit_raster.reshape(-1, fit_raster.shape[-1]).mean(axis=0)
     return np.argsort(-freq, kind="stable")
 
@@ -103,7 +103,7 @@ class LayerCosts:
 
     def m33_cycles(self, residency: str, hot_columns: int = 0) -> np.ndarray:
         """Sparse M33 affine: ``C_call + N_act * C_col + n_out * (N_sram * c_sram + N_flash * c_flash)``
-        cycles ``[S, T]`` (seed 001 Sec. III-B, III-D), where ``N_sram`` counts the active columns read from
+        cycles ``[S, T]`` (SpikeDuet Sec. III-B, III-D), where ``N_sram`` counts the active columns read from
         SRAM (all of them for ``sram``, the active hot ones for ``flash+hot``, none for ``flash``)."""
         m, act = self.m33, self.active.astype(np.float64)
         if residency == "sram":
@@ -122,30 +122,30 @@ class LayerCosts:
         return np.full(self.active.shape, c, dtype=np.float64)
 
     def mvp_range_cycles(self, residency: str) -> np.ndarray:
-        """Range-sparse MVP affine: ``C0 + C_L * N_L + C_P * N_P`` cycles ``[S, T]`` (seed 001 Sec. III-B)."""
+        """Range-sparse MVP affine: ``C0 + C_L * N_L + C_P * N_P`` cycles ``[S, T]`` (SpikeDuet Sec. III-B)."""
         v = self.mvp
         return (v.call_cycles + v.launch_cycles * self.launches[residency]
                 + v.column_cycles(self.n_out, residency) * self.processed[residency])
 
     def cycles(self, engine: str, residency: str, hot_columns: int = 0) -> np.ndarray:
         """Cycles ``[S, T]`` of this layer on ``engine`` with weights in ``residency``."""
-        if engine == "m33":
+        if engine == ENGINE_M33:
             return self.m33_cycles(residency, hot_columns)
         if residency == "flash+hot":
             raise ValueError("flash+hot residency is for the M33 only (the MVP reads contiguous FP16 ranges)")
-        if engine == "mvp-dense":
+        if engine == ENGINE_MVP_DENSE:
             return self.mvp_dense_cycles(residency)
         return self.mvp_range_cycles(residency)
 
     def weight_bytes(self, engine: str) -> int:
         """Size of the layer's weight table in the engine's format (FP32 on the M33, FP16 on the MVP)."""
-        per = self.m33.weight_bytes if engine == "m33" else self.mvp.weight_bytes
+        per = self.m33.weight_bytes if engine == ENGINE_M33 else self.mvp.weight_bytes
         return self.n_in * self.n_out * per
 
 
 def options(engines=ENGINES) -> list[tuple[str, str]]:
     """Every valid (engine, residency) pair, in a fixed order."""
-    return [(e, r) for e in engines for r in RESIDENCIES if not (e != "m33" and r == "flash+hot")]
+    return [(e, r) for e in engines for r in RESIDENCIES if not (e != ENGINE_M33 and r == "flash+hot")]
 
 
 def lif_cycles(n: int, m33: CortexM) -> float:

@@ -26,7 +26,7 @@ reported) defaults to ``test`` when the activity has a ``test`` split, otherwise
 given under ``splits:`` are used as given (a ``splits:`` that omits ``eval`` gets the same default).
 
 Layer ``l`` (1-based) is ``Linear(W_l) -> LIF``; its input is layer ``l-1``'s spikes (layer 0 = the input). LIF
-equations (snnTorch ``Leaky`` with reset by subtraction and ``reset_delay``; ``../shared/snn/README.md``)::
+equations (snnTorch ``Leaky`` with reset by subtraction and ``reset_delay``)::
 
     U_l[t] = beta * U_l[t-1] + W_l @ S_{l-1}[t] + b_l - threshold * S_l[t-1]     U_l[-1] = 0, S_l[-1] = 0
     S_l[t] = U_l[t] > threshold
@@ -68,7 +68,7 @@ class LifSpec(BaseModel):
 
 class SplitRoles(BaseModel):
     """Which recorded split each step uses: reordering and hot columns (``fit``), engine selection
-    (``plan``), reported latency (``eval``) - seed 001 Sec. III-A.
+    (``plan``), reported latency (``eval``) - SpikeDuet Sec. III-A.
 
     ``eval = None`` (the default) stands for ``test`` when the activity has a ``test`` split, else the ``plan``
     split; :meth:`resolve` fills it in (every :class:`SNN` holds resolved roles)."""
@@ -465,10 +465,10 @@ def _replay(snn: SNN, inputs: np.ndarray, exact_sums: bool = False) -> Replay:
     """Run the LIF equations (module docstring) in float32 on input spikes bool ``[samples, T, n_0]``.
 
     With ``exact_sums=False`` the affine input is ``s[:, t] @ W.T`` in float32 over the whole batch, exactly as
-    the reference replay of ``../shared/snn`` (``numpy_replay``), so recorded rasters are reproduced bit for
-    bit. With ``exact_sums=True`` each sum is taken in float64 and rounded once to float32: independent of
-    the order of the columns (for weights whose exponents span fewer than ~29 binades the float64 sum is
-    exact), which is what a neuron permutation must leave unchanged.
+    the reference replay the rasters were recorded with (the training code's ``numpy_replay``), so recorded
+    rasters are reproduced bit for bit. With ``exact_sums=True`` each sum is taken in float64 and rounded once
+    to float32: independent of the order of the columns (for weights whose exponents span fewer than ~29
+    binades the float64 sum is exact), which is what a neuron permutation must leave unchanged.
 
     Raises:
         WorkloadError: the input width or T does not fit the network.
@@ -517,7 +517,7 @@ def readout(snn: SNN, out_spikes: np.ndarray, out_membrane: np.ndarray) -> np.nd
 
     ``membrane_sum``: argmax of the output membrane summed over T. ``spike_count``: argmax of the spike count
     over T, ties to the larger summed membrane, computed as the reference training code does (float32
-    ``count + 1e-6 * tanh(sum_t U)``, ``../shared/snn/make/train_snn.py``), so that recorded predictions are
+    ``count + 1e-6 * tanh(sum_t U)``), so that recorded predictions are
     reproduced; where float32 cannot resolve the ``1e-6`` term (counts of 16 and more) ties go to the lower
     class index.
     """

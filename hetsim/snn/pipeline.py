@@ -1,8 +1,8 @@
 """``hetsim run PLATFORM workloads/snn/NET.yaml``: plan an SNN on the M33 + MVP, replay it, summarise.
 
-Steps (seed 001 Fig. 1(a)): optionally reorder hidden neurons on the fit split (:mod:`hetsim.snn.reorder`);
+Steps (SpikeDuet Fig. 1(a)): optionally reorder hidden neurons on the fit split (:mod:`hetsim.snn.reorder`);
 plan engines and residencies on the plan split (:mod:`hetsim.snn.planner`); evaluate every configuration of
-seed 001's Table I (all sparse M33, all dense MVP, the plan under blocking and asynchronous execution) on the
+SpikeDuet's Table I (all sparse M33, all dense MVP, the plan under blocking and asynchronous execution) on the
 eval split, sample by sample; replay one sample of the chosen plan on SimPy resources in both modes (the
 timeline, and a check that the SimPy replay equals the numpy evaluator).
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE
 from hetsim.errors import ScheduleError
 from hetsim.platform import Platform, load_platform
 from hetsim.snn.costs import range_counts
@@ -77,11 +78,11 @@ def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
     rows = []
     for li, (lc, c) in enumerate(zip(cm.layers, choices, strict=True)):
         def mem(engine: str, c=c, lc=lc) -> str:
-            if engine == c.engine or (engine != "m33" and c.engine != "m33"):  # same engine family
+            if engine == c.engine or (engine != ENGINE_M33 and c.engine != ENGINE_M33):  # same engine family
                 return c.residency
             if lc.weight_bytes(engine) <= cm.budget:
                 return "sram"
-            return "flash+hot" if engine == "m33" else "flash"
+            return "flash+hot" if engine == ENGINE_M33 else "flash"
 
         raw, _ = range_counts(cm.snn.split(cm.split)[li], 0)
         sram = lc.weight_bytes(c.engine) if c.residency == "sram" else (
@@ -91,13 +92,13 @@ def layer_table(cm: SnnCostModel, choices: list[LayerChoice]) -> pd.DataFrame:
             "residency": c.residency, "hot_columns": c.hot_columns, "sram_kib": sram / 1024,
             "cycles_per_t": float(cm.layer_cycles(li, c).mean()),
             # the M33 alternative of an MVP layer gets as many hot columns as the whole budget holds (optimistic)
-            "m33_cycles_per_t": float(lc.m33_cycles(mem("m33"), c.hot_columns if c.engine == "m33" else
+            "m33_cycles_per_t": float(lc.m33_cycles(mem(ENGINE_M33), c.hot_columns if c.engine == ENGINE_M33 else
                                                     cm.budget // (lc.n_out * cm.m33.weight_bytes)).mean()),
-            "mvp_range_cycles_per_t": float(lc.mvp_range_cycles(mem("mvp-range")).mean()),
-            "mvp_dense_cycles_per_t": float(lc.mvp_dense_cycles(mem("mvp-dense")).mean()),
+            "mvp_range_cycles_per_t": float(lc.mvp_range_cycles(mem(ENGINE_MVP_RANGE)).mean()),
+            "mvp_dense_cycles_per_t": float(lc.mvp_dense_cycles(mem(ENGINE_MVP_DENSE)).mean()),
             "active_per_t": float(lc.active.mean()),
             "ranges_per_t": float(raw.mean()),
-            "launches_per_t": float(lc.launches[mem("mvp-range")].mean()),
+            "launches_per_t": float(lc.launches[mem(ENGINE_MVP_RANGE)].mean()),
         })
     return pd.DataFrame(rows)
 

@@ -1,4 +1,4 @@
-"""SNN mappers for the EFR32MG24: per affine layer an engine and a weight residency (seed 001 Sec. III-B, III-D).
+"""SNN mappers for the EFR32MG24: per affine layer an engine and a weight residency (SpikeDuet Sec. III-B, III-D).
 
 ``spikeduet`` enumerates every combination of (engine, residency) per affine layer - ``m33`` with ``sram``,
 ``flash`` or ``flash+hot``; ``mvp-dense`` or ``mvp-range`` with ``sram`` or ``flash``: 7 options per layer, so
@@ -6,7 +6,7 @@
 smallest mean end-to-end latency on the plan (validation) split under the chosen execution mode. This is
 exact: every plan that fits is either evaluated or pruned by a valid lower bound (per sample, the makespan is
 at least each engine's total work). Baselines are the same search restricted to one engine: ``all-m33``
-(sparse Cortex-M33, the seed's baseline; its best residency, hot columns included) and ``all-dense-mvp``.
+(sparse Cortex-M33, SpikeDuet's baseline; its best residency, hot columns included) and ``all-dense-mvp``.
 
 SRAM budget: ``memories.sram.size_kib - m33.sram_reserved_kib``. A table in SRAM costs ``n_in * n_out *``
 (4 bytes on the M33, FP32; 2 on the MVP, FP16); Flash tables cost nothing there. ``flash+hot`` layers share
@@ -22,14 +22,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hetsim.devices.efr32 import CortexM, Mvp
+from hetsim.devices import kind_name
+from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_DENSE, CortexM, Mvp
 from hetsim.errors import MappingError, PlatformError
 from hetsim.platform import Platform
 from hetsim.snn.costs import ENGINES, LayerCosts, hot_order, lif_cycles, options, readout_cycles
 from hetsim.snn.network import SNN
 from hetsim.snn.schedule import MODES, Unrolled, evaluate, on_mvp, unroll
 
-SNN_MAPPERS = {"spikeduet": ENGINES, "all-m33": ("m33",), "all-dense-mvp": ("mvp-dense",)}
+SNN_MAPPERS = {"spikeduet": ENGINES, "all-m33": (ENGINE_M33,), "all-dense-mvp": (ENGINE_MVP_DENSE,)}
 
 
 @dataclass(frozen=True)
@@ -72,14 +73,16 @@ def engines_of(platform: Platform) -> tuple[CortexM, Mvp]:
         PlatformError: the platform has no ``cortex-m`` host, no ``mvp`` device, or no ``sram`` memory.
     """
     m33 = platform.devices[platform.host]
-    mvps = [d for d in platform.devices.values() if d.kind == "mvp"]
+    mvps = [d for d in platform.devices.values() if isinstance(d, Mvp)]
     if not isinstance(m33, CortexM) or not mvps:
-        raise PlatformError(f"platform {platform.name!r} cannot run spiking networks: it needs a 'cortex-m' host "
-                            "and an 'mvp' device (see platforms/efr32mg24.yaml)")
-    others = [n for n, d in platform.devices.items() if n != platform.host and d.kind != "mvp"]
+        raise PlatformError(f"platform {platform.name!r} cannot run spiking networks: it needs a "
+                            f"{kind_name(CortexM)!r} host and an {kind_name(Mvp)!r} device "
+                            "(see platforms/efr32mg24.yaml)")
+    others = [n for n, d in platform.devices.items() if n != platform.host and not isinstance(d, Mvp)]
     if len(mvps) > 1 or others:
-        raise PlatformError(f"platform {platform.name!r}: SNN planning models one 'cortex-m' host and one 'mvp'; "
-                            f"it has {len(mvps)} mvp device(s) and other devices {others or 'none'}")
+        raise PlatformError(f"platform {platform.name!r}: SNN planning models one {kind_name(CortexM)!r} host and "
+                            f"one {kind_name(Mvp)!r}; it has {len(mvps)} {kind_name(Mvp)} device(s) and other devices "
+                            f"{others or 'none'}")
     if "sram" not in platform.memories:
         raise PlatformError(f"platform {platform.name!r}: SNN planning needs a memory named 'sram' (its size is "
                             "the weight budget)")
@@ -166,7 +169,7 @@ class SnnCostModel:
         sizes = self.snn.layer_sizes
         per_layer = []
         for li, c in enumerate(choices):
-            hz = self.m33_hz if c.engine == "m33" else self.mvp_hz
+            hz = self.m33_hz if c.engine == ENGINE_M33 else self.mvp_hz
             per_layer.append(self.layer_cycles(li, c) / hz)
         lif = [lif_cycles(n, self.m33) / self.m33_hz for n in sizes[1:]]
         ro = readout_cycles(sizes[-1], self.m33) / self.m33_hz
@@ -200,7 +203,7 @@ class SnnCostModel:
         mvp = np.zeros(self.samples)
         for li, c in enumerate(choices):
             cyc = self.layer_cycles(li, c).sum(axis=1)
-            if c.engine == "m33":
+            if c.engine == ENGINE_M33:
                 m33 = m33 + cyc / self.m33_hz
             else:
                 mvp = mvp + cyc / self.mvp_hz
@@ -220,7 +223,7 @@ def _option_bounds(cm: SnnCostModel, opts: list[tuple[str, str]]):
             table = lc.weight_bytes(e)
             (sram if r == "sram" else flash)[li, k] = table
             cyc = lc.cycles(e, r, lc.n_in if r == "flash+hot" else 0).sum(axis=1)
-            if e == "m33":
+            if e == ENGINE_M33:
                 m33[li, k] = cyc / cm.m33_hz
             else:
                 mvp[li, k] = cyc / cm.mvp_hz

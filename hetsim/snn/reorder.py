@@ -1,4 +1,4 @@
-"""Function-preserving neuron reordering for the range-sparse MVP (seed 001 Sec. III-C, IV-C).
+"""Function-preserving neuron reordering for the range-sparse MVP (SpikeDuet Sec. III-C, IV-C).
 
 The order of a hidden layer's neurons is functionally arbitrary: with a permutation ``p`` (new position ``i``
 holds old neuron ``p[i]``), ``W_l' = W_l[p, :]``, ``b_l' = b_l[p]`` (and ``beta``, ``threshold``),
@@ -8,7 +8,7 @@ affine that reads ``s_l`` (layer ``l + 1``): ``C0 + C_L * N_L + C_P * N_P`` per 
 (contiguous ranges of active columns after merging gaps of at most ``max_gap`` columns, ``gap * C_P < C_L``)
 and ``N_P`` processed columns (:func:`hetsim.snn.costs.range_counts`). ``C0`` does not depend on the order.
 
-Seed 001's procedure, implemented here per hidden layer on the fit (training) split:
+SpikeDuet's procedure, implemented here per hidden layer on the fit (training) split:
 
 1. co-activity of the layer's neurons (:func:`coactivity`);
 2. initial order by hierarchical clustering: average linkage on the distance ``1 - Jaccard``, then
@@ -72,7 +72,7 @@ def coactivity(raster: np.ndarray) -> np.ndarray:
     Returns:
         float64 ``[n, n]``: ``C[a, b]`` = fraction of rows (timesteps) in which neurons ``a`` and ``b`` both
         fire; the diagonal is each neuron's firing rate. ``C[a, b] / (C[a, a] + C[b, b] - C[a, b])`` is the
-        Jaccard similarity used by the clustering (seed 001 Sec. III-C: "neuron co-activity from the training
+        Jaccard similarity used by the clustering (SpikeDuet Sec. III-C: "neuron co-activity from the training
         split"). All zeros for an empty raster.
     """
     a = _rows(raster)
@@ -93,7 +93,7 @@ def _jaccard_distance(c: np.ndarray) -> np.ndarray:
 
 
 def cluster_order(raster: np.ndarray, method: str = "average") -> np.ndarray:
-    """Initial neuron order by hierarchical clustering of the co-activity (seed 001 Sec. III-C).
+    """Initial neuron order by hierarchical clustering of the co-activity (SpikeDuet Sec. III-C).
 
     ``scipy.cluster.hierarchy.linkage(method)`` on the condensed ``1 - Jaccard`` distance of the neurons that
     fire at least once, ``optimal_leaf_ordering`` (adjacent leaves as similar as possible), ``leaves_list``;
@@ -320,7 +320,7 @@ class RefineInfo:
 def refine_order(raster: np.ndarray, order: np.ndarray, launch_cycles: float, column_cycles: float, max_gap: int,
                  *, seed: int | Sequence[int] = 0, max_passes: int = MAX_PASSES, time_limit_s: float | None = None,
                  ) -> tuple[np.ndarray, RefineInfo]:
-    """Local-swap refinement of a neuron order (seed 001 Sec. III-C): minimise the mean over ``raster``'s rows
+    """Local-swap refinement of a neuron order (SpikeDuet Sec. III-C): minimise the mean over ``raster``'s rows
     of ``C_L * N_L + C_P * N_P`` with gap merging as :func:`~hetsim.snn.costs.range_counts`.
 
     Each pass visits every position ``i`` of a non-silent neuron (in a random order drawn from ``seed``), takes
@@ -432,7 +432,7 @@ def _check_hidden(snn: SNN, key) -> int:
 # --------------------------------------------------------------------------------------------- permutation
 
 def permute_network(snn: SNN, perms: Mapping[int, np.ndarray]) -> SNN:
-    """The network with its hidden neurons permuted (seed 001 Sec. III-C): a new :class:`SNN`, ``snn`` is not
+    """The network with its hidden neurons permuted (SpikeDuet Sec. III-C): a new :class:`SNN`, ``snn`` is not
     modified.
 
     For every ``l -> p`` in ``perms`` (new position ``i`` holds old neuron ``p[i]``): ``W_l' = W_l[p, :]``,
@@ -524,7 +524,7 @@ class Verification:
 
 def verify_permutation(original: SNN, permuted: SNN, perms: Mapping[int, np.ndarray]) -> Verification:
     """Check that ``permuted`` is ``original`` with hidden layers permuted by ``perms`` and computes the same
-    function, on every split with recorded activity (seed 001 Sec. III-C: ``s_l'[t] = P s_l[t]``).
+    function, on every split with recorded activity (SpikeDuet Sec. III-C: ``s_l'[t] = P s_l[t]``).
 
     Both networks are replayed with ``replay(..., exact_sums=True)`` (sums independent of the column order) on
     their recorded input (layer 0): the permuted spikes must equal the original spikes permuted (unpermuted
@@ -580,7 +580,7 @@ def verify_permutation(original: SNN, permuted: SNN, perms: Mapping[int, np.ndar
 @dataclass
 class LayerReorder:
     """Reordering of one hidden layer ``l`` (its spikes are the input columns of affine layer ``l + 1``,
-    ``Linear{l}`` in 0-based naming; seed 001's Braille "Linear1" is ``l = 1``).
+    ``Linear{l}`` in 0-based naming; SpikeDuet's Braille "Linear1" is ``l = 1``).
 
     Costs are ``C_L * N_L + C_P * N_P`` in MVP cycles per timestep (``C0`` omitted), means over the fit split's
     ``samples * T`` rows; ``plan_*`` are means per timestep on the plan (validation) split, ``nan`` when the
@@ -680,8 +680,8 @@ def _resolve_mvp(mvp) -> Mvp:
             return found[0]
         raise InputError(f"platform {getattr(mvp, 'name', '?')!r} has {len(found)} MVP devices; pass the one "
                          "whose costs to use (platform.devices[name])")
-    raise InputError(f"reorder needs the MVP device config (hetsim.devices.efr32.Mvp, e.g. "
-                     f"load_platform(...).devices['mvp']); got {type(mvp).__name__}")
+    raise InputError(f"reorder needs the MVP device config (a hetsim.devices.efr32.Mvp from a platform's devices) "
+                     f"or a platform with one MVP; got {type(mvp).__name__}")
 
 
 def _plan_stats(raster: np.ndarray | None, perm: np.ndarray, max_gap: int) -> tuple[float, float, float, float]:
@@ -697,7 +697,7 @@ def _plan_stats(raster: np.ndarray | None, perm: np.ndarray, max_gap: int) -> tu
 def reorder_layer(fit: np.ndarray, launch_cycles: float, column_cycles: float, max_gap: int, *,
                   seed: int | Sequence[int] = 0, max_passes: int = MAX_PASSES,
                   time_limit_s: float | None = None) -> tuple[np.ndarray, dict]:
-    """Order one layer's neurons for the range-sparse MVP (seed 001 Sec. III-C) from its fit-split raster.
+    """Order one layer's neurons for the range-sparse MVP (SpikeDuet Sec. III-C) from its fit-split raster.
 
     :func:`cluster_order`, then :func:`refine_order` from it. The refined order is kept only if it costs no
     more than the clustering order (it cannot, up to rounding); if it costs more than the original order
@@ -739,19 +739,19 @@ def reorder_layer(fit: np.ndarray, launch_cycles: float, column_cycles: float, m
 
 def reorder(snn: SNN, mvp: Mvp, *, residency: str | dict[int, str] = "sram", layers: Sequence[int] | None = None,
             seed: int = 0, max_passes: int = MAX_PASSES, time_limit_s: float | None = None) -> ReorderResult:
-    """Function-preserving reordering of an SNN's hidden neurons for the range-sparse MVP (seed 001 Sec. III-C).
+    """Function-preserving reordering of an SNN's hidden neurons for the range-sparse MVP (SpikeDuet Sec. III-C).
 
     For each hidden layer ``l``, :func:`reorder_layer` on ``snn.split("fit")[l]`` with ``C_L =
     mvp.launch_cycles``, ``C_P = mvp.column_cycles(n_{l+1}, residency)`` (layer ``l``'s spikes are the input
     columns of affine layer ``l + 1``, which has ``n_{l+1}`` outputs) and the merged gap of
     :func:`~hetsim.snn.costs.max_merged_gap`; then :func:`permute_network` and :func:`verify_permutation`.
-    Statistics are reported on ``snn.split("plan")`` (validation split; seed 001 Sec. IV-C reports launches
+    Statistics are reported on ``snn.split("plan")`` (validation split; SpikeDuet Sec. IV-C reports launches
     per timestep on inputs not used to choose the order).
 
     Args:
         snn: network with recorded activity (at least the fit split).
-        mvp: the MVP device config (``load_platform('platforms/efr32mg24.yaml').devices['mvp']``; a platform
-            with exactly one MVP is accepted too).
+        mvp: the MVP device config (the :class:`~hetsim.devices.efr32.Mvp` among
+            ``load_platform('platforms/efr32mg24.yaml').devices``); a platform with exactly one MVP is accepted too.
         residency: ``sram`` or ``flash``, where the affine layers' FP16 weights are read from (sets ``C_P``), or
             a dict hidden layer ``l`` -> residency of affine layer ``l + 1`` (see :func:`mvp_residencies`).
         layers: hidden layers to reorder (default: all, ``1..L-1``).
@@ -815,7 +815,7 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str | dict[int, str] = "sram", lay
 
 def mvp_residencies(snn: SNN, mvp: Mvp, sram_budget_bytes: int) -> dict[int, str]:
     """Per hidden layer ``l``, where the MVP would read affine layer ``l + 1``'s FP16 weights: ``sram`` when its
-    table (``n_l * n_{l+1} * mvp.weight_bytes``) fits the SRAM budget on its own, else ``flash`` (seed 001:
+    table (``n_l * n_{l+1} * mvp.weight_bytes``) fits the SRAM budget on its own, else ``flash`` (SpikeDuet:
     Braille-384's 288 KiB FP16 Linear1 is Flash-resident). Used to price ``C_P`` before the planner
     has chosen residencies."""
     sizes = snn.layer_sizes

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE, M33, MVP  # noqa: E402
 from hetsim.report.table import text_table  # noqa: E402
 from hetsim.snn.pipeline import SnnRunResult  # noqa: E402
 
@@ -87,7 +88,7 @@ def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6
         tr = r.traces[mode]
         if max_timesteps is not None:
             tr = tr[tr["t"] < max_timesteps]
-        rows = {"m33": 1.0, "mvp": 0.0}
+        rows = {M33: 1.0, MVP: 0.0}
         for kind, colour in KIND_COLOURS.items():
             g = tr[tr["phase"] == kind]
             for dev, gg in g.groupby("device"):
@@ -201,8 +202,8 @@ def format_snn_costs(snn, platform) -> str:
     rows = []
     for li, lc in enumerate(cm.layers):
         hot = min(lc.n_in, cm.budget // (lc.n_out * cm.m33.weight_bytes))
-        rows.append([f"Linear{li}", f"{lc.n_out}x{lc.n_in}", f"{lc.weight_bytes('m33') / 1024:.1f}",
-                     f"{lc.weight_bytes('mvp-range') / 1024:.1f}"]
+        rows.append([f"Linear{li}", f"{lc.n_out}x{lc.n_in}", f"{lc.weight_bytes(ENGINE_M33) / 1024:.1f}",
+                     f"{lc.weight_bytes(ENGINE_MVP_RANGE) / 1024:.1f}"]
                     + [f"{lc.cycles(e, r, hot).mean():,.0f}" + (" *" if r == "sram" and lc.weight_bytes(e) > cm.budget
                                                                 else "") for e, r in opts])
     lines = [f"  cycles per timestep on {platform.name} ({cm.split} split, mean; SRAM budget "

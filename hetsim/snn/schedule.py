@@ -8,7 +8,7 @@ The network is unrolled into ops (:func:`unroll`): ``affine_l[t]`` (stateless; o
     lif_l[t]    <- affine_l[t], lif_l[t-1]
     readout[t]  <- lif_L[t], readout[t-1]
 
-Execution modes (seed 001 Sec. III-E):
+Execution modes (SpikeDuet Sec. III-E):
 
 * ``blocking``: the M33 runs the program in order (timestep by timestep, layer by layer) and waits (polls)
   for every MVP launch: the makespan is the sum of all op costs.
@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
+from hetsim.devices.efr32 import M33, MVP
 from hetsim.errors import InputError
 from hetsim.snn.costs import MVP_ENGINES
 
@@ -118,11 +119,11 @@ def unroll(n_layers: int, timesteps: int, on_mvp: tuple[bool, ...], mode: str) -
             g.add_edge(SnnOp("readout", L, t - 1), SnnOp("readout", L, t))
 
     def dev(op: SnnOp) -> str:
-        return "mvp" if op.kind == "affine" and on_mvp[op.layer - 1] else "m33"
+        return MVP if op.kind == "affine" and on_mvp[op.layer - 1] else M33
 
     if mode == "blocking":
         order = ops  # program order; one chain: the M33 waits for every MVP launch
-        chain = {"cpu": order}
+        chain = {M33: order}
     else:
         s = _skews(on_mvp)
         kind_rank = {"affine": 0, "lif": 1, "readout": 2}
@@ -135,9 +136,9 @@ def unroll(n_layers: int, timesteps: int, on_mvp: tuple[bool, ...], mode: str) -
                 return (op.t - 2 + s[0], 1, 1, 0)
             return (*m33_key(SnnOp("lif", op.layer - 1, op.t)), op.layer)
 
-        m33_ops = sorted((o for o in ops if dev(o) == "m33"), key=m33_key)
-        mvp_ops = sorted((o for o in ops if dev(o) == "mvp"), key=mvp_key)
-        chain = {"m33": m33_ops, "mvp": mvp_ops}
+        m33_ops = sorted((o for o in ops if dev(o) == M33), key=m33_key)
+        mvp_ops = sorted((o for o in ops if dev(o) == MVP), key=mvp_key)
+        chain = {M33: m33_ops, MVP: mvp_ops}
     full = g.copy()
     for seq in chain.values():
         for a, b in zip(seq, seq[1:], strict=False):
@@ -189,7 +190,7 @@ def simulate_sample(unrolled: Unrolled, cost_s: np.ndarray, mode: str) -> tuple[
         (``phase`` = op kind, or ``poll``), and the makespan in seconds.
     """
     env = simpy.Environment()
-    res = {"m33": simpy.Resource(env, 1), "mvp": simpy.Resource(env, 1)}
+    res = {M33: simpy.Resource(env, 1), MVP: simpy.Resource(env, 1)}
     done = [env.event() for _ in unrolled.ops]
     rows = []
 
@@ -198,16 +199,16 @@ def simulate_sample(unrolled: Unrolled, cost_s: np.ndarray, mode: str) -> tuple[
         if unrolled.preds[i]:
             yield simpy.AllOf(env, [done[p] for p in unrolled.preds[i]])
         held = [res[dev].request()]
-        if mode == "blocking" and dev == "mvp":
-            held.append(res["m33"].request())
+        if mode == "blocking" and dev == MVP:
+            held.append(res[M33].request())
         yield simpy.AllOf(env, held)
         t0 = env.now
         yield env.timeout(float(cost_s[i]))
         for r in held:
-            (res["m33"] if r.resource is res["m33"] else res["mvp"]).release(r)
+            (res[M33] if r.resource is res[M33] else res[MVP]).release(r)
         rows.append((op.name, dev, "compute", op.kind, t0, env.now, pd.NA, op.layer, op.t))
         if len(held) == 2:
-            rows.append((op.name, "m33", "compute", "poll", t0, env.now, pd.NA, op.layer, op.t))
+            rows.append((op.name, M33, "compute", "poll", t0, env.now, pd.NA, op.layer, op.t))
         done[i].succeed()
 
     for i in range(len(unrolled.ops)):

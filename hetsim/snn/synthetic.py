@@ -1,6 +1,6 @@
 """Seeded synthetic spiking networks with controlled spike density and clustering, for design-space sweeps.
 
-Seed 001 (SpikeDuet) shows that the accelerator's cost depends on how many neurons fire per timestep *and* on
+SpikeDuet shows that the accelerator's cost depends on how many neurons fire per timestep *and* on
 how clustered (adjacent in neuron index) they are. :func:`synthetic_snn` builds a feed-forward LIF network
 (same semantics as :mod:`hetsim.snn.network`) whose recorded rasters have a requested density per layer and a
 tunable amount of group structure:

@@ -15,7 +15,7 @@ Pipeline of :func:`load_onnx`:
 4. constant propagation (initializers, ``Constant`` outputs, outputs of nodes whose inputs are all
    constant);
 5. per node: runtime/constant input split, sizes, precision (QDQ detection) and, for MVM-capable ops, the
-   GEMM view of seed 000 Sec. IV-A2, Eq. 1 (convolutions through im2col).
+   GEMM view of the CPU-CIM ILP paper, Sec. IV-A2, Eq. 1 (convolutions through im2col).
 
 Units: shapes and element counts are in elements, sizes in bytes (``ceil(elements * bits / 8)`` per tensor,
 at the tensor's ONNX element type), precision in bits, MACs in multiply-accumulates.
@@ -111,7 +111,7 @@ def load_onnx(path: str | Path) -> Workload:
     shape of the constant weight operand of an MVM op (Conv/ConvInteger input 1, QLinearConv input 3, Gemm B,
     the constant operand of MatMul/MatMulInteger/QLinearMatMul), else ``None``.
 
-    GEMM view (seed 000 Sec. IV-A2, Eq. 1; convolutions via im2col), set when the weight is constant:
+    GEMM view (CPU-CIM ILP Sec. IV-A2, Eq. 1; convolutions via im2col), set when the weight is constant:
 
     * Conv of any spatial rank, W ``(C_out, C_in/g, k_1..k_r)``, Y ``(B, C_out, o_1..o_r)``:
       ``m_v = C_out/g``, ``n_v = (C_in/g) * prod(k)``, ``n_mvm = B * prod(o)``, ``groups = g``, ``kernel = k``,
@@ -514,7 +514,7 @@ def _input(node: onnx.NodeProto, k: int) -> str | None:
 def _gemm_view(
     p: Path, name: str, node: onnx.NodeProto, infos: dict[str, _Tensor | str], constants: set[str]
 ) -> tuple[str | None, GemmView | None, int]:
-    """``(constant weight tensor, GEMM view, MACs)`` of an MVM-capable node (seed 000 Eq. 1, im2col).
+    """``(constant weight tensor, GEMM view, MACs)`` of an MVM-capable node (CPU-CIM ILP Eq. 1, im2col).
 
     The view is returned only when the weight operand is constant; the MAC count always.
     """

@@ -19,7 +19,7 @@ from hetsim.errors import WorkloadError
 
 @dataclass(frozen=True)
 class GemmView:
-    """The matrix view of an MVM-capable operator (seed 000, Sec. IV-A2, Eq. 1).
+    """The matrix view of an MVM-capable operator (CPU-CIM ILP, Sec. IV-A2, Eq. 1).
 
     The operator is ``groups`` independent GEMMs, each with an ``m_v x n_v`` weight matrix applied to
     ``n_mvm`` input vectors.
@@ -33,7 +33,7 @@ class GemmView:
         out_spatial: a convolution's output size per spatial dim, e.g. ``(H_out, W_out)``; ``()`` otherwise.
         stride: a convolution's stride per spatial dim; ``()`` otherwise.
 
-    ``kernel``, ``out_spatial`` and ``stride`` are what layer-level cost models (DIANA, seed 002) need beyond
+    ``kernel``, ``out_spatial`` and ``stride`` are what layer-level cost models (DIANA, ODiMO) need beyond
     the GEMM shape; they default to ``()`` and take no part in ``==`` (two views of the same GEMM compare
     equal), so that views built without them keep working.
     """
@@ -62,11 +62,11 @@ class GemmView:
         return self.groups * self.m_v * self.n_v * self.n_mvm
 
     def n_crossbar(self, rows: int, cols: int) -> int:
-        """Crossbars needed to hold the weights, seed 000 Eq. 1, counted per group.
+        """Crossbars needed to hold the weights, CPU-CIM ILP Eq. 1, counted per group.
 
         ``N_crossbar = groups * ceil(M_v / M) * ceil(N_v / N)`` with ``M``, ``N`` the crossbar's output
         (``rows``) and input (``cols``) dimensions; each group of a grouped/depthwise conv occupies its own
-        crossbars, which is why depthwise layers map badly onto crossbars (seed 000, Sec. V-A).
+        crossbars, which is why depthwise layers map badly onto crossbars (CPU-CIM ILP, Sec. V-A).
         """
         return self.groups * math.ceil(self.m_v / rows) * math.ceil(self.n_v / cols)
 
@@ -81,14 +81,14 @@ class Op:
         index: position in the source graph (ONNX node order); used for deterministic tie-breaking.
         input_shapes: shapes of the runtime (non-constant) inputs, in input order.
         output_shapes: shapes of the outputs.
-        n_in: elements of the runtime inputs (sum), the ``N_in`` of seed 000 Eq. 3.
-        n_out: elements of the outputs (sum), the ``N_out`` of seed 000 Eq. 3/4.
+        n_in: elements of the runtime inputs (sum), the ``N_in`` of CPU-CIM ILP Eq. 3.
+        n_out: elements of the outputs (sum), the ``N_out`` of CPU-CIM ILP Eq. 3/4.
         weight_shape: shape of the constant weight tensor, or ``None`` for weightless ops.
         weight_elements: elements of all constant inputs (weights, biases, tables).
         macs: multiply-accumulate count (0 for ops that are not GEMM-like).
         bits: arithmetic precision in bits (32 for fp32, 8 for int8-quantized ops).
         in_bytes, out_bytes: bytes of runtime inputs/outputs at their ONNX element types.
-        gemm: the GEMM view (seed 000 Eq. 1) for MVM-capable ops with a constant weight, else ``None``.
+        gemm: the GEMM view (CPU-CIM ILP Eq. 1) for MVM-capable ops with a constant weight, else ``None``.
         is_constant: True when every input is a constant (the op computes parameters, not activations).
         domain: ONNX domain ("" for the default domain).
     """
@@ -184,7 +184,7 @@ class Workload:
         return self._topo
 
     def sinks(self) -> list[str]:
-        """Ops without successors (the terminal nodes of seed 000 Eq. 6)."""
+        """Ops without successors (the terminal nodes of CPU-CIM ILP Eq. 6)."""
         return [n for n in self.graph.nodes if self.graph.out_degree(n) == 0]
 
     def summary(self) -> dict:
