@@ -10,12 +10,18 @@ overlap, ops outside the accelerators are free on platforms/diana.yaml), ODiMO's
 utilisation and the time both are busy. With torch installed and ``--checkpoint`` given, the ODiMO checkpoint
 published with the authors' code (eml-eda/odimo, ``resnet20_cifar10_minlat_max8.pth.tar``) is replayed on
 ResNet-20 too (``dnas-export``).
+
+platforms/diana.yaml enforces the digital accelerator's 64 KiB weight memory per layer part; a mapper that must
+put a layer there whole that does not fit is refused (the row says why). Every workload is also run with the
+check off (``weight_memory_kib: null``, ODiMO's own model, which prices no weight tiling); those rows, marked
+"weight memory unchecked", are listed where they differ from the enforced ones.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -23,8 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hetsim.costs import CostModel  # noqa: E402
+from hetsim.errors import MappingError  # noqa: E402
 from hetsim.mappers import get_mapper  # noqa: E402
-from hetsim.platform import load_platform  # noqa: E402
+from hetsim.platform import Platform, load_platform  # noqa: E402
 from hetsim.report.metrics import summarize  # noqa: E402
 from hetsim.sim import simulate  # noqa: E402
 from hetsim.workload import load_onnx  # noqa: E402
@@ -34,11 +41,46 @@ MAPPERS = [("all-8bit", {}), ("all-ternary", {}), ("io8-backbone-ternary", {}),
            ("min-cost", {"objective": "latency"}), ("min-cost", {"objective": "energy"})]
 
 
+UNCHECKED = "weight memory unchecked"
+NUMBERS = ("makespan_s", "energy_j", "aimc_share", "split_layers")
+
+
+def unchecked(plat: Platform) -> Platform:
+    """``plat`` with every device's ``weight_memory_kib`` set to null (no weight-memory check)."""
+    data = plat.model_dump(mode="json", exclude={"devices": {"__all__": {"name"}}})
+    for dev in data["devices"].values():
+        if "weight_memory_kib" in dev:
+            dev["weight_memory_kib"] = None
+    return Platform.model_validate(data)
+
+
+def run(costs: CostModel, name: str, opts: dict) -> dict:
+    """One row's numbers, or ``error`` (the reason, shortened) when the mapper refuses the workload."""
+    try:
+        s = get_mapper(name, **opts).map(costs)
+    except MappingError as err:
+        msg = str(err).split(". The DIANA latency model")[0]
+        return {"error": re.sub(r" \[[^\]]*\]", "", msg.removeprefix(f"{name}: "))}
+    res = simulate(costs, s)
+    summ = summarize(costs, s, res)
+    cs = summ["channel_split"]
+    return {
+        "makespan_s": res.makespan_s, "energy_j": summ["energy_j"],
+        "layer_latency_s": cs["layer_sequential_latency_s"], "layer_energy_j": cs["layer_sequential_energy_j"],
+        "aimc_share": cs["share"].get("aimc", 0.0),
+        "util_digital": cs["utilisation"]["digital"], "util_aimc": cs["utilisation"]["aimc"],
+        "both_busy": cs["all_busy_fraction"], "split_layers": cs["split_layers"],
+        "channels": cs["total_channels"],
+    }
+
+
 def measure(checkpoint: Path | None = None) -> list[dict]:
     plat = load_platform(ROOT / "platforms" / "diana.yaml")
+    free = unchecked(plat)
     rows = []
     for w in WORKLOADS:
-        costs = CostModel(load_onnx(ROOT / "workloads" / f"{w}.onnx"), plat)
+        wl = load_onnx(ROOT / "workloads" / f"{w}.onnx")
+        costs, costs_free = CostModel(wl, plat), CostModel(wl, free)
         runs = list(MAPPERS)
         if w == "resnet20_cifar10" and checkpoint is not None:
             try:
@@ -47,23 +89,18 @@ def measure(checkpoint: Path | None = None) -> list[dict]:
                 pass
             else:
                 runs.append(("dnas-export", {"path": checkpoint}))
+        extra = []
         for name, opts in runs:
-            s = get_mapper(name, **opts).map(costs)
-            res = simulate(costs, s)
-            summ = summarize(costs, s, res)
-            cs = summ["channel_split"]
             label = name + (f" ({opts['objective']})" if "objective" in opts else "")
             if name == "dnas-export":
                 label = "dnas-export (ODiMO minlat_max8 checkpoint)"
-            rows.append({
-                "workload": w, "mapper": label,
-                "makespan_s": res.makespan_s, "energy_j": summ["energy_j"],
-                "layer_latency_s": cs["layer_sequential_latency_s"], "layer_energy_j": cs["layer_sequential_energy_j"],
-                "aimc_share": cs["share"].get("aimc", 0.0),
-                "util_digital": cs["utilisation"]["digital"], "util_aimc": cs["utilisation"]["aimc"],
-                "both_busy": cs["all_busy_fraction"], "split_layers": cs["split_layers"],
-                "channels": cs["total_channels"],
-            })
+            row = {"workload": w, "mapper": label, "weight_memory": "64 KiB", **run(costs, name, opts)}
+            rows.append(row)
+            alt = {"workload": w, "mapper": f"{label}, {UNCHECKED}", "weight_memory": "unchecked",
+                   **run(costs_free, name, opts)}
+            if "error" in row or any(row[k] != alt.get(k) for k in NUMBERS):
+                extra.append(alt)
+        rows += extra
     return rows
 
 
@@ -72,6 +109,9 @@ def markdown(rows: list[dict]) -> str:
            "AIMC channels | digital busy | AIMC busy | both busy | split layers |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
+        if "error" in r:
+            out.append(f"| {r['workload']} | {r['mapper']} | refused: {r['error']} |" + " - |" * 8)
+            continue
         out.append(
             f"| {r['workload']} | {r['mapper']} | {r['makespan_s'] * 1e3:.4f} | {r['energy_j'] * 1e6:.3f} | "
             f"{r['layer_latency_s'] * 1e3:.4f} | {r['layer_energy_j'] * 1e6:.3f} | {r['aimc_share'] * 100:.1f} % | "

@@ -33,6 +33,17 @@ def diana() -> Platform:
     return load_platform(DIANA_YAML)
 
 
+WEIGHT_MEMORY_B = 64 * 1024  # DIANA's digital weight memory (platforms/diana.yaml weight_memory_kib: 64)
+
+
+def diana_unchecked() -> Platform:
+    """``platforms/diana.yaml`` with ``weight_memory_kib: null`` on the digital accelerator: no weight-memory check
+    (ODiMO's own model, which prices no weight tiling)."""
+    data = diana().model_dump(mode="json", exclude={"devices": {"__all__": {"name"}}})
+    data["devices"]["digital"]["weight_memory_kib"] = None
+    return Platform.model_validate(data)
+
+
 def conv(name: str, c_in: int, c_out: int, k: int, o: int, groups: int = 1, index: int = 0,
          op_type: str = "Conv") -> Op:
     """A ``k x k`` convolution ``c_in -> c_out`` with a ``o x o`` output (batch 1)."""

@@ -1,4 +1,4 @@
-"""DIANA (seed 002): the digital and AIMC latency models, the power split, the platform, the baselines, min-cost
+"""DIANA (ODiMO): the digital and AIMC latency models, the power split, the platform, the baselines, min-cost
 and the dnas-export import.
 
 Every expected latency is worked out by hand in cycles at F = 260 MHz from the issue's equations
@@ -13,12 +13,14 @@ import sys
 import pytest
 from diana_helpers import (
     ODIMO,
+    WEIGHT_MEMORY_B,
     WORKLOADS,
     F,
     ana_cycles,
     conv,
     cyc,
     diana,
+    diana_unchecked,
     dig_cycles,
     elementwise,
     fc,
@@ -35,6 +37,7 @@ from hetsim.mappers.dnas_export import read_export, to_hetsim_json, to_odimo_sum
 from hetsim.mappers.min_cost import best_split, split_objective
 from hetsim.platform import Platform, load_platform
 from hetsim.report.metrics import device_table, summarize
+from hetsim.schedule import Part, Schedule
 from hetsim.sim import list_schedule, simulate
 from hetsim.workload import Workload, load_onnx
 
@@ -252,9 +255,13 @@ def test_baselines_on_a_small_network(plat):
 
 
 def _brute_force(c_in, c_out, k, o, objective):
-    """Independent brute force: every n_digital in 0..C_out, ties to more digital channels."""
+    """Independent brute force: every n_digital in 0..C_out whose digital part's 8-bit weights (n * C_in * k * k
+    bytes) fit DIANA's 64 KiB weight memory (n = 0: no digital part), ties to more digital channels; ``None``
+    when no n fits (not for these groups = 1 layers: the AIMC takes any part)."""
     best = None
     for n in range(c_out + 1):
+        if n * c_in * k * k > WEIGHT_MEMORY_B:
+            continue
         l_d, l_a = dig_cycles(c_in, n, k, o), ana_cycles(c_in, c_out - n, k, o)
         cost = max(l_a, l_d) if objective == "latency" else odimo_energy_mj_cycles(l_a, l_d)
         if best is None or cost < best[1] * (1 - 1e-12) or abs(cost - best[1]) <= 1e-12 * best[1]:
@@ -264,7 +271,9 @@ def _brute_force(c_in, c_out, k, o, objective):
 
 @pytest.mark.parametrize("objective", ["latency", "energy"])
 @pytest.mark.parametrize("shape", [(16, 16, 3, 32), (32, 64, 1, 16), (32, 64, 3, 8), (3, 16, 3, 32), (64, 10, 1, 1),
-                                   (128, 96, 3, 4), (8, 40, 3, 12)])
+                                   (128, 96, 3, 4), (8, 40, 3, 12),
+                                   # the weight memory caps the digital part (at 64, 14 and 28 channels):
+                                   (1024, 100, 1, 1), (512, 512, 3, 2), (256, 256, 3, 4)])
 def test_min_cost_equals_brute_force(plat, objective, shape):
     c_in, c_out, k, o = shape
     costs = CostModel(Workload.from_ops("one", [conv("c", c_in, c_out, k, o)], []), plat)
@@ -275,6 +284,7 @@ def test_min_cost_equals_brute_force(plat, objective, shape):
     s = get_mapper("min-cost", objective=objective).map(costs)
     parts = s.splits.get("c", {s.assignment["c"]: list(range(c_out))})
     assert len(parts.get("digital", [])) == n and parts.get("digital", []) == list(range(n))
+    assert not check_schedule(costs, s).violations
 
 
 def test_min_cost_latency_ties_go_to_digital(plat):
@@ -287,7 +297,61 @@ def test_min_cost_latency_ties_go_to_digital(plat):
     assert best_split(costs, "c", "digital", "aimc", "latency")[0] == 4
     s = get_mapper("min-cost").map(costs)
     assert s.splits == {"c": {"digital": [0, 1, 2, 3], "aimc": list(range(4, 64))}}
-    assert s.assignment == {"c": "aimc"} and s.makespan_s == cyc(2595.2)
+    # the parts: channels 0-3 digital, 4-63 AIMC (the schedule's assignment view names the first part's device)
+    assert s.parts == {"c": [Part("digital", (0, 4)), Part("aimc", (4, 64))]}
+    assert s.devices_of("c") == ["digital", "aimc"]
+    assert s.makespan_s == cyc(2595.2)
+    assert s.stats["capacity_limited_layers"] == 0 and s.stats["host_layers"] == []
+
+
+def test_min_cost_respects_the_digital_weight_memory(plat):
+    # FC 1024 -> 100: 1024 B of 8-bit weights per output channel, so the 64 KiB weight memory holds the part of
+    # at most 65536 / 1024 = 64 channels; the whole layer (100 KiB) does not fit.
+    #   digital, whole: ceil(100/16)=7 * 1024 + (100+1024)/8 = 7168 + 140.5 = 7308.5 cycles (if it fitted)
+    #   digital, 64 ch: ceil(64/16)=4 * 1024 + (64+1024)/8 = 4096 + 136 = 4232 cycles
+    #   AIMC, any 1..100 ch: ox_u = 1 ((u+0) * 1024 <= 1152 -> u = 1):
+    #     8*1024 = 8192; + ceil(m/512)=1 * ceil(1024/128)=8 * 1/1 * 18.2 = 145.6 -> 8337.6 cycles
+    # latency: every allowed n = 0..64 costs max(L_d(n) <= 4232, 8337.6) = 8337.6: ties -> n = 64, the cap
+    #   (without the weight memory, all-digital's 7308.5 would win).
+    # energy: with L_d < L_a, 42.39*L_d + 28.74*(8337.6 - L_d) = 239622.624 + 13.65*L_d mW.cycles -> n = 0, all AIMC
+    #   (without the weight memory: all digital, 24.96 * 7308.5 = 182420.16).
+    costs = CostModel(Workload.from_ops("one", [fc("fc", 1024, 100)], []), plat)
+    assert "digital" not in costs.latency["fc"]  # the whole layer does not fit
+    assert costs.part_latency("fc", "digital", 64) == cyc(4232) and costs.part_latency("fc", "digital", 65) is None
+    assert split_objective(costs, "fc", 65, "digital", "aimc", "latency") is None
+    assert split_objective(costs, "fc", 64, "digital", "aimc", "latency") == cyc(8337.6)
+    assert best_split(costs, "fc", "digital", "aimc", "latency") == (64, cyc(8337.6))
+    s = get_mapper("min-cost").map(costs)
+    assert s.parts["fc"] == [Part("digital", (0, 64)), Part("aimc", (64, 100))]
+    assert s.makespan_s == cyc(8337.6) and s.stats["capacity_limited_layers"] == 1 and s.stats["host_layers"] == []
+    assert not check_schedule(costs, s).violations
+    e = get_mapper("min-cost", objective="energy").map(costs)
+    assert e.parts["fc"] == [Part("aimc")] and e.splits == {}
+    assert e.stats["layer_energy_sum_j"] == pytest.approx(joules(239622.624), rel=1e-12)
+    # weight_memory_kib: null turns the check off (ODiMO's model): all digital for both objectives
+    free = CostModel(costs.workload, diana_unchecked())
+    for objective, want in (("latency", 7308.5 / F), ("energy", joules(182420.16))):
+        s = get_mapper("min-cost", objective=objective).map(free)
+        assert s.parts["fc"] == [Part("digital")] and s.stats["capacity_limited_layers"] == 0
+        assert s.stats[f"layer_{objective}_sum_{'s' if objective == 'latency' else 'j'}"] == pytest.approx(want)
+
+
+def test_a_layer_no_split_fits_stays_on_the_host(plat):
+    # grouped 3x3 conv 512 -> 512, groups 2, 2x2 output: the AIMC runs no grouped conv, and the digital
+    # accelerator needs 512 * (256 * 9) B = 1152 KiB of weights for the whole layer (a split has no AIMC part to
+    # take the rest), so min-cost leaves it on the host; the whole-layer baselines refuse it.
+    ops = [conv("pw", 16, 512, 1, 2, index=0), conv("g", 512, 512, 3, 2, groups=2, index=1)]
+    costs = CostModel(Workload.from_ops("grouped", ops, [("pw", "g", 2048)]), plat)
+    assert set(costs.latency["g"]) == {"host"}
+    s = get_mapper("min-cost").map(costs)
+    assert s.stats["host_layers"] == ["g"] and s.parts["g"] == [Part("host")]
+    assert s.stats["layers"] == 1 and s.stats["capacity_limited_layers"] == 1
+    assert not check_schedule(costs, s).violations and simulate(costs, s).makespan_s == s.makespan_s
+    for name in ("all-8bit", "all-ternary"):
+        with pytest.raises(MappingError, match=rf"{name}: layer 'g' \(Conv, 512 output channels\) needs "
+                                               r"1,152\.0 KiB of weight_memory on 'digital', which holds 64\.0 KiB"
+                                               r".*weight_memory_kib: null"):
+            get_mapper(name).map(costs)
 
 
 def test_min_cost_keeps_depthwise_on_digital(mbv1):
@@ -301,19 +365,47 @@ def test_min_cost_keeps_depthwise_on_digital(mbv1):
 
 
 def test_real_workloads_all_mappers_replay_exactly(plat):
+    unchecked = diana_unchecked()
     for f in ["resnet20_cifar10", "mobilenet_v1_025_vww", "resnet18_tinyimagenet_int8_qdq"]:
-        costs = CostModel(load_onnx(WORKLOADS / f"{f}.onnx"), plat)
-        for name, opts in [("all-8bit", {}), ("all-ternary", {}), ("io8-backbone-ternary", {}),
-                           ("min-cost", {"objective": "latency"}), ("min-cost", {"objective": "energy"})]:
-            s = get_mapper(name, **opts).map(costs)
-            assert not check_schedule(costs, s).violations, (f, name)
-            res = simulate(costs, s)
-            assert res.makespan_s == s.makespan_s, (f, name)
-            summ = summarize(costs, s, res)
-            cs = summ["channel_split"]
-            assert cs["share"].get("aimc", 0.0) == pytest.approx(s.stats["aimc_share"])
-            # the replay may overlap independent layers, never exceed the layer-sequential model
-            assert res.makespan_s <= cs["layer_sequential_latency_s"] * (1 + 1e-12)
+        wl = load_onnx(WORKLOADS / f"{f}.onnx")
+        for p in (plat, unchecked):
+            costs = CostModel(wl, p)
+            for name, opts in [("all-8bit", {}), ("all-ternary", {}), ("io8-backbone-ternary", {}),
+                               ("min-cost", {"objective": "latency"}), ("min-cost", {"objective": "energy"})]:
+                if p is plat and f.startswith("resnet18") and name in ("all-8bit", "io8-backbone-ternary"):
+                    # 14 of ResNet-18's 21 layers (72 KiB .. 2.25 MiB of 8-bit weights), and its 512 -> 200
+                    # classifier (100 KiB), do not fit DIANA's 64 KiB digital weight memory
+                    first = "'/layer2/layer2.0/conv1/Conv' (Conv, 128 output channels) needs 72.0 KiB" \
+                        if name == "all-8bit" else "'/fc/Gemm' (Gemm, 200 output channels) needs 100.0 KiB"
+                    with pytest.raises(MappingError) as err:
+                        get_mapper(name, **opts).map(costs)
+                    msg = str(err.value)
+                    assert f"{name}: layer {first} of weight_memory on 'digital', which holds 64.0 KiB" in msg
+                    assert ("13 more of the 21 layers" in msg) == (name == "all-8bit")
+                    continue
+                s = get_mapper(name, **opts).map(costs)
+                assert not check_schedule(costs, s).violations, (f, name)
+                res = simulate(costs, s)
+                assert res.makespan_s == s.makespan_s, (f, name)
+                summ = summarize(costs, s, res)
+                cs = summ["channel_split"]
+                assert cs["share"].get("aimc", 0.0) == pytest.approx(s.stats["aimc_share"])
+                # every Conv/FC layer is on the accelerators (none stays on the host) ...
+                assert s.stats["layers"] == len([v for v in wl.ops if wl.op(v).gemm is not None]), (f, name)
+                # ... and the replay may overlap independent layers, never exceed the layer-sequential model
+                assert res.makespan_s <= cs["layer_sequential_latency_s"] * (1 + 1e-12)
+                for v, parts in s.parts.items():  # every digital part fits the weight memory, unless unchecked
+                    n = sum(q.n_channels or costs.out_channels(v) for q in parts if q.device == "digital")
+                    if n and p is plat:
+                        assert costs.demand(v, "digital", n)["weight_memory"] <= WEIGHT_MEMORY_B, (f, name, v)
+    # ResNet-18 with the weight memory enforced: min-cost caps the digital parts (14 layers limited) and keeps
+    # the layer-sequential latency of the unchecked model (the AIMC part is the longer one in every layer)
+    r18 = load_onnx(WORKLOADS / "resnet18_tinyimagenet_int8_qdq.onnx")
+    s = get_mapper("min-cost").map(CostModel(r18, plat))
+    free = get_mapper("min-cost").map(CostModel(r18, unchecked))
+    assert s.stats["capacity_limited_layers"] == 14 and free.stats["capacity_limited_layers"] == 0
+    assert s.stats["layer_latency_sum_s"] == pytest.approx(free.stats["layer_latency_sum_s"], rel=1e-12)
+    assert s.stats["channels"]["digital"] < free.stats["channels"]["digital"]
 
 
 # ------------------------------------------------------------------------------------------- dnas-export
@@ -351,10 +443,25 @@ def test_hetsim_json_round_trips_non_contiguous_splits(mbv1, tmp_path):
     p = tmp_path / "split.json"
     p.write_text(json.dumps(doc))
     back = get_mapper("dnas-export", path=p).map(mbv1)
-    assert back.splits[v] == layer["channels"]
+    # the import reorders the channels so each device's are one block (ODiMO Fig. 3; only the counts matter to
+    # the cost models): the digital channels first (it holds channel 0), as many on each device as given ...
+    assert back.parts[v] == [Part("digital", (0, n_d)), Part("aimc", (n_d, c))]
+    assert back.splits[v] == {"digital": list(range(n_d)), "aimc": list(range(n_d, c))}
+    # ... keeps the channels as given, for this layer only ...
+    assert back.stats["export_channels"] == {v: layer["channels"]}
     assert {k: w for k, w in back.splits.items() if k != v} == {k: w for k, w in s.splits.items() if k != v}
     assert not check_schedule(mbv1, back).violations
     assert back.makespan_s == s.makespan_s  # the same channel counts
+    # ... and writes them back: the export round-trips, also through the schedule's JSON
+    for sched in (back, Schedule.from_json(back.to_json())):
+        again = to_hetsim_json(mbv1, sched)
+        assert [x["channels"] for x in again["layers"]] == [x["channels"] for x in doc["layers"]]
+    # a contiguous export is kept as given, and nothing is recorded
+    doc2 = to_hetsim_json(mbv1, s)
+    p.write_text(json.dumps(doc2))
+    back2 = get_mapper("dnas-export", path=p).map(mbv1)
+    assert back2.parts == s.parts and back2.stats["export_channels"] == {}
+    assert to_hetsim_json(mbv1, back2)["layers"] == doc2["layers"]
 
 
 def test_export_layers_match_by_order_and_shape_across_reordered_shortcuts(plat, tmp_path):
@@ -363,13 +470,17 @@ def test_export_layers_match_by_order_and_shape_across_reordered_shortcuts(plat,
     s = get_mapper("min-cost").map(costs)
     doc = to_odimo_summary(costs, s)
     names = list(doc)
+    # every layer is exported, also those whose weights exceed the 64 KiB digital weight memory (their digital
+    # parts are capped: 15 layers are split)
+    assert len(names) == 21 and len(s.splits) == 15
     ds = next(i for i, n in enumerate(names) if "downsample" in n)
     assert "conv2" in names[ds + 1]
     names[ds], names[ds + 1] = names[ds + 1], names[ds]
     p = tmp_path / "summary.json"
     p.write_text(json.dumps({n: doc[n] for n in names}))
     back = get_mapper("dnas-export", path=p).map(costs)
-    assert back.assignment == s.assignment and back.splits == s.splits
+    assert back.assignment == s.assignment and back.splits == s.splits and back.parts == s.parts
+    assert back.makespan_s == s.makespan_s
 
 
 def test_mismatched_exports_name_the_first_layer_that_does_not_fit(resnet20, tmp_path):
@@ -444,10 +555,10 @@ def test_odimo_minlat_checkpoint_imports_and_replays(resnet20):
     s = get_mapper("dnas-export", path=p).map(resnet20)
     # backbone.bb_3_0.conv1: alpha [2, 64], argmax 0 (digital) for channels 0-3, 1 (AIMC) for 4-63
     assert s.splits == {SPLIT_LAYER: {"digital": [0, 1, 2, 3], "aimc": list(range(4, 64))}}
-    assert s.assignment[SPLIT_LAYER] == "aimc"
+    assert s.devices_of(SPLIT_LAYER) == ["digital", "aimc"] and s.stats["export_channels"] == {}
     # the other 21 layers have a [1, C_out] alpha: all digital
-    layers_on = {v: d for v, d in s.assignment.items() if resnet20.workload.op(v).gemm is not None}
-    assert sum(d == "digital" for d in layers_on.values()) == 21
+    layers_on = {v: p for v, p in s.parts.items() if resnet20.workload.op(v).gemm is not None}
+    assert len(layers_on) == 22 and sum(p == [Part("digital")] for p in layers_on.values()) == 21
     assert not check_schedule(resnet20, s).violations
     res = simulate(resnet20, s)
     assert (res.start_s, res.finish_s, res.makespan_s) == list_schedule(resnet20, s.assignment, s.order, s.splits)
@@ -479,6 +590,17 @@ def test_synthetic_checkpoint_with_a_wrong_shape(resnet20, tmp_path):
     torch.save({"state_dict": sd}, p)
     s = get_mapper("dnas-export", path=p).map(resnet20)
     assert s.splits["/stem/stem.0/Conv"] == {"digital": list(range(8, 16)), "aimc": list(range(8))}
+    assert s.parts["/stem/stem.0/Conv"] == [Part("aimc", (0, 8)), Part("digital", (8, 16))]
+    assert s.stats["export_channels"] == {}
+    # an argmax that interleaves the channels: contiguous parts, the search's channels kept and written back
+    alpha = torch.zeros(2, 16)
+    alpha[1, ::2] = 1.0  # even channels on the AIMC
+    torch.save({"state_dict": {**sd, "l0.mix_weight.alpha_weight": alpha}}, p)
+    s = get_mapper("dnas-export", path=p).map(resnet20)
+    given = {"aimc": list(range(0, 16, 2)), "digital": list(range(1, 16, 2))}
+    assert s.parts["/stem/stem.0/Conv"] == [Part("aimc", (0, 8)), Part("digital", (8, 16))]
+    assert s.stats["export_channels"] == {"/stem/stem.0/Conv": given}
+    assert to_hetsim_json(resnet20, s)["layers"][0]["channels"] == given
     sd["l5.mix_weight.conv.weight"] = torch.zeros(16, 16, 5, 5)
     torch.save(sd, p)  # a bare state_dict is read too
     with pytest.raises(MappingError, match=r"export layer 5 'l5' \(C_out 16, C_in/groups 16, kernel 5x5\)"):
@@ -509,10 +631,16 @@ def test_cli_objective_and_export(tmp_path, capsys):
     assert main(["run", plat, model, "--mapper", "dnas-export"]) == 2
     assert "--export FILE" in capsys.readouterr().err
     assert main(["run", "platforms/puma.yaml", model, "--mapper", "all-8bit"]) == 2
-    assert "diana-digital" in capsys.readouterr().err
+    err = capsys.readouterr().err  # the DIANA mappers find the two accelerators by capability, not by kind
+    assert "has 0 channel-splitting accelerators" in err and "platforms/diana.yaml" in err
+    r18 = str(WORKLOADS / "resnet18_tinyimagenet_int8_qdq.onnx")
+    assert main(["run", plat, r18, "--mapper", "all-8bit"]) == 2
+    err = capsys.readouterr().err
+    assert "needs 72.0 KiB of weight_memory on 'digital', which holds 64.0 KiB" in err
+    assert "weight_memory_kib: null" in err
     assert main(["run", plat, model, "--mapper", "min-cost"]) == 0
     text = capsys.readouterr().out
-    assert "channel split (seed 002): 794 output channels of 22 Conv/FC layers" in text
+    assert "794 output channels of 22 Conv/FC layers" in text
     assert "both" in text and "4 digital + 60 aimc" in text
 
 

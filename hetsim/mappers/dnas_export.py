@@ -17,24 +17,36 @@ Three formats are read (:func:`read_export` tells them apart by content):
     ``{"op": "CONV", "ch_in", "ch_out", "groups", "k_x", "k_y", "stride", "padding", "in_shape", "out_shape",
     "prev_layer", "digital_ch", "analog_ch"}``; entries whose ``op`` is not ``CONV`` (``ADD``, ``AVG_POOL``) are
     skipped. Channels are assigned as contiguous blocks: ``0..digital_ch-1`` digital, the next ``analog_ch``
-    on the AIMC (seed 002 Fig. 3). ``k_x``/``k_y`` are ODiMO's ``kernel_size[0]``/``[1]`` (height, width).
+    on the AIMC (ODiMO Fig. 3). ``k_x``/``k_y`` are ODiMO's ``kernel_size[0]``/``[1]`` (height, width).
 
 (c) **an ODiMO/PLiNIO PyTorch checkpoint** (``.pth``/``.pth.tar``; read with ``torch.load(weights_only=True)``
     only when ``torch`` is installed: ``pip install 'hetsim[torch]'``) whose ``state_dict`` (or the object
     itself) holds ``<layer>.mix_weight.alpha_weight`` of shape ``[n_accelerators, C_out]``: channel ``c`` goes to
-    ``argmax(alpha[:, c])`` (first maximum on ties), index 0 = 8-bit digital, 1 = ternary AIMC (seed 002 Sec.
+    ``argmax(alpha[:, c])`` (first maximum on ties), index 0 = 8-bit digital, 1 = ternary AIMC (ODiMO Sec.
     III-A: "for each channel, we select the accelerator corresponding to the largest alpha"). A ``[1, C_out]``
     alpha is a layer searched at a single precision: index 0, i.e. digital (ODiMO records which precision in the
     model definition, not in the checkpoint; for the published checkpoints it is 8 bit). ``<layer>.mix_weight.
     conv.weight`` ``(C_out, C_in/groups, k_h, k_w)``, when present, gives the shape to match.
 
-**Matching.** Export layers are matched to the workload's Conv/FC ops (ops with a GEMM view that the digital
-accelerator runs, in topological order) by order and shape: each export layer, in file order, takes the first
-op not yet taken whose ``C_out``, ``C_in`` (or ``C_in/groups``), kernel and ``groups`` equal the values the
+**Matching.** Export layers are matched to the workload's Conv/FC ops (ops with a GEMM view whose type the
+digital accelerator runs, in topological order) by order and shape: each export layer, in file order, takes the
+first op not yet taken whose ``C_out``, ``C_in`` (or ``C_in/groups``), kernel and ``groups`` equal the values the
 layer gives (a Gemm/MatMul is a 1x1 kernel, so ODiMO's 1x1-conv classifier matches an ONNX Gemm). Layers of
 equal shape thus keep their order, and a layer may come before an op of another shape (ODiMO lists a ResNet
 block's shortcut after its second conv; torchvision's ONNX export puts it before). An export layer that fits no
 remaining op, or an op left without a layer, is a :class:`~hetsim.errors.MappingError` naming the first one.
+The layers include those whose weights exceed the digital accelerator's weight memory (they may still be split
+or run on the AIMC); an export that puts more of a layer's channels on the digital accelerator than its 64 KiB
+weight memory holds is a :class:`~hetsim.errors.MappingError` naming the layer, the weight KiB and the capacity.
+
+**Non-contiguous channels.** A search may give a device any set of a layer's channels (a checkpoint's argmax
+interleaves them). The schedule's parts are contiguous channel ranges: each device's channels become one block,
+the blocks in the order of each device's lowest channel, so a contiguous export is kept as it is. This is ODiMO's
+function-preserving reordering (Fig. 3: permute the layer's output channels, and the next layer's input
+channels to match); the cost models depend only on the counts, so latency and energy do not change. The
+channels as the export gave them are kept in ``schedule.stats["export_channels"]`` (op -> {device: channels},
+for the reordered layers only: the part of device ``d`` computes, in order, the channels
+``export_channels[op][d]``), and :func:`to_hetsim_json` writes them back, so an export round-trips.
 """
 
 from __future__ import annotations
@@ -53,6 +65,8 @@ from hetsim.schedule import Schedule
 
 HETSIM_FORMAT = "hetsim-channel-split"
 ROLES = ("digital", "aimc")
+ORIGINAL_KEY = "export_channels"
+"""``Schedule.stats`` key of the channels as the export assigned them, for the layers the import reordered."""
 ALPHA_SUFFIX = ".mix_weight.alpha_weight"
 WEIGHT_SUFFIX = ".mix_weight.conv.weight"
 
@@ -203,7 +217,8 @@ def _read_checkpoint(p: Path) -> list[ExportLayer]:
             "pip install 'hetsim[torch]'"
         ) from None
     try:
-        obj = torch.load(p, map_location="cpu", weights_only=True)
+        # map_location keeps every tensor in host memory, whatever device it was saved from
+        obj = torch.load(p, map_location=lambda storage, _loc: storage, weights_only=True)
     except Exception as err:  # torch raises UnpicklingError, RuntimeError, EOFError, ...
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise MappingError(f"dnas-export: {p} is neither JSON nor a readable PyTorch checkpoint: {msg}") from None
@@ -308,8 +323,14 @@ def _role_names(costs: CostModel) -> dict[str, str]:
 
 
 def _layer_channels(costs: CostModel, schedule: Schedule, op: str) -> dict[str, list[int]]:
+    """Device -> output channels of ``op``: the channels an imported export gave (``stats[ORIGINAL_KEY]``) when
+    the import reordered them and the schedule's parts still hold as many per device, else the parts' ranges."""
     c_out = costs.out_channels(op)
-    return {p.device: list(range(*(p.channels or (0, c_out)))) for p in schedule.parts[op]}
+    parts = {p.device: list(range(*(p.channels or (0, c_out)))) for p in schedule.parts[op]}
+    given = schedule.stats.get(ORIGINAL_KEY, {}).get(op)
+    if isinstance(given, dict) and {d: len(ch) for d, ch in given.items()} == {d: len(ch) for d, ch in parts.items()}:
+        return {d: [int(c) for c in ch] for d, ch in given.items()}
+    return parts
 
 
 def _export_ops(costs: CostModel) -> list[str]:
@@ -383,11 +404,11 @@ def to_odimo_summary(costs: CostModel, schedule: Schedule) -> dict:
 
 @register("dnas-export")
 class DnasExport:
-    """Replay the channel-wise accelerator assignment of a DNAS search (seed 002's ODiMO) read from ``path``
-    (formats and layer matching: module docstring). Each Conv/FC layer's channels go where the export puts
-    them (a channel split when on both accelerators); other ops on the host.
+    """Replay the channel-wise accelerator assignment of a DNAS search (ODiMO) read from ``path`` (formats,
+    layer matching and the reordering of non-contiguous channels: module docstring). Each Conv/FC layer's
+    channels go where the export puts them (a channel split when on both accelerators); other ops on the host.
 
-    Source: M. Risso et al., ISLPED 2023, arXiv:2306.05060 (seed 002), Sec. III-A; export formats of the
+    Source: M. Risso et al., ISLPED 2023, arXiv:2306.05060 (ODiMO), Sec. III-A; export formats of the
     authors' code (eml-eda/odimo).
 
     Args:
@@ -401,7 +422,8 @@ class DnasExport:
         """Raises:
             MappingError: no ``path``; the platform has no DIANA digital + AIMC pair; the export is unreadable or
                 does not fit the workload (naming the first layer that does not fit); a layer's channels do not
-                partition ``0..C_out-1``, or sit on a device that cannot run them."""
+                partition ``0..C_out-1``, or sit on a device that cannot run them (its kind does not run the layer,
+                or they exceed a per-op capacity: DIANA's 64 KiB digital weight memory)."""
         if self.path is None:
             raise MappingError("dnas-export needs the export file: --export FILE (hetsim JSON, ODiMO summary JSON or "
                                "a PyTorch checkpoint)")
@@ -411,6 +433,7 @@ class DnasExport:
         matched = match_layers(costs, layers(costs, digital), export)
         role_dev = {"digital": digital, "aimc": aimc, "analog": aimc}
         chans: dict[str, dict[str, list[int]]] = {}
+        original: dict[str, dict[str, list[int]]] = {}
         for v, layer in matched.items():
             parts: dict[str, list[int]] = {}
             for key, ch in layer.channels.items():
@@ -423,8 +446,12 @@ class DnasExport:
             if seen != list(range(layer.c_out)):
                 raise MappingError(f"dnas-export: layer {layer.name!r}: its channel lists do not cover "
                                    f"0..{layer.c_out - 1} exactly once")
-            chans[v] = {d: sorted(ch) for d, ch in parts.items()}
-        stats = {"status": "imported", "format": fmt, "export": str(self.path), "export_layers": len(export)}
+            given = {d: sorted(ch) for d, ch in parts.items() if ch}
+            chans[v] = dict(sorted(given.items(), key=lambda dc: dc[1][0]))
+            if any(ch != list(range(ch[0], ch[0] + len(ch))) for ch in given.values()):
+                original[v] = chans[v]
+        stats = {"status": "imported", "format": fmt, "export": str(self.path), "export_layers": len(export),
+                 ORIGINAL_KEY: original}
         s = channel_schedule(costs, self.name, chans, stats)
         s.stats.update(channel_stats(costs, s, digital, aimc), solve_time_s=time.perf_counter() - t0)
         return s
