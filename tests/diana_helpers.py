@@ -20,7 +20,7 @@ from hetsim.workload import GemmView, Op, Workload
 ROOT = Path(__file__).resolve().parent.parent
 DIANA_YAML = ROOT / "platforms" / "diana.yaml"
 WORKLOADS = ROOT / "workloads"
-ODIMO = ROOT.parent / "shared" / "odimo"
+ODIMO = ROOT / "tests" / "data" / "odimo"  # ODiMO checkpoints, provenance in its README.md
 F = 260e6  # DIANA clock, Hz
 
 
