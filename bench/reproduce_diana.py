@@ -2,14 +2,14 @@
 
     python bench/reproduce_diana.py            # markdown table on stdout
     python bench/reproduce_diana.py --json     # the numbers as JSON
-    python bench/reproduce_diana.py --checkpoint resnet20_cifar10_minlat_max8.pth.tar   # + the ODiMO checkpoint
+    python bench/reproduce_diana.py --checkpoint FILE.pth.tar   # another ODiMO checkpoint for ResNet-20
 
 For every workload and mapper: the simulated makespan and energy (hetsim's replay: independent layers may
 overlap, ops outside the accelerators are free on platforms/diana.yaml), ODiMO's layer-sequential model
 (Eq. 3-4 summed over the Conv/FC layers), the share of output channels on the AIMC, each accelerator's
-utilisation and the time both are busy. With torch installed and ``--checkpoint`` given, the ODiMO checkpoint
-published with the authors' code (eml-eda/odimo, ``resnet20_cifar10_minlat_max8.pth.tar``) is replayed on
-ResNet-20 too (``dnas-export``).
+utilisation and the time both are busy. With torch installed, the ODiMO checkpoint published with the authors'
+code (eml-eda/odimo; ``tests/data/odimo/resnet20_cifar10_minlat_max8.pth.tar``, or ``--checkpoint``) is replayed
+on ResNet-20 too (``dnas-export``).
 
 platforms/diana.yaml enforces the digital accelerator's 64 KiB weight memory per layer part; a mapper that must
 put a layer there whole that does not fit is refused (the row says why). Every workload is also run with the
@@ -39,6 +39,7 @@ from hetsim.workload import load_onnx  # noqa: E402
 WORKLOADS = ["resnet20_cifar10", "resnet18_tinyimagenet_int8_qdq", "mobilenet_v1_025_vww"]
 MAPPERS = [("all-8bit", {}), ("all-ternary", {}), ("io8-backbone-ternary", {}),
            ("min-cost", {"objective": "latency"}), ("min-cost", {"objective": "energy"})]
+CHECKPOINT = ROOT / "tests" / "data" / "odimo" / "resnet20_cifar10_minlat_max8.pth.tar"
 
 
 UNCHECKED = "weight memory unchecked"
@@ -124,10 +125,11 @@ def markdown(rows: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true", help="print JSON instead of a markdown table")
-    ap.add_argument("--checkpoint", type=Path, help="ODiMO's published resnet20_cifar10_minlat_max8.pth.tar "
-                    "(eml-eda/odimo), replayed on ResNet-20 with dnas-export when torch is installed")
+    ap.add_argument("--checkpoint", type=Path, default=CHECKPOINT,
+                    help="ODiMO checkpoint replayed on ResNet-20 with dnas-export when torch is installed "
+                    "(default: the published minlat_max8, tests/data/odimo)")
     args = ap.parse_args()
-    if args.checkpoint is not None and not args.checkpoint.is_file():
+    if not args.checkpoint.is_file():
         ap.error(f"--checkpoint: {args.checkpoint} is not a file")
     rows = measure(args.checkpoint)
     print(json.dumps(rows, indent=1) if args.json else markdown(rows))
