@@ -3,6 +3,45 @@
 The pipeline (DESIGN.md): ONNX model -> :class:`~hetsim.workload.Workload`; platform YAML ->
 :class:`~hetsim.platform.Platform`; both -> :class:`~hetsim.costs.CostModel`; a mapper ->
 :class:`~hetsim.schedule.Schedule`; :func:`~hetsim.sim.simulate` -> trace; :mod:`hetsim.report` -> metrics.
+
+The Python API (:mod:`hetsim.api`)::
+
+    import hetsim
+
+    r = hetsim.run("platforms/puma.yaml", "workloads/yolov5n.onnx", mapper="cpsat", time_limit_s=10)
+    r.makespan_s, r.energy_j, r.ops, r.devices, r.trace, r.plot_timeline()
+
+:func:`run`, :func:`load_platform`, :func:`load_workload` and :func:`mappers` are imported on first use, so
+``import hetsim`` stays cheap (no ONNX, pandas or matplotlib).
 """
 
+from hetsim.errors import HetsimError, InputError
+
 __version__ = "0.1.0"
+
+# name -> module holding it (imported on first access, PEP 562)
+_LAZY = {
+    "run": "hetsim.api",
+    "load_platform": "hetsim.api",
+    "load_workload": "hetsim.api",
+    "RunResult": "hetsim.pipeline",
+}
+
+__all__ = ["HetsimError", "InputError", "RunResult", "load_platform", "load_workload", "mappers", "run",
+           "__version__"]
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name == "mappers":  # the package, which is callable: hetsim.mappers() lists the mappers
+        return importlib.import_module("hetsim.mappers")
+    raise AttributeError(f"module 'hetsim' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from hetsim import __version__
 from hetsim.errors import HetsimError, InputError
-from hetsim.mappers import MAPPERS
-from hetsim.sim.engine import CONTENTION_KINDS, parse_contention
+from hetsim.mappers import MAPPERS, did_you_mean, mapper_option_names
+from hetsim.sim.engine import CONTENTION_KINDS
 from hetsim.snn.planner import SNN_MAPPERS
 
 DEFAULT_MAPPER = "cpsat"
@@ -86,17 +86,17 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx) or, for run, an SNN spec "
                    "(e.g. workloads/snn/braille384.yaml)")
     p.add_argument(
-        "--mapper", default=None, choices=sorted(MAPPERS) + list(SNN_MAPPERS), metavar="MAPPER",
+        "--mapper", default=None, metavar="MAPPER",
         help=f"mapping algorithm (default: {DEFAULT_MAPPER}; spikeduet for SNNs); see 'mappers' below",
     )
     g = p.add_argument_group("solver options (exact mappers)")
-    g.add_argument("--time-limit", type=_positive_float, default=30.0, metavar="S",
+    g.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
                    help="stop the solver after S seconds and use its best schedule (default: 30); for SNNs, "
                    "each spikeduet plan search, which then reports its gap to the optimum")
     g.add_argument("--gap", type=_nonnegative_float, default=None, metavar="REL",
                    help="stop when the relative MIP gap (incumbent - bound) / incumbent is below REL")
     g.add_argument("--threads", type=_positive_int, default=None, help="solver threads / CP-SAT workers")
-    g.add_argument("--seed", type=_nonnegative_int, default=0,
+    g.add_argument("--seed", type=_nonnegative_int, default=None,
                    help="solver random seed; for SNNs the reordering seed (default: 0)")
     g.add_argument("--solver", default=None, help="ilp backend: highs (default) or gurobi")
     g = p.add_argument_group("DIANA mappers (seed 002)")
@@ -260,19 +260,71 @@ class SolverProgress:
         print("  ".join(parts), file=self.stream, flush=True)
 
 
-def mapper_options(args) -> dict:
-    """Options from the command line, for :func:`hetsim.mappers.get_mapper`."""
-    opts = {"time_limit_s": args.time_limit, "mip_rel_gap": args.gap, "threads": args.threads,
-            "seed": args.seed, "solver": args.solver, "progress": SolverProgress(),
-            "objective": getattr(args, "objective", None), "path": getattr(args, "export", None)}
+#: mapper option -> the command-line flag that sets it
+OPTION_FLAGS = {"time_limit_s": "--time-limit", "mip_rel_gap": "--gap", "threads": "--threads", "seed": "--seed",
+                "solver": "--solver", "objective": "--objective", "path": "--export"}
+
+
+def _given_options(args) -> dict:
+    """The mapper options the user set on the command line (flags left at their ``None`` default are not)."""
+    opts = {"time_limit_s": args.time_limit, "mip_rel_gap": args.gap, "threads": args.threads, "seed": args.seed,
+            "solver": args.solver, "objective": getattr(args, "objective", None),
+            "path": getattr(args, "export", None)}
     return {k: v for k, v in opts.items() if v is not None}
 
 
+def mapper_options(args, mapper: str | None = None) -> dict:
+    """Options for :func:`hetsim.mappers.get_mapper` from the command line: the ones the user set, plus a
+    progress printer for the mappers that take one.
+
+    Raises:
+        InputError: an unknown mapper (with the closest name), or a flag the mapper takes no option for.
+    """
+    mapper = mapper or args.mapper
+    opts = _given_options(args)
+    takes = mapper_option_names(mapper)
+    if takes is None:
+        return opts
+    bad = [OPTION_FLAGS[k] for k in opts if k not in takes]
+    if bad:
+        flags = [OPTION_FLAGS[k] for k in takes if k in OPTION_FLAGS]
+        its = f"its options: {', '.join(flags)}" if flags else "it takes none on the command line"
+        raise InputError(f"{', '.join(bad)} {'does' if len(bad) == 1 else 'do'} not apply to --mapper {mapper} "
+                         f"({its})")
+    if "progress" in takes:
+        opts["progress"] = SolverProgress()
+    return opts
+
+
+def _check_mapper_name(args) -> None:
+    """An unknown ``--mapper`` (a typo): suggest the closest name. A known mapper of the wrong kind (ONNX or SNN)
+    is refused later, with its own message."""
+    known = [*sorted(MAPPERS), *SNN_MAPPERS]
+    if args.mapper is not None and args.mapper not in known:
+        hint = did_you_mean(args.mapper, known)
+        raise InputError(f"--mapper: unknown mapper {args.mapper!r}{hint}{' A' if hint else '; a'}vailable: "
+                         f"{', '.join(known)}")
+
+
+def _no_options_with_schedule(args) -> None:
+    if args.schedule is not None and _given_options(args):
+        flags = [OPTION_FLAGS[k] for k in _given_options(args)]
+        raise InputError(f"{', '.join(flags)} {'sets a mapper option' if len(flags) == 1 else 'set mapper options'}"
+                         "; --schedule replays a saved schedule, no mapper runs")
+
+
+def _headless() -> None:
+    """Draw figures without a display: the command line only writes them to files (the Python API leaves the
+    backend to the user, e.g. a notebook's inline one)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+
 def cmd_run(args) -> int:
-    from hetsim.pipeline import run
+    from hetsim.api import run
     from hetsim.report.outputs import check_out_dir, write_outputs
     from hetsim.report.text import format_report
-    from hetsim.schedule import Schedule
 
     if args.model.suffix.lower() in (".yaml", ".yml"):
         return _run_snn(args)
@@ -284,12 +336,13 @@ def cmd_run(args) -> int:
     if args.mapper in SNN_MAPPERS:
         raise InputError(f"--mapper {args.mapper} maps spiking networks: give an SNN spec (.yaml), e.g. "
                          "workloads/snn/braille384.yaml")
-    contention = parse_contention(args.contention)
+    _no_options_with_schedule(args)
+    options = mapper_options(args) if args.schedule is None else {}
     if args.out is not None:
         check_out_dir(args.out, args.force)  # fail before the work, not after
-    schedule = Schedule.load(args.schedule) if args.schedule else None
-    r = run(args.platform, args.model, mapper=args.mapper, contention=contention, schedule=schedule,
-            mapper_options=mapper_options(args))
+        _headless()
+    r = run(args.platform, args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
+            **options)
     return _print_and_write(args, r.summary, lambda: format_report(r),
                             lambda: write_outputs(r, args.out, force=args.force))
 
@@ -342,8 +395,10 @@ def _run_snn(args) -> int:
         from hetsim.report.outputs import check_out_dir
 
         check_out_dir(args.out, args.force, SNN_OUTPUT_FILES)
+        _headless()
     r = run_snn(args.platform, args.model, mapper=mapper, mode=args.mode or "async", reorder=args.reorder,
-                sample=args.sample, time_limit_s=args.time_limit, seed=args.seed)
+                sample=args.sample, time_limit_s=30.0 if args.time_limit is None else args.time_limit,
+                seed=args.seed or 0)
     return _print_and_write(args, r.summary, lambda: format_snn_report(r),
                             lambda: write_snn_outputs(r, args.out, force=args.force))
 
@@ -390,8 +445,9 @@ def cmd_map(args) -> int:
     _refuse_snn(args.model, "map")
     if args.output.exists() and not args.force:
         raise OutputExistsError(f"{str(args.output)!r} exists; pass --force to replace it")
+    mapper = get_mapper(args.mapper, **mapper_options(args))
     costs = CostModel(load_onnx(args.model), load_platform(args.platform))
-    sched = get_mapper(args.mapper, **mapper_options(args)).map(costs)
+    sched = mapper.map(costs)
     atomic_write_text(args.output, sched.to_json() + "\n")
     off = sum(1 for d in sched.assignment.values() if d != costs.host)
     print(f"{args.mapper}: {off} of {len(sched.assignment)} ops offloaded, predicted makespan "
@@ -408,6 +464,7 @@ def cmd_validate(args) -> int:
     from hetsim.workload import load_onnx
 
     _refuse_snn(args.model, "validate")
+    _no_options_with_schedule(args)
     costs = CostModel(load_onnx(args.model), load_platform(args.platform))
     if args.schedule:
         sched = Schedule.load(args.schedule)
@@ -531,6 +588,7 @@ def cmd_plot(args) -> int:
 
     if not args.results.is_file():
         raise InputError(f"results table {str(args.results)!r} does not exist")
+    _headless()
     try:
         df = pd.read_csv(args.results)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
@@ -622,9 +680,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if args.command in ("map", "validate") and args.mapper is None:
-        args.mapper = DEFAULT_MAPPER
     try:
+        if args.command in ("run", "map", "validate"):
+            _check_mapper_name(args)
+            if args.command != "run" and args.mapper is None:
+                args.mapper = DEFAULT_MAPPER
         return COMMANDS[args.command](args)
     except InputError as err:
         if args.debug:

@@ -132,9 +132,8 @@ def test_op_no_device_supports(capsys, tmp_path):
 
 def test_unknown_contention_kind_and_mapper(capsys):
     assert_input_error(*run_cli(capsys, "run", PUMA, R18, "--contention", "links,dram")[::2], "dram", "cim-bus")
-    with pytest.raises(SystemExit) as exc:
-        main(["run", str(PUMA), str(R18), "--mapper", "nope"])
-    assert exc.value.code == 2  # argparse usage error
+    assert_input_error(*run_cli(capsys, "run", PUMA, R18, "--mapper", "nope")[::2], "unknown mapper 'nope'",
+                       "cpsat")
 
 
 def test_contention_never_speeds_up_a_single_host_all_host_run(capsys):

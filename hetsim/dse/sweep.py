@@ -233,10 +233,11 @@ def load_sweep(path: str | Path) -> SweepSpec:
 
     Raises:
         InputError: missing file, YAML error, unknown field, empty grid, unknown parameter path or mapper,
+            a mapper option one of the mappers does not take (with the closest option name) or refuses,
             ONNX and SNN workloads or mappers mixed, a bad synthetic argument (the message names it), a mode
             or a platform that cannot run SNNs.
     """
-    from hetsim.mappers import MAPPERS
+    from hetsim.mappers import MAPPERS, get_mapper, mapper_option_names
     from hetsim.platform import load_platform, read_yaml_model
     from hetsim.sim.engine import parse_contention
     from hetsim.snn.planner import SNN_MAPPERS
@@ -292,6 +293,16 @@ def load_sweep(path: str | Path) -> SweepSpec:
             if getattr(spec, opt) is not None:
                 raise InputError(f"{p}: {opt}: applies to SNN sweeps only; this sweep's workloads are ONNX models")
         parse_contention(spec.contention)
+        for m in spec.mappers:  # every mapper takes every option (and its values): a typo fails here, not per point
+            try:
+                get_mapper(m, **spec.mapper_options)
+            except InputError as err:
+                own = mapper_option_names(m) or ()
+                others = {k for o in spec.mappers if o != m for k in mapper_option_names(o) or ()}
+                split = any(k in others for k in spec.mapper_options if k not in own)
+                hint = (" (mapper_options go to every mapper of the sweep: put mappers taking other options in "
+                        "separate sweep files)") if split else ""
+                raise InputError(f"{p}: mapper_options: {err}{hint}") from None
     for plat in spec.platforms:
         platform = load_platform(plat)
         if spec.is_snn:

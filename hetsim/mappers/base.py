@@ -18,7 +18,8 @@ class Mapper(Protocol):
     Implementations are classes with a ``name`` and a ``map`` method; options are constructor keyword
     arguments. Register one with :func:`register` to make it available by name (``hetsim run --mapper NAME``).
 
-    Common option names (the CLI passes each one only to mappers whose constructor takes it):
+    Common option names (the CLI passes the ones the user set; :func:`get_mapper` refuses an option the
+    mapper's constructor does not take):
     ``time_limit_s`` (float), ``mip_rel_gap`` (float, relative), ``threads`` (int), ``seed`` (int),
     ``solver`` (str), ``progress`` (callable receiving a dict with ``time_s``, ``incumbent_s``, ``bound_s``,
     ``gap`` during long solves).
@@ -50,20 +51,63 @@ def register(name: str):
     return deco
 
 
-def get_mapper(name: str, **options) -> Mapper:
-    """Instantiate the mapper registered as ``name``, passing it the ``options`` its constructor accepts
-    (options other mappers take are ignored, so one CLI line can name any mapper).
+def did_you_mean(word: str, choices) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``word`` (``difflib``), else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def mapper_option_names(name: str) -> tuple[str, ...] | None:
+    """The keyword options mapper ``name``'s constructor takes, in order (``None``: it takes any, ``**kwargs``).
 
     Raises:
-        InputError: no mapper of that name (the message lists the registered ones).
+        InputError: no mapper of that name.
     """
-    if name not in MAPPERS:
-        raise InputError(f"unknown mapper {name!r}; available: {', '.join(sorted(MAPPERS))}")
-    cls = MAPPERS[name]
+    cls = _mapper_class(name)
     params = inspect.signature(cls).parameters
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        options = {k: v for k, v in options.items() if k in params}
-    return cls(**options)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return tuple(k for k, p in params.items()
+                 if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
+
+
+def _mapper_class(name: str):
+    if name not in MAPPERS:
+        hint = did_you_mean(name, MAPPERS)
+        available = ", ".join(sorted(MAPPERS))
+        raise InputError(f"unknown mapper {name!r}{hint} Available: {available}" if hint
+                         else f"unknown mapper {name!r}; available: {available}")
+    return MAPPERS[name]
+
+
+def check_mapper_options(name: str, options) -> None:
+    """Refuse an option mapper ``name`` does not take.
+
+    Raises:
+        InputError: no mapper of that name, or an unknown option (the message suggests the closest option
+            name and lists the ones the mapper takes).
+    """
+    takes = mapper_option_names(name)
+    if takes is None:
+        return
+    for k in options:
+        if k not in takes:
+            listed = f"{name} takes: {', '.join(takes)}" if takes else f"{name} takes no options"
+            raise InputError(f"unknown option {k!r} for mapper {name!r}{did_you_mean(k, takes)} ({listed})")
+
+
+def get_mapper(name: str, **options) -> Mapper:
+    """Instantiate the mapper registered as ``name`` with ``options`` (its constructor's keyword arguments).
+
+    Raises:
+        InputError: no mapper of that name (the message suggests the closest name and lists the registered
+            ones), or an option the mapper does not take (the message suggests the closest option name and
+            lists the ones it takes); a mapper's own errors for a bad option value.
+    """
+    check_mapper_options(name, options)
+    return MAPPERS[name](**options)
 
 
 def capacity_budget(costs: CostModel) -> dict[str, int]:

@@ -7,21 +7,19 @@
   clustering (and reordering), one panel per network shape and setting (seed 001's engine crossover).
 
 Each takes the results table of :func:`hetsim.dse.run_sweep` (a DataFrame) and an output stem (PNG and
-SVG are written, atomically).
+SVG are written, atomically, and the figure closed); the ``*_figure`` function of each returns the Figure
+instead (left open).
 """
 
 from __future__ import annotations
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from hetsim.errors import InputError  # noqa: E402
-from hetsim.report.plots import _save, plot_breakdown  # noqa: E402
+from hetsim.errors import InputError
+from hetsim.report.plots import breakdown_figure, save_figure
 
 CROSSBARS = "devices.cim.crossbars"
 T_MVM = "devices.cim.t_mvm_ns"
@@ -43,7 +41,12 @@ def _model(name: str) -> str:
     return name.removesuffix(".onnx").removesuffix("_int8_ort").removesuffix("_int8_qdq")
 
 
-def plot_speedup_heatmap(df: pd.DataFrame, workload: str, stem, title: str | None = None):
+def plot_speedup_heatmap(df: pd.DataFrame, workload: str, stem, title: str | None = None) -> list:
+    """Write :func:`speedup_heatmap_figure` to ``stem``; returns the paths written."""
+    return save_figure(speedup_heatmap_figure(df, workload, title), stem)
+
+
+def speedup_heatmap_figure(df: pd.DataFrame, workload: str, title: str | None = None) -> Figure:
     """Speedup heatmap (crossbars x MVM latency) of ``workload``, one panel per host platform (Fig. 3)."""
     _need(df, "workload", "platform", "speedup", CROSSBARS, T_MVM)
     d = _ok(df[df["workload"] == workload])
@@ -72,10 +75,15 @@ def plot_speedup_heatmap(df: pd.DataFrame, workload: str, stem, title: str | Non
     fig.colorbar(im, ax=axes[0].tolist(), label="speedup over all-host (x)")
     mappers = ", ".join(sorted(set(d["mapper"]))) if "mapper" in d else ""
     fig.suptitle(title or f"{_model(workload)}: speedup over all-host ({mappers})")
-    return _save(fig, stem)
+    return fig
 
 
-def plot_speedup_models(df: pd.DataFrame, t_mvm_ns: float, stem, title: str | None = None):
+def plot_speedup_models(df: pd.DataFrame, t_mvm_ns: float, stem, title: str | None = None) -> list:
+    """Write :func:`speedup_models_figure` to ``stem``; returns the paths written."""
+    return save_figure(speedup_models_figure(df, t_mvm_ns, title), stem)
+
+
+def speedup_models_figure(df: pd.DataFrame, t_mvm_ns: float, title: str | None = None) -> Figure:
     """Speedup per model, bars grouped by crossbar count, at one MVM latency; one panel per host (Fig. 4)."""
     _need(df, "workload", "platform", "speedup", CROSSBARS, T_MVM)
     d = _ok(df[pd.to_numeric(df[T_MVM]) == t_mvm_ns])
@@ -103,10 +111,15 @@ def plot_speedup_models(df: pd.DataFrame, t_mvm_ns: float, stem, title: str | No
         ax.set_ylabel("speedup over all-host (x)")
     axes[0][-1].legend(title="crossbars", fontsize=8)
     fig.suptitle(title or f"Speedup per model at {t_mvm_ns:g} ns MVM latency")
-    return _save(fig, stem)
+    return fig
 
 
-def plot_sweep_breakdown(df: pd.DataFrame, workload: str, stem, title: str | None = None):
+def plot_sweep_breakdown(df: pd.DataFrame, workload: str, stem, title: str | None = None) -> list:
+    """Write :func:`sweep_breakdown_figure` to ``stem``; returns the paths written."""
+    return save_figure(sweep_breakdown_figure(df, workload, title), stem)
+
+
+def sweep_breakdown_figure(df: pd.DataFrame, workload: str, title: str | None = None) -> Figure:
     """Latency share between host and accelerator with op counts, one bar per configuration (Fig. 5)."""
     _need(df, "workload", "platform", "host_busy_s", "accel_busy_s", "host_ops", "accel_ops", CROSSBARS, T_MVM)
     d = _ok(df[df["workload"] == workload])
@@ -119,7 +132,7 @@ def plot_sweep_breakdown(df: pd.DataFrame, workload: str, stem, title: str | Non
                      "ops": int(float(r["host_ops"]))})
         rows.append({"config": config, "device": "accelerators", "busy_s": float(r["accel_busy_s"]),
                      "ops": int(float(r["accel_ops"]))})
-    return plot_breakdown(pd.DataFrame(rows), stem, title=title or f"{_model(workload)}: latency share per device")
+    return breakdown_figure(pd.DataFrame(rows), title=title or f"{_model(workload)}: latency share per device")
 
 
 SNN_SPEEDUP_STEM = "snn_speedup_vs_density"
@@ -130,7 +143,12 @@ def is_snn_table(df: pd.DataFrame) -> bool:
     return {"density", "clustering", "speedup", "latency_ms_all_m33"} <= set(df.columns)
 
 
-def plot_snn_speedup_density(df: pd.DataFrame, stem, title: str | None = None):
+def plot_snn_speedup_density(df: pd.DataFrame, stem, title: str | None = None) -> list:
+    """Write :func:`snn_speedup_density_figure` to ``stem``; returns the paths written."""
+    return save_figure(snn_speedup_density_figure(df, title), stem)
+
+
+def snn_speedup_density_figure(df: pd.DataFrame, title: str | None = None) -> Figure:
     """Speed-up of the chosen configuration over all-M33 vs target spike density of an SNN sweep's synthetic
     networks: one line per clustering (dashed: reordered), one panel per network shape (columns) and per
     setting - platform, mapper, mode and sweep parameters, where they vary (rows). Seeds, sample counts and
@@ -174,7 +192,7 @@ def plot_snn_speedup_density(df: pd.DataFrame, stem, title: str | None = None):
         axes[0][-1].legend(fontsize=7)
     mappers = ", ".join(sorted(set(d["mapper"].astype(str)))) if "mapper" in d.columns else ""
     fig.suptitle(title or f"SNN speed-up over all-M33 vs spike density ({mappers})")
-    return _save(fig, stem)
+    return fig
 
 
 def snn_plot_jobs(df: pd.DataFrame) -> list[tuple[str, object]]:

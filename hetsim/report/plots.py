@@ -1,9 +1,10 @@
 """Figures of a replay: a Gantt timeline and a per-configuration latency breakdown (seed 000 Fig. 5 style).
 
-matplotlib with the non-interactive Agg backend; figures are closed after saving and every file is written
-atomically (:func:`hetsim.report.export.atomic_path`). Output format follows the file suffix (``.png``,
-``.svg``, ``.pdf``); a path without one of these suffixes is a *stem* and gets both ``<stem>.png`` and
-``<stem>.svg``.
+``timeline_figure`` and ``breakdown_figure`` return a matplotlib Figure (drawn with pyplot on whatever backend
+is selected: the CLI selects the non-interactive Agg, a notebook its inline one); ``plot_timeline`` and
+``plot_breakdown`` draw it, save it and close it. Every file is written atomically
+(:func:`hetsim.report.export.atomic_path`). Output format follows the file suffix (``.png``, ``.svg``,
+``.pdf``); a path without one of these suffixes is a *stem* and gets both ``<stem>.png`` and ``<stem>.svg``.
 """
 
 from __future__ import annotations
@@ -13,17 +14,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from hetsim.devices.link import LINK_KIND
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-
-from hetsim.report.export import atomic_path  # noqa: E402
-from hetsim.report.lanes import assign_lanes, device_order, lane_counts  # noqa: E402
+from hetsim.report.export import atomic_path
+from hetsim.report.lanes import assign_lanes, device_order, lane_counts
 
 FORMATS = (".png", ".svg", ".pdf")
 STEM_FORMATS = (".png", ".svg")
@@ -74,8 +72,9 @@ def output_paths(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> list[
     return out
 
 
-def _save(fig: plt.Figure, spec) -> list[Path]:
-    """Save ``fig`` to every path of ``spec`` atomically, then close it. Returns the paths written."""
+def save_figure(fig: Figure, spec, close: bool = True) -> list[Path]:
+    """Save ``fig`` to every path of ``spec`` (:func:`output_paths`) atomically, then close it unless ``close``
+    is false. Returns the paths written."""
     paths = output_paths(spec)
     try:
         for p in paths:
@@ -86,8 +85,12 @@ def _save(fig: plt.Figure, spec) -> list[Path]:
             with atomic_path(p) as tmp:
                 fig.savefig(tmp, format=fmt, **kwargs)
     finally:
-        plt.close(fig)
+        if close:
+            plt.close(fig)
     return paths
+
+
+_save = save_figure
 
 
 def _lighten(colour: str, amount: float) -> tuple[float, float, float]:
@@ -107,7 +110,17 @@ def plot_timeline(
     *,
     host: str | None = None,
 ) -> list[Path]:
-    """Gantt chart of a replay trace.
+    """Write the Gantt chart of a replay trace (:func:`timeline_figure`) to ``path_stem_or_paths`` (see
+    :func:`output_paths`: PNG, SVG or PDF by suffix; a stem gives PNG and SVG) and close it.
+
+    Returns:
+        The paths written.
+    """
+    return save_figure(timeline_figure(trace, title, host=host), path_stem_or_paths)
+
+
+def timeline_figure(trace: pd.DataFrame, title: str = "", *, host: str | None = None) -> Figure:
+    """Gantt chart of a replay trace, as a Figure (left open: save it, show it, or ``plt.close`` it).
 
     One group of rows per device/link (host first, then accelerators, then links); a group has one row
     (*lane*) per set of non-overlapping ops, from the same greedy lane assignment as the Chrome trace
@@ -121,13 +134,8 @@ def plot_timeline(
 
     Args:
         trace: :class:`~hetsim.sim.engine.SimResult` trace (times in seconds).
-        path_stem_or_paths: output file(s), see :func:`output_paths` (PNG, SVG or PDF by suffix; a stem gives
-            PNG and SVG).
         title: figure title.
         host: host device name (sorted first); guessed when omitted.
-
-    Returns:
-        The paths written.
     """
     tr = trace.reset_index(drop=True)
     phases = tr["phase"].fillna("").astype(str) if len(tr) else pd.Series([], dtype=str)
@@ -205,7 +213,7 @@ def plot_timeline(
     if present:
         handles = [Patch(facecolor=colours[c], label=TIMELINE_LABELS.get(c, c)) for c in present]
         fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
-    return _save(fig, path_stem_or_paths)
+    return fig
 
 
 def _breakdown_colours(table: pd.DataFrame, devices: list[str]) -> dict[str, str]:
@@ -231,7 +239,20 @@ def plot_breakdown(
     path: str | os.PathLike | Iterable[str | os.PathLike],
     title: str = "",
 ) -> list[Path]:
-    """Latency share per device for several configurations (seed 000 Fig. 5 style).
+    """Write the latency share per device of several configurations (:func:`breakdown_figure`) to ``path``
+    (see :func:`output_paths`) and close it.
+
+    Returns:
+        The paths written.
+
+    Raises:
+        ValueError: a required column is missing.
+    """
+    return save_figure(breakdown_figure(table, title), path)
+
+
+def breakdown_figure(table: pd.DataFrame, title: str = "") -> Figure:
+    """Latency share per device for several configurations (seed 000 Fig. 5 style), as a Figure (left open).
 
     One horizontal stacked bar per configuration (rows in order of first appearance in ``table``); its
     segments are the devices' shares of the configuration's total busy time, in percent (``100 * busy_s /
@@ -244,11 +265,7 @@ def plot_breakdown(
     Args:
         table: long-format rows with columns ``config`` (e.g. ``"all-host"``, ``"greedy"``), ``device``,
             ``busy_s`` (seconds) and ``ops`` (op or transfer count); optional ``kind`` (``device_table``'s).
-        path: output file(s), see :func:`output_paths`.
         title: figure title.
-
-    Returns:
-        The paths written.
 
     Raises:
         ValueError: a required column is missing.
@@ -305,4 +322,4 @@ def plot_breakdown(
         ax.set_title(title, loc="left")
     handles = [Patch(facecolor=colours[d], label=d) for d in devices]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
-    return _save(fig, path)
+    return fig

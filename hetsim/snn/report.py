@@ -5,16 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE, M33, MVP  # noqa: E402
-from hetsim.report.table import text_table  # noqa: E402
-from hetsim.snn.pipeline import SnnRunResult  # noqa: E402
+from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE, M33, MVP
+from hetsim.report.table import text_table
+from hetsim.snn.pipeline import SnnRunResult
 
 SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png")
 KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8"}
@@ -78,11 +75,16 @@ def format_snn_report(r: SnnRunResult) -> str:
 
 
 def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6) -> Path:
+    """Write :func:`snn_timeline_figure` to ``path`` atomically and close it; returns the path."""
+    from hetsim.report.plots import save_figure
+
+    return save_figure(snn_timeline_figure(r, max_timesteps), path)[0]
+
+
+def snn_timeline_figure(r: SnnRunResult, max_timesteps: int | None = 6) -> Figure:
     """Gantt chart of one sample: the M33 and MVP rows, blocking above asynchronous, bars coloured by op kind
     (affine, LIF, readout, M33 polling) and labelled with their layer; alternate timesteps are shaded.
-    ``max_timesteps`` limits the view to the first timesteps (``None``: all). Written atomically."""
-    from hetsim.report.plots import _save
-
+    ``max_timesteps`` limits the view to the first timesteps (``None``: all). A Figure, left open."""
     fig, axes = plt.subplots(2, 1, figsize=(14, 5.2), layout="constrained", sharex=True)
     for ax, mode in zip(axes, ("blocking", "async"), strict=True):
         tr = r.traces[mode]
@@ -116,7 +118,7 @@ def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6
                    loc="upper right")
     axes[1].set_xlabel("time (ms); digits = layer; shading alternates per timestep")
     fig.suptitle(f"{r.snn.name} on {r.platform.name}, eval sample {r.sample}", fontsize=10)
-    return _save(fig, path)[0]
+    return fig
 
 
 def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[Path]:
