@@ -5,9 +5,11 @@ Small platforms use round numbers so that every latency is an integer number of 
 * host CPU: 1 GHz, 1 MAC/cycle at every width, 1 element/cycle, no dispatch overhead and a huge memory
   bandwidth, so ``T_host = macs ns`` for GEMM ops and ``n_out ns`` for the others;
 * PUMA CIM: ``t_mvm = 100 ns``, internal bandwidth 1 GB/s = 1 byte/ns, 8-bit elements, 16x16 crossbars, so
-  ``T_load = n_in ns``, ``T_mvm = 100 * n_mvm ns``, ``T_store = n_out ns`` (seed 000 Eq. 2-3);
-* bus: 1 GB/s, no fixed latency, so a transfer of ``e`` elements takes ``e ns`` (seed 000 Eq. 4, 1-byte
-  elements because the CIM end has ``element_bits: 8``).
+  ``T_load = n_in ns``, ``T_mvm = 100 * n_mvm ns``, ``T_store = n_out ns`` (CPU-CIM ILP Eq. 2-3);
+* bus: 1 GB/s, no fixed latency, so a transfer of ``e`` elements takes ``e ns`` (CPU-CIM ILP Eq. 4, 1-byte
+  elements because the CIM end has ``element_bits: 8``);
+* NPU (only with ``make_platform(npu=...)``): a ``kind: npu`` roofline device on the same bus, 1 GHz, 8-bit
+  elements, 1 GB/s local bandwidth, so ``T = overhead + max(macs / macs_per_cycle, n_in + n_out) ns``.
 
 Test modules import the plain helpers with ``from conftest import ...`` (pytest puts ``tests/`` on the path).
 """
@@ -49,8 +51,10 @@ def make_platform(
     link_w: tuple[float, float] = (1.0, 0.0),
     pj_per_byte: float = 0.0,
     host_extra: dict | None = None,
+    npu: dict | None = None,
 ) -> Platform:
-    """A host + CIM + bus platform with round numbers (see the module docstring)."""
+    """A host + CIM + bus platform with round numbers (see the module docstring); ``npu``: also an NPU on the
+    bus, these fields over :data:`NPU_DEFAULTS`."""
     host = {
         "kind": "cpu",
         "cores": host_cores,
@@ -63,6 +67,7 @@ def make_platform(
         "idle_w": host_w[1],
     }
     host.update(host_extra or {})
+    extra = {} if npu is None else {"npu": {**NPU_DEFAULTS, **npu}}
     return Platform.model_validate(
         {
             "name": "test",
@@ -81,12 +86,13 @@ def make_platform(
                     "active_w": cim_w[0],
                     "idle_w": cim_w[1],
                 },
+                **extra,
             },
             "links": {
                 "bus": {
                     "bandwidth_gb_s": link_gb_s,
                     "latency_ns": link_latency_ns,
-                    "connects": ["host", "cim"],
+                    "connects": ["host", "cim", *extra],
                     "active_w": link_w[0],
                     "idle_w": link_w[1],
                     "energy_pj_per_byte": pj_per_byte,
@@ -94,6 +100,21 @@ def make_platform(
             },
         }
     )
+
+
+#: the round-number NPU of ``make_platform(npu=...)``: 1 GHz, 4 int8 MACs/cycle, 1 GB/s = 1 byte/ns local bandwidth,
+#: 1 KiB resident weight memory, no dispatch overhead
+NPU_DEFAULTS = {
+    "kind": "npu",
+    "clock_mhz": 1000,
+    "macs_per_cycle": {8: 4},
+    "bandwidth_gb_s": 1,
+    "weight_memory_kib": 1,
+    "element_bits": 8,
+    "op_overhead_us": 0,
+    "active_w": 4.0,
+    "idle_w": 0.2,
+}
 
 
 def host_op(name: str, n_out: int, index: int = 0, op_type: str = "Relu") -> Op:
@@ -184,7 +205,7 @@ def critical_path_min(costs: CostModel) -> float:
 
 
 def yolov5n_path() -> Path | None:
-    for p in (ROOT / "workloads" / "yolov5n.onnx", Path("/work/shared/models/yolov5n.onnx")):
+    for p in (ROOT / "workloads" / "yolov5n.onnx",):
         if p.is_file():
             return p
     return None
@@ -205,12 +226,14 @@ def yolov5n_costs() -> CostModel:
 
 
 @st.composite
-def random_setup(draw, contention: bool = True):
+def random_setup(draw, contention: bool = True, npu: bool = False):
     """A random workload + platform + assignment + host order (+ contention subset).
 
     10-40 ops with random edges ``i -> j`` (i < j); about half are CIM-capable Convs assigned at random to
     the CIM device while the crossbar budget (cores * crossbars_per_core) lasts; the host order is a random
-    linear extension of the DAG restricted to host ops.
+    linear extension of the DAG restricted to host ops. ``npu``: the platform also has an NPU (random MACs
+    per cycle, weight memory and dispatch cost; the Convs run there too), and Convs the CIM does not take go
+    to the NPU at random while its weight memory lasts (in the same linear extension's order).
 
     Returns a dict with ``costs``, ``assignment``, ``order``, ``contention`` (frozenset), ``platform``.
     """
@@ -246,20 +269,27 @@ def random_setup(draw, contention: bool = True):
         crossbars_per_core=draw(st.integers(2, 8)),
         link_latency_ns=draw(st.sampled_from([0, 5])),
         pj_per_byte=draw(st.sampled_from([0.0, 3.0])),
+        npu=None if not npu else {
+            "macs_per_cycle": {8: draw(st.sampled_from([1, 4, 16]))},
+            "weight_memory_kib": draw(st.sampled_from([0.5, 1, 4])),
+            "op_overhead_us": draw(st.sampled_from([0, 0.05])),
+        },
     )
     costs = CostModel(wl, plat)
-    budget = plat.devices["cim"].crossbars
+    budget = dict(costs.budget)
     assignment = {}
     for o in ops:
-        need = costs.need.get(o.name, {}).get("cim")
-        if need is not None and need <= budget and draw(st.booleans()):
-            assignment[o.name] = "cim"
-            budget -= need
+        for dev in costs.budget:
+            need = costs.need.get(o.name, {}).get(dev)
+            if need is not None and need <= budget[dev] and draw(st.booleans()):
+                assignment[o.name] = dev
+                budget[dev] -= need
+                break
         else:
             assignment[o.name] = "host"
     prio = {o.name: draw(st.integers(0, 1000)) for o in ops}
     topo = list(nx.lexicographical_topological_sort(wl.graph, key=lambda v: (prio[v], v)))
-    order = {"host": [v for v in topo if assignment[v] == "host"], "cim": [v for v in topo if assignment[v] == "cim"]}
+    order = {d: [v for v in topo if assignment[v] == d] for d in plat.devices}
     kinds = frozenset()
     if contention:
         kinds = frozenset(k for k in ("links", "cim-bus", "cim-cores") if draw(st.booleans()))

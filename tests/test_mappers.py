@@ -6,13 +6,18 @@ ns; bus: elements ns).
 
 from __future__ import annotations
 
+import inspect
+import sys
+
 import pytest
 from conftest import conv_op, diamond, host_op, make_platform, ns, random_setup
 from hypothesis import HealthCheck, given, settings
 
+from hetsim.check import check_schedule
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError
 from hetsim.mappers import MAPPERS, get_mapper, make_schedule
+from hetsim.schedule import Schedule
 from hetsim.sim import list_schedule, simulate
 from hetsim.workload import Workload
 
@@ -207,32 +212,72 @@ def test_prop_greedy_within_budget_and_never_worse_than_all_host(setup):
     assert makespan == s.makespan_s == simulate(costs, s).makespan_s
 
 
-# --------------------------------------------------------------------- every PUMA mapper, random DAGs
+# --------------------------------------------------------------------- every mapper, random DAGs
 
-PUMA_MAPPERS = [m for m in ("all-host", "greedy", "heft", "ilp", "cpsat") if m in MAPPERS]
+
+def _options(name: str) -> dict:
+    """Short solver limits for the mappers whose constructor takes them (the rest take none of these)."""
+    params = inspect.signature(MAPPERS[name]).parameters
+    return {k: v for k, v in (("time_limit_s", 1.0),) if k in params}
+
+
+def _refusal(name: str, costs: CostModel) -> str | None:
+    """Why mapper ``name`` does not apply to ``costs``' platform (it must then raise MappingError), or None.
+
+    * ODiMO's channel-split mappers (the ones built on ``hetsim.mappers._diana.diana_devices``) need two
+      channel-splitting accelerators of different precision (DIANA's); ``dnas-export`` also needs its file;
+    * ``ilp`` (the CPU-CIM ILP's MILP) models a single-core host.
+    """
+    module = sys.modules[MAPPERS[name].__module__]
+    if getattr(module, "diana_devices", None) is not None:
+        return "needs two channel-splitting accelerators (ODiMO, DIANA); the random platform has none"
+    if name == "ilp" and costs.units(costs.host) != 1:
+        return "the CPU-CIM ILP models a single-core host"
+    return None
+
+
+def _every_mapper(costs: CostModel) -> dict[str, Schedule]:
+    """Run every registered mapper on ``costs``: the ones that do not apply must refuse with MappingError
+    (:func:`_refusal`); every other schedule passes the checker (support, capacities, precedence with
+    transfers, serial devices), replays (no contention) to exactly its predicted makespan, and keeps every
+    resident capacity. Exact mappers reporting ``optimal`` are never worse than all-host, and any bound a
+    mapper reports is below every schedule found."""
+    out: dict[str, Schedule] = {}
+    for name in sorted(MAPPERS):
+        why = _refusal(name, costs)
+        if why is not None:
+            with pytest.raises(MappingError):
+                get_mapper(name, **_options(name)).map(costs)
+            continue
+        sched = get_mapper(name, **_options(name)).map(costs)
+        rep = check_schedule(costs, sched)
+        assert rep.ok, (name, rep.violations[:3])
+        assert simulate(costs, sched).makespan_s == sched.makespan_s, name
+        for dev, cap in costs.budget.items():
+            assert sum(costs.need[v][dev] for v, d in sched.assignment.items() if d == dev) <= cap, (name, dev)
+        out[name] = sched
+    base = out["all-host"].makespan_s
+    best = min(s.makespan_s for s in out.values())
+    for name, sched in out.items():
+        if sched.stats.get("status") == "optimal":
+            assert sched.makespan_s <= base * (1 + 1e-4), name  # an optimum (within its gap) beats all-host
+        if sched.stats.get("bound_s") is not None:
+            assert sched.stats["bound_s"] <= best * (1 + 1e-9), name  # a bound is below every schedule
+    return out
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(setup=random_setup(contention=False))
 def test_every_mapper_gives_a_feasible_schedule_that_replays_to_its_promise(setup):
-    """The schedule checker runs on every mapper: feasible (support, Eq. 14, precedence, host capacity), and
-    the contention-free replay reproduces the mapper's predicted makespan exactly."""
-    from hetsim.check import check_schedule
+    """Every registered mapper on host + PUMA CIM (see :func:`_every_mapper`)."""
+    _every_mapper(setup["costs"])
 
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=random_setup(contention=False, npu=True))
+def test_every_mapper_on_host_cim_npu(setup):
+    """Every registered mapper on host + PUMA CIM + NPU (two accelerators with resident capacities, the NPU
+    a serial device): the same guarantees as on one accelerator (see :func:`_every_mapper`)."""
     costs = setup["costs"]
-    base = None
-    single_core = costs.platform.host_device.cores == 1
-    for name in PUMA_MAPPERS:
-        if name == "ilp" and not single_core:  # seed 000's MILP models a single-core host, and says so
-            with pytest.raises(MappingError, match="single-core"):
-                get_mapper(name).map(costs)
-            continue
-        sched = get_mapper(name, time_limit_s=1.0).map(costs)
-        rep = check_schedule(costs, sched)
-        assert rep.ok, (name, rep.violations[:3])
-        res = simulate(costs, sched)
-        assert res.makespan_s == sched.makespan_s, name
-        if name == "all-host":
-            base = res.makespan_s
-        elif name in ("ilp", "cpsat") and sched.stats.get("status") == "optimal":
-            assert res.makespan_s <= base * (1 + 1e-9), name  # an optimum is never worse than all-host
+    assert set(costs.budget) == {"cim", "npu"} and set(costs.serial_devices()) == {"host", "npu"}
+    _every_mapper(costs)

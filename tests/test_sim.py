@@ -578,3 +578,29 @@ def test_prop_host_only_schedule_ignores_contention(setup):
     if setup["platform"].devices["host"].cores == 1:
         # one core, everything on it: the makespan is the sum of the host latencies
         assert free.makespan_s == pytest.approx(sum(costs.latency[v]["host"] for v in host), rel=1e-9)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(random_setup(contention=False, npu=True))
+def test_prop_npu_runs_one_op_at_a_time_in_its_order(setup):
+    """A random schedule on host + CIM + NPU: the replay (with or without contention) runs the NPU's ops one
+    at a time, in the schedule's NPU order, each for exactly its latency; the contention-free replay equals
+    the analytic evaluator; the NPU's per-op energy is ``energy_pj_per_mac`` per MAC."""
+    costs = setup["costs"]
+    s = _schedule(setup)
+    npu_ops = s.order["npu"]
+    start, finish, makespan = list_schedule(costs, s.assignment, s.order)
+    for kinds in ALL_SUBSETS:
+        res = simulate(costs, s, kinds)
+        if not kinds:
+            assert (res.start_s, res.finish_s, res.makespan_s) == (start, finish, makespan)
+        for p, n in zip(npu_ops, npu_ops[1:], strict=False):
+            assert res.finish_s[p] <= res.start_s[n] * (1 + 1e-12) + 1e-18
+        for v in npu_ops:
+            assert res.finish_s[v] - res.start_s[v] == pytest.approx(costs.latency[v]["npu"], rel=1e-9, abs=1e-18)
+    pj = 1.5
+    plat = setup["platform"].with_overrides({"devices.npu.energy_pj_per_mac": pj})
+    costs2 = CostModel(costs.workload, plat)
+    table = device_table(costs2, simulate(costs2, s)).set_index("device")
+    macs = sum(costs.workload.op(v).macs for v in npu_ops)
+    assert table.loc["npu", "op_j"] == pytest.approx(pj * 1e-12 * macs, rel=1e-12, abs=1e-24)

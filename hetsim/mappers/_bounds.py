@@ -30,7 +30,7 @@ def to_ticks(t: float, tick: float) -> int:
 
 @dataclass
 class IntProblem:
-    """Seed 000's problem with integer durations.
+    """The CPU-CIM ILP's problem with integer durations.
 
     Attributes:
         tick: seconds per tick.

@@ -1,4 +1,4 @@
-"""Decomposition of seed 000's problem at cut ops (used by :mod:`hetsim.mappers.cpsat`, lever ``decompose``).
+"""Decomposition of the CPU-CIM ILP's problem at cut ops (used by :mod:`hetsim.mappers.cpsat`, lever ``decompose``).
 
 A *cut op* ``a`` is comparable with every non-floating op (each is an ancestor or a descendant of ``a``), so in
 every schedule nothing overlaps ``a``: the ops before it finish before it starts and the ops after it start
@@ -15,13 +15,20 @@ the problem without floating ops is solved exactly by
   used, until infeasible): the segments are independent, so the search is a sum, not a product, of the
   segment searches;
 * a dynamic program over the cuts, state (device of the cut, crossbars used), which shares the budget
-  (seed 000 Eq. 14) between segments.
+  (CPU-CIM ILP Eq. 14) between segments.
 
 Floating ops (weight dequantisation, constants) are left out: dropping them cannot lengthen the optimum,
 so the DP value is a lower bound of the real problem; they are then put back into the host's idle gaps
 (earliest deadline first), and when they all fit the DP's schedule is optimal for the real problem.
 Segment solves that hit their time limit give a bound and an incumbent instead of the exact value, which
 the DP carries as a lower and an upper bound.
+
+Several accelerators (any number of serial devices, any number of resident capacities): the segments are
+solved by the same CP-SAT model, which handles them all. The DP shares the budget of one device, the
+*shared* device (:func:`shared_budget`: the only capacitated device, or among several the one whose budget
+can bind, with at most :data:`DP_MAX_CAP` units); every other capacity is *relaxed*: each segment may use
+all of it. The DP value stays a lower bound (a relaxation), and the assembled schedule is checked against
+the relaxed capacities: when it fits them it is optimal, otherwise the decomposition returns its bound only.
 """
 
 from __future__ import annotations
@@ -33,6 +40,30 @@ from dataclasses import dataclass, field
 from hetsim.mappers import _bounds as B
 
 INF = 1 << 62
+
+#: the largest budget (in its unit) the DP over the cuts shares exactly; larger capacities (bytes of weight
+#: memory) are relaxed per segment and checked on the assembled schedule
+DP_MAX_CAP = 4096
+#: relaxed capacities enter a segment's tie-break objective in units of ``capacity / RELAXED_STEPS``
+RELAXED_STEPS = 1000
+
+
+def shared_budget(p: B.IntProblem) -> tuple[str | None, int]:
+    """The device whose resident capacity the DP shares between segments, and its budget.
+
+    With one capacitated device, that device (when its budget is at most :data:`DP_MAX_CAP`). With several, the
+    one whose budget can bind (the ops that may use it need more than it has) with the largest demand per
+    unit of budget, among budgets of at most :data:`DP_MAX_CAP`; ``(None, 0)`` when none qualifies (then no
+    budget is shared and every capacity is relaxed)."""
+    small = {d: c for d, c in p.budget.items() if c <= DP_MAX_CAP}
+    if len(p.budget) == 1:
+        return next(iter(small.items()), (None, 0))
+    best, key = (None, 0), None
+    for d, c in small.items():
+        need = sum(p.ncb[v][d] for v in p.ops if d in p.devices[v])
+        if need > c and (key is None or need / max(c, 1) > key):
+            best, key = (d, c), need / max(c, 1)
+    return best
 
 
 def clean_cuts(p: B.IntProblem, free: set[str]) -> list[str]:
@@ -77,10 +108,10 @@ def split(p: B.IntProblem, cuts: list[str], free: set[str], attach: bool = False
 
 
 def sub_problem(p: B.IntProblem, ops: list[str], left: str | None, dl: str | None, right: str | None,
-                dr: str | None, budget: int | None) -> B.IntProblem:
+                dr: str | None, budget: dict[str, int] | None) -> B.IntProblem:
     """The segment ``ops`` between cut ``left`` (fixed to ``dl``, starts the segment) and cut ``right``
-    (fixed to ``dr``, given duration 0 so that the makespan is its start). The cuts' crossbars are not
-    counted (the DP does). ``budget``: crossbars for the segment (None: the device's)."""
+    (fixed to ``dr``, given duration 0 so that the makespan is its start). The cuts' capacity is not
+    counted (the DP does). ``budget``: device -> capacity for the segment (others: the device's)."""
     names = ([left] if left else []) + list(ops) + ([right] if right else [])
     keep = set(names)
     names.sort(key=lambda v: p.pos[v])
@@ -104,8 +135,7 @@ def sub_problem(p: B.IntProblem, ops: list[str], left: str | None, dl: str | Non
         for w in succs[v]:
             tr[(v, w)] = {ab: t for ab, t in p.tr[(v, w)].items() if ab[0] in devices[v] and ab[1] in devices[w]}
     bud = dict(p.budget)
-    if budget is not None:
-        bud = dict.fromkeys(bud, budget)
+    bud.update(budget or {})
     return B.IntProblem(tick=p.tick, ops=names, pos={v: i for i, v in enumerate(names)}, preds=preds, succs=succs,
                         devices=devices, dur=dur, tr=tr, cpus=dict(p.cpus), budget=bud, ncb=ncb, host=p.host)
 
@@ -183,10 +213,18 @@ class Decomposition:
         self.deadline = deadline
         self.cuts = clean_cuts(p, free)
         self.segs = split(p, self.cuts, free, attach)
-        if len(p.budget) == 1:
-            (self.cim, self.cap), = p.budget.items()
-        else:
-            self.cim, self.cap = None, 0
+        # the shared budget (``cim``: its device, None when no budget is shared) and the relaxed ones
+        self.cim, self.cap = shared_budget(p)
+        self.relaxed = {d: c for d, c in p.budget.items() if d != self.cim}
+        # a segment minimises ``L * W + capacity used`` (``_build``'s ``xb_units``: device -> (multiplier,
+        # divisor), a use of n counting ceil(n / divisor) * multiplier): relaxed capacities in steps of
+        # 1/RELAXED_STEPS of the device, the shared one (crossbars, one by one) before all of them
+        self.units: dict[str, tuple[int, int]] = {}
+        for d, c in self.relaxed.items():
+            self.units[d] = (1, max(1, -(-c // RELAXED_STEPS)))
+        if self.cim is not None:
+            top = sum(-(-sum(p.ncb[v].get(d, 0) for v in p.ncb) // q) for d, (_, q) in self.units.items())
+            self.units[self.cim] = (top + 1, 1)
         self.solves = 0
         self.shortcuts = 0
         self.timeouts = 0
@@ -195,29 +233,42 @@ class Decomposition:
 
     @property
     def applicable(self) -> bool:
-        return len(self.p.budget) == 1 and len(self.cuts) >= 1
+        return len(self.cuts) >= 1
 
     def _devs(self, a: str | None) -> list:
         return [None] if a is None else list(self.p.devices[a])
 
+    def _fits_relaxed(self, sub: B.IntProblem, assign: dict[str, str]) -> bool:
+        """True when ``assign`` stays within every relaxed capacity of ``sub``."""
+        use = dict.fromkeys(self.relaxed, 0)
+        for v, d in assign.items():
+            if d in use:
+                use[d] += sub.ncb.get(v, {}).get(d, 0)
+        return all(use[d] <= sub.budget[d] for d in use)
+
+    def _used(self, sub: B.IntProblem, assign: dict[str, str]) -> int:
+        """Shared capacity ``assign`` uses in ``sub`` (0 without a shared device)."""
+        cim = self.cim
+        return sum(sub.ncb.get(v, {}).get(d, 0) for v, d in assign.items() if d == cim) if cim else 0
+
     # ------------------------------------------------------------------------------------------ fronts
     def _front(self, i: int, dl, dr) -> Front:
-        p = self.p
+        p, cim = self.p, self.cim
         left = self.cuts[i - 1] if i > 0 else None
         right = self.cuts[i] if i < len(self.cuts) else None
         ops = self.segs[i]
-        sub = sub_problem(p, ops, left, dl, right, dr, self.cap)
+        sub = sub_problem(p, ops, left, dl, right, dr, {cim: self.cap} if cim else None)
         off = p.dur[left][dl] if left else 0
-        total = sum(max(sub.ncb.get(v, {}).values(), default=0) for v in ops)
-        forced = sum(sub.ncb[v][self.cim] for v in ops if sub.devices[v] == [self.cim])
+        total = sum(sub.ncb.get(v, {}).get(cim, 0) for v in ops) if cim else 0
+        forced = sum(sub.ncb[v][cim] for v in ops if sub.devices[v] == [cim]) if cim else 0
         top = min(self.cap, total)
         head, tail = B.heads_tails(sub)
         cp = B.critical_path(sub, head, tail)
         cheap = [cp - off] * (top + 1)
         lbnd = B.load_bound(sub, head, tail)
-        if lbnd is not None:
+        if lbnd is not None and lbnd.cim == cim:
             for c in range(top + 1):
-                lbnd.cap = c - sum(sub.ncb[v][self.cim] for v in ops if self.cim in sub.devices[v]
+                lbnd.cap = c - sum(sub.ncb[v][cim] for v in ops if cim in sub.devices[v]
                                    and sub.host not in sub.devices[v])
                 cheap[c] = max(cheap[c], lbnd.bound() - off)
         fr = Front(sub, off, top, forced, cheap)
@@ -225,33 +276,54 @@ class Decomposition:
         return fr
 
     def _greedy_points(self, fr: Front) -> None:
-        """Schedules of the greedy offload sequence (by host time saved per crossbar, kept while it helps),
-        every prefix recorded as a point."""
+        """Schedules of the greedy offload sequence (by host time saved per share of the device's capacity:
+        per crossbar with one CIM device; kept while it helps), every prefix recorded as a point."""
         sub, cim = fr.sub, self.cim
-        assign = {v: (sub.host if sub.host in sub.devices[v] else sub.devices[v][0]) for v in sub.ops}
-        used = sum(sub.ncb.get(v, {}).get(assign[v], 0) for v in sub.ops if assign[v] == cim)
-        if used > fr.top:
+        host = sub.host
+        assign = {v: (host if host in sub.devices[v] else sub.devices[v][0]) for v in sub.ops}
+        used = self._used(sub, assign)
+        if used > fr.top or not self._fits_relaxed(sub, assign):
             return
         order, best = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
         fr.points.append((used, best - fr.off, dict(assign), order))
-        cands = sorted((v for v in sub.ops if cim in sub.devices[v] and assign[v] != cim),
-                       key=lambda v: (-(sub.dur[v][sub.host] - sub.dur[v][cim]) / max(1, sub.ncb[v][cim]),
-                                      sub.pos[v]))
-        for v in cands:
-            n = sub.ncb[v][cim]
-            if used + n > fr.top:
+        ref = sub.budget.get(cim, 1) if cim else 1
+        devs = {d: i for i, d in enumerate(dict.fromkeys(d for v in sub.ops for d in sub.devices[v]))}
+        cands = []
+        for v in sub.ops:
+            if assign[v] != host:
                 continue
-            assign[v] = cim
+            for d in sub.devices[v]:
+                if d == host:
+                    continue
+                saved = sub.dur[v][host] - sub.dur[v][d]
+                if d in sub.budget:  # time saved per unit, scaled to the shared device's budget
+                    score = saved / max(1, sub.ncb[v][d]) * (sub.budget[d] / ref if d != cim else 1.0)
+                else:
+                    score = float("inf")
+                cands.append((-score, -saved if score == float("inf") else 0, sub.pos[v], devs[d], v, d))
+        cands.sort(key=lambda c: c[:4])
+        use = {d: sum(sub.ncb.get(v, {}).get(d, 0) for v in sub.ops if assign[v] == d) for d in self.relaxed}
+        for *_, v, d in cands:
+            if assign[v] != host:
+                continue
+            n = sub.ncb.get(v, {}).get(d, 0)
+            if d == cim and used + n > fr.top or d in use and use[d] + n > sub.budget[d]:
+                continue
+            assign[v] = d
             o2, ms = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
             if ms < best:
-                best, order, used = ms, o2, used + n
+                best, order = ms, o2
+                if d == cim:
+                    used += n
+                elif d in use:
+                    use[d] += n
                 fr.points.append((used, best - fr.off, dict(assign), order))
             else:
-                assign[v] = sub.host
+                assign[v] = host
 
     def _derive(self, fr: Front, c: int) -> None:
-        """A schedule within ``c`` crossbars from the best one above: move offloaded ops back to the host,
-        each time the one whose return hurts least (fill schedule), until it fits."""
+        """A schedule within ``c`` of the shared capacity from the best one above: move ops off the shared
+        device back to the host, each time the one whose return hurts least (fill schedule), until it fits."""
         sub, cim = fr.sub, self.cim
         above = [pt for pt in fr.ub_points() if pt[0] > c]
         if not above:
@@ -276,9 +348,10 @@ class Decomposition:
         fr.points.append((used, ms - fr.off, dict(assign), order))
 
     def _refine(self, fr: Front, c: int) -> None:
-        """Solve ``fr``'s segment with at most ``c`` crossbars (minimise L, then crossbars)."""
+        """Solve ``fr``'s segment with at most ``c`` of the shared capacity (minimise L, then capacity)."""
         sub = fr.sub
-        sub.budget = dict.fromkeys(sub.budget, c)
+        if self.cim:
+            sub.budget[self.cim] = c
         self._derive(fr, c)
         lb = fr.lb_table(self.cap)[c] + fr.off
         pts = [pt for pt in fr.ub_points() if pt[0] <= c]
@@ -298,9 +371,11 @@ class Decomposition:
             return
         self.solves += 1
         head, tail = B.heads_tails(sub)
-        w = sum(max(sub.ncb.get(v, {}).values(), default=0) for v in sub.ops) + 1
+        units = self.units if len(self.p.budget) > 1 else None  # one capacity: crossbars one by one
+        w = sum(max((_weight(units, d, n) for d, n in sub.ncb.get(v, {}).items()), default=0) for v in sub.ops) + 1
         twins = self.m._twins(sub) if "symmetry" in self.m._lv else []
-        built = self.m._build(sub, lb, ub, head, tail, set(), twins, hint, fluid=False, fired={}, xb_weight=w)
+        built = self.m._build(sub, lb, ub, head, tail, set(), twins, hint, fluid=False, fired={}, xb_weight=w,
+                              xb_units=units)
         res = self.m._solve(_cp(), built, left, sub.tick, 0.0, real=False, gap=0.0)
         self.solve_time += res["time"]
         if res["status"] == "infeasible":
@@ -314,7 +389,7 @@ class Decomposition:
             fr.solves.append((c, bnd - fr.off, False, c, INF))
             return
         t_opt = res["ticks"] // w
-        used2 = sum(sub.ncb.get(v, {}).get(d, 0) for v, d in res["assign"].items() if d == self.cim)
+        used2 = self._used(sub, res["assign"])
         fr.points.append((used2, t_opt - fr.off, res["assign"], res["order"]))
         exact = res["status"] == "optimal"
         if exact:
@@ -422,6 +497,9 @@ class Decomposition:
                     if v not in seen:
                         seen.add(v)
                         order[c].append(v)
+        if not self._fits_relaxed(self.p, assign):  # the segments overspent a relaxed capacity together
+            out.update(exact=False, relaxed_exceeded=True)
+            return out
         out.update(ub=ub, assign=assign, order=order)
         return out
 
@@ -537,6 +615,13 @@ def _bottom(p: B.IntProblem, assign) -> dict[str, int]:
         d = assign[v]
         out[v] = p.dur[v][d] + max((p.tr[(v, w)][(d, assign[w])] + out[w] for w in p.succs[v]), default=0)
     return out
+
+
+def _weight(units: dict[str, tuple[int, int]] | None, d: str, n: int) -> int:
+    """The tie-break weight of using ``n`` of device ``d``'s capacity (``Decomposition.units``; ``None``:
+    ``n``)."""
+    mul, div = (units or {}).get(d, (1, 1))
+    return -(-n // div) * mul
 
 
 def _cp():

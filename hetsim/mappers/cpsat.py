@@ -1,9 +1,9 @@
-"""``cpsat``: seed 000's partitioning problem (Sec. IV-B, Eq. 5-14) as a CP-SAT scheduling model.
+"""``cpsat``: the CPU-CIM ILP's partitioning problem (Sec. IV-B, Eq. 5-14) as a CP-SAT scheduling model.
 
 Formulation (all times in integer ticks, see *Integer time* below):
 
 * one Boolean ``l[v,d]`` per op ``v`` and device ``d`` that can run it, exactly one true per op (Eq. 5;
-  seed 000's ``x_v`` is ``l[v,host]``; with one CIM device that is one free Boolean per op);
+  the CPU-CIM ILP's ``x_v`` is ``l[v,host]``; with one CIM device that is one free Boolean per op);
 * a start ``s_v``; its end is ``e_v = s_v + sum_d dur[v,d] * l[v,d]`` (Eq. 7);
 * ops on an ordered (``cpu``) device are optional fixed-size intervals present iff ``l[v,d]``, under
   ``AddNoOverlap`` for a single-core host and ``AddCumulative`` (capacity = cores) otherwise; this replaces the
@@ -67,7 +67,7 @@ rounding lengthens a fixed assignment and order by at most ``rounding_bound_s`` 
 per-device rounding error plus sum over edges of the largest per-pair error: a path crosses every op and
 edge at most once), so a bound ``B`` of the rounded problem gives the real bound ``B * tick -
 rounding_bound_s`` (``bound_s``). ``status`` is about the rounded problem: ``optimal`` when its gap is
-``<= mip_rel_gap`` (default 1e-4, Gurobi's default MIPGap as in seed 000; 0 demands an exact proof),
+``<= mip_rel_gap`` (default 1e-4, Gurobi's default MIPGap as in the CPU-CIM ILP; 0 demands an exact proof),
 ``time_limit`` otherwise; ``mip_gap`` is the honest real-time gap ``(incumbent_s - bound_s) / incumbent_s``.
 
 Determinism: CP-SAT runs with a fixed ``random_seed`` and, with several workers, ``interleave_search`` (its
@@ -89,7 +89,7 @@ from collections.abc import Callable
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError, ScheduleError
 from hetsim.mappers import _bounds as B
-from hetsim.mappers._decomp import Decomposition, insert_floating
+from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
 from hetsim.mappers.base import MAPPERS, make_schedule, register
 from hetsim.schedule import Schedule
 
@@ -117,7 +117,7 @@ class _Built:
 
 @register("cpsat")
 class CpSat:
-    """Exact mapper: seed 000's ILP as a CP-SAT scheduling model (module docstring: formulation, rounding,
+    """Exact mapper: the CPU-CIM ILP as a CP-SAT scheduling model (module docstring: formulation, rounding,
     strengthening levers, determinism).
 
     Args:
@@ -379,9 +379,11 @@ class CpSat:
 
     # ------------------------------------------------------------------------------------------ building
     def _build(self, p: B.IntProblem, lb, ub, head, tail, free, twins, best, fluid: bool, fired: dict,
-               xb_weight: int | None = None) -> _Built:
+               xb_weight: int | None = None, xb_units: dict[str, tuple[int, int]] | None = None) -> _Built:
         """The CP-SAT model; ``fluid``: floating ops get no interval (the relaxation); ``xb_weight``: minimise
-        ``T * xb_weight + crossbars used`` instead of ``T`` (lexicographic, for the decomposition)."""
+        ``T * xb_weight + capacity used`` instead of ``T`` (lexicographic, for the decomposition); ``xb_units``:
+        device -> (multiplier, divisor) weighing each device's capacity in that sum (``ceil(n / divisor) *
+        multiplier``; default: every unit of every capacity counts 1)."""
         cp_model = _ortools()
         lv = self._lv
         topo = p.ops
@@ -470,7 +472,7 @@ class CpSat:
             fixed_use = sum(n for n, x in terms if isinstance(x, int))
             if fixed_use > cap:
                 raise MappingError(f"cpsat: ops only {d!r} runs need {fixed_use} crossbars, {cap} available "
-                                   f"(seed 000 Eq. 14)")
+                                   f"(CPU-CIM ILP Eq. 14)")
             if var and sum(n for n, _ in var) + fixed_use > cap:
                 m.Add(sum(n * x for n, x in var) <= cap - fixed_use)
 
@@ -502,7 +504,8 @@ class CpSat:
         if xb_weight is None:
             m.Minimize(T)
         else:
-            m.Minimize(T * xb_weight + sum(p.ncb[v][d] * x for v in topo for d, x in lit[v].items()
+            units = xb_units or {}
+            m.Minimize(T * xb_weight + sum(_weight(units, d, p.ncb[v][d]) * x for v in topo for d, x in lit[v].items()
                                            if d in p.budget and not isinstance(x, int)))
         return _Built(m, lit, start, T, list(p.cpus))
 
@@ -739,7 +742,7 @@ def _cpu_orders(p: B.IntProblem, sched: Schedule) -> dict[str, list[str]]:
 
 
 def _serial_horizon(costs: CostModel) -> float:
-    """Seed 000 Eq. 13: every op at its slowest device plus every transfer (a makespan no schedule
+    """CPU-CIM ILP Eq. 13: every op at its slowest device plus every transfer (a makespan no schedule
     exceeds)."""
     g = costs.workload.graph
     total = sum(max(lat.values()) for lat in costs.latency.values())
