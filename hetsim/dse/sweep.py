@@ -233,11 +233,12 @@ def load_sweep(path: str | Path) -> SweepSpec:
 
     Raises:
         InputError: missing file, YAML error, unknown field, empty grid, unknown parameter path or mapper,
-            a mapper option one of the mappers does not take (with the closest option name) or refuses,
+            a mapper option no mapper of the sweep takes (with the closest option name) or one refuses,
             ONNX and SNN workloads or mappers mixed, a bad synthetic argument (the message names it), a mode
             or a platform that cannot run SNNs.
     """
-    from hetsim.mappers import MAPPERS, get_mapper, mapper_option_names
+    from hetsim.mappers import MAPPERS, get_mapper
+    from hetsim.mappers.base import did_you_mean, mapper_option_names
     from hetsim.platform import load_platform, read_yaml_model
     from hetsim.sim.engine import parse_contention
     from hetsim.snn.planner import SNN_MAPPERS
@@ -293,16 +294,18 @@ def load_sweep(path: str | Path) -> SweepSpec:
             if getattr(spec, opt) is not None:
                 raise InputError(f"{p}: {opt}: applies to SNN sweeps only; this sweep's workloads are ONNX models")
         parse_contention(spec.contention)
-        for m in spec.mappers:  # every mapper takes every option (and its values): a typo fails here, not per point
+        # each mapper gets the options it takes; an option no mapper of the sweep takes is a typo
+        takes = {m: mapper_option_names(m) for m in spec.mappers}
+        known = {k for names in takes.values() for k in (names or ())}
+        for k in spec.mapper_options:
+            if k not in known and all(names is not None for names in takes.values()):
+                raise InputError(f"{p}: mapper_options: no mapper of this sweep ({', '.join(spec.mappers)}) takes "
+                                 f"option {k!r}{did_you_mean(k, known)}; they take: {', '.join(sorted(known))}")
+        for m in spec.mappers:  # and its values: a bad value fails here, not per point
             try:
-                get_mapper(m, **spec.mapper_options)
+                get_mapper(m, **options_for(m, spec.mapper_options))
             except InputError as err:
-                own = mapper_option_names(m) or ()
-                others = {k for o in spec.mappers if o != m for k in mapper_option_names(o) or ()}
-                split = any(k in others for k in spec.mapper_options if k not in own)
-                hint = (" (mapper_options go to every mapper of the sweep: put mappers taking other options in "
-                        "separate sweep files)") if split else ""
-                raise InputError(f"{p}: mapper_options: {err}{hint}") from None
+                raise InputError(f"{p}: mapper_options: {err}") from None
     for plat in spec.platforms:
         platform = load_platform(plat)
         if spec.is_snn:
@@ -320,6 +323,14 @@ def load_sweep(path: str | Path) -> SweepSpec:
     return spec
 
 
+def options_for(mapper: str, options: dict) -> dict:
+    """The ``options`` mapper ``mapper`` takes (all of them when it takes any keyword)."""
+    from hetsim.mappers.base import mapper_option_names
+
+    names = mapper_option_names(mapper)
+    return dict(options) if names is None else {k: v for k, v in options.items() if k in names}
+
+
 def expand_points(spec: SweepSpec) -> list[dict]:
     """Every design point of ``spec``, in a deterministic order, each with its ``key``."""
     names = list(spec.parameters)
@@ -331,7 +342,7 @@ def expand_points(spec: SweepSpec) -> list[dict]:
         params = dict(zip(names, values, strict=True))
         key = json.dumps([w.name, p.name, params, m], sort_keys=True, separators=(",", ":"))
         points.append({"key": key, "workload": str(w), "platform": str(p), "params": params, "mapper": m,
-                       "mapper_options": spec.mapper_options, "contention": spec.contention})
+                       "mapper_options": options_for(m, spec.mapper_options), "contention": spec.contention})
     return points
 
 
