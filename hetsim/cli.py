@@ -27,16 +27,16 @@ MAPPER_HELP = """mappers:
   all-host  every op on the host CPU: the baseline of every speedup
   greedy    offload the ops saving the most host time per crossbar while the makespan shrinks
   heft      HEFT list scheduling (upward rank, earliest finish time) under the crossbar budget
-  ilp       seed 000's MILP (Eq. 5-14), HiGHS (or --solver gurobi); exact
+  ilp       the CPU-CIM ILP's MILP (Eq. 5-14), HiGHS (or --solver gurobi); exact
   cpsat     the same problem as a CP-SAT scheduling model; exact, the fastest prover
-DIANA (seed 002; platforms/diana.yaml), per Conv/FC layer:
+DIANA (ODiMO; platforms/diana.yaml), per Conv/FC layer:
   all-8bit              every layer on the digital accelerator
   all-ternary           every groups=1 layer on the AIMC, depthwise on the digital accelerator
   io8-backbone-ternary  first and last layer digital, the rest AIMC
   min-cost              per layer the channel split minimising --objective latency|energy (exact)
   dnas-export           the channel split of a DNAS search read from --export FILE (hetsim JSON, ODiMO summary
                         JSON, or an ODiMO/PLiNIO checkpoint with torch installed)
-spiking networks (seed 001; platforms/efr32mg24.yaml, workloads/snn/*.yaml), per affine layer:
+spiking networks (SpikeDuet; platforms/efr32mg24.yaml, workloads/snn/*.yaml), per affine layer:
   spikeduet      engine (sparse M33 / dense MVP / range-sparse MVP) and weight residency (SRAM / Flash / Flash
                  with hot columns in SRAM) minimising mean latency on the validation split; exact (default)
   all-m33        every layer on the sparse Cortex-M33 (best residency): the baseline of SNN speed-ups
@@ -99,7 +99,7 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=_nonnegative_int, default=None,
                    help="solver random seed; for SNNs the reordering seed (default: 0)")
     g.add_argument("--solver", default=None, help="ilp backend: highs (default) or gurobi")
-    g = p.add_argument_group("DIANA mappers (seed 002)")
+    g = p.add_argument_group("DIANA mappers (ODiMO)")
     g.add_argument("--objective", choices=("latency", "energy"), default=None,
                    help="min-cost: minimise each layer's latency max(L_a, L_d) or its energy (default: latency)")
     g.add_argument("--export", type=Path, default=None, metavar="FILE",
@@ -111,7 +111,7 @@ def _add_contention(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--contention", default="none", metavar="KINDS",
         help=f"comma-separated contention kinds to model: {', '.join(CONTENTION_KINDS)}, or all / none "
-        "(default: none = seed 000's model: the shared bus, the CIM internal bus and the PUMA cores never "
+        "(default: none = the CPU-CIM ILP's model: the shared bus, the CIM internal bus and the PUMA cores never "
         "make ops wait for each other)",
     )
 
@@ -134,8 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Load the model and platform, map with --mapper, replay on SimPy "
                        "resources, and print makespan, speedup over the platform's baseline, utilisation, energy, "
                        "offloaded ops and the crossbar placement. Given an SNN spec (.yaml) on an SNN platform "
-                       "(platforms/efr32mg24.yaml): plan engines and weight residencies per layer, evaluate seed "
-                       "001's Table I configurations sample by sample and replay one sample's timeline.")
+                       "(platforms/efr32mg24.yaml): plan engines and weight residencies per layer, evaluate "
+                       "SpikeDuet's Table I configurations sample by sample and replay one sample's timeline.")
     _add_map_args(p)
     _add_contention(p)
     p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace existing files in --out")
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
-    g = p.add_argument_group("spiking networks (seed 001; an SNN spec .yaml on platforms/efr32mg24.yaml)")
+    g = p.add_argument_group("spiking networks (SpikeDuet; an SNN spec .yaml on platforms/efr32mg24.yaml)")
     g.add_argument("--mode", choices=("async", "blocking"), default=None,
                    help="CPU-MVP execution: async overlaps MVP affine work with M33 LIF updates of earlier "
                    "timesteps; blocking waits for every MVP launch (default: async)")
@@ -173,8 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser("profile", help="measure per-op host latencies with ONNX Runtime (a latency table)",
-                       description="Measure every node of MODEL on this machine's CPU with ONNX Runtime, as seed "
-                       "000 does: 1 thread, sequential, no spinning, warm-up runs, then the median over timed runs "
+                       description="Measure every node of MODEL on this machine's CPU with ONNX Runtime, as the "
+                       "CPU-CIM ILP paper does: 1 thread, sequential, no spinning, warm-up runs, then the median over timed runs "
                        "of each node's kernel time. The CSV is a latency table for a cpu device "
                        "(latency_model: table). Profiles are machine-specific.")
     p.add_argument("model", type=Path, help="ONNX model")
@@ -190,8 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sweep", help="run a design-space sweep (workloads x platforms x parameters x mappers)",
                        description="Run every point of SWEEP.yaml not yet in its results table, in parallel, "
                        "appending each finished point at once (a killed sweep resumes where it stopped). See "
-                       "sweeps/seed000.yaml for the format.")
-    p.add_argument("sweep", type=Path, help="sweep YAML (e.g. sweeps/seed000.yaml)")
+                       "sweeps/cpu-cim-ilp.yaml for the format.")
+    p.add_argument("sweep", type=Path, help="sweep YAML (e.g. sweeps/cpu-cim-ilp.yaml)")
     p.add_argument("-o", "--output", type=Path, help="results CSV (default: the sweep's 'output')")
     p.add_argument("--workers", type=_positive_int, default=None,
                    help="local worker processes (default: CPU count)")
@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the points on this Dask distributed scheduler instead of local processes")
     _add_common(p)
 
-    p = sub.add_parser("plot", help="plot a sweep's results table (seed 000 Fig. 3, 4, 5)",
+    p = sub.add_parser("plot", help="plot a sweep's results table (CPU-CIM ILP Fig. 3, 4, 5)",
                        description="From a results CSV of 'hetsim sweep': per workload a speedup heatmap "
                        "crossbars x MVM latency per host (Fig. 3) and the latency share per device per "
                        "configuration (Fig. 5); speedup per model grouped by crossbar count at one MVM latency "
@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser("reorder", help="reorder an SNN's hidden neurons for the range-sparse MVP (function-preserving)",
-                       description="Order each hidden layer's neurons so that co-active ones are adjacent (seed 001 "
+                       description="Order each hidden layer's neurons so that co-active ones are adjacent (SpikeDuet "
                        "Sec. III-C): co-activity on the training split, hierarchical clustering, local swaps "
                        "minimising C_L*N_L + C_P*N_P; permute the weights and neuron parameters together, verify "
                        "identical spikes and predictions on every recorded split, and write the permuted network "

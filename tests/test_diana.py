@@ -543,7 +543,7 @@ def _checkpoint(name: str):
     pytest.importorskip("torch", reason="reading ODiMO checkpoints needs torch (pip install 'hetsim[torch]')")
     p = ODIMO / name
     if not p.is_file():
-        pytest.skip(f"{p} is not available (shared/odimo)")
+        pytest.skip(f"{p} is not available (tests/data/odimo)")
     return p
 
 

@@ -1,10 +1,10 @@
-"""Figures of a sweep's results table, after seed 000 Sec. V.
+"""Figures of a sweep's results table, after the CPU-CIM ILP paper, Sec. V.
 
 * :func:`plot_speedup_heatmap` - speedup over all-host, crossbars x MVM latency, one panel per host (Fig. 3);
 * :func:`plot_speedup_models` - speedup per model grouped by crossbar count at one MVM latency (Fig. 4);
 * :func:`plot_sweep_breakdown` - latency share and op count per device per configuration (Fig. 5);
 * :func:`plot_snn_speedup_density` - an SNN sweep's speed-up over all-M33 vs spike density, one line per
-  clustering (and reordering), one panel per network shape and setting (seed 001's engine crossover).
+  clustering (and reordering), one panel per network shape and setting (SpikeDuet's engine crossover).
 
 Each takes the results table of :func:`hetsim.dse.run_sweep` (a DataFrame) and an output stem (PNG and
 SVG are written, atomically, and the figure closed); the ``*_figure`` function of each returns the Figure

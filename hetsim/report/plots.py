@@ -1,4 +1,4 @@
-"""Figures of a replay: a Gantt timeline and a per-configuration latency breakdown (seed 000 Fig. 5 style).
+"""Figures of a replay: a Gantt timeline and a per-configuration latency breakdown (CPU-CIM ILP Fig. 5 style).
 
 ``timeline_figure`` and ``breakdown_figure`` return a matplotlib Figure (drawn with pyplot on whatever backend
 is selected: the CLI selects the non-interactive Agg, a notebook its inline one); ``plot_timeline`` and
@@ -49,7 +49,7 @@ ALT_SHADE = 0.22
 _EXTRA_COLOURS = ["#2ca02c", "#17becf", "#bcbd22", "#e377c2", "#7f7f7f", "#9467bd"]
 
 # Breakdown colour per device, in order of first appearance (compute devices before links): the first
-# (normally the host CPU) darker, the second (the CIM accelerator) lighter, as in seed 000 Fig. 5.
+# (normally the host CPU) darker, the second (the CIM accelerator) lighter, as in the CPU-CIM ILP's Fig. 5.
 BREAKDOWN_COLOURS = ["#2f4b7c", "#8fb8e8", "#f0a830", "#2ca02c", "#d1495b", "#8e6bbf", "#17becf"]
 LINK_COLOURS = ["#b0b0b0", "#7f7f7f", "#d9d9d9"]
 
@@ -126,7 +126,7 @@ def timeline_figure(trace: pd.DataFrame, title: str = "", *, host: str | None = 
     (*lane*) per set of non-overlapping ops, from the same greedy lane assignment as the Chrome trace
     (:func:`hetsim.report.lanes.assign_lanes`), so parallel CIM ops or transfers never hide each other. Bars
     are coloured by category: whole-op compute, CIM ``load``/``mvm``/``store`` phases, transfer, and the part of
-    a channel-split op (a row with a ``channels`` value, as in seed 002 Fig. 6's timeline of both DIANA
+    a channel-split op (a row with a ``channels`` value, as in ODiMO Fig. 6's timeline of both DIANA
     accelerators); every other op on a lane is slightly lighter, so that back-to-back ops stay
     distinguishable; a legend names the categories present. The x axis is time in milliseconds, from 0 to the
     makespan (dashed line).
@@ -140,7 +140,7 @@ def timeline_figure(trace: pd.DataFrame, title: str = "", *, host: str | None = 
     tr = trace.reset_index(drop=True)
     phases = tr["phase"].fillna("").astype(str) if len(tr) else pd.Series([], dtype=str)
     cats = [_category(str(k), p) for k, p in zip(tr["kind"], phases, strict=True)]
-    if "channels" in tr.columns:  # parts of channel-split ops (seed 002) get their own colour
+    if "channels" in tr.columns:  # parts of channel-split ops (ODiMO) get their own colour
         cats = ["split" if pd.notna(n) else c for c, n in zip(cats, tr["channels"], strict=True)]
     lanes = assign_lanes(tr)
     n_lanes = lane_counts(tr, lanes)
@@ -252,7 +252,7 @@ def plot_breakdown(
 
 
 def breakdown_figure(table: pd.DataFrame, title: str = "") -> Figure:
-    """Latency share per device for several configurations (seed 000 Fig. 5 style), as a Figure (left open).
+    """Latency share per device for several configurations (CPU-CIM ILP Fig. 5 style), as a Figure (left open).
 
     One horizontal stacked bar per configuration (rows in order of first appearance in ``table``); its
     segments are the devices' shares of the configuration's total busy time, in percent (``100 * busy_s /
