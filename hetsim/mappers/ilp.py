@@ -1,11 +1,14 @@
-"""``ilp``: seed 000's mixed-integer program (Sec. IV-B, Eq. 5-14), solved exactly with HiGHS or Gurobi.
+"""``ilp``: the CPU-CIM ILP's mixed-integer program (Sec. IV-B, Eq. 5-14), solved exactly with HiGHS or Gurobi,
+and its generalisation to a host with k accelerators.
 
-The model, written as in the paper (``x_v = 1``: op ``v`` on the host)::
+**One accelerator (the paper's form).** On a single-core host CPU with one non-serial accelerator that has a
+resident capacity (a PUMA CIM: ops keep their crossbars and overlap freely), the model is the paper's, written
+as there (``x_v = 1``: op ``v`` on the host)::
 
     min T
-    x_v in {0, 1}  (v in V_acc),     x_v = 1  (v not in V_acc)                              (Eq. 5)
+    x_v in {0, 1}  (v in V_acc),     x_v = 1  (v not in V_acc)                               (Eq. 5)
     T >= f_v                                         for every sink v                        (Eq. 6)
-    f_v = s_v + x_v * T_host,v + (1 - x_v) * T_acc,v (T_acc,v := 0 for v not in V_acc)      (Eq. 7)
+    f_v = s_v + x_v * T_host,v + (1 - x_v) * T_acc,v (T_acc,v := 0 for v not in V_acc)       (Eq. 7)
     s_v >= f_u + z_uv * T_transfer,uv                for every edge (u, v)                   (Eq. 8)
     z_uv >= x_u - x_v,  z_uv >= x_v - x_u            for every edge (u, v)                   (Eq. 9)
     s_v >= f_u - M * (3 - x_u - x_v - o_uv)          for every parallel pair {u, v} in P     (Eq. 11)
@@ -15,9 +18,41 @@ The model, written as in the paper (``x_v = 1``: op ``v`` on the host)::
 with ``P`` the unordered pairs neither of which reaches the other (Eq. 10) and ``M`` of Eq. 13. Choices the
 paper leaves open, all documented in :class:`Ilp`: the time unit of the model (scaled to ``M``), ``z`` continuous
 in ``[0, 1]`` (exact: it only tightens Eq. 8, so an optimum has ``z_uv = |x_u - x_v|``), and two ``z`` columns
-for an edge whose host->CIM and CIM->host transfer times differ.
+for an edge whose host->CIM and CIM->host transfer times differ. Sizes are counted as in the paper's Table I.
 
-Source: seed 000 (``shared/seeds/000_*.txt``), Sec. IV-B, Eq. 5-14; sizes as counted in its Table I.
+**k accelerators (the general form).** Any other platform whose serial devices have one unit each: the devices
+``D`` are the host and the accelerators, ``D_v`` those that run op ``v`` (:attr:`~hetsim.costs.CostModel.latency`),
+``S`` the serial devices (the host, an NPU: one op at a time in schedule order; a PUMA CIM is not serial)::
+
+    min T
+    x_{v,d} in {0, 1} (d in D_v),    sum_{d in D_v} x_{v,d} = 1                              (Eq. 5)
+    T >= f_v                                         for every sink v                        (Eq. 6)
+    f_v = s_v + sum_{d in D_v} x_{v,d} T_{v,d}                                               (Eq. 7)
+    s_v >= f_u + sum_{a != b} T_{uv,ab} w_{uv,ab}    for every edge (u, v)                   (Eq. 8)
+    sum_b w_{uv,ab} = x_{u,a} (a in D_u),  sum_a w_{uv,ab} = x_{v,b} (b in D_v),  w >= 0     (Eq. 9)
+    s_v >= f_u - M * (3 - x_{u,d} - x_{v,d} - o_uv)  for every {u, v} in P, d in S_u,v       (Eq. 11)
+    s_u >= f_v - M * (2 - x_{u,d} - x_{v,d} + o_uv)  for every {u, v} in P, d in S_u,v       (Eq. 12)
+    sum_v need_{v,d} x_{v,d} <= C_d                  for every device d with a budget        (Eq. 14)
+
+``T_{uv,ab}`` is the edge's transfer time from ``a`` to ``b`` (Eq. 4; zero for parameter edges and devices that
+share a memory), ``S_u,v`` the serial devices that run both ops (a pair without one needs no ``o_uv``), ``C_d``
+the device's resident capacity (crossbars, weight bytes; :attr:`~hetsim.costs.CostModel.budget`) and ``M`` Eq. 13
+over the slowest device and dearest transfer, ``sum_v max_d T_{v,d} + sum_(u,v) max_{a,b} T_{uv,ab}``.
+
+Eq. 9 here is the exact linearisation of the products ``w_{uv,ab} = x_{u,a} x_{v,b}`` over the assignment
+constraints (the rows of a transportation polytope): on integral ``x`` it forces ``w`` to the product, and it
+implies the ``z_{uv,ab} >= x_{u,a} + x_{v,b} - 1`` of the paper's Eq. 9 (``w_ab = x_ua - sum_{b' != b} w_ab' >=
+x_ua - (1 - x_vb)``), so its LP relaxation is at least as tight. An edge with a single-device end needs no
+``w``: with ``D_u = {a}``, ``w_{uv,ab} = x_{v,b}`` and Eq. 8 reads ``s_v >= f_u + sum_b T_{uv,ab} x_{v,b}``
+(likewise with ``D_v = {b}``). One ``w`` row per edge is implied by the others and Eq. 5 and left out. A
+cross-device edge between devices that no link joins (and that share no memory) cannot be realised: its ``w``
+(or, at a single-device end, the other end's ``x``) is fixed to 0.
+
+With one accelerator the general form is the paper's model after the substitution ``x_{v,host} = x_v``,
+``x_{v,acc} = 1 - x_v``; the module keeps the paper's own form there so its Table I counts stay exact.
+
+Source: CPU-CIM ILP, Sec. IV-B, Eq. 4-14 (the partitioning MILP of "Optimizing ML Workload Partitioning between
+CPUs and CIM Accelerators for Heterogeneous Computing"); sizes as counted in its Table I.
 """
 
 from __future__ import annotations
@@ -27,10 +62,12 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import product
 
 import networkx as nx
 import numpy as np
 
+from hetsim.check import fill_orders
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers.base import make_schedule, register
@@ -45,48 +82,71 @@ _SAME_TRANSFER_REL = 1e-12
 
 INF = float("inf")
 
+#: The two forms of :func:`build_model`: the paper's (one accelerator) and the k-accelerator generalisation.
+FORMS = ("paper", "general")
+
 
 @dataclass
 class IlpModel:
-    """Seed 000's MILP in matrix form (rows of ``row_lower <= A x <= row_upper``, CSR), times in units of
+    """The MILP in matrix form (rows of ``row_lower <= A x <= row_upper``, CSR), times in units of
     ``time_unit_s`` seconds (:func:`time_unit`).
 
-    Column layout: ``x`` (|V|), ``o`` (|P|), ``s`` (|V|), ``f`` (|V|), ``T`` (1), ``z`` (one per edge, two
-    for an edge whose transfer time depends on the direction). Row layout, in order: Eq. 7 (|V|), Eq. 5
-    fixings, Eq. 6 (sinks), Eq. 8 (|E|), Eq. 9 (2 |E|), Eq. 11 (|P|), Eq. 12 (|P|), Eq. 14 (1).
+    Column layout, paper form (CPU-CIM ILP, Eq. 5-14): ``x`` (|V|), ``o`` (|P|), ``s`` (|V|), ``f`` (|V|),
+    ``T`` (1), ``z`` (one per edge, two for an edge whose transfer time depends on the direction). Rows, in
+    order: Eq. 7 (|V|), Eq. 5 fixings, Eq. 6 (sinks), Eq. 8 (|E|), Eq. 9 (2 |E|), Eq. 11 (|P|), Eq. 12 (|P|),
+    Eq. 14 (1).
+
+    General form (module docstring): ``x_{v,d}`` (``sum_v |D_v|``), ``o`` (|P|), ``s``, ``f``, ``T``, then the
+    ``w`` of the edges that need them (``|D_u| |D_v|`` each). Rows: Eq. 5 (|V|), Eq. 7 (|V|), Eq. 6 (sinks),
+    Eq. 8 (|E|), Eq. 9 (``|D_u| + |D_v| - 1`` per edge with ``w``), Eq. 11 and Eq. 12 (one each per pair and
+    serial device running both), Eq. 14 (one per device with a budget that runs some op).
 
     Attributes:
+        form: ``"paper"`` or ``"general"`` (:data:`FORMS`).
         ops: op names in column order (topological order of the workload).
-        host, cim: the two device names.
-        acc: ``acc[i]`` is True when op ``i`` is in V_acc (the CIM device runs it).
+        host: the host device; ``devices``: the host, then the accelerators in platform order.
+        serial: the devices whose ops get the disjunctions of Eq. 11-12 (serial, one unit each).
+        runs: per op, the devices that run it (``D_v``, platform order).
+        dur: per op, device -> duration in model units.
         edges: ``(u, v)`` index pairs in row order.
-        pairs: ``(|P|, 2)`` int array of parallel pairs ``(u, v)``, ``u < v`` in topological position.
+        pairs: ``(|P|, 2)`` int array of the pairs with an ``o_uv`` (``u < v`` in topological position): every
+            parallel pair (Eq. 10) in the paper's form; in the general form those with a serial device running
+            both.
+        pair_devices: per pair, the serial devices its Eq. 11-12 rows are written for.
         sinks: indices of the terminal ops (Eq. 6).
-        fixed: op index -> fixed value of ``x`` (Eq. 5; 0 for ops only the CIM device runs).
         big_m: M of Eq. 13, model units.
-        x0, o0, s0, f0, t_col: first column of each block (``t_col``: the makespan ``T``).
-        z_cols: per edge, the ``z`` columns ``(z_hc, z_ch)`` (equal when the edge has one ``z``).
-        transfer: per edge, ``(T_host->cim, T_cim->host)`` in model units.
-        variables, constraints: the paper's count (Table I): ``|V| + |P|`` and the rows above.
+        x_cols: per op, device -> column of its ``x``: the paper's ``x_v`` under the host's name in the paper
+            form (the accelerator's indicator is ``1 - x_v``), every ``x_{v,d}`` in the general form.
+        o0, s0, f0, t_col: first column of each block (``t_col``: the makespan ``T``).
+        aux_cols: per edge, ``(a, b)`` -> the column that is 1 when the edge's ends run on ``a`` and ``b``: the
+            paper's ``z`` (one column under both directions when the edge has one ``z``), the general ``w``.
+        variables, constraints: sizes as the CPU-CIM ILP's Table I counts them: binary decisions (every ``x``,
+            fixed ones too, and every ``o``) and every row.
+        cim, acc, fixed, transfer: paper form only: the accelerator, ``acc[i]`` (op ``i`` in V_acc), the Eq. 5
+            fixings (op index -> value of ``x``) and per edge ``(T_host->cim, T_cim->host)`` in model units.
     """
 
+    form: str
     time_unit_s: float
     ops: list[str]
     host: str
-    cim: str | None
-    acc: np.ndarray
+    devices: list[str]
+    serial: list[str]
+    runs: list[tuple[str, ...]]
+    dur: list[dict[str, float]]
     edges: list[tuple[int, int]]
     pairs: np.ndarray
+    pair_devices: list[tuple[str, ...]]
     sinks: list[int]
-    fixed: dict[int, int]
     big_m: float
-    x0: int
+    x_cols: list[dict[str, int]]
     o0: int
     s0: int
     f0: int
     t_col: int
-    z_cols: list[tuple[int, int]]
-    transfer: list[tuple[float, float]]
+    aux_cols: list[dict[tuple[str, str], int]]
+    variables: int
+    constraints: int
     col_lower: np.ndarray
     col_upper: np.ndarray
     col_cost: np.ndarray
@@ -96,6 +156,10 @@ class IlpModel:
     a_start: np.ndarray
     a_index: np.ndarray
     a_value: np.ndarray
+    cim: str | None = None
+    acc: np.ndarray | None = None
+    fixed: dict[int, int] = field(default_factory=dict)
+    transfer: list[tuple[float, float]] = field(default_factory=list)
     build_time_s: float = 0.0
     meta: dict = field(default_factory=dict)
 
@@ -108,43 +172,136 @@ class IlpModel:
         return len(self.row_lower)
 
     @property
-    def variables(self) -> int:
-        """Decision variables as seed 000 Table I counts them: every ``x_v`` (fixed ones too) and ``o_uv``."""
-        return len(self.ops) + len(self.pairs)
+    def accelerators(self) -> list[str]:
+        return self.devices[1:]
 
-    @property
-    def constraints(self) -> int:
-        """Constraints as seed 000 Table I counts them; equal to :attr:`n_rows` by construction."""
-        n, e, p = len(self.ops), len(self.edges), len(self.pairs)
-        return n + len(self.fixed) + len(self.sinks) + 3 * e + 2 * p + 1
+    def assignment(self, values: np.ndarray) -> dict[str, str]:
+        """Op -> device of a solver solution (``x`` rounded: the paper's ``x_v > 0.5`` is the host; in the
+        general form the device of the largest ``x_{v,d}``)."""
+        if self.form == "paper":
+            return {v: (self.host if values[self.x_cols[i][self.host]] > 0.5 else self.cim)
+                    for i, v in enumerate(self.ops)}
+        return {v: max(self.x_cols[i], key=lambda d: values[self.x_cols[i][d]]) for i, v in enumerate(self.ops)}
+
+    def point(self, assignment: dict[str, str], start_s: dict[str, float], order: dict[str, list[str]]) -> np.ndarray:
+        """The column vector of a schedule (a MIP start): ``x`` from ``assignment``, ``s`` from ``start_s``
+        (seconds), ``f`` by Eq. 7 in model units (so its rows hold to rounding), ``T = max f``, ``z``/``w`` from the
+        ends' devices, and ``o_uv = 1`` when ``u`` precedes ``v`` in ``order`` of their common serial device (by
+        start, then topological position, when they share none: its rows are then inactive)."""
+        sc = 1.0 / self.time_unit_s
+        n = len(self.ops)
+        val = np.zeros(self.n_cols)
+        dev = [assignment[v] for v in self.ops]
+        for i, cols in enumerate(self.x_cols):
+            for d, c in cols.items():
+                val[c] = 1.0 if dev[i] == d else 0.0
+        s = np.array([start_s[v] * sc for v in self.ops])
+        val[self.s0:self.s0 + n] = s
+        val[self.f0:self.f0 + n] = s + np.array([self.dur[i][dev[i]] for i in range(n)])
+        val[self.t_col] = val[self.f0:self.f0 + n].max() if n else 0.0
+        for (iu, iv), cols in zip(self.edges, self.aux_cols, strict=True):
+            for ab, c in cols.items():
+                if ab == (dev[iu], dev[iv]):
+                    val[c] = 1.0
+        pos = {d: {v: k for k, v in enumerate(order.get(d, []))} for d in self.serial}
+        for k, (iu, iv) in enumerate(self.pairs):
+            u, v = self.ops[iu], self.ops[iv]
+            d = dev[iu] if dev[iu] == dev[iv] and dev[iu] in self.pair_devices[k] else None
+            first = pos[d][u] < pos[d][v] if d is not None else (start_s[u], iu) <= (start_s[v], iv)
+            val[self.o0 + k] = 1.0 if first else 0.0
+        return val
 
 
-def check_platform(costs: CostModel) -> tuple[str, str]:
-    """The ``(host, cim)`` device names, after checking the platform is the one seed 000 models.
+def check_platform(costs: CostModel) -> tuple[str, list[str]]:
+    """The host and the accelerators (the other devices, in platform order), after checking the MILP models the
+    platform exactly.
 
     Raises:
-        MappingError: the host has more than one core, or the platform has other devices than the host and
-            one ``puma`` CIM device, or no link joins them.
+        MappingError: a serial device has more than one unit (a multi-core host CPU: the disjunctions of CPU-CIM
+            ILP Eq. 11-12 model one op at a time per device; use ``cpsat``), or two channel-splitting devices
+            both run some op (a DIANA-like platform: the MILP assigns whole ops, Eq. 5, and would miss channel
+            splits; use ``min-cost`` or the other split-aware mappers).
     """
     plat = costs.platform
     host = costs.host
-    others = [n for n in plat.devices if n != host]
-    cims = [n for n in others if n in costs.budget and not costs.devices[n].serial]
+    accs = [n for n in plat.devices if n != host]
     if costs.units(host) != 1:
         raise MappingError(
             f"ilp: the CPU-CIM ILP models a single-core host CPU; host {host!r} has "
             f"{costs.units(host)} cores (use another mapper, e.g. cpsat)"
         )
-    if len(cims) != 1 or len(others) != 1:
+    multi = {d: u for d, u in costs.serial_devices().items() if u != 1}
+    if multi:
+        d, u = next(iter(multi.items()))
         raise MappingError(
-            f"ilp: seed 000's MILP models one host CPU and exactly one PUMA CIM device; platform "
-            f"{plat.name!r} has {len(others)} other devices ({', '.join(others) or 'none'}) of which "
-            f"{len(cims)} are CIM (use another mapper, e.g. greedy)"
+            f"ilp: device {d!r} runs {u} ops at once, one per unit in schedule order; the MILP's disjunctions "
+            f"(CPU-CIM ILP, Eq. 11-12) model serial devices of one unit only (use another mapper, e.g. cpsat)"
         )
-    cim = cims[0]
-    if plat.link_between(host, cim) is None:
-        raise MappingError(f"ilp: platform {plat.name!r} has no link between {host!r} and {cim!r} (Eq. 4, 8)")
-    return host, cim
+    split = costs.split_devices()
+    if len(split) >= 2:
+        shared = [v for v in costs.workload.topological_order() if _splittable(costs, v, split)]
+        if shared:
+            raise MappingError(
+                f"ilp: platform {plat.name!r} can split an op's output channels between "
+                f"{', '.join(split)} (e.g. {shared[0]!r}, {len(shared)} ops in all); the MILP assigns whole ops "
+                f"(CPU-CIM ILP, Eq. 5) and would miss those mappings (use a channel-splitting mapper, e.g. "
+                f"min-cost)"
+            )
+    return host, accs
+
+
+def _splittable(costs: CostModel, op: str, split: list[str]) -> bool:
+    """True when two of the channel-splitting devices ``split`` can each run a part of ``op`` (the whole op, or
+    its smallest part of one output channel, which fits every per-op capacity the whole op fits, and maybe more)."""
+    c_out = costs.out_channels(op)
+    if c_out is None or c_out < 2:
+        return False
+    able = [d for d in split if d in costs.latency[op] or costs.part_latency(op, d, 1) is not None]
+    return len(able) >= 2
+
+
+def paper_form(costs: CostModel, accs: list[str]) -> bool:
+    """True when the platform is the one the CPU-CIM ILP models (one accelerator, not serial, with a resident
+    capacity: a PUMA CIM), so :func:`build_model` writes the paper's own form."""
+    return len(accs) == 1 and not costs.devices[accs[0]].serial and accs[0] in costs.budget
+
+
+class _Rows:
+    """Rows of a sparse constraint matrix, appended in blocks (COO), packed into CSR by :meth:`csr`."""
+
+    def __init__(self):
+        self.r = 0
+        self.rr: list[np.ndarray] = []
+        self.cc: list[np.ndarray] = []
+        self.vv: list[np.ndarray] = []
+        self.lo: list[np.ndarray] = []
+        self.up: list[np.ndarray] = []
+
+    def block(self, nrows: int, rr, cc, vv, lower, upper) -> None:
+        """``nrows`` rows; entry ``k`` puts ``vv[k]`` at (row ``rr[k]`` of the block, column ``cc[k]``)."""
+        self.rr.append(np.asarray(rr, dtype=np.int64) + self.r)
+        self.cc.append(np.asarray(cc, dtype=np.int64))
+        self.vv.append(np.asarray(vv, dtype=float))
+        self.lo.append(np.broadcast_to(np.asarray(lower, dtype=float), (nrows,)))
+        self.up.append(np.broadcast_to(np.asarray(upper, dtype=float), (nrows,)))
+        self.r += nrows
+
+    def row(self, cols, vals, lower: float, upper: float) -> None:
+        self.block(1, np.zeros(len(cols), np.int64), cols, vals, lower, upper)
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(row_lower, row_upper, a_start, a_index, a_value)``; explicit zeros are dropped."""
+        if not self.rr:
+            z = np.zeros(0)
+            return z, z, np.zeros(1, np.int32), np.zeros(0, np.int32), z
+        rr, cc, vv = np.concatenate(self.rr), np.concatenate(self.cc), np.concatenate(self.vv)
+        nz = vv != 0.0
+        rr, cc, vv = rr[nz], cc[nz], vv[nz]
+        order = np.lexsort((cc, rr))
+        rr, cc, vv = rr[order], cc[order], vv[order]
+        a_start = np.zeros(self.r + 1, dtype=np.int32)
+        np.cumsum(np.bincount(rr, minlength=self.r), out=a_start[1:])
+        return np.concatenate(self.lo), np.concatenate(self.up), a_start, cc.astype(np.int32), vv
 
 
 def parallel_pairs(g: nx.DiGraph, ops: list[str]) -> np.ndarray:
@@ -188,13 +345,27 @@ def time_unit(big_m_s: float) -> float:
 
 
 def build_model(costs: CostModel) -> IlpModel:
-    """Seed 000's MILP (Eq. 5-14) for ``costs``, ready for a solver.
+    """The MILP for ``costs``, ready for a solver: the CPU-CIM ILP's own form (Eq. 5-14) on the platform it models
+    (:func:`paper_form`), else its k-accelerator generalisation (module docstring).
 
     Raises:
-        MappingError: the platform is not a single-core host + one PUMA device (:func:`check_platform`).
+        MappingError: a platform the MILP does not model (:func:`check_platform`), or an edge whose only possible
+            placement needs a transfer between devices that no link joins.
     """
     t0 = time.perf_counter()
-    host, cim = check_platform(costs)
+    host, accs = check_platform(costs)
+    model = _build_paper(costs, host, accs[0]) if paper_form(costs, accs) else _build_general(costs, host, accs)
+    if model.n_rows != model.constraints:  # pragma: no cover - a bug in the row blocks
+        raise AssertionError(f"ilp: built {model.n_rows} rows, the count is {model.constraints}")
+    model.build_time_s = time.perf_counter() - t0
+    return model
+
+
+def _build_paper(costs: CostModel, host: str, cim: str) -> IlpModel:
+    """The CPU-CIM ILP, Eq. 5-14, as written in the paper (module docstring); sizes as in its Table I."""
+    plat = costs.platform
+    if plat.link_between(host, cim) is None and not plat.shares_memory(host, cim):
+        raise MappingError(f"ilp: platform {plat.name!r} has no link between {host!r} and {cim!r} (Eq. 4, 8)")
     g = costs.workload.graph
     ops = list(costs.workload.topological_order())
     n = len(ops)
@@ -252,22 +423,8 @@ def build_model(costs: CostModel) -> IlpModel:
     integrality[x0:x0 + n] = 1
     integrality[o0:o0 + p] = 1
 
-    rows_r: list[np.ndarray] = []
-    rows_c: list[np.ndarray] = []
-    rows_v: list[np.ndarray] = []
-    lo: list[np.ndarray] = []
-    up: list[np.ndarray] = []
-    r = 0
-
-    def block(nrows: int, rr, cc, vv, lower, upper) -> None:
-        nonlocal r
-        rows_r.append(np.asarray(rr, dtype=np.int64) + r)
-        rows_c.append(np.asarray(cc, dtype=np.int64))
-        rows_v.append(np.asarray(vv, dtype=float))
-        lo.append(np.broadcast_to(np.asarray(lower, dtype=float), (nrows,)))
-        up.append(np.broadcast_to(np.asarray(upper, dtype=float), (nrows,)))
-        r += nrows
-
+    rows = _Rows()
+    block = rows.block
     ar = np.arange(n)
     # Eq. 7: f_v - s_v - (T_host - T_acc) x_v = T_acc
     block(n, np.concatenate([ar, ar, ar]), np.concatenate([f0 + ar, s0 + ar, x0 + ar]),
@@ -312,34 +469,209 @@ def build_model(costs: CostModel) -> IlpModel:
     ncb = np.array([costs.need[ops[i]][cim] for i in acc_i], dtype=float)
     block(1, np.zeros(len(acc_i), np.int64), x0 + acc_i, -ncb, -INF, budget - ncb.sum())
 
-    rr = np.concatenate(rows_r)
-    cc = np.concatenate(rows_c)
-    vv = np.concatenate(rows_v)
-    nz = vv != 0.0
-    rr, cc, vv = rr[nz], cc[nz], vv[nz]
-    order = np.lexsort((cc, rr))
-    rr, cc, vv = rr[order], cc[order], vv[order]
-    a_start = np.zeros(r + 1, dtype=np.int32)
-    np.cumsum(np.bincount(rr, minlength=r), out=a_start[1:])
-    model = IlpModel(
-        time_unit_s=unit, ops=ops, host=host, cim=cim, acc=acc, edges=edges, pairs=pairs, sinks=sinks, fixed=fixed,
-        big_m=big_m,
-        x0=x0, o0=o0, s0=s0, f0=f0, t_col=t_col, z_cols=z_cols, transfer=transfer,
+    row_lower, row_upper, a_start, a_index, a_value = rows.csr()
+    runs = [tuple(d for d in (host, cim) if d in lat[v]) for v in ops]
+    dur = [{d: lat[v][d] * scale for d in runs[i]} for i, v in enumerate(ops)]
+    return IlpModel(
+        form="paper", time_unit_s=unit, ops=ops, host=host, devices=[host, cim], serial=[host], runs=runs, dur=dur,
+        edges=edges, pairs=pairs, pair_devices=[(host,)] * p, sinks=sinks, big_m=big_m,
+        x_cols=[{host: x0 + i} for i in range(n)], o0=o0, s0=s0, f0=f0, t_col=t_col,
+        aux_cols=[{(host, cim): h, (cim, host): c} for h, c in z_cols],
+        variables=n + p, constraints=n + len(fixed) + len(sinks) + 3 * e + 2 * p + 1,
         col_lower=col_lower, col_upper=col_upper, col_cost=col_cost, integrality=integrality,
-        row_lower=np.concatenate(lo), row_upper=np.concatenate(up),
-        a_start=a_start, a_index=cc.astype(np.int32), a_value=vv,
+        row_lower=row_lower, row_upper=row_upper, a_start=a_start, a_index=a_index, a_value=a_value,
+        cim=cim, acc=acc, fixed=fixed, transfer=transfer,
     )
-    if model.n_rows != model.constraints:  # pragma: no cover - a bug in the row blocks above
-        raise AssertionError(f"ilp: built {model.n_rows} rows, the paper's count is {model.constraints}")
-    model.build_time_s = time.perf_counter() - t0
-    return model
+
+
+def _build_general(costs: CostModel, host: str, accs: list[str]) -> IlpModel:
+    """The k-accelerator generalisation of the CPU-CIM ILP (module docstring, Eq. 5-14 generalised)."""
+    plat = costs.platform
+    g = costs.workload.graph
+    ops = list(costs.workload.topological_order())
+    n = len(ops)
+    idx = {v: i for i, v in enumerate(ops)}
+    devices = [host, *accs]
+    lat = costs.latency
+    runs = [tuple(d for d in devices if d in lat[v]) for v in ops]
+    serial = [d for d in devices if costs.devices[d].serial]
+    edges = sorted((idx[u], idx[v]) for u, v in g.edges)
+    sinks = [i for i, v in enumerate(ops) if g.out_degree(v) == 0]
+    e = len(edges)
+
+    # Eq. 4 per edge and device pair (seconds); a pair that needs a transfer no link carries is forbidden
+    trans: list[dict[tuple[str, str], float]] = []
+    forbid: list[set[tuple[str, str]]] = []
+    for iu, iv in edges:
+        u, v = ops[iu], ops[iv]
+        t: dict[tuple[str, str], float] = {}
+        bad: set[tuple[str, str]] = set()
+        for a, b in product(runs[iu], runs[iv]):
+            if a == b or not costs.needs_transfer(u, v, a, b):
+                continue
+            if plat.link_between(a, b) is None:
+                bad.add((a, b))
+                continue
+            tt = costs.transfer_time(u, v, a, b)
+            if tt > 0:
+                t[(a, b)] = tt
+        if bad and len(bad) == len(runs[iu]) * len(runs[iv]):
+            a, b = next(iter(bad))
+            raise MappingError(f"ilp: edge {u!r} -> {v!r} can only run across {a!r} and {b!r}, and platform "
+                               f"{plat.name!r} has no link between them (Eq. 4, 8)")
+        trans.append(t)
+        forbid.append(bad)
+
+    # the pairs of Eq. 10 that a serial device runs both of: those get an o_uv and the rows of Eq. 11-12
+    allp = parallel_pairs(g, ops)
+    xc_dev = {d: np.array([(1 if d in r else 0) for r in runs], dtype=bool) for d in serial}
+    both = {d: xc_dev[d][allp[:, 0]] & xc_dev[d][allp[:, 1]] for d in serial} if len(allp) else {}
+    keep = np.zeros(len(allp), dtype=bool)
+    for m_ in both.values():
+        keep |= m_
+    pairs = allp[keep] if len(allp) else allp
+    p = len(pairs)
+    pair_devices = [tuple(d for d in serial if both[d][k]) for k in np.nonzero(keep)[0]]
+
+    # Eq. 13 generalised: the slowest device of every op and the dearest transfer of every edge
+    big_m_s = float(sum(max(lat[v].values()) for v in ops) + sum(max(t.values(), default=0.0) for t in trans))
+    unit = time_unit(big_m_s)
+    scale = 1.0 / unit
+    big_m = max(big_m_s * scale, 1.0)  # a graph of zero-time ops still needs a positive M
+    dur = [{d: lat[v][d] * scale for d in runs[i]} for i, v in enumerate(ops)]
+    trans = [{ab: t * scale for ab, t in tr.items()} for tr in trans]
+
+    col = 0
+    x_cols: list[dict[str, int]] = []
+    for r in runs:
+        x_cols.append({d: col + j for j, d in enumerate(r)})
+        col += len(r)
+    n_x = col
+    o0 = col
+    s0 = o0 + p
+    f0 = s0 + n
+    t_col = f0 + n
+    col = t_col + 1
+    aux_cols: list[dict[tuple[str, str], int]] = []
+    for k, (iu, iv) in enumerate(edges):
+        if len(runs[iu]) > 1 and len(runs[iv]) > 1 and (trans[k] or forbid[k]):
+            aux_cols.append({ab: col + j for j, ab in enumerate(product(runs[iu], runs[iv]))})
+            col += len(runs[iu]) * len(runs[iv])
+        else:
+            aux_cols.append({})
+    n_cols = col
+    col_lower = np.zeros(n_cols)
+    col_upper = np.full(n_cols, INF)
+    col_upper[:s0] = 1.0  # x, o
+    col_upper[t_col + 1:] = 1.0  # w
+    col_cost = np.zeros(n_cols)
+    col_cost[t_col] = 1.0
+    integrality = np.zeros(n_cols, dtype=np.int32)
+    integrality[:s0] = 1
+    for k, (iu, iv) in enumerate(edges):  # forbidden pairs (no link): w = 0, or the free end's x = 0
+        for a, b in forbid[k]:
+            if aux_cols[k]:
+                col_upper[aux_cols[k][a, b]] = 0.0
+            elif len(runs[iu]) == 1:
+                col_upper[x_cols[iv][b]] = 0.0
+            else:
+                col_upper[x_cols[iu][a]] = 0.0
+
+    rows = _Rows()
+    row = rows.row
+    # Eq. 5: sum_d x_{v,d} = 1
+    for i in range(n):
+        row(list(x_cols[i].values()), [1.0] * len(runs[i]), 1.0, 1.0)
+    # Eq. 7: f_v - s_v - sum_d T_{v,d} x_{v,d} = 0
+    for i in range(n):
+        row([f0 + i, s0 + i, *x_cols[i].values()], [1.0, -1.0, *(-dur[i][d] for d in x_cols[i])], 0.0, 0.0)
+    # Eq. 6: T - f_v >= 0
+    for i in sinks:
+        row([t_col, f0 + i], [1.0, -1.0], 0.0, INF)
+    # Eq. 8: s_v - f_u - (transfer term) >= constant
+    for k, (iu, iv) in enumerate(edges):
+        cols, vals, const = [s0 + iv, f0 + iu], [1.0, -1.0], 0.0
+        tr = trans[k]
+        if aux_cols[k]:
+            for ab, t in tr.items():
+                cols.append(aux_cols[k][ab])
+                vals.append(-t)
+        elif len(runs[iu]) == 1 and len(runs[iv]) == 1:
+            const = tr.get((runs[iu][0], runs[iv][0]), 0.0)
+        elif len(runs[iu]) == 1:  # w_{uv,ab} = x_{v,b}
+            for (_, b), t in tr.items():
+                cols.append(x_cols[iv][b])
+                vals.append(-t)
+        else:  # D_v = {b}: w_{uv,ab} = x_{u,a} (or both ends multi-device and no transfer: no term)
+            for (a, _), t in tr.items():
+                cols.append(x_cols[iu][a])
+                vals.append(-t)
+        row(cols, vals, const, INF)
+    # Eq. 9 (products w = x_u x_v): sum_b w_ab - x_{u,a} = 0 per a; sum_a w_ab - x_{v,b} = 0 per b but the last
+    n_link = 0
+    for k, (iu, iv) in enumerate(edges):
+        w = aux_cols[k]
+        if not w:
+            continue
+        for a in runs[iu]:
+            row([x_cols[iu][a], *(w[a, b] for b in runs[iv])], [-1.0] + [1.0] * len(runs[iv]), 0.0, 0.0)
+        for b in runs[iv][:-1]:
+            row([x_cols[iv][b], *(w[a, b] for a in runs[iu])], [-1.0] + [1.0] * len(runs[iu]), 0.0, 0.0)
+        n_link += len(runs[iu]) + len(runs[iv]) - 1
+    # Eq. 11-12 per serial device d running both ops of a pair:
+    #   s_v - f_u - M x_{u,d} - M x_{v,d} - M o_uv >= -3M,   s_u - f_v - M x_{u,d} - M x_{v,d} + M o_uv >= -2M
+    m = big_m
+    n_disj = 0
+    for d in serial:
+        sel = np.array([k for k in range(p) if d in pair_devices[k]], dtype=np.int64)
+        q = len(sel)
+        if not q:
+            continue
+        pu, pv = pairs[sel, 0], pairs[sel, 1]
+        xu = np.array([x_cols[i][d] for i in pu], dtype=np.int64)
+        xv = np.array([x_cols[i][d] for i in pv], dtype=np.int64)
+        aq = np.arange(q)
+        rows.block(q, np.concatenate([aq] * 5), np.concatenate([s0 + pv, f0 + pu, xu, xv, o0 + sel]),
+                   np.concatenate([np.ones(q), -np.ones(q), np.full(q, -m), np.full(q, -m), np.full(q, -m)]),
+                   -3 * m, INF)
+        rows.block(q, np.concatenate([aq] * 5), np.concatenate([s0 + pu, f0 + pv, xu, xv, o0 + sel]),
+                   np.concatenate([np.ones(q), -np.ones(q), np.full(q, -m), np.full(q, -m), np.full(q, m)]),
+                   -2 * m, INF)
+        n_disj += 2 * q
+    # Eq. 14 per device with a resident capacity: sum_v need_{v,d} x_{v,d} <= C_d
+    n_cap = 0
+    for d in devices:
+        if d not in costs.budget:
+            continue
+        on = [i for i in range(n) if d in x_cols[i]]
+        if not on:
+            continue
+        row([x_cols[i][d] for i in on], [float(costs.need[ops[i]][d]) for i in on], -INF, float(costs.budget[d]))
+        n_cap += 1
+
+    row_lower, row_upper, a_start, a_index, a_value = rows.csr()
+    return IlpModel(
+        form="general", time_unit_s=unit, ops=ops, host=host, devices=devices, serial=serial, runs=runs, dur=dur,
+        edges=edges, pairs=pairs, pair_devices=pair_devices, sinks=sinks, big_m=big_m,
+        x_cols=x_cols, o0=o0, s0=s0, f0=f0, t_col=t_col, aux_cols=aux_cols,
+        variables=n_x + p, constraints=2 * n + len(sinks) + e + n_link + n_disj + n_cap,
+        col_lower=col_lower, col_upper=col_upper, col_cost=col_cost, integrality=integrality,
+        row_lower=row_lower, row_upper=row_upper, a_start=a_start, a_index=a_index, a_value=a_value,
+        meta={"forbidden_pairs": sum(len(b) for b in forbid)},
+    )
 
 
 def ilp_size(costs: CostModel) -> tuple[int, int]:
-    """``(decision variables, constraints)`` of seed 000's MILP for ``costs``, counted as in its Table I:
-    ``|V| + |P|`` variables (every ``x_v`` and every ``o_uv``; the continuous ``s, f, T, z`` are not counted)
-    and ``|V|`` (Eq. 7) + ``|V \\ V_acc|`` (Eq. 5) + sinks (Eq. 6) + ``3 |E|`` (Eq. 8-9) + ``2 |P|``
-    (Eq. 11-12) + 1 (Eq. 14) constraints. Builds the model without solving it."""
+    """``(decision variables, constraints)`` of the MILP for ``costs``, counted as in the CPU-CIM ILP's Table I.
+
+    Paper form: ``|V| + |P|`` variables (every ``x_v`` and every ``o_uv``; the continuous ``s, f, T, z`` are not
+    counted) and ``|V|`` (Eq. 7) + ``|V \\ V_acc|`` (Eq. 5) + sinks (Eq. 6) + ``3 |E|`` (Eq. 8-9) + ``2 |P|``
+    (Eq. 11-12) + 1 (Eq. 14) constraints. General form: every binary (``x_{v,d}``, ``o_uv``) and every row
+    (:class:`IlpModel`). Builds the model without solving it.
+
+    Raises:
+        MappingError: as :func:`build_model`.
+    """
     m = build_model(costs)
     return m.variables, m.constraints
 
@@ -408,7 +740,7 @@ class _Progress:
 
 
 def mip_gap(inc: float | None, bnd: float | None) -> float | None:
-    """Relative MIP gap of seed 000 Sec. II-B, ``(z_inc - z_bound) / |z_inc|`` (0 when both are 0)."""
+    """Relative MIP gap of the CPU-CIM ILP, Sec. II-B, ``(z_inc - z_bound) / |z_inc|`` (0 when both are 0)."""
     if inc is None or bnd is None:
         return None
     if inc == 0.0:
@@ -416,51 +748,70 @@ def mip_gap(inc: float | None, bnd: float | None) -> float | None:
     return max(0.0, (inc - bnd) / abs(inc))
 
 
+
 @register("ilp")
 class Ilp:
-    """Seed 000's MILP (Sec. IV-B, Eq. 5-14): the makespan-optimal static partition between a single-core
-    host CPU and one PUMA CIM device, with the host order of parallel ops chosen by the solver.
+    """The CPU-CIM ILP (Sec. IV-B, Eq. 5-14), generalised to k accelerators: the makespan-optimal static
+    assignment of ops to a single-core host CPU and its accelerators, with the order of parallel ops on every
+    serial device (the host, an NPU) chosen by the solver (module docstring: both forms and their equations).
+
+    Which platforms: a single-core host plus any accelerators whose serial devices have one unit each. One
+    non-serial accelerator with a resident capacity (a PUMA CIM) gives exactly the paper's model and its Table I
+    sizes; anything else (several accelerators, an NPU, two CIM devices) the general form: ``x_{v,d}`` per
+    device, one capacity row per device with a budget, disjunctions only on serial devices. Refused with a
+    :class:`~hetsim.errors.MappingError`: multi-unit serial devices (a multi-core host) and platforms that split
+    ops' channels between accelerators (DIANA), see :func:`check_platform`.
 
     Formulation choices (the paper leaves them open):
 
     * time unit: a power of ten of seconds putting ``M`` at 1e3..1e4 units (:func:`time_unit`; e.g. 1 µs
       for ResNet-18 on ``puma.yaml``); results and stats are in seconds, ``stats["time_unit_s"]`` records it;
-    * ``M`` is Eq. 13 exactly (``sum_v max(T_host, T_acc) + sum_e T_transfer``): every active-order
+    * ``M`` is Eq. 13 exactly (``sum_v max_d T_{v,d} + sum_e max T_transfer``): every active-order
       schedule's left-shifted version ends by then, so it never cuts off an optimum;
-    * ``z_uv`` is continuous in ``[0, 1]`` (Eq. 9 makes it ``>= |x_u - x_v|`` and it only tightens Eq. 8,
-      so relaxing its integrality is exact); an edge whose host->CIM and CIM->host transfer times differ
+    * paper form: ``z_uv`` is continuous in ``[0, 1]`` (Eq. 9 makes it ``>= |x_u - x_v|`` and it only tightens
+      Eq. 8, so relaxing its integrality is exact); an edge whose host->CIM and CIM->host transfer times differ
       gets two columns ``z_hc >= x_u - x_v``, ``z_ch >= x_v - x_u`` with Eq. 8
-      ``s_v >= f_u + z_hc T_hc + z_ch T_ch`` (same row counts);
-    * the Eq. 5 fixings are rows, not bounds, so that the solver's row count equals the paper's count.
+      ``s_v >= f_u + z_hc T_hc + z_ch T_ch`` (same row counts); the Eq. 5 fixings are rows, not bounds, so that
+      the solver's row count equals the paper's count;
+    * general form: the transfer products ``w_{uv,ab}`` are continuous in ``[0, 1]`` and exact through the
+      assignment rows of Eq. 9 (module docstring); one ``o_uv`` per pair serves every serial device that runs
+      both ops (they share at most one).
 
-    The solution's assignment and host order (host ops by solver start time, ties by topological position)
-    go through :func:`~hetsim.mappers.base.make_schedule`, which recomputes exact ASAP times; so the
-    schedule's makespan is at most the solver's ``T`` (up to solver tolerances).
+    The solution's assignment and per-device orders (each serial device's ops by solver start time, ties by
+    topological position) go through :func:`~hetsim.mappers.base.make_schedule`, which recomputes exact ASAP
+    times; so the schedule's makespan is at most the solver's ``T`` (up to solver tolerances).
 
     Args:
-        time_limit_s: solver time limit (default 30 s). On a limit without any incumbent, the ``greedy``
-            schedule is returned (``status`` ``time_limit``, explained in ``stats["note"]``).
+        time_limit_s: solver time limit in seconds (default 30). On a limit without any incumbent, the
+            ``greedy`` schedule is returned (``status`` ``time_limit``, explained in ``stats["note"]``).
         mip_rel_gap: relative gap at which the solver stops. Default 1e-6, deliberately tighter than the
             HiGHS and Gurobi default of 1e-4: ``status == "optimal"`` then means within 1e-6 of the optimum
-            (what the brute-force tests check), and on seed 000's ResNet/MobileNet graphs it costs little
+            (what the brute-force tests check), and on the paper's ResNet/MobileNet graphs it costs little
             (the paper's YOLOv5n never gets near either gap within minutes anyway).
         threads: solver threads (default 1: HiGHS's branch-and-bound is serial, and one thread is
             deterministic; Gurobi uses them for its parallel search).
         seed: solver random seed.
         solver: ``"highs"`` (default, highspy) or ``"gurobi"`` (gurobipy; the pip package's size-limited
             licence allows 2000 variables and 2000 constraints, counting the solver's columns and rows).
-        progress: callable receiving ``{"time_s", "incumbent_s", "bound_s", "gap"}`` during the solve (at
-            most every 0.25 s and at each new incumbent) and once more at the end with ``"final": True``.
+        progress: callable receiving ``{"time_s", "incumbent_s", "bound_s", "gap"}`` (seconds; gap relative)
+            during the solve (at most every 0.25 s and at each new incumbent) and once more at the end with
+            ``"final": True``.
         warm_start: a MIP start: an assignment (op -> device), a :class:`~hetsim.schedule.Schedule` (its
-            host order is used too), or ``"greedy"`` (run the ``greedy`` mapper first and start from it).
-            Default none: the solver searches on its own. On graphs with many parallel pairs HiGHS may then
+            serial devices' orders are used too), or ``"greedy"`` (run the ``greedy`` mapper first and start from
+            it). Default none: the solver searches on its own. On graphs with many parallel pairs HiGHS may then
             find no incumbent at all before the time limit (the greedy fallback above); a start avoids that.
+
+    ``stats``: the :class:`~hetsim.mappers.base.Mapper` keys (``status``, ``incumbent_s``, ``bound_s``,
+    ``mip_gap``, ``variables``, ``constraints`` ...), plus ``form`` (``paper`` | ``general``), ``accelerators``,
+    ``solver_rows``/``solver_cols``, ``big_m_s``, ``time_unit_s``, ``solver_makespan_s`` (the solver's ``T``)
+    and ``offloaded`` (ops off the host).
 
     Raises (from :meth:`map`):
         MappingError: unsupported platform (see :func:`check_platform`), unknown solver, gurobipy missing,
-            a licence problem, an invalid warm start, or an infeasible model.
+            a licence problem, an invalid warm start, or an infeasible model (ops that only accelerators run do
+            not fit their capacities, or need transfers no link carries).
 
-    Source: seed 000, Sec. IV-B.
+    Source: CPU-CIM ILP, Sec. IV-B, Eq. 5-14.
     """
 
     def __init__(
@@ -495,11 +846,16 @@ class Ilp:
         res = self._gurobi(model, start, prog) if self.solver == "gurobi" else self._highs(model, start, prog)
         prog(res.solve_time_s, res.incumbent, res.bound, force=True, final=True)
         if res.status == "infeasible":
-            raise MappingError("ilp: the model is infeasible (cannot happen for a valid cost model: all-host "
-                               "is always feasible); please report this")
+            if model.form == "paper":
+                raise MappingError("ilp: the model is infeasible (cannot happen for a valid cost model: all-host "
+                                   "is always feasible); please report this")
+            raise MappingError("ilp: the model is infeasible: the ops that only accelerators run do not fit their "
+                               "resident capacities (Eq. 14), or need transfers that no link carries (Eq. 8)")
         inc_s = None if res.incumbent is None else res.incumbent * unit
         bnd_s = None if res.bound is None else res.bound * unit
         stats = {
+            "form": model.form,
+            "accelerators": len(model.accelerators),
             "operators": len(model.ops),
             "variables": model.variables,
             "constraints": model.constraints,
@@ -530,14 +886,13 @@ class Ilp:
             stats["solver_makespan_s"] = None
             return make_schedule(costs, fallback.assignment, self.name, stats, order=fallback.order)
         val = res.values
-        x = val[model.x0:model.x0 + len(model.ops)] > 0.5
-        assignment = {v: (model.host if x[i] else model.cim) for i, v in enumerate(model.ops)}
+        assignment = model.assignment(val)
         s = val[model.s0:model.s0 + len(model.ops)]
         key = {v: (float(s[i]), i) for i, v in enumerate(model.ops)}
         # lexicographic topological sort by solver start time: the sorted order whenever the solver's times
         # respect the edges (they do, up to tolerance), and still a valid order if they do not
-        seq = nx.lexicographical_topological_sort(costs.workload.graph, key=lambda v: key[v])
-        order = {model.host: [v for v in seq if assignment[v] == model.host]}
+        seq = list(nx.lexicographical_topological_sort(costs.workload.graph, key=lambda v: key[v]))
+        order = {d: [v for v in seq if assignment[v] == d] for d in model.serial}
         stats["solver_makespan_s"] = float(val[model.t_col]) * unit
         stats["offloaded"] = sum(1 for d in assignment.values() if d != model.host)
         if res.note:
@@ -553,49 +908,40 @@ class Ilp:
     # ------------------------------------------------------------------------------------------ warm start
 
     def _start_vector(self, costs: CostModel, model: IlpModel) -> np.ndarray:
-        """A complete feasible point of the model for the warm start (x, o, s, f, T, z)."""
+        """A complete feasible point of the model for the warm start (:meth:`IlpModel.point`).
+
+        Raises:
+            MappingError: the start leaves an op unassigned or on a device that does not run it, exceeds a
+                resident capacity (Eq. 14), splits an op, or its orders contradict the DAG.
+        """
         ws = self.warm_start
         if ws == "greedy":
             from hetsim.mappers.greedy import Greedy
 
             ws = Greedy().map(costs)
         if isinstance(ws, Schedule):
-            assignment, given = dict(ws.assignment), {model.host: list(ws.order.get(model.host, []))}
+            if any(len(p) > 1 for p in ws.parts.values()):
+                raise MappingError("ilp: the warm start splits ops between devices; the MILP assigns whole ops "
+                                   "(Eq. 5)")
+            assignment = dict(ws.assignment)
+            given = {d: list(ws.order[d]) for d in model.serial if ws.order.get(d)} or None
         else:
             assignment, given = dict(ws), None
-        bad = [v for v in model.ops if assignment.get(v) not in (model.host, model.cim)
-               or not costs.supported(v, assignment[v])]
+        bad = [v for v in model.ops if assignment.get(v) not in model.devices or not costs.supported(v, assignment[v])]
         if bad or len(assignment) != len(model.ops):
             which = bad[0] if bad else next(iter(set(assignment) - set(model.ops)), "?")
             raise MappingError(f"ilp: the warm start does not assign every op to a device that runs it "
                                f"(e.g. {which!r})")
-        used = sum(costs.need[v][model.cim] for v in model.ops if assignment[v] == model.cim)
-        if used > costs.budget[model.cim]:
-            raise MappingError(f"ilp: the warm start uses {used} crossbars, more than the budget (Eq. 14)")
-        if given is not None and not given[model.host]:
-            given = None
+        for d, cap in costs.budget.items():
+            used = sum(costs.need[v][d] for v in model.ops if assignment[v] == d)
+            if used > cap:
+                raise MappingError(f"ilp: the warm start uses {used} {costs.resident[d].unit} of {d!r}, more than "
+                                   f"its {cap} (Eq. 14)")
         try:
             st, _, _ = list_schedule(costs, assignment, given)
-        except Exception as err:  # ScheduleError: an order that contradicts the DAG
+        except Exception as err:  # ScheduleError: an order that contradicts the DAG, a transfer with no link
             raise MappingError(f"ilp: invalid warm start: {err}") from None
-        sc = 1.0 / model.time_unit_s
-        n = len(model.ops)
-        val = np.zeros(model.n_cols)
-        xs = np.array([1.0 if assignment[v] == model.host else 0.0 for v in model.ops])
-        val[model.x0:model.x0 + n] = xs
-        val[model.s0:model.s0 + n] = [st[v] * sc for v in model.ops]
-        # f from Eq. 7 in model units, so the equality rows hold to rounding
-        t_h = np.array([costs.latency[v].get(model.host, 0.0) * sc for v in model.ops])
-        t_a = np.array([costs.latency[v].get(model.cim, 0.0) * sc for v in model.ops])
-        val[model.f0:model.f0 + n] = val[model.s0:model.s0 + n] + xs * t_h + (1 - xs) * t_a
-        val[model.t_col] = val[model.f0:model.f0 + n].max() if n else 0.0
-        for (iu, iv), (ch, cc) in zip(model.edges, model.z_cols, strict=True):
-            val[ch] = max(xs[iu] - xs[iv], 0.0)
-            val[cc] = max(xs[iv] - xs[iu], 0.0) if cc != ch else abs(xs[iu] - xs[iv])
-        for k, (iu, iv) in enumerate(model.pairs):
-            u, v = model.ops[iu], model.ops[iv]
-            val[model.o0 + k] = 1.0 if (st[u], iu) <= (st[v], iv) else 0.0
-        return val
+        return model.point(assignment, st, fill_orders(costs, assignment, given))
 
     # ---------------------------------------------------------------------------------------------- HiGHS
 
@@ -669,7 +1015,7 @@ class Ilp:
             env = gp.Env(empty=True)
             env.setParam("OutputFlag", 0)
             env.start()
-            m = gp.Model("seed000", env=env)
+            m = gp.Model("cpu_cim_ilp", env=env)
             vtype = [GRB.BINARY if i else GRB.CONTINUOUS for i in model.integrality]
             ub = [GRB.INFINITY if not np.isfinite(u) else float(u) for u in model.col_upper]
             x = m.addVars(model.n_cols, lb=model.col_lower.tolist(), ub=ub, obj=model.col_cost.tolist(),
@@ -730,7 +1076,7 @@ class Ilp:
         except gp.GurobiError as err:
             if err.errno == GRB.Error.SIZE_LIMIT_EXCEEDED:
                 raise MappingError(
-                    f"ilp: the model ({model.n_cols} columns, {model.n_rows} rows; seed 000 count "
+                    f"ilp: the model ({model.n_cols} columns, {model.n_rows} rows; CPU-CIM ILP Table I count "
                     f"{model.variables} variables / {model.constraints} constraints) is too large for "
                     f"Gurobi's size-limited licence (2000 variables/constraints): {err}; use solver='highs' "
                     f"or a full licence"
