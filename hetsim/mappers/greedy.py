@@ -20,10 +20,11 @@ class Greedy:
     Candidates are (op, accelerator) pairs where the accelerator is faster than the host; they are visited best
     first by host time saved per share of the accelerator's resident capacity, ``(T_host - T_acc) / (need /
     budget)`` (with one CIM device: time saved per crossbar; an accelerator without a resident capacity, or an
-    op needing none of it, comes first by time saved; ties: topological position, then device order). A
-    candidate is kept when it fits the device's remaining capacity and offloading it shortens the
-    contention-free makespan (transfers included) of the current mapping; otherwise it is skipped. Each op is
-    offloaded at most once. Cost: one ``O(V + E)`` evaluation per candidate that fits.
+    op needing none of it, comes first by time saved; ties: topological position, then device order). Ops are
+    taken in the order of their best candidate; each of the op's candidate devices that still holds it is
+    tried, and the one giving the shortest contention-free makespan (transfers included) of the current
+    mapping is kept if that makespan is shorter than the current one; otherwise the op stays on the host. Each
+    op is offloaded at most once. Cost: one ``O(V + E)`` evaluation per candidate that fits.
 
     Args:
         min_gain: relative makespan improvement an offload must bring to be kept (default: any strict gain).
@@ -69,18 +70,25 @@ class Greedy:
         cands.sort(key=lambda c: (-c[0], -c[1] if c[0] == float("inf") else 0.0, rank[c[2]], dev_rank[c[3]]))
         _, _, best = list_schedule(costs, assignment)
         evaluated = 0
-        for _, _, v, dev, n in cands:
-            if assignment[v] != host or (dev in budget and n > budget[dev]):
-                continue
-            assignment[v] = dev
-            evaluated += 1
-            _, _, ms = list_schedule(costs, assignment)
-            if ms < best * (1.0 - self.min_gain) and ms < best:
-                best = ms
+        per_op: dict[str, list[tuple[str, int]]] = {}
+        for _, _, v, dev, n in cands:  # an op's devices in candidate order; ops in order of their best candidate
+            per_op.setdefault(v, []).append((dev, n))
+        for v, options in per_op.items():
+            choice = None
+            for dev, n in options:  # every device that still holds the op: keep the shortest makespan
+                if dev in budget and n > budget[dev]:
+                    continue
+                assignment[v] = dev
+                evaluated += 1
+                _, _, ms = list_schedule(costs, assignment)
+                if ms < best * (1.0 - self.min_gain) and ms < best and (choice is None or ms < choice[0]):
+                    choice = (ms, dev, n)
+            assignment[v] = host
+            if choice is not None:
+                best, dev, n = choice
+                assignment[v] = dev
                 if dev in budget:
                     budget[dev] -= n
-            else:
-                assignment[v] = host
         stats = {
             "candidates": len(cands),
             "evaluated": evaluated,
