@@ -27,7 +27,7 @@ MAPPER_HELP = """mappers:
   all-host  every op on the host CPU: the baseline of every speedup
   greedy    offload the ops saving the most host time per crossbar while the makespan shrinks
   heft      HEFT list scheduling (upward rank, earliest finish time) under the crossbar budget
-  ilp       the CPU-CIM ILP's MILP (Eq. 5-14), HiGHS (or --solver gurobi); exact
+  ilp       the CPU-CIM ILP's MILP (Eq. 5-14), for k accelerators; HiGHS (or --solver gurobi); exact
   cpsat     the same problem as a CP-SAT scheduling model; exact, the fastest prover
 DIANA (ODiMO; platforms/diana.yaml), per Conv/FC layer:
   all-8bit              every layer on the digital accelerator

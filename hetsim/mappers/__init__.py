@@ -33,7 +33,7 @@ DESCRIPTIONS = {
     "all-host": "every op on the host CPU: the baseline of every speedup",
     "greedy": "offload the ops saving the most host time per crossbar while the makespan shrinks",
     "heft": "HEFT list scheduling (upward rank, earliest finish time) under the crossbar budget",
-    "ilp": "the CPU-CIM partitioning MILP (Eq. 5-14) on HiGHS (or solver='gurobi'); exact",
+    "ilp": "the CPU-CIM ILP's MILP (Eq. 5-14), generalised to k accelerators, on HiGHS (or solver='gurobi'); exact",
     "cpsat": "the ilp problem as a CP-SAT scheduling model; exact, the fastest prover",
     "all-8bit": "DIANA: every Conv/FC layer on the digital accelerator",
     "all-ternary": "DIANA: every groups=1 layer on the AIMC, depthwise on the digital accelerator",
