@@ -174,8 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("profile", help="measure per-op host latencies with ONNX Runtime (a latency table)",
                        description="Measure every node of MODEL on this machine's CPU with ONNX Runtime, as the "
-                       "CPU-CIM ILP paper does: 1 thread, sequential, no spinning, warm-up runs, then the median over timed runs "
-                       "of each node's kernel time. The CSV is a latency table for a cpu device "
+                       "CPU-CIM ILP paper does: 1 thread, sequential, no spinning, warm-up runs, then the median "
+                       "over timed runs of each node's kernel time. The CSV is a latency table for a cpu device "
                        "(latency_model: table). Profiles are machine-specific.")
     p.add_argument("model", type=Path, help="ONNX model")
     p.add_argument("-o", "--output", type=Path, required=True, help="CSV to write (e.g. profiles/yolov5n.csv)")
