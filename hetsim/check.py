@@ -311,8 +311,9 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
     makespan.
 
     Channel splits (ODiMO): each split must partition the op's output channels over devices that can run
-    the parts and share a memory with the op's neighbours (:func:`split_violations`); a split op finishes with its longest part, ``f_v = s_v + max_d T_(v,d)``, and each device's capacity check
-    counts the op on every device holding a part, busy from ``s_v`` to ``s_v + T_(v,d)``.
+    the parts and share a memory with the op's neighbours (:func:`split_violations`); a split op finishes with
+    its longest part, ``f_v = s_v + max_d T_(v,d)``, and each device's unit check counts the op on every device
+    holding a part, busy from ``s_v`` to ``s_v + T_(v,d)``.
 
     Args:
         limit: stop after this many violations.
