@@ -105,11 +105,10 @@ def brute_force(costs: CostModel, transfer=None) -> float:
     return best
 
 
-@st.composite
-def small_setup(draw):
-    """A random DAG of 1..7 ops (about half CIM-capable Convs of 1..4 crossbars) on a 1-core host + CIM with
-    1..6 crossbars."""
-    n = draw(st.integers(1, 7))
+def _random_dag(draw, max_ops: int) -> Workload:
+    """A random DAG of 1..``max_ops`` ops, about half CIM-capable Convs and half host-only Relus, each op with up to
+    3 predecessors, maybe one parameter edge."""
+    n = draw(st.integers(1, max_ops))
     ops = []
     for i in range(n):
         name = f"o{i}"
@@ -126,6 +125,14 @@ def small_setup(draw):
     if edges and draw(st.booleans()):
         u, v = edges[0][:2]
         wl.graph.edges[u, v]["param"] = True
+    return wl
+
+
+@st.composite
+def small_setup(draw):
+    """A random DAG of 1..7 ops (about half CIM-capable Convs of 1..4 crossbars) on a 1-core host + CIM with
+    1..6 crossbars."""
+    wl = _random_dag(draw, 7)
     plat = make_platform(crossbars_per_core=draw(st.integers(1, 6)))
     return CostModel(wl, plat)
 
@@ -251,23 +258,7 @@ def k_setup(draw):
     """A random DAG of 1..6 ops (about half Convs of 1..4 crossbars and 1..1024 weight bytes, the rest Relus) on
     host + CIM (1..6 crossbars, not serial) + NPU (serial, 256 B..2 KiB of weights), the CIM-NPU link present or
     not, and maybe one parameter edge."""
-    n = draw(st.integers(1, 6))
-    ops = []
-    for i in range(n):
-        name = f"o{i}"
-        if draw(st.booleans()):
-            ops.append(conv_op(name, draw(st.integers(1, 32)), draw(st.integers(1, 32)), draw(st.integers(1, 30)),
-                               n_in=draw(st.integers(1, 500)), n_out=draw(st.integers(1, 500)), index=i))
-        else:
-            ops.append(host_op(name, draw(st.integers(1, 3000)), index=i))
-    edges = []
-    for j in range(1, n):
-        preds = draw(st.sets(st.integers(0, j - 1), max_size=min(j, 3)))
-        edges += [(ops[i].name, ops[j].name, draw(st.integers(0, 400))) for i in sorted(preds)]
-    wl = Workload.from_ops("random", ops, edges)
-    if edges and draw(st.booleans()):
-        u, v = edges[0][:2]
-        wl.graph.edges[u, v]["param"] = True
+    wl = _random_dag(draw, 6)
     plat = npu_platform(crossbars_per_core=draw(st.integers(1, 6)),
                         weight_kib=draw(st.sampled_from([0.25, 0.5, 1.0, 2.0])),
                         cim_npu_link=draw(st.booleans()))
