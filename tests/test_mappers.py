@@ -258,11 +258,13 @@ def _every_mapper(costs: CostModel) -> dict[str, Schedule]:
         out[name] = sched
     base = out["all-host"].makespan_s
     best = min(s.makespan_s for s in out.values())
+    tol = 1e-6  # the MILP solver's feasibility tolerance (cpsat is exact up to its tick rounding)
     for name, sched in out.items():
-        if sched.stats.get("status") == "optimal":
-            assert sched.makespan_s <= base * (1 + 1e-4), name  # an optimum (within its gap) beats all-host
+        if sched.stats.get("status") == "optimal":  # within its relative gap (1e-4) of every schedule
+            slack = sched.stats.get("rounding_bound_s", 0.0) + 1e-15
+            assert sched.makespan_s * (1 - 1e-4) <= min(base, best * (1 + tol)) + slack, name
         if sched.stats.get("bound_s") is not None:
-            assert sched.stats["bound_s"] <= best * (1 + 1e-9), name  # a bound is below every schedule
+            assert sched.stats["bound_s"] <= best * (1 + tol), name  # a bound is below every schedule
     return out
 
 

@@ -206,6 +206,11 @@ def max_saving(items: list[tuple[int, int]], cap: int) -> int:
     """0/1 knapsack: the largest total value of ``(weight, value)`` items with total weight <= ``cap``."""
     if cap < 0:
         return -1
+    return knapsack_table(items, cap)[cap]
+
+
+def knapsack_table(items: list[tuple[int, int]], cap: int) -> list[int]:
+    """:func:`max_saving` for every capacity ``0 .. cap`` at once (``O(items * cap)``)."""
     dp = [0] * (cap + 1)
     for w, val in items:
         if w > cap or val <= 0:
@@ -213,17 +218,25 @@ def max_saving(items: list[tuple[int, int]], cap: int) -> int:
         for c in range(cap, w - 1, -1):
             if dp[c - w] + val > dp[c]:
                 dp[c] = dp[c - w] + val
-    return dp[cap]
+    return dp
+
+
+#: the largest knapsack capacity solved unit by unit; a larger budget (bytes of weight memory) is counted in units
+#: of ``ceil(budget / KNAPSACK_MAX_CAP)``, each op's need rounded down (a relaxation: the bound stays valid)
+KNAPSACK_MAX_CAP = 4096
 
 
 @dataclass
 class LoadBound:
-    """Host-load (knapsack) bound for a single ordered device ``cpu`` of ``cores`` cores and one CIM device.
+    """Host-load (knapsack) bound for the host ``cpu`` of ``cores`` cores and one capacitated device ``cim`` (a
+    CIM's crossbars, a weight memory; :func:`load_bound` says how other devices are relaxed).
 
     ``T >= r0 + ceil((W_forced + W_free - saving) / cores) + q0`` where ``W_*`` is the host work of the ops
     (forced to the host / free to go either way), ``saving`` the largest host time a budget-feasible offload
     set can remove (exact 0/1 knapsack over crossbars), and ``r0``/``q0`` the least head/tail of any op the
-    host may run (the host is idle before the first and after the last of its ops).
+    host may run (the host is idle before the first and after the last of its ops). A budget over
+    :data:`KNAPSACK_MAX_CAP` is counted in units of ``scale``: needs rounded down, the capacity rounded down
+    after the forced ops' needs, so every feasible offload set stays feasible and the bound valid (weaker).
     """
 
     cpu: str
@@ -234,6 +247,7 @@ class LoadBound:
     forced: int  # host work of ops that must stay on the cpu
     items: dict[str, tuple[int, int]]  # free op -> (crossbars, host ticks)
     cap: int  # budget left after the ops the cpu cannot run
+    scale: int = 1  # capacity units per knapsack unit (1 up to KNAPSACK_MAX_CAP)
 
     def _total(self) -> int:
         return self.forced + sum(h for _, h in self.items.values())
@@ -282,12 +296,40 @@ class LoadBound:
         return out
 
 
-def load_bound(p: IntProblem, head, tail) -> LoadBound | None:
-    """The :class:`LoadBound` of the platform when it has exactly one cpu and one CIM device, else None."""
-    if len(p.cpus) != 1 or len(p.budget) != 1:
+def shared_budget(p: IntProblem) -> tuple[str | None, int]:
+    """The capacitated device whose budget the bounds and the decomposition count exactly, and its budget.
+
+    With one capacitated device, that device. With several, the one whose budget can bind (the ops that may use
+    it need more than it has) with the largest demand per unit of budget; ``(None, 0)`` when none can bind."""
+    if len(p.budget) == 1:
+        return next(iter(p.budget.items()))
+    best, key = (None, 0), None
+    for d, c in p.budget.items():
+        need = sum(p.ncb[v][d] for v in p.ops if d in p.devices[v])
+        if need > c and (key is None or need / max(c, 1) > key):
+            best, key = (d, c), need / max(c, 1)
+    return best
+
+
+def load_bound(p: IntProblem, head, tail, cim: str | None = None) -> LoadBound | None:
+    """The :class:`LoadBound` of the host (a serial device) with the budget of ``cim`` (default:
+    :func:`shared_budget`); None when the host is not a serial device or no device has a budget.
+
+    Other devices are relaxed: an op that may leave the host for a device other than ``cim`` (an uncapacitated
+    one, or one whose budget is not counted) needs nothing of the budget; the serial devices other than the
+    host are ignored. With one cpu and one CIM device this is the knapsack bound of the CPU-CIM ILP's problem.
+    """
+    cpu = p.host
+    if cpu not in p.cpus:
         return None
-    (cpu, cores), = p.cpus.items()
-    (cim, cap), = p.budget.items()
+    cores = p.cpus[cpu]
+    if cim is None:
+        cim, cap = shared_budget(p)
+        if cim is None:
+            return None
+    else:
+        cap = p.budget[cim]
+    scale = max(1, -(-cap // KNAPSACK_MAX_CAP))
     r0 = min((head[v][cpu] for v in p.ops if cpu in head[v]), default=0)
     q0 = min((tail[v][cpu] for v in p.ops if cpu in tail[v]), default=0)
     forced = 0
@@ -295,12 +337,14 @@ def load_bound(p: IntProblem, head, tail) -> LoadBound | None:
     for v in p.ops:
         ds = p.devices[v]
         if cpu not in ds:
-            cap -= p.ncb[v][cim]
-        elif cim not in ds:
+            if ds == [cim]:
+                cap -= p.ncb[v][cim]
+        elif len(ds) == 1:
             forced += p.dur[v][cpu]
         else:
-            items[v] = (p.ncb[v][cim], p.dur[v][cpu])
-    return LoadBound(cpu, cim, cores, r0, q0, forced, items, cap)
+            only_cim = all(d in (cpu, cim) for d in ds)
+            items[v] = (p.ncb[v][cim] // scale if only_cim else 0, p.dur[v][cpu])
+    return LoadBound(cpu, cim, cores, r0, q0, forced, items, cap // scale, scale)
 
 
 def int_list_schedule(p: IntProblem, assignment: dict[str, str], order: dict[str, list[str]]) -> tuple[dict, int]:

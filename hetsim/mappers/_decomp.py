@@ -24,11 +24,14 @@ Segment solves that hit their time limit give a bound and an incumbent instead o
 the DP carries as a lower and an upper bound.
 
 Several accelerators (any number of serial devices, any number of resident capacities): the segments are
-solved by the same CP-SAT model, which handles them all. The DP shares the budget of one device, the
-*shared* device (:func:`shared_budget`: the only capacitated device, or among several the one whose budget
-can bind, with at most :data:`DP_MAX_CAP` units); every other capacity is *relaxed*: each segment may use
-all of it. The DP value stays a lower bound (a relaxation), and the assembled schedule is checked against
-the relaxed capacities: when it fits them it is optimal, otherwise the decomposition returns its bound only.
+solved by the same CP-SAT model, which handles them all. The DP shares the budget of one device, the *shared*
+device (:func:`~hetsim.mappers._bounds.shared_budget`: the only capacitated device, or among several the one
+whose budget can bind); every other capacity is *relaxed*: each segment may use all of it. The DP value stays a
+lower bound (a relaxation), and the assembled schedule is checked against the relaxed capacities: when it fits
+them it is optimal, otherwise the decomposition returns its bound only. A shared budget of more than
+:data:`DP_UNITS` units (bytes of weight memory) is counted in units of ``q = ceil(budget / DP_UNITS)``: the
+bounds round each op's need down, the schedules round it up, so the bounds stay valid and the schedules fit
+(the two may then differ by the rounding, and the full model closes the gap).
 """
 
 from __future__ import annotations
@@ -37,33 +40,20 @@ import bisect
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from hetsim.mappers import _bounds as B
 
 INF = 1 << 62
 
-#: the largest budget (in its unit) the DP over the cuts shares exactly; larger capacities (bytes of weight
-#: memory) are relaxed per segment and checked on the assembled schedule
-DP_MAX_CAP = 4096
+#: the DP over the cuts counts the shared budget in at most this many units: a larger budget (bytes of weight
+#: memory) in units of ``q = ceil(budget / DP_UNITS)`` bytes, see :class:`Decomposition`
+DP_UNITS = 1024
+#: above this many units of the shared budget, an exact segment solve is followed by a search for the least
+#: budget that does better (:meth:`Decomposition._jump`)
+JUMP_LEVELS = 256
 #: relaxed capacities enter a segment's tie-break objective in units of ``capacity / RELAXED_STEPS``
 RELAXED_STEPS = 1000
-
-
-def shared_budget(p: B.IntProblem) -> tuple[str | None, int]:
-    """The device whose resident capacity the DP shares between segments, and its budget.
-
-    With one capacitated device, that device (when its budget is at most :data:`DP_MAX_CAP`). With several, the
-    one whose budget can bind (the ops that may use it need more than it has) with the largest demand per
-    unit of budget, among budgets of at most :data:`DP_MAX_CAP`; ``(None, 0)`` when none qualifies (then no
-    budget is shared and every capacity is relaxed)."""
-    small = {d: c for d, c in p.budget.items() if c <= DP_MAX_CAP}
-    if len(p.budget) == 1:
-        return next(iter(small.items()), (None, 0))
-    best, key = (None, 0), None
-    for d, c in small.items():
-        need = sum(p.ncb[v][d] for v in p.ops if d in p.devices[v])
-        if need > c and (key is None or need / max(c, 1) > key):
-            best, key = (d, c), need / max(c, 1)
-    return best
 
 
 def clean_cuts(p: B.IntProblem, free: set[str]) -> list[str]:
@@ -142,12 +132,15 @@ def sub_problem(p: B.IntProblem, ops: list[str], left: str | None, dl: str | Non
 
 @dataclass
 class Front:
-    """What is known of one segment for one device pair of its cuts, as functions of its crossbar budget.
+    """What is known of one segment for one device pair of its cuts, as functions of its budget of the shared
+    capacity (crossbars with one CIM device), in the DP's units (:class:`Decomposition`).
 
     ``cheap[c]``: a bound on ``L`` with at most ``c`` crossbars (critical path, knapsack load);
     ``solves``: CP-SAT results ``(budget, bound, exact, crossbars used, L)``; a solve at budget ``b`` bounds
     ``L`` for every budget ``<= b`` and, when exact, gives ``L`` itself for every budget in ``[used, b]``;
-    ``points``: schedules found ``(crossbars used, L, assignment, cpu order)``.
+    ``points``: schedules found ``(crossbars used, L, assignment, cpu order)``. In units of ``q > 1`` bytes,
+    ``cheap`` and ``solves`` count each op's need rounded down (bounds), ``points`` rounded up (``up``: per op;
+    schedules that fit), so both are exact for crossbars (``q = 1``).
     """
 
     sub: B.IntProblem
@@ -157,19 +150,15 @@ class Front:
     cheap: list[int]
     solves: list[tuple[int, int, bool, int, int]] = field(default_factory=list)
     points: list[tuple[int, int, dict, dict]] = field(default_factory=list)
+    up: dict[str, int] = field(default_factory=dict)  # segment op -> its shared need in units rounded up
 
-    def lb_table(self, cap: int) -> list[int]:
-        out = []
-        for c in range(cap + 1):
-            cc = min(c, self.top)
-            if cc < self.forced:
-                out.append(INF)
-                continue
-            val = self.cheap[cc]
-            for b, bnd, _, _, _ in self.solves:
-                if b >= cc and bnd > val:
-                    val = bnd
-            out.append(val)
+    def lb_table(self, cap: int) -> np.ndarray:
+        """The bound on ``L`` for every budget ``0 .. cap`` (non-increasing; INF below ``forced``)."""
+        cc = np.minimum(np.arange(cap + 1), self.top)
+        out = np.asarray(self.cheap, dtype=np.int64)[cc]
+        for b, bnd, _, _, _ in self.solves:
+            out = np.where(cc <= b, np.maximum(out, bnd), out)
+        out[cc < self.forced] = INF
         return out
 
     def exact_at(self, c: int) -> bool:
@@ -177,13 +166,11 @@ class Front:
         return cc < self.forced or any(ex and used <= cc <= b for b, _, ex, used, _ in self.solves)
 
     @staticmethod
-    def steps(tab: list[int]) -> list[tuple[int, int]]:
+    def steps(tab) -> list[tuple[int, int]]:
         """(least budget, value) at each step of a non-increasing table."""
-        out = []
-        for c, val in enumerate(tab):
-            if not out or val < out[-1][1]:
-                out.append((c, val))
-        return out
+        tab = np.asarray(tab, dtype=np.int64)
+        before = np.concatenate(([np.iinfo(np.int64).max], np.minimum.accumulate(tab)[:-1]))
+        return [(int(c), int(tab[c])) for c in np.flatnonzero(tab < before)]
 
     def ub_points(self) -> list[tuple[int, int, dict, dict]]:
         """Pareto-optimal schedules (crossbars used increasing, L decreasing)."""
@@ -213,8 +200,11 @@ class Decomposition:
         self.deadline = deadline
         self.cuts = clean_cuts(p, free)
         self.segs = split(p, self.cuts, free, attach)
-        # the shared budget (``cim``: its device, None when no budget is shared) and the relaxed ones
-        self.cim, self.cap = shared_budget(p)
+        # the shared budget (``cim``: its device, None when no budget is shared; ``cap``: its DP units of ``q``)
+        # and the relaxed ones
+        self.cim, cap = B.shared_budget(p)
+        self.q = max(1, -(-cap // DP_UNITS))
+        self.cap = cap // self.q
         self.relaxed = {d: c for d, c in p.budget.items() if d != self.cim}
         # a segment minimises ``L * W + capacity used`` (``_build``'s ``xb_units``: device -> (multiplier,
         # divisor), a use of n counting ceil(n / divisor) * multiplier): relaxed capacities in steps of
@@ -238,18 +228,29 @@ class Decomposition:
     def _devs(self, a: str | None) -> list:
         return [None] if a is None else list(self.p.devices[a])
 
-    def _fits_relaxed(self, sub: B.IntProblem, assign: dict[str, str]) -> bool:
-        """True when ``assign`` stays within every relaxed capacity of ``sub``."""
-        use = dict.fromkeys(self.relaxed, 0)
+    def _fits_relaxed(self, sub: B.IntProblem, assign: dict[str, str], every: bool = False) -> bool:
+        """True when ``assign`` stays within every relaxed capacity of ``sub`` (``every``: every capacity)."""
+        use = dict.fromkeys(sub.budget if every else self.relaxed, 0)
         for v, d in assign.items():
             if d in use:
                 use[d] += sub.ncb.get(v, {}).get(d, 0)
         return all(use[d] <= sub.budget[d] for d in use)
 
     def _used(self, sub: B.IntProblem, assign: dict[str, str]) -> int:
-        """Shared capacity ``assign`` uses in ``sub`` (0 without a shared device)."""
+        """Shared capacity ``assign`` uses in ``sub``, in units rounded down (0 without a shared device)."""
         cim = self.cim
         return sum(sub.ncb.get(v, {}).get(d, 0) for v, d in assign.items() if d == cim) if cim else 0
+
+    def _used_up(self, fr: Front, assign: dict[str, str]) -> int:
+        """Shared capacity ``assign`` uses in ``fr``'s segment, in units rounded up (the cuts not counted)."""
+        return sum(fr.up.get(v, 0) for v, d in assign.items() if d == self.cim)
+
+    def _ncb(self, a, d, up: bool = False) -> int:
+        """Shared capacity op ``a`` needs on ``d``, in units rounded down (``up``: rounded up); 0 elsewhere."""
+        if d != self.cim:
+            return 0
+        n = self.p.ncb.get(a, {}).get(d, 0)
+        return -(-n // self.q) if up else n // self.q
 
     # ------------------------------------------------------------------------------------------ fronts
     def _front(self, i: int, dl, dr) -> Front:
@@ -258,20 +259,27 @@ class Decomposition:
         right = self.cuts[i] if i < len(self.cuts) else None
         ops = self.segs[i]
         sub = sub_problem(p, ops, left, dl, right, dr, {cim: self.cap} if cim else None)
+        up: dict[str, int] = {}
+        if cim:  # the segment's CP-SAT model counts the shared capacity in units rounded down (a relaxation)
+            for v in ops:
+                if cim in sub.ncb.get(v, {}):
+                    up[v] = self._ncb(v, cim, up=True)
+                    sub.ncb[v][cim] //= self.q
         off = p.dur[left][dl] if left else 0
-        total = sum(sub.ncb.get(v, {}).get(cim, 0) for v in ops) if cim else 0
+        total = sum(up.values())
         forced = sum(sub.ncb[v][cim] for v in ops if sub.devices[v] == [cim]) if cim else 0
         top = min(self.cap, total)
         head, tail = B.heads_tails(sub)
         cp = B.critical_path(sub, head, tail)
         cheap = [cp - off] * (top + 1)
-        lbnd = B.load_bound(sub, head, tail)
-        if lbnd is not None and lbnd.cim == cim:
+        lbnd = B.load_bound(sub, head, tail, cim) if cim else None
+        if lbnd is not None:
+            fixed = sum(sub.ncb[v][cim] for v in ops if cim in sub.devices[v] and sub.host not in sub.devices[v])
+            best = B.knapsack_table(list(lbnd.items.values()), max(-1, (top - fixed) // lbnd.scale))
             for c in range(top + 1):
-                lbnd.cap = c - sum(sub.ncb[v][cim] for v in ops if cim in sub.devices[v]
-                                   and sub.host not in sub.devices[v])
-                cheap[c] = max(cheap[c], lbnd.bound() - off)
-        fr = Front(sub, off, top, forced, cheap)
+                k = (c - fixed) // lbnd.scale
+                cheap[c] = max(cheap[c], lbnd._value(best[k] if k >= 0 else -1) - off)
+        fr = Front(sub, off, top, forced, cheap, up=up)
         self._greedy_points(fr)
         return fr
 
@@ -281,7 +289,7 @@ class Decomposition:
         sub, cim = fr.sub, self.cim
         host = sub.host
         assign = {v: (host if host in sub.devices[v] else sub.devices[v][0]) for v in sub.ops}
-        used = self._used(sub, assign)
+        used = self._used_up(fr, assign)
         if used > fr.top or not self._fits_relaxed(sub, assign):
             return
         order, best = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
@@ -296,8 +304,10 @@ class Decomposition:
                 if d == host:
                     continue
                 saved = sub.dur[v][host] - sub.dur[v][d]
-                if d in sub.budget:  # time saved per unit, scaled to the shared device's budget
-                    score = saved / max(1, sub.ncb[v][d]) * (sub.budget[d] / ref if d != cim else 1.0)
+                if d == cim:  # time saved per unit of the shared budget (per crossbar with one CIM)
+                    score = saved / max(1, fr.up[v])
+                elif d in sub.budget:  # ... and per the same share of another device's budget
+                    score = saved / max(1, sub.ncb[v][d]) * (sub.budget[d] / ref)
                 else:
                     score = float("inf")
                 cands.append((-score, -saved if score == float("inf") else 0, sub.pos[v], devs[d], v, d))
@@ -306,7 +316,7 @@ class Decomposition:
         for *_, v, d in cands:
             if assign[v] != host:
                 continue
-            n = sub.ncb.get(v, {}).get(d, 0)
+            n = fr.up[v] if d == cim else sub.ncb.get(v, {}).get(d, 0)
             if d == cim and used + n > fr.top or d in use and use[d] + n > sub.budget[d]:
                 continue
             assign[v] = d
@@ -344,7 +354,7 @@ class Decomposition:
                 return
             ms, v, order = best
             assign[v] = sub.host
-            used -= sub.ncb[v][cim]
+            used -= fr.up[v]
         fr.points.append((used, ms - fr.off, dict(assign), order))
 
     def _refine(self, fr: Front, c: int) -> None:
@@ -353,7 +363,7 @@ class Decomposition:
         if self.cim:
             sub.budget[self.cim] = c
         self._derive(fr, c)
-        lb = fr.lb_table(self.cap)[c] + fr.off
+        lb = int(fr.lb_table(self.cap)[c]) + fr.off
         pts = [pt for pt in fr.ub_points() if pt[0] <= c]
         if not pts:  # no known schedule within c: CP-SAT without a hint
             hint, ub = None, None
@@ -390,60 +400,108 @@ class Decomposition:
             return
         t_opt = res["ticks"] // w
         used2 = self._used(sub, res["assign"])
-        fr.points.append((used2, t_opt - fr.off, res["assign"], res["order"]))
+        fr.points.append((self._used_up(fr, res["assign"]), t_opt - fr.off, res["assign"], res["order"]))
         exact = res["status"] == "optimal"
         if exact:
             bnd = t_opt
         else:
             self.timeouts += 1
         fr.solves.append((c, bnd - fr.off, exact, used2, t_opt - fr.off))
+        if exact and self.cap > JUMP_LEVELS and c < fr.top:
+            self._jump(fr, t_opt, used2)
+
+    def _jump(self, fr: Front, t_opt: int, used: int) -> None:
+        """After an exact solve giving ``L = t_opt - off`` with ``used`` of the shared budget: the least budget
+        with which the segment does better (CP-SAT: minimise the shared capacity used subject to ``L <= t_opt
+        - off - 1``), so that ``L`` is known at every budget below it at once. Only for budgets of many units
+        (:data:`JUMP_LEVELS`): refining them one unit at a time would take a solve per unit."""
+        sub, cim = fr.sub, self.cim
+        length = t_opt - fr.off
+        if length <= int(fr.lb_table(self.cap)[fr.top]):  # already the bound at the largest budget
+            fr.solves.append((fr.top, length, True, used, length))
+            return
+        left = self.deadline - time.perf_counter()
+        if left <= 0.05:
+            return
+        sub.budget[cim] = fr.top
+        head, tail = B.heads_tails(sub)
+        better = [pt for pt in fr.ub_points() if pt[1] < length]
+        hint = None
+        if better:
+            _, L2, assign, order = better[0]
+            hint = {"assign": assign, "order": order, "ticks": L2 + fr.off}
+        built = self.m._build(sub, 0, t_opt - 1, head, tail, set(), [], hint, fluid=False, fired={})
+        m = built.model
+        makespan = built.T
+        m.Add(makespan <= t_opt - 1)
+        m.Minimize(sum(sub.ncb[v][cim] * x for v, lits in built.lit.items() for d, x in lits.items()
+                       if d == cim and not isinstance(x, int)))
+        self.solves += 1
+        res = self.m._solve(_cp(), built, left, sub.tick, 0.0, real=False, gap=0.0)
+        self.solve_time += res["time"]
+        fixed = sum(sub.ncb[v][cim] for v, lits in built.lit.items() if isinstance(lits.get(cim), int) and lits[cim])
+        if res["status"] == "infeasible":  # no budget does better: L is optimal up to the largest budget
+            fr.solves.append((fr.top, length, True, used, length))
+            return
+        if res["assign"] is not None:
+            _, ms = B.int_list_schedule(sub, res["assign"], res["order"])
+            fr.points.append((self._used_up(fr, res["assign"]), ms - fr.off, res["assign"], res["order"]))
+        least = res["ticks"] if res["status"] == "optimal" else res["bound"]
+        if least is not None and least + fixed - 1 > used:
+            fr.solves.append((least + fixed - 1, length, True, used, length))
 
     # ------------------------------------------------------------------------------------------------ DP
-    def _ncb(self, a, d) -> int:
-        return self.p.ncb.get(a, {}).get(d, 0) if d == self.cim else 0
-
     def _dp(self, fronts, use_ub: bool):
         """DP over the cuts. ``use_ub``: over the schedules found (returns the best one), else over the
-        lower bounds (returns the split it relies on)."""
+        lower bounds (returns the split it relies on). State: the device of the cut and the shared budget used
+        so far; each segment adds one of its options ``(budget used, L)``; ties go to the first option met
+        (devices in platform order, then the options by budget)."""
         p, cap, K = self.p, self.cap, len(self.cuts)
-        V: dict = {None: [(0, None)] * (cap + 1)}
-        hist = []
+        V: dict = {None: np.zeros(cap + 1, dtype=np.int64)}
+        hist = []  # per cut: dr -> (devices of the left cut, chosen dl index, budget before, option) per budget
         for j in range(K + 1):
             right = self.cuts[j] if j < K else None
             NV: dict = {}
+            H: dict = {}
             for dr in self._devs(right):
-                arr = [(INF, None)] * (cap + 1)
+                arr = np.full(cap + 1, INF, dtype=np.int64)
+                ch = np.full((3, cap + 1), -1, dtype=np.int64)
                 add = p.dur[right][dr] if right else 0
-                need = self._ncb(right, dr) if right else 0
-                for dl, prev in V.items():
+                need = self._ncb(right, dr, up=use_ub) if right else 0
+                for di, (dl, prev) in enumerate(V.items()):
                     fr = fronts[(j, dl, dr)]
                     if use_ub:
                         opts = [(used, L, k) for k, (used, L, _, _) in enumerate(fr.ub_points())]
                     else:
                         opts = [(c, val, c) for c, val in Front.steps(fr.lb_table(cap))]
-                    for b in range(need, cap + 1):
-                        rest = b - need
-                        for used, L, k in opts:
-                            if used > rest:
-                                break
-                            pv = prev[rest - used][0]
-                            if pv >= INF or L >= INF:
-                                continue
-                            val = pv + L + add
-                            if val < arr[b][0]:
-                                arr[b] = (val, (dl, rest - used, k))
+                    for used, L, k in opts:  # by budget used, increasing
+                        lo = need + used
+                        if lo > cap:
+                            break
+                        if L >= INF:
+                            continue
+                        src = prev[: cap + 1 - lo]  # the state before: budget b - lo for b = lo .. cap
+                        cand = np.where(src < INF, src + (L + add), INF)
+                        better = np.flatnonzero(cand < arr[lo:])
+                        if better.size:
+                            arr[lo + better] = cand[better]
+                            ch[0, lo + better] = di
+                            ch[1, lo + better] = better
+                            ch[2, lo + better] = k
                 NV[dr] = arr
-            hist.append(NV)
+                H[dr] = (list(V), ch)
+            hist.append(H)
             V = NV
         best_val, key = INF, None
         for d, arr in V.items():
-            if arr[cap][0] < best_val:
-                best_val, key = arr[cap][0], (d, cap)
+            if arr[cap] < best_val:
+                best_val, key = int(arr[cap]), (d, cap)
         path = []  # (segment, dl, dr, budget or point index)
         if key is not None:
             d, b = key
             for j in range(K, -1, -1):
-                dl, rest, k = hist[j][d][b][1]
+                dls, ch = hist[j][d]
+                dl, rest, k = dls[ch[0, b]], int(ch[1, b]), int(ch[2, b])
                 path.append((j, dl, d, k))
                 d, b = dl, rest
             path.reverse()
@@ -497,7 +555,7 @@ class Decomposition:
                     if v not in seen:
                         seen.add(v)
                         order[c].append(v)
-        if not self._fits_relaxed(self.p, assign):  # the segments overspent a relaxed capacity together
+        if not self._fits_relaxed(self.p, assign, every=True):  # the segments overspent a relaxed capacity
             out.update(exact=False, relaxed_exceeded=True)
             return out
         out.update(ub=ub, assign=assign, order=order)

@@ -5,14 +5,16 @@ Formulation (all times in integer ticks, see *Integer time* below):
 * one Boolean ``l[v,d]`` per op ``v`` and device ``d`` that can run it, exactly one true per op (Eq. 5;
   the CPU-CIM ILP's ``x_v`` is ``l[v,host]``; with one CIM device that is one free Boolean per op);
 * a start ``s_v``; its end is ``e_v = s_v + sum_d dur[v,d] * l[v,d]`` (Eq. 7);
-* ops on an ordered (``cpu``) device are optional fixed-size intervals present iff ``l[v,d]``, under
-  ``AddNoOverlap`` for a single-core host and ``AddCumulative`` (capacity = cores) otherwise; this replaces the
-  ``o_uv`` big-M pairs of Eq. 10-12. CIM ops are weight-stationary and never wait for each other;
+* ops on a serial device (the host's cores, an NPU: ``serial_devices()``) are optional fixed-size intervals
+  present iff ``l[v,d]``, under ``AddNoOverlap`` for a single unit and ``AddCumulative`` (capacity = units)
+  otherwise; this replaces the ``o_uv`` big-M pairs of Eq. 10-12. CIM ops are weight-stationary and never wait
+  for each other;
 * precedence with the transfer term (Eq. 8-9): ``s_v >= e_u + T_min * z_uv`` where the Boolean ``z_uv`` is
   forced to 1 when the two ops are on different devices (``z_uv >= l[u,d] - l[v,d]`` for every ``d``), plus
   ``s_v >= e_u + T[a,b]`` enforced by ``l[u,a] & l[v,b]`` for device pairs whose transfer exceeds ``T_min``
   (several CIM devices or asymmetric links only); pairs without a link are forbidden;
-* the crossbar budget of every CIM device, ``sum_v N_crossbar[v,d] * l[v,d] <= C_d`` (Eq. 14);
+* the resident capacity of every device (crossbars, weight bytes), ``sum_v need[v,d] * l[v,d] <= C_d``
+  (Eq. 14);
 * minimise the makespan ``T >= e_v`` (Eq. 6).
 
 Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` says what each did):
@@ -28,7 +30,9 @@ Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` sa
   around it and consecutive cut ops (a cut op is comparable with every non-floating op, so every schedule
   splits there).
 * ``knapsack``: exact 0/1 knapsack over crossbars of the host work an offload set can remove:
-  ``T >= r0 + (W - best saving) / cores + q0`` (one cpu, one CIM device).
+  ``T >= r0 + (W - best saving) / cores + q0``. With several accelerators, over the budget of one of them
+  (:func:`~hetsim.mappers._bounds.shared_budget`), an op that may go elsewhere needing none of it; a budget
+  of more than 4096 units counted in coarser units, needs rounded down (a valid, weaker bound).
 * ``fixing``: with the best known makespan ``UB``, a device is removed from an op when the op's head +
   duration + tail there, or the knapsack bound with the op forced there, exceeds ``UB`` (to a fixpoint).
   Every schedule of makespan ``<= UB`` survives, so the optimum does.
@@ -43,7 +47,9 @@ Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` sa
   jumping over them): the makespan is then a sum of segment lengths, each depending only on its two cuts'
   devices and its crossbars, so small CP-SAT solves per segment (Pareto front: least length, then fewest
   crossbars, at the budgets needed) and a DP over the cuts sharing the budget solve the problem exactly,
-  lazily (only the budget levels the DP's optimum relies on are solved). See
+  lazily (only the budget levels the DP's optimum relies on are solved). With several accelerators the DP
+  shares one budget and relaxes the others per segment (exact when the assembled schedule fits them); a
+  budget in bytes is shared in units of up to 1/1024 of it (bounds rounded down, schedules up). See
   :mod:`hetsim.mappers._decomp`. Floating ops are left out (the DP value is then a bound) and packed into
   the idle gaps afterwards; when they carry real work they are attached to their consumer's segment (an
   incumbent only) and ``fluid`` gives the bound.
@@ -628,7 +634,7 @@ class CpSat:
                     if stay > ub and go <= ub:  # must be offloaded
                         p.devices[v] = [d for d in ds if d != lbnd.cpu]
                     elif go > ub and stay <= ub:  # must stay on the cpu
-                        p.devices[v] = [d for d in ds if d != lbnd.cim]
+                        p.devices[v] = [lbnd.cpu]
                     else:
                         continue
                     by_load += 1
