@@ -25,8 +25,8 @@ DEFAULT_MAPPER = "cpsat"
 
 MAPPER_HELP = """mappers:
   all-host  every op on the host CPU: the baseline of every speedup
-  greedy    offload the ops saving the most host time per crossbar while the makespan shrinks
-  heft      HEFT list scheduling (upward rank, earliest finish time) under the crossbar budget
+  greedy    offload the ops saving the most host time per share of an accelerator's capacity while it pays
+  heft      HEFT list scheduling (upward rank, earliest finish time) within every device's capacity
   ilp       the CPU-CIM ILP's MILP (Eq. 5-14), for k accelerators; HiGHS (or --solver gurobi); exact
   cpsat     the same problem as a CP-SAT scheduling model; exact, the fastest prover
 DIANA (ODiMO; platforms/diana.yaml), per Conv/FC layer:

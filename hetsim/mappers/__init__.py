@@ -31,10 +31,10 @@ from hetsim.mappers.base import (
 #: by the first sentence of its docstring
 DESCRIPTIONS = {
     "all-host": "every op on the host CPU: the baseline of every speedup",
-    "greedy": "offload the ops saving the most host time per crossbar while the makespan shrinks",
-    "heft": "HEFT list scheduling (upward rank, earliest finish time) under the crossbar budget",
+    "greedy": "offload the ops saving the most host time per share of an accelerator's capacity while it pays",
+    "heft": "HEFT list scheduling (upward rank, earliest finish time) within every device's capacity",
     "ilp": "the CPU-CIM ILP's MILP (Eq. 5-14), generalised to k accelerators, on HiGHS (or solver='gurobi'); exact",
-    "cpsat": "the ilp problem as a CP-SAT scheduling model; exact, the fastest prover",
+    "cpsat": "the CPU-CIM ILP's problem, any number of accelerators, as a CP-SAT scheduling model; exact, the fastest prover",
     "all-8bit": "DIANA: every Conv/FC layer on the digital accelerator",
     "all-ternary": "DIANA: every groups=1 layer on the AIMC, depthwise on the digital accelerator",
     "io8-backbone-ternary": "DIANA: first and last layer digital, the rest on the AIMC",
