@@ -34,7 +34,7 @@ DESCRIPTIONS = {
     "greedy": "offload the ops saving the most host time per share of an accelerator's capacity while it pays",
     "heft": "HEFT list scheduling (upward rank, earliest finish time) within every device's capacity",
     "ilp": "the CPU-CIM ILP's MILP (Eq. 5-14), generalised to k accelerators, on HiGHS (or solver='gurobi'); exact",
-    "cpsat": "the CPU-CIM ILP's problem, any number of accelerators, as a CP-SAT scheduling model; exact, the fastest prover",
+    "cpsat": "the CPU-CIM ILP's problem (any number of accelerators) as a CP-SAT scheduling model; exact, fastest",
     "all-8bit": "DIANA: every Conv/FC layer on the digital accelerator",
     "all-ternary": "DIANA: every groups=1 layer on the AIMC, depthwise on the digital accelerator",
     "io8-backbone-ternary": "DIANA: first and last layer digital, the rest on the AIMC",
