@@ -681,6 +681,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        from hetsim.plugins import load_plugins
+
+        load_plugins()
         if args.command in ("run", "map", "validate"):
             _check_mapper_name(args)
             if args.command != "run" and args.mapper is None:

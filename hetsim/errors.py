@@ -38,3 +38,11 @@ class ScheduleError(InputError):
 
 class OutputExistsError(InputError):
     """An output file already exists and ``--force`` was not given."""
+
+
+def did_you_mean(word: str, choices) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``word`` (``difflib``), else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -232,6 +232,9 @@ def load_platform(path: str | Path) -> Platform:
         PlatformError: missing file, YAML syntax error, or a validation error (message names the field path
             and the expected value).
     """
+    from hetsim.plugins import load_plugins
+
+    load_plugins()  # device kinds of installed plugins (hetsim/plugins.py)
     p = Path(path)
     data = read_yaml(p, PlatformError, "platform file")
     if isinstance(data, dict) and isinstance(data.get("devices"), dict):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from hetsim.costs import CostModel
-from hetsim.errors import InputError, MappingError
+from hetsim.errors import InputError, MappingError, did_you_mean
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
 
@@ -49,14 +49,6 @@ def register(name: str):
         return cls
 
     return deco
-
-
-def did_you_mean(word: str, choices) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``word`` (``difflib``), else ``""``."""
-    import difflib
-
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def mapper_option_names(name: str) -> tuple[str, ...] | None:
@@ -106,6 +98,10 @@ def get_mapper(name: str, **options) -> Mapper:
             ones), or an option the mapper does not take (the message suggests the closest option name and
             lists the ones it takes); a mapper's own errors for a bad option value.
     """
+    if name not in MAPPERS:  # maybe a plugin's (hetsim/plugins.py)
+        from hetsim.plugins import load_plugins
+
+        load_plugins()
     check_mapper_options(name, options)
     return MAPPERS[name](**options)
 

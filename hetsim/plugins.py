@@ -1,0 +1,57 @@
+"""Plugins: device kinds and mappers defined outside hetsim, found without editing it.
+
+A plugin is a Python module that registers what it defines when imported (``@register_kind`` on a
+:class:`~hetsim.devices.base.DeviceBase` subclass, ``@register("name")`` on a mapper class). hetsim imports:
+
+* the modules named by the entry points of the group ``hetsim.plugins`` of installed packages, e.g. in the
+  plugin package's ``pyproject.toml``::
+
+      [project.entry-points."hetsim.plugins"]
+      my_kinds = "my_kinds"
+
+* the modules listed, comma-separated, in the environment variable ``HETSIM_PLUGINS`` (``HETSIM_PLUGINS=my_kinds
+  hetsim run dsp.yaml model.onnx``, with ``my_kinds.py`` importable: in the current folder or on ``PYTHONPATH``).
+
+:func:`load_plugins` runs once per process, when the command line starts, a platform file is loaded or a mapper
+is looked up by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+from hetsim.errors import InputError
+
+GROUP = "hetsim.plugins"
+ENV = "HETSIM_PLUGINS"
+_loaded: list[str] | None = None
+
+
+def load_plugins() -> list[str]:
+    """Import every plugin module once (module docstring); returns their names.
+
+    Raises:
+        InputError: a plugin module cannot be imported (the message names it and the cause).
+    """
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    names: list[str] = []
+    from importlib.metadata import entry_points
+
+    names += [ep.value.split(":")[0] for ep in entry_points(group=GROUP)]
+    names += [n.strip() for n in os.environ.get(ENV, "").split(",") if n.strip()]
+    _loaded = []
+    if names and "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())  # HETSIM_PLUGINS=my_kinds finds ./my_kinds.py, as `python -m` would
+    for name in dict.fromkeys(names):
+        try:
+            importlib.import_module(name)
+        except Exception as err:  # a broken plugin is the user's input: one line, exit 2
+            _loaded = None
+            raise InputError(f"plugin {name!r} (from {ENV} or the {GROUP!r} entry points) failed to import: "
+                             f"{type(err).__name__}: {err}") from None
+        _loaded.append(name)
+    return _loaded
