@@ -281,7 +281,7 @@ def test_plot_breakdown(tmp_path):
     svg = tmp_path / "b.svg"
     plot_breakdown(table.drop(columns="kind"), svg)
     text = svg.read_text()
-    assert "<svg" in text and "share of busy time (%)" in text
+    assert "<svg" in text and "share of summed busy time (%)" in text
     assert _files(tmp_path) == ["b.png", "b.svg"]
     assert plt.get_fignums() == []
 
