@@ -81,10 +81,18 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--debug", action="store_true", help="show the full traceback on errors")
 
 
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", action="append", dest="overrides", metavar="PATH=VALUE",
+                   help="change one platform field for this run, by its dotted path in the YAML (repeatable), e.g. "
+                   "--set devices.cim.crossbars=25 --set devices.cim.t_mvm_ns=100; VALUE is read as YAML "
+                   "(a number, true, [Conv, Gemm], ...)")
+
+
 def _add_map_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("platform", type=Path, help="platform YAML (e.g. platforms/puma.yaml)")
     p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx) or, for run, an SNN spec "
                    "(e.g. workloads/snn/braille384.yaml)")
+    _add_set(p)
     p.add_argument(
         "--mapper", default=None, metavar="MAPPER",
         help=f"mapping algorithm (default: {DEFAULT_MAPPER}; spikeduet for SNNs); see 'mappers' below",
@@ -230,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "layers and spike activity)")
     p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml)")
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
+    _add_set(p)
     p.add_argument("--ops", action="store_true", help="list every op (type, shapes, GEMM view, MACs)")
     _add_common(p)
     return parser
@@ -313,6 +322,67 @@ def _no_options_with_schedule(args) -> None:
                          "; --schedule replays a saved schedule, no mapper runs")
 
 
+def _set_value(text: str):
+    """A ``--set`` VALUE: an int, else a finite float (``1e-3``, which YAML 1.1 reads as a string), else YAML
+    (``true``, ``[Conv, Gemm]``, ``'25'`` for the string); an empty VALUE is the empty string.
+
+    Raises:
+        InputError: VALUE is not valid YAML.
+    """
+    import yaml
+
+    for kind in (int, float):
+        try:
+            v = kind(text)
+        except ValueError:
+            continue
+        if math.isfinite(v):
+            return v
+    if not text.strip():
+        return ""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise InputError(f"--set: value {text!r} is not valid YAML: {getattr(err, 'problem', err)}") from None
+
+
+def parse_overrides(items: list[str] | None) -> dict[str, object]:
+    """``--set PATH=VALUE`` arguments as :meth:`~hetsim.platform.Platform.with_overrides` takes them (a later
+    PATH wins).
+
+    Raises:
+        InputError: an item without ``=`` or with an empty PATH, or a VALUE that is not valid YAML.
+    """
+    out: dict[str, object] = {}
+    for item in items or ():
+        path, eq, text = item.partition("=")
+        path = path.strip()
+        if not eq or not path:
+            raise InputError(f"--set {item!r}: expected PATH=VALUE, e.g. --set devices.cim.crossbars=25")
+        out[path] = _set_value(text.strip())
+    return out
+
+
+def _platform(args):
+    """The ``args.platform`` YAML, loaded, with the ``--set`` overrides applied (its name says which).
+
+    Raises:
+        PlatformError: a bad file, or a ``--set`` path that does not exist or a value that fails validation.
+    """
+    from hetsim.errors import PlatformError
+    from hetsim.platform import load_platform
+
+    plat = load_platform(args.platform)
+    overrides = parse_overrides(getattr(args, "overrides", None))
+    if overrides:
+        given = ", ".join(f"{k}={v}" for k, v in overrides.items())
+        try:
+            plat = plat.with_overrides({"name": f"{plat.name} with {given}", **overrides})
+        except PlatformError as err:
+            raise PlatformError(f"--set: {err}") from None
+    return plat
+
+
 def _headless() -> None:
     """Draw figures without a display: the command line only writes them to files (the Python API leaves the
     backend to the user, e.g. a notebook's inline one)."""
@@ -341,7 +411,7 @@ def cmd_run(args) -> int:
     if args.out is not None:
         check_out_dir(args.out, args.force)  # fail before the work, not after
         _headless()
-    r = run(args.platform, args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
+    r = run(_platform(args), args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
             **options)
     return _print_and_write(args, r.summary, lambda: format_report(r),
                             lambda: write_outputs(r, args.out, force=args.force))
@@ -396,7 +466,7 @@ def _run_snn(args) -> int:
 
         check_out_dir(args.out, args.force, SNN_OUTPUT_FILES)
         _headless()
-    r = run_snn(args.platform, args.model, mapper=mapper, mode=args.mode or "async", reorder=args.reorder,
+    r = run_snn(_platform(args), args.model, mapper=mapper, mode=args.mode or "async", reorder=args.reorder,
                 sample=args.sample, time_limit_s=30.0 if args.time_limit is None else args.time_limit,
                 seed=args.seed or 0)
     return _print_and_write(args, r.summary, lambda: format_snn_report(r),
@@ -438,7 +508,6 @@ def cmd_map(args) -> int:
     from hetsim.costs import CostModel
     from hetsim.errors import OutputExistsError
     from hetsim.mappers import get_mapper
-    from hetsim.platform import load_platform
     from hetsim.report.export import atomic_write_text
     from hetsim.workload import load_onnx
 
@@ -446,7 +515,8 @@ def cmd_map(args) -> int:
     if args.output.exists() and not args.force:
         raise OutputExistsError(f"{str(args.output)!r} exists; pass --force to replace it")
     mapper = get_mapper(args.mapper, **mapper_options(args))
-    costs = CostModel(load_onnx(args.model), load_platform(args.platform))
+    plat = _platform(args)
+    costs = CostModel(load_onnx(args.model), plat)
     sched = mapper.map(costs)
     atomic_write_text(args.output, sched.to_json() + "\n")
     off = sum(1 for d in sched.assignment.values() if d != costs.host)
@@ -458,14 +528,14 @@ def cmd_map(args) -> int:
 def cmd_validate(args) -> int:
     from hetsim.costs import CostModel
     from hetsim.mappers import get_mapper
-    from hetsim.platform import load_platform
     from hetsim.schedule import Schedule
     from hetsim.validate import validate_schedule
     from hetsim.workload import load_onnx
 
     _refuse_snn(args.model, "validate")
     _no_options_with_schedule(args)
-    costs = CostModel(load_onnx(args.model), load_platform(args.platform))
+    plat = _platform(args)
+    costs = CostModel(load_onnx(args.model), plat)
     if args.schedule:
         sched = Schedule.load(args.schedule)
         sched.check_made_for(costs.workload.name)
@@ -621,6 +691,9 @@ def cmd_plot(args) -> int:
 def cmd_inspect(args) -> int:
     from hetsim.workload import load_onnx
 
+    if args.overrides and args.platform is None:
+        raise InputError("--set changes the platform: give --platform PLATFORM.yaml too")
+    plat = _platform(args) if args.platform else None  # a bad platform or --set fails before any output
     if args.model.suffix.lower() in (".yaml", ".yml"):
         from hetsim.snn.network import load_snn
         from hetsim.snn.report import format_snn_costs, format_snn_inspect
@@ -630,10 +703,8 @@ def cmd_inspect(args) -> int:
                              "costs on each engine")
         snn = load_snn(args.model)
         print(format_snn_inspect(snn))
-        if args.platform:
-            from hetsim.platform import load_platform
-
-            print(format_snn_costs(snn, load_platform(args.platform)))
+        if plat is not None:
+            print(format_snn_costs(snn, plat))
         return 0
 
     wl = load_onnx(args.model)
@@ -645,11 +716,10 @@ def cmd_inspect(args) -> int:
         print(f"  inputs: {ins}")
     print("  op types: " + ", ".join(f"{k} {v}" for k, v in s["op_types"].items()))
     costs = None
-    if args.platform:
+    if plat is not None:
         from hetsim.costs import CostModel
-        from hetsim.platform import load_platform
 
-        costs = CostModel(wl, load_platform(args.platform))
+        costs = CostModel(wl, plat)
     if args.ops or costs is not None:
         devs = list(costs.platform.devices) if costs else []
         hdr = f"  {'op':<40} {'type':<16} {'bits':>4} {'M_v':>6} {'N_v':>6} {'N_mvm':>7} {'grp':>4} {'MACs':>12}"

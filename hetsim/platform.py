@@ -18,15 +18,17 @@ Unknown fields are errors; the error message names the field's path and what was
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
-from typing import Annotated, Union
+from typing import Annotated, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
+from pydantic_core import to_jsonable_python
 
 from hetsim.devices import DEVICE_KINDS, DeviceBase, Link, Memory, on_kinds_changed
-from hetsim.errors import InputError, PlatformError
+from hetsim.errors import InputError, PlatformError, did_you_mean
 
 
 def _device_union():
@@ -123,21 +125,73 @@ class Platform(BaseModel):
         """A copy with dotted-path overrides applied, e.g. ``{"devices.cim.t_mvm_ns": 100}``.
 
         Raises:
-            PlatformError: the path does not exist or the new value fails validation.
+            PlatformError: the path does not exist (the message names the part that does not and suggests the
+                closest device or field name) or the new value fails validation (the message names the field).
         """
         # only what was given: derived values (e.g. a PUMA's cores from its crossbars) are derived anew
         data = self.model_dump(mode="json", exclude_unset=True, exclude={"devices": {"__all__": {"name"}}})
         for path, value in overrides.items():
+            keys = str(path).split(".")
             node = data
-            keys = path.split(".")
-            for k in keys[:-1]:
-                if not isinstance(node, dict) or k not in node:
-                    raise PlatformError(f"override {path!r}: no field {k!r}")
+            for k, below in zip(keys[:-1], _override_walk(self, str(path))[:-1], strict=True):
+                if k not in node:  # left at its default: dump the default so the override can go inside it
+                    node[k] = (below.model_dump(mode="json", exclude_unset=True) if isinstance(below, BaseModel)
+                               else to_jsonable_python(below))
                 node = node[k]
-            if not isinstance(node, dict):
-                raise PlatformError(f"override {path!r}: {keys[-2]!r} is not a mapping")
             node[keys[-1]] = value
         return _validate(data, f"{self.name} with overrides")
+
+
+#: what the entries of the platform's mappings are called in messages
+_ENTRY_NOUNS = {"devices": ("device", "devices"), "links": ("link", "links"), "memories": ("memory", "memories")}
+
+
+def _override_walk(platform: Platform, path: str) -> list:
+    """The objects a dotted override ``path`` passes through in ``platform`` (``None`` for a new mapping key at
+    the end, e.g. another ``macs_per_cycle`` bit width).
+
+    Raises:
+        PlatformError: a part of the path names no field, device, link or memory (with the closest name), or
+            the path goes on below a plain value.
+    """
+    keys = path.split(".")
+    if not all(keys):
+        raise PlatformError(f"override {path!r}: empty part in the dotted path")
+    obj: object = platform
+    done: list[str] = []
+    objs = []
+    for i, k in enumerate(keys):
+        last = i == len(keys) - 1
+        if isinstance(obj, BaseModel):
+            fields = list(type(obj).model_fields)
+            if k not in fields:
+                hint = did_you_mean(k, fields)
+                if isinstance(obj, Platform):
+                    what = "the platform"
+                elif len(done) == 2 and done[0] in _ENTRY_NOUNS:
+                    noun = _ENTRY_NOUNS[done[0]][0]
+                    kind = getattr(obj, "kind", None)
+                    what = f"{noun} {done[1]!r}" + (f" ({kind})" if isinstance(kind, str) else "")
+                else:
+                    what = ".".join(done)
+                raise PlatformError(f"override {path!r}: {what} has no field {k!r}"
+                                    + (hint if hint else f"; fields: {', '.join(fields)}"))
+            obj = getattr(obj, k)
+        elif isinstance(obj, dict):
+            names = {str(n): n for n in obj}
+            if k not in names and not last:
+                hint = did_you_mean(k, names)
+                noun, nouns = _ENTRY_NOUNS.get(".".join(done), ("key", "keys"))
+                listed = f"{nouns}: {', '.join(names)}" if names else f"no {nouns}"
+                within = "" if ".".join(done) in _ENTRY_NOUNS else f" in {'.'.join(done)}"
+                raise PlatformError(f"override {path!r}: no {noun} {k!r}{within}{hint}"
+                                    f"{' (' if hint else '; '}{listed}{')' if hint else ''}")
+            obj = obj[names[k]] if k in names else None
+        else:
+            raise PlatformError(f"override {path!r}: {'.'.join(done)} is a value ({obj!r}), not a mapping")
+        done.append(k)
+        objs.append(obj)
+    return objs
 
 
 def _rebuild_device_union() -> None:
@@ -153,23 +207,64 @@ def _rebuild_device_union() -> None:
 on_kinds_changed(_rebuild_device_union)
 
 
-def _format_validation_error(err: ValidationError, where: str) -> str:
-    """One line per problem: ``where: dotted.field.path: message``."""
+def _below(tp, key):
+    """The type one step below ``tp`` at ``key`` of a validation error's location (``None``: not known)."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return _below(get_args(tp)[0], key)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        field = tp.model_fields.get(str(key))
+        return field.annotation if field is not None else None
+    if origin is Union or origin is types.UnionType:
+        members = [a for a in get_args(tp) if a is not type(None)]
+        for a in members:  # a tagged union's member: pydantic puts its tag (a device kind) in the location
+            if isinstance(a, type) and issubclass(a, BaseModel):
+                tag = getattr(a.model_fields.get("kind"), "default", None)
+                if key in (tag, a.__name__):
+                    return a
+        return _below(members[0], key) if len(members) == 1 else None
+    if origin is dict:
+        return get_args(tp)[1]
+    if origin in (list, tuple, set, frozenset):
+        return get_args(tp)[0]
+    return None
+
+
+def _fields_at(model: type[BaseModel], loc) -> list[str]:
+    """The field names of the model found at ``loc`` (a validation error's location below ``model``), or ``[]``."""
+    tp = model
+    for key in loc:
+        tp = _below(tp, key)
+        if tp is None:
+            return []
+    while get_origin(tp) is Annotated or ((get_origin(tp) is Union or get_origin(tp) is types.UnionType)
+                                          and len([a for a in get_args(tp) if a is not type(None)]) == 1):
+        tp = next(a for a in get_args(tp) if a is not type(None))
+    return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
+
+
+def _format_validation_error(err: ValidationError, where: str, model: type[BaseModel] | None = None) -> str:
+    """One line per problem: ``where: dotted.field.path: message``; an unknown field or device kind gets the
+    closest known name of ``model`` (default: :class:`Platform`)."""
+    model = model or Platform
     lines = []
     for e in err.errors():
         loc = [str(p) for p in e["loc"]]
+        raw = list(e["loc"])
         # drop the union tag pydantic inserts after a device name (devices.host.cpu.clock_ghz)
         if len(loc) >= 3 and loc[0] == "devices" and loc[2] in DEVICE_KINDS:
             del loc[2]
         path = ".".join(loc) or "(top level)"
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
-            msg = "unknown field"
+            msg = "unknown field" + (did_you_mean(raw[-1], _fields_at(model, raw[:-1])) if raw else "")
         elif e["type"] == "missing":
             msg = "required field is missing"
         elif e["type"] == "union_tag_invalid":
             if isinstance(e.get("input"), dict):
-                msg = f"unknown device kind {e['input'].get('kind')!r}; allowed: {', '.join(DEVICE_KINDS)}"
+                kind = e["input"].get("kind")
+                hint = did_you_mean(kind, DEVICE_KINDS)
+                msg = f"unknown device kind {kind!r}{hint}{' A' if hint else '; a'}llowed: {', '.join(DEVICE_KINDS)}"
         elif "input" in e and e["type"] not in ("value_error",):
             msg = f"{msg} (got {e['input']!r})"
         lines.append(f"{where}: {path}: {msg}")
@@ -220,7 +315,7 @@ def read_yaml_model(path: Path, model: type[BaseModel], error: type[InputError],
     try:
         return model.model_validate(data)
     except ValidationError as err:
-        raise error(_format_validation_error(err, str(path))) from None
+        raise error(_format_validation_error(err, str(path), model)) from None
 
 
 def load_platform(path: str | Path) -> Platform:

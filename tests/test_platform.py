@@ -119,6 +119,69 @@ def test_unknown_top_level_field(tmp_path):
         load_platform(_write(tmp_path, d))
 
 
+@pytest.mark.parametrize(("old", "new", "msg"), [
+    ("crossbars: 100", "crossbar: 100", "devices.cim.crossbar: unknown field; did you mean 'crossbars'?"),
+    ("clock_ghz:", "clock_gz:", "devices.host.clock_gz: unknown field; did you mean 'clock_ghz'?"),
+    ("latency_ns: 0", "latency_n: 0", "links.bus.latency_n: unknown field; did you mean 'latency_ns'?"),
+    ("links:", "linkz:", "linkz: unknown field; did you mean 'links'?"),
+    ("t_mvm_ns: 50", "zzz: 50", "devices.cim.zzz: unknown field\n"),  # nothing close: no suggestion
+    ("kind: puma", "kind: pmua", "devices.cim: unknown device kind 'pmua'; did you mean 'puma'? Allowed: cpu, puma, "),
+    ("kind: puma", "kind: xyz", "devices.cim: unknown device kind 'xyz'; allowed: cpu, puma, "),
+])
+def test_misspelt_field_or_kind_gets_the_closest_name(tmp_path, old, new, msg):
+    text = (PLATFORMS / "puma.yaml").read_text()
+    assert old in text
+    with pytest.raises(PlatformError) as exc:
+        load_platform(_write(tmp_path, text.replace(old, new, 1)))
+    assert msg in str(exc.value) + "\n"  # a message ending in \n is the end of its line
+
+
+def test_misspelt_field_of_a_kind_registered_at_run_time(tmp_path):
+    from typing import Literal
+
+    from hetsim.devices import DeviceBase, register_kind, unregister_kind
+
+    class Gizmo(DeviceBase):
+        kind: Literal["gizmo"] = "gizmo"
+        widgets: int = 1
+
+    register_kind(Gizmo)
+    try:
+        d = _puma_yaml()
+        d["devices"]["g"] = {"kind": "gizmo", "widget": 3}
+        with pytest.raises(PlatformError, match="devices.g.widget: unknown field; did you mean 'widgets'"):
+            load_platform(_write(tmp_path, d))
+        d["devices"]["g"] = {"kind": "gizmoo"}
+        with pytest.raises(PlatformError, match="unknown device kind 'gizmoo'; did you mean 'gizmo'"):
+            load_platform(_write(tmp_path, d))
+    finally:
+        unregister_kind("gizmo")
+
+
+def test_read_yaml_model_suggests_fields_of_nested_models(tmp_path):
+    from pydantic import BaseModel, ConfigDict
+
+    from hetsim.platform import read_yaml_model
+
+    class Inner(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        beta: float = 0.9
+
+    class Outer(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        lif: Inner | None = None
+        layers: list[Inner] = []
+        named: dict[str, Inner] = {}
+
+    for doc, msg in [("lif: {betta: 1}", "lif.betta: unknown field; did you mean 'beta'?"),
+                     ("layers: [{}, {bta: 1}]", "layers.1.bta: unknown field; did you mean 'beta'?"),
+                     ("named: {a: {beat: 1}}", "named.a.beat: unknown field; did you mean 'beta'?"),
+                     ("layer: []", "layer: unknown field; did you mean 'layers'?")]:
+        with pytest.raises(InputError) as exc:
+            read_yaml_model(_write(tmp_path, doc), Outer, InputError, "test file", "lif")
+        assert msg in str(exc.value), doc
+
+
 def test_wrong_type_names_path_and_value(tmp_path):
     d = _puma_yaml()
     d["devices"]["host"]["clock_ghz"] = "fast"
@@ -239,6 +302,38 @@ def test_with_overrides_bad_path(path):
     p = load_platform(PLATFORMS / "puma.yaml")
     with pytest.raises(PlatformError, match="override"):
         p.with_overrides({path: 1})
+
+
+@pytest.mark.parametrize(("path", "msg"), [
+    ("devices.cim.crosbars", "override 'devices.cim.crosbars': device 'cim' (puma) has no field 'crosbars'; "
+     "did you mean 'crossbars'?"),
+    ("devices.cmi.crossbars", "override 'devices.cmi.crossbars': no device 'cmi'; did you mean 'cim'? "
+     "(devices: host, cim)"),
+    ("devices.gpu.t_mvm_ns", "override 'devices.gpu.t_mvm_ns': no device 'gpu'; devices: host, cim"),
+    ("links.bsu.latency_ns", "no link 'bsu'; did you mean 'bus'? (links: bus)"),
+    ("memories.l1.size_kib", "no memory 'l1'; no memories"),
+    ("hots", "override 'hots': the platform has no field 'hots'; did you mean 'host'?"),
+    ("nope", "the platform has no field 'nope'; fields: name, description, host, baseline, devices, links, memories"),
+    ("devices.cim.t_mvm_ns.x", "devices.cim.t_mvm_ns is a value (50.0), not a mapping"),
+    ("devices..x", "override 'devices..x': empty part in the dotted path"),
+])
+def test_with_overrides_names_the_part_that_does_not_exist(path, msg):
+    p = load_platform(PLATFORMS / "puma.yaml")
+    with pytest.raises(PlatformError) as exc:
+        p.with_overrides({path: 1})
+    assert msg in str(exc.value)
+
+
+def test_with_overrides_inside_a_mapping_or_a_nested_model():
+    p = load_platform(PLATFORMS / "puma.yaml")
+    q = p.with_overrides({"devices.host.macs_per_cycle.8": 16, "devices.host.macs_per_cycle.16": 6})
+    assert q.devices["host"].macs_per_cycle == {8: 16, 32: 4, 16: 6}  # one bit width changed, one added
+    e = load_platform(PLATFORMS / "efr32mg24.yaml")
+    f = e.with_overrides({"devices.mvp.elem_cycles.sram": 1})
+    assert f.devices["mvp"].elem_cycles.sram == 1
+    assert f.devices["mvp"].elem_cycles.flash == e.devices["mvp"].elem_cycles.flash
+    with pytest.raises(PlatformError, match="devices.mvp.elem_cycles has no field 'sramm'; did you mean 'sram'"):
+        e.with_overrides({"devices.mvp.elem_cycles.sramm": 1})
 
 
 def test_with_overrides_bad_value():
