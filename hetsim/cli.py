@@ -678,13 +678,18 @@ def cmd_plot(args) -> int:
         jobs.append((f"fig4_speedup_models_{t_mvm:g}ns", lambda s: plot_speedup_models(df, t_mvm, s)))
     args.out.mkdir(parents=True, exist_ok=True)
     clash = [args.out / f"{stem}{ext}" for stem, _ in jobs for ext in (".png", ".svg")
-             if (args.out / f"{stem}{ext}").exists()]
+             if (args.out / f"{stem}{ext}").exists()] + [p for p in [args.out / "report.html"] if p.exists()]
     if clash and not args.force:
         raise OutputExistsError(f"{clash[0]} exists (and {len(clash) - 1} more); pass --force to replace them")
     written = []
     for stem, fn in jobs:
         written += fn(args.out / stem)
-    print(f"wrote {len(written)} figures to {args.out}/")
+    from hetsim.report.html import figure_caption, write_sweep_html
+
+    write_sweep_html(df, args.out / "report.html", source=args.results.name,
+                     figures=[(p, figure_caption(p.stem)) for p in sorted(
+                         (p for p in written if p.suffix == ".png"), key=lambda p: p.name.split("_")[0])])
+    print(f"wrote {len(written)} figures and report.html to {args.out}/")
     return 0
 
 

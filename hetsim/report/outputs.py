@@ -13,7 +13,7 @@ from hetsim.pipeline import RunResult
 from hetsim.report.metrics import device_table, op_table
 
 OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
-                "breakdown.png")
+                "breakdown.png", "report.html")
 
 
 def check_parent_dirs(path: Path) -> None:
@@ -49,7 +49,8 @@ def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES)
 def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     """Write summary.json, ops.csv, schedule.json, trace.csv, trace.json (Chrome Trace Event format, opens
     in Perfetto), timeline.png (Gantt per device) and breakdown.png (latency share and op count per device,
-    CPU-CIM ILP Fig. 5) into ``out``. Each file is written atomically.
+    CPU-CIM ILP Fig. 5) and report.html (all of it in one self-contained page, :mod:`hetsim.report.html`) into
+    ``out``. Each file is written atomically.
 
     Raises:
         OutputExistsError: see :func:`check_out_dir`.
@@ -86,4 +87,9 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
         t.insert(0, "config", config)
         rows.append(t)
     plot_breakdown(pd.concat(rows, ignore_index=True), path("breakdown.png"), title=title)
+    from hetsim.report.html import write_run_html
+
+    write_run_html(run, path("report.html"), figures=[
+        (out / "timeline.png", "Timeline: every op and transfer per device (lanes: ops running at once)"),
+        (out / "breakdown.png", f"Busy time and op count per device, {' vs '.join(c for c, _ in configs)}")])
     return written

@@ -74,50 +74,66 @@ def format_snn_report(r: SnnRunResult) -> str:
     return "\n".join(lines)
 
 
-def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6) -> Path:
+def plot_snn_timeline(r: SnnRunResult, path: Path, max_timesteps: int | None = 6, *,
+                      width: float | str = "single") -> Path:
     """Write :func:`snn_timeline_figure` to ``path`` atomically and close it; returns the path."""
     from hetsim.report.plots import save_figure
 
-    return save_figure(snn_timeline_figure(r, max_timesteps), path)[0]
+    return save_figure(snn_timeline_figure(r, max_timesteps, width=width), path)[0]
 
 
-def snn_timeline_figure(r: SnnRunResult, max_timesteps: int | None = 6) -> Figure:
+def snn_timeline_figure(r: SnnRunResult, max_timesteps: int | None = 6, *, width: float | str = "single") -> Figure:
     """Gantt chart of one sample: the M33 and MVP rows, blocking above asynchronous, bars coloured by op kind
-    (affine, LIF, readout, M33 polling) and labelled with their layer; alternate timesteps are shaded.
-    ``max_timesteps`` limits the view to the first timesteps (``None``: all). A Figure, left open."""
-    fig, axes = plt.subplots(2, 1, figsize=(14, 5.2), layout="constrained", sharex=True)
-    for ax, mode in zip(axes, ("blocking", "async"), strict=True):
-        tr = r.traces[mode]
-        if max_timesteps is not None:
-            tr = tr[tr["t"] < max_timesteps]
-        rows = {M33: 1.0, MVP: 0.0}
-        for kind, colour in KIND_COLOURS.items():
-            g = tr[tr["phase"] == kind]
-            for dev, gg in g.groupby("device"):
-                ax.broken_barh(list(zip(gg["start_s"] * 1e3, (gg["end_s"] - gg["start_s"]) * 1e3, strict=True)),
-                               (rows[dev] - 0.35, 0.7), facecolors=colour, edgecolors="white", linewidth=0.4,
-                               label=kind)
-        for _, row in tr[tr["phase"] != "poll"].iterrows():
-            w = (row["end_s"] - row["start_s"]) * 1e3
-            if w > 0.004 * (tr["end_s"].max() * 1e3):
-                ax.text((row["start_s"] * 1e3 + w / 2), rows[row["device"]], f"{row['layer']}", ha="center",
-                        va="center", fontsize=6, color="white")
-        t_ends = tr.groupby("t")["end_s"].max().sort_index() * 1e3
-        prev = 0.0
-        for t, end in t_ends.items():
-            if t % 2 == 1:
-                ax.axvspan(prev, end, color="#f0f0f0", zorder=0)
-            prev = end
-        span = float(tr["end_s"].max() * 1e3) if len(tr) else 0
-        ax.set_yticks([1, 0], ["M33", "MVP"])
-        ax.set_ylim(-0.6, 1.6)
-        ax.set_title(f"this plan, {mode} execution: first {len(t_ends)} timesteps in {span:.3f} ms (whole inference "
-                     f"{r.traces[mode]['end_s'].max() * 1e3:.3f} ms)", fontsize=9, loc="left")
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in KIND_COLOURS.values()]
-    axes[0].legend(handles, ["affine", "LIF", "readout", "M33 waits (polls)"], ncols=4, fontsize=8,
-                   loc="upper right")
-    axes[1].set_xlabel("time (ms); digits = layer; shading alternates per timestep")
-    fig.suptitle(f"{r.snn.name} on {r.platform.name}, eval sample {r.sample}", fontsize=10)
+    (affine, LIF, readout, M33 polling) and labelled with their layer where wide enough; alternate timesteps
+    are shaded. The legend (each colour shown and the shading) sits below both panels. ``max_timesteps`` limits
+    the view to the first timesteps (``None``: all). ``width``: inches, ``"single"`` (3.5 in, default) or
+    ``"double"`` (7.2 in), in :func:`hetsim.report.plots.paper_style`. A Figure, left open."""
+    from hetsim.report.plots import figure_width, format_si, paper_style
+
+    fig_w = figure_width(width)
+    with paper_style():
+        fig, axes = plt.subplots(2, 1, figsize=(fig_w, 2.9), layout="constrained", sharex=True)
+        shown: set[str] = set()
+        for ax, mode in zip(axes, ("blocking", "async"), strict=True):
+            tr = r.traces[mode]
+            if max_timesteps is not None:
+                tr = tr[tr["t"] < max_timesteps]
+            rows = {M33: 1.0, MVP: 0.0}
+            for kind, colour in KIND_COLOURS.items():
+                g = tr[tr["phase"] == kind]
+                for dev, gg in g.groupby("device"):
+                    ax.broken_barh(list(zip(gg["start_s"] * 1e3, (gg["end_s"] - gg["start_s"]) * 1e3,
+                                            strict=True)),
+                                   (rows[dev] - 0.35, 0.7), facecolors=colour, edgecolors="white", linewidth=0.3,
+                                   label=kind)
+            span = float(tr["end_s"].max() * 1e3) if len(tr) else 0
+            min_w = 0.011 * span * (7.2 / fig_w)  # a label needs about this much bar at this width
+            for _, row in tr[tr["phase"] != "poll"].iterrows():
+                w = (row["end_s"] - row["start_s"]) * 1e3
+                if w > min_w:
+                    ax.text((row["start_s"] * 1e3 + w / 2), rows[row["device"]], f"{row['layer']}", ha="center",
+                            va="center", fontsize=5, color="white")
+            t_ends = tr.groupby("t")["end_s"].max().sort_index() * 1e3
+            prev = 0.0
+            for t, end in t_ends.items():
+                if t % 2 == 1:
+                    ax.axvspan(prev, end, color="#ececec", zorder=0, linewidth=0)
+                prev = end
+            ax.set_yticks([1, 0], ["M33", "MVP"])
+            ax.tick_params(axis="y", length=0)
+            ax.set_ylim(-0.55, 1.55)
+            whole = format_si(r.traces[mode]["end_s"].max(), "s")
+            ax.set_title(f"{mode}: {len(t_ends)} timesteps in {format_si(span * 1e-3, 's')} "
+                         f"(of {whole})")
+            shown.update(tr["phase"])
+        kinds = [k for k in KIND_COLOURS if k in shown]
+        names = {"affine": "affine", "lif": "LIF", "readout": "readout", "poll": "M33 waits (polls)"}
+        handles = [plt.Rectangle((0, 0), 1, 1, color=KIND_COLOURS[k]) for k in kinds]
+        handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="#ececec", edgecolor="#b0b0b0", linewidth=0.4))
+        fig.legend(handles, [names[k] for k in kinds] + ["odd timesteps"], ncols=3 if fig_w < 5 else 5,
+                   loc="outside lower center")
+        axes[1].set_xlabel("time (ms); digits in bars: layer")
+        fig.suptitle(f"{r.snn.name} on {r.platform.name}, eval sample {r.sample}")
     return fig
 
 

@@ -1,0 +1,455 @@
+"""A self-contained ``report.html``: the headline numbers, the tables and the figures of a run or a sweep in
+one file that opens offline and can be shared as it is.
+
+``hetsim run --out DIR`` writes it beside ``summary.json`` (:func:`run_report_html` for an ONNX run,
+:func:`snn_report_html` for a spiking network); ``hetsim plot RESULTS.csv -o DIR`` writes one with the sweep's
+figures and its table (:func:`sweep_report_html`). The page holds everything it shows: figures are embedded
+as base64 data URIs (PNG, or SVG for a ``.svg`` file), the style sheet and the few lines of script that sort
+a table by a clicked column are inline, and nothing is fetched from the network (no CSS, JS or fonts).
+
+Tables are plain HTML built with :func:`html.escape`. A column whose name ends in ``_s`` (seconds) or ``_j``
+(joules) is shown in one SI prefix per column (``start (ms)``, ``energy (µJ)``), picked from the column's
+largest value, with :data:`SIG_DIGITS` significant digits; the column's name in the CSV is its tooltip and
+each cell keeps its exact value in ``data-v`` for sorting. Files are written atomically
+(:func:`hetsim.report.export.atomic_write_text`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+from collections.abc import Iterable
+from html import escape
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import hetsim
+
+SIG_DIGITS = 5
+"""Significant digits of the numbers in a report's tables (headline numbers get one more)."""
+
+FIGURE_ZOOM = 1.5
+"""A PNG figure is shown this many times its print size (as a PDF viewer at 150 %), at most the page's width."""
+
+_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "\u00b5"), (1e-9, "n"), (1e-12, "p"))
+_UNIT_SUFFIXES = {"_s": "s", "_j": "J"}
+_MIME = {".png": "image/png", ".svg": "image/svg+xml"}
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; margin: 1.5em auto;
+       max-width: 1200px; padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; }
+p.sub { color: #555; margin-top: 0; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; }
+td { white-space: nowrap; }
+th { background: #f2f2f2; position: sticky; top: 0; cursor: pointer; white-space: nowrap; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tbody tr:nth-child(even) { background: #fafafa; }
+table.kv th { text-align: left; cursor: default; position: static; background: #f7f7f7; }
+div.scroll { overflow: auto; max-height: 36em; border: 1px solid #eee; }
+div.wide { overflow-x: auto; }
+figure { margin: 1em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 0.9em; }
+pre { background: #f7f7f7; padding: 0.8em; overflow: auto; font-size: 0.8em; max-height: 40em; }
+footer { color: #777; font-size: 0.8em; margin-top: 2em; }
+"""
+
+# Click a column header to sort by it (numbers numerically, by the exact value in data-v); click again to reverse.
+SORT_JS = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  table.querySelectorAll("thead th").forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var asc = th.getAttribute("data-order") !== "asc";
+      function key(r) { var c = r.cells[col]; return c ? c.getAttribute("data-v") || c.textContent : ""; }
+      var numeric = rows.every(function (r) { var k = key(r); return k === "" || !isNaN(Number(k)); });
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (numeric) {
+          if (x === "") return 1; if (y === "") return -1;
+          x = Number(x); y = Number(y);
+        }
+        return (x < y ? -1 : x > y ? 1 : 0) * (asc ? 1 : -1);
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+      table.querySelectorAll("thead th").forEach(function (h) { h.removeAttribute("data-order"); });
+      th.setAttribute("data-order", asc ? "asc" : "desc");
+    });
+  });
+});
+"""
+
+
+def _sig(x: float, digits: int = SIG_DIGITS) -> str:
+    """``x`` with ``digits`` significant digits, in positional notation while that stays short."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}" if x != 0 else "0"
+    exp = math.floor(math.log10(abs(x)))
+    if -5 <= exp < digits + 3:
+        decimals = max(0, digits - 1 - exp)
+        return f"{x:,.{decimals}f}"
+    return f"{x:.{digits - 1}e}"
+
+
+def si_prefix(values: Iterable[float]) -> tuple[float, str]:
+    """The SI prefix ``(scale, symbol)`` in which the largest absolute value of ``values`` lies in [1, 1000)
+    (``(1.0, "")`` for values of 1 and more, pico at the smallest)."""
+    vals = [abs(float(v)) for v in values if v is not None and not pd.isna(v)]
+    top = max((v for v in vals if math.isfinite(v)), default=0.0)
+    if top == 0:
+        return 1.0, ""
+    for scale, sym in _PREFIXES:
+        if top >= scale * (1 - 1e-12):
+            return scale, sym
+    return _PREFIXES[-1]
+
+
+def quantity(x: float | None, unit: str, digits: int = SIG_DIGITS + 1) -> str:
+    """One value with a fitting SI prefix: ``quantity(0.0450534, "s")`` is ``"45.0534 ms"``; ``-`` for None."""
+    if x is None or pd.isna(x):
+        return "-"
+    scale, sym = si_prefix([x])
+    return f"{_sig(x / scale, digits)} {sym}{unit}"
+
+
+def _is_int_column(s: pd.Series) -> bool:
+    if pd.api.types.is_bool_dtype(s):
+        return False
+    if pd.api.types.is_integer_dtype(s):
+        return True
+    if pd.api.types.is_float_dtype(s):
+        v = s.dropna()
+        return len(v) > 0 and bool(np.all(np.isfinite(v))) and bool(np.all(v == np.round(v))) and \
+            bool((v.abs() < 2**53).all())
+    return False
+
+
+def _cell(v, scale: float = 1.0, integer: bool = False) -> str:
+    """One ``<td>``: numbers right-aligned with their exact value in ``data-v``, text escaped."""
+    if v is None or (not isinstance(v, str | bytes) and pd.isna(v)):
+        return "<td></td>"
+    if isinstance(v, bool | np.bool_):
+        return f"<td>{'yes' if v else 'no'}</td>"
+    if isinstance(v, int | float | np.integer | np.floating):
+        x = float(v)
+        text = f"{int(round(x)):,}" if integer else _sig(x / scale)
+        return f'<td class="n" data-v="{x!r}">{text}</td>'
+    return f"<td>{escape(str(v))}</td>"
+
+
+def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = True) -> str:
+    """``df`` as a sortable HTML table (all rows): ``_s`` and ``_j`` columns in one SI prefix each, a
+    ``utilisation`` column in percent, integral columns as integers, the rest with :data:`SIG_DIGITS`
+    significant digits; empty cells for missing values. ``scroll``: in a box of limited height that scrolls
+    (long tables), else only as wide as the page, scrolling sideways."""
+    heads, fmts = [], []
+    for col in df.columns:
+        s = df[col]
+        name = str(col)
+        numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        scale, label = 1.0, name
+        suffix = next((u for u in _UNIT_SUFFIXES if name.lower().endswith(u)), None)
+        if numeric and suffix is not None:
+            scale, sym = si_prefix(s)
+            label = f"{name[: -len(suffix)]} ({sym}{_UNIT_SUFFIXES[suffix]})"
+        elif numeric and name == "utilisation":
+            scale, label = 0.01, "utilisation (%)"
+        integer = numeric and suffix is None and name != "utilisation" and _is_int_column(s)
+        heads.append(f'<th title="{escape(name)}">{escape(label)}</th>')
+        fmts.append((scale, integer))
+    rows = []
+    for rec in df.itertuples(index=False, name=None):
+        cells = "".join(_cell(v, sc, it) for v, (sc, it) in zip(rec, fmts, strict=True))
+        rows.append(f"<tr>{cells}</tr>")
+    cap = f"<caption>{escape(caption)}</caption>" if caption else ""
+    table = (f'<table class="sortable">{cap}<thead><tr>{"".join(heads)}</tr></thead>\n<tbody>\n'
+             + "\n".join(rows) + "\n</tbody></table>")
+    return f'<div class="{"scroll" if scroll else "wide"}">{table}</div>'
+
+
+def kv_table(items: Iterable[tuple[str, str]]) -> str:
+    """A two-column table of headline numbers (already formatted strings)."""
+    rows = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in items)
+    return f'<table class="kv"><tbody>{rows}</tbody></table>'
+
+
+def png_css_width(data: bytes, zoom: float = 1.0) -> int | None:
+    """The width in CSS pixels (96 per inch) at which a PNG shows at ``zoom`` times its print size: its pixel
+    width scaled by the resolution in its ``pHYs`` chunk (matplotlib writes the figure's dpi there); ``None``
+    when the PNG has no physical resolution or is not a PNG."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    width = int.from_bytes(data[16:20], "big")
+    pos = 8
+    while pos + 8 <= len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        kind = data[pos + 4:pos + 8]
+        if kind == b"pHYs" and n == 9:
+            ppm = int.from_bytes(data[pos + 8:pos + 12], "big")
+            if data[pos + 16] == 1 and ppm > 0:  # unit: metre
+                return round(width / (ppm * 0.0254) * 96 * zoom)
+            return None
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        pos += 12 + n
+    return None
+
+
+def figure_html(path: str | os.PathLike, caption: str = "") -> str:
+    """The figure file ``path`` (``.png`` or ``.svg``) embedded as a base64 data URI, with a caption; a PNG is
+    shown at :data:`FIGURE_ZOOM` times its print size (:func:`png_css_width`), at most the page's width."""
+    p = Path(path)
+    mime = _MIME.get(p.suffix.lower())
+    if mime is None:
+        raise ValueError(f"cannot embed {p.name}: only {', '.join(_MIME)} figures")
+    raw = p.read_bytes()
+    width = png_css_width(raw, FIGURE_ZOOM) if mime == "image/png" else None
+    size = f' width="{width}"' if width else ""
+    data = base64.b64encode(raw).decode("ascii")
+    cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+    return f'<figure><img alt="{escape(caption or p.name)}"{size} src="data:{mime};base64,{data}">{cap}</figure>'
+
+
+def details_html(summary: str, body: str) -> str:
+    """A collapsed section (``<details>``)."""
+    return f"<details><summary>{escape(summary)}</summary>{body}</details>"
+
+
+def pre_html(text: str) -> str:
+    return f"<pre>{escape(text)}</pre>"
+
+
+def page_html(title: str, subtitle: str, sections: Iterable[tuple[str, str]]) -> str:
+    """A whole HTML document: ``title``, a subtitle line, then ``(heading, html)`` sections."""
+    body = "\n".join(f"<section><h2>{escape(h)}</h2>\n{content}\n</section>" for h, content in sections)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+        f"<h1>{escape(title)}</h1>\n<p class=\"sub\">{escape(subtitle)}</p>\n{body}\n"
+        f"<footer>Written by hetsim {escape(getattr(hetsim, '__version__', ''))}. Self-contained: "
+        "figures embedded, no network access needed. Click a column header to sort.</footer>\n"
+        f"<script>{SORT_JS}</script>\n</body>\n</html>\n"
+    )
+
+
+def _json_block(summary: dict) -> str:
+    from hetsim.report.export import _json_default
+
+    return details_html("summary.json (every number of the run)",
+                        pre_html(json.dumps(summary, indent=1, default=_json_default)))
+
+
+def _figures(figures: Iterable[tuple[str | os.PathLike, str]]) -> str:
+    return "\n".join(figure_html(p, cap) for p, cap in figures)
+
+
+def write_html(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (UTF-8)."""
+    from hetsim.report.export import atomic_write_text
+
+    return atomic_write_text(path, text)
+
+
+# --------------------------------------------------------------------------------------------- ONNX runs
+
+
+def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> str:
+    """The report of an ONNX run (:class:`hetsim.pipeline.RunResult`): headline numbers, the device table,
+    the op table (every op, as ``ops.csv``) and ``figures`` (``(path, caption)`` pairs, embedded)."""
+    from hetsim.report.metrics import op_table
+
+    s = run.summary
+    wl = run.workload.summary()
+    head = [
+        ("workload", s["workload"]),
+        ("platform", s["platform"]),
+        ("mapper", s["mapper"]),
+        ("contention", ", ".join(s["contention"]) or "off"),
+        ("operators", f"{s['operators']:,} ({wl['edges']:,} edges, {wl['macs'] / 1e9:,.3f} GMAC)"),
+        ("makespan", quantity(s["makespan_s"], "s")),
+    ]
+    if s.get("predicted_makespan_s") is not None and not math.isclose(
+            s["predicted_makespan_s"], s["makespan_s"], rel_tol=1e-12, abs_tol=1e-18):
+        head.append(("mapper's prediction", quantity(s["predicted_makespan_s"], "s") + " (the replay differs)"))
+    base = s.get("baseline") or "all-host"
+    head.append((f"{base} makespan", quantity(s.get("baseline_makespan_s"), "s")))
+    head.append((f"speed-up over {base}", "-" if not s.get("speedup") else f"{s['speedup']:.4g}x"))
+    head.append(("energy", quantity(s["energy_j"], "J")))
+    off = s["ops_offloaded"]
+    head.append(("ops offloaded", f"{off['count']:,} of {s['operators']:,}"))
+    for dev, info in off["by_device"].items():
+        cap = s.get("capacities", {}).get(dev)
+        extra = ""
+        if cap:
+            unit = "" if cap["unit"] == cap["name"] else f" {cap['unit']}"
+            extra = f"; {cap['name']} {cap['used']:,} of {cap['available']:,}{unit}"
+        head.append((f"offloaded to {dev}", f"{info['count']:,} ops{extra}"))
+    st = s.get("mapper_stats") or {}
+    if st.get("status"):
+        solver = st["status"].replace("_", " ")
+        if st.get("solve_time_s") is not None:
+            solver += f" after {st['solve_time_s']:.3g} s"
+        if st.get("mip_gap") is not None:
+            solver += f", gap {st['mip_gap'] * 100:.3g} %"
+        if st.get("bound_s") is not None:
+            solver += f", bound {quantity(st['bound_s'], 's')}"
+        head.append(("solver", solver))
+    cs = s.get("channel_split")
+    if cs:
+        shares = ", ".join(f"{d} {v * 100:.1f} %" for d, v in sorted(cs["share"].items(), key=lambda kv: -kv[1]))
+        head.append(("channel split (ODiMO)", f"{cs['total_channels']:,} output channels: {shares or '-'}; "
+                                              f"{cs['split_layers']} layers split"))
+    if s.get("host_latency_fallback_ops"):
+        head.append(("note", f"{s['host_latency_fallback_ops']} ops not in the host's latency table use the "
+                              "roofline"))
+    dev = pd.DataFrame(s["devices"])
+    ops = op_table(run.costs, run.schedule, run.result)
+    sections = [
+        ("Summary", kv_table(head)),
+        ("Devices", table_html(dev, scroll=False)
+         + "<p>busy: unit-seconds on a multi-core CPU (its cores), else the union of the busy intervals; "
+           "energy = active + idle + per-op + per-byte energy (ODiMO Eq. 4, generalised).</p>"),
+        ("Figures", _figures(figures)),
+        (f"Operators ({len(ops):,})", table_html(ops)),
+        ("Raw numbers", _json_block(s)),
+    ]
+    title = f"{s['workload']} on {s['platform']} ({s['mapper']})"
+    return page_html(title, "hetsim run: simulated schedule of an ONNX model on a heterogeneous SoC", sections)
+
+
+def write_run_html(run, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> Path:
+    """Write :func:`run_report_html` to ``path`` atomically; returns the path."""
+    return write_html(path, run_report_html(run, figures))
+
+
+# --------------------------------------------------------------------------------------------- SNN runs
+
+
+def snn_report_html(r, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> str:
+    """The report of an SNN run (:class:`hetsim.snn.pipeline.SnnRunResult`): headline numbers, the per-layer
+    table (``layers.csv``), the configurations of SpikeDuet's Table I, the timeline and the per-sample
+    latencies and energies (``samples.csv``)."""
+    from hetsim.snn.report import CONFIG_LABELS
+
+    s = r.summary
+    st = s.get("plan_stats") or {}
+    hz = r.platform.devices[r.platform.host].clock_mhz
+    proof = "optimal" if st.get("status") == "optimal" else (
+        f"stopped at the time limit, within {st.get('gap', 0):.1%} of optimal")
+    head = [
+        ("network", f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']})"),
+        ("platform", s["platform"]),
+        ("mapper", f"{s['mapper']}, {s['mode']} execution"),
+        ("latency", f"{_sig(s['mean_latency_ms'], SIG_DIGITS + 1)} ms = {s['mean_latency_cycles']:,.0f} cycles at "
+                    f"{hz:g} MHz (mean per inference)"),
+        ("energy", f"{_sig(s['mean_energy_uj'], SIG_DIGITS + 1)} µJ per inference"),
+        ("speed-up over all sparse M33", "n/a" if s.get("speedup_vs_all_m33") is None
+         else f"{s['speedup_vs_all_m33']:.4g}x"),
+        ("SRAM for weights", f"{s['sram_used_kib']:.1f} of {s['sram_budget_kib']:.0f} KiB"),
+    ]
+    if st:
+        head.append(("plan", f"on the {st.get('split')} split: {st.get('fit')} of {st.get('plans')} plans fit the "
+                             f"memories, {st.get('evaluated')} scheduled, {proof}"))
+    head.append(("reported on", f"the {s['eval_split']} split ({s['samples']} samples); timeline: sample "
+                                f"{s.get('timeline_sample', r.sample)}"))
+    bad = {k: v for k, v in (s.get("replay_mismatch_bits") or {}).items() if v}
+    if bad:
+        head.append(("warning", "the recorded rasters are not what these weights compute: "
+                     + ", ".join(f"{k} {v:,} spike bits differ" for k, v in bad.items())))
+    cfg_rows = []
+    for name, c in s["configs"].items():
+        cfg_rows.append({
+            "configuration": CONFIG_LABELS.get(name, name), "mode": c.get("mode"),
+            "mean latency (ms)": c.get("mean_latency_ms"), "max latency (ms)": c.get("max_latency_ms"),
+            "speed-up vs all-M33": c.get("speedup_vs_all_m33"), "energy (µJ)": c.get("mean_energy_uj"),
+            "utilisation MVP (%)": None if c.get("mvp_utilisation") is None else 100 * c["mvp_utilisation"],
+            "utilisation M33 (%)": None if c.get("m33_utilisation") is None else 100 * c["m33_utilisation"],
+            "SRAM (KiB)": c.get("sram_kib"),
+            "layers": ", ".join(f"{x['engine']}/{x['residency']}" for x in c.get("layers", [])),
+        })
+    samples = [{"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e}
+               for name, c in r.configs.items()
+               for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True))]
+    sections = [
+        ("Summary", kv_table(head)),
+        ("Layers", table_html(r.layers, scroll=False)
+         + "<p>cycles per timestep of the chosen engine and of each engine (mean on the eval split); "
+           "active/t, ranges/t and launches/t: spikes, contiguous ranges and MVP launches per timestep.</p>"),
+        ("Configurations (SpikeDuet Table I)", table_html(pd.DataFrame(cfg_rows), scroll=False)),
+        ("Figures", _figures(figures)),
+    ]
+    if r.reorder is not None:
+        from hetsim.snn.reorder import format_reorder
+
+        sections.append(("Neuron reordering", pre_html(format_reorder(r.reorder))))
+    sections += [
+        (f"Samples ({len(samples):,} rows)", details_html("latency and energy per eval sample and configuration",
+                                                          table_html(pd.DataFrame(samples)))),
+        ("Raw numbers", _json_block(s)),
+    ]
+    title = f"{s['workload']} on {s['platform']} ({s['mapper']}, {s['mode']})"
+    return page_html(title, "hetsim run: a spiking network on a microcontroller with an accelerator", sections)
+
+
+def write_snn_html(r, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> Path:
+    """Write :func:`snn_report_html` to ``path`` atomically; returns the path."""
+    return write_html(path, snn_report_html(r, figures))
+
+
+# --------------------------------------------------------------------------------------------- sweeps
+
+FIGURE_CAPTIONS = {
+    "fig3_speedup_": "Speed-up over all-host per crossbar count and MVM latency (CPU-CIM ILP Fig. 3)",
+    "fig4_speedup_models_": "Speed-up per model (CPU-CIM ILP Fig. 4)",
+    "fig5_breakdown_": "Latency breakdown per configuration (CPU-CIM ILP Fig. 5)",
+    "snn_speedup_vs_density": "SNN speed-up over all-M33 against spike density (SpikeDuet)",
+}
+
+
+def figure_caption(stem: str) -> str:
+    """A caption for a ``hetsim plot`` figure from its file stem."""
+    for prefix, text in FIGURE_CAPTIONS.items():
+        if stem.startswith(prefix):
+            rest = stem[len(prefix):]
+            return f"{text}: {rest}" if rest else text
+    return stem
+
+
+def sweep_report_html(df: pd.DataFrame, figures: Iterable[tuple[str | os.PathLike, str]] = (),
+                      source: str = "") -> str:
+    """The report of a sweep's results table: counts, the figures (embedded) and every row of the table
+    (without the ``key`` column, whose content the other identifying columns repeat)."""
+    n = len(df)
+    failed = int(df["error"].notna().sum()) if "error" in df else 0
+    head = [("results", source or "-"), ("points", f"{n:,}" + (f" ({failed:,} failed)" if failed else ""))]
+    for col in ("workload", "platform", "mapper", "mode"):
+        if col in df:
+            vals = [str(v) for v in dict.fromkeys(df[col].dropna())]
+            head.append((f"{col}s", ", ".join(vals) if len(vals) <= 12 else f"{len(vals)} distinct"))
+    if "speedup" in df and "workload" in df:
+        sp = pd.to_numeric(df["speedup"], errors="coerce")
+        best = sp.groupby(df["workload"]).max().dropna()
+        if len(best):
+            head.append(("best speed-up", ", ".join(f"{w} {v:.4g}x" for w, v in best.items())))
+    shown = df.drop(columns=["key"]) if "key" in df else df
+    sections = [
+        ("Summary", kv_table(head)),
+        ("Figures", _figures(figures)),
+        (f"Results ({n:,} rows)", table_html(shown)),
+    ]
+    title = f"Sweep results {source}" if source else "Sweep results"
+    return page_html(title, "hetsim plot: a design-space sweep's figures and results table", sections)
+
+
+def write_sweep_html(df: pd.DataFrame, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = (),
+                     source: str = "") -> Path:
+    """Write :func:`sweep_report_html` to ``path`` atomically; returns the path."""
+    return write_html(path, sweep_report_html(df, figures, source))
