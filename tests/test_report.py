@@ -192,23 +192,29 @@ def test_chrome_trace_tiny():
     assert names == {1: "host", 2: "cim", 3: "bus"}
     sort_idx = {e["pid"]: e["args"]["sort_index"] for e in meta_ev if e["name"] == "process_sort_index"}
     assert sort_idx == {1: 0, 2: 1, 3: 2}
+    # thread ids unique over the trace and no pid (Perfetto reads tids as system-wide); without the platform the
+    # host's single track is "ops", overlapping ops and transfers get lanes, explained in the process labels
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta_ev if e["name"] == "thread_name"}
-    assert threads == {(1, 1): "lane 0", (2, 1): "lane 0", (2, 2): "lane 1", (3, 1): "lane 0", (3, 2): "lane 1"}
+    assert threads == {(1, 4): "ops", (2, 5): "lane 0", (2, 6): "lane 1", (3, 7): "lane 0", (3, 8): "lane 1"}
+    labels = {e["pid"]: e["args"]["labels"] for e in meta_ev if e["name"] == "process_labels"}
+    assert labels[1] == "host" and labels[2].startswith("accelerator; lanes: up to 2 ops ran at once")
+    assert labels[3].startswith("link; lanes: transfers in flight at once")
 
     by_name = {e["name"]: e for e in xs}
     mvm_b = by_name["b [mvm]"]
     assert mvm_b["ts"] == 2000.0 and mvm_b["dur"] == 2000.0  # 2 ms .. 4 ms in microseconds
-    assert (mvm_b["pid"], mvm_b["tid"], mvm_b["cat"]) == (2, 1, "mvm")
+    assert (mvm_b["pid"], mvm_b["tid"], mvm_b["cat"]) == (2, 5, "mvm")
     assert mvm_b["args"] == {"op": "b", "device": "cim", "kind": "compute", "phase": "mvm",
-                             "start_s": 0.002, "end_s": 0.004, "lane": 0}
+                             "start_s": 0.002, "end_s": 0.004, "track": "lane 0"}
     load_c = by_name["c [load]"]
-    assert (load_c["ts"], load_c["dur"], load_c["tid"]) == (1500.0, 250.0, 2)
+    assert (load_c["ts"], load_c["dur"], load_c["tid"]) == (1500.0, 250.0, 6)
     store_e = by_name["e [store]"]
-    assert (store_e["ts"], store_e["dur"], store_e["tid"]) == (3500.0, 250.0, 2)
+    assert (store_e["ts"], store_e["dur"], store_e["tid"]) == (3500.0, 250.0, 6)
     a = by_name["a"]
-    assert (a["ts"], a["dur"], a["pid"], a["tid"], a["cat"]) == (0.0, 1000.0, 1, 1, "compute")
+    assert (a["ts"], a["dur"], a["pid"], a["tid"], a["cat"]) == (0.0, 1000.0, 1, 4, "compute")
     xfer = by_name["a->c"]
-    assert (xfer["ts"], xfer["dur"], xfer["pid"], xfer["tid"], xfer["cat"]) == (1000.0, 500.0, 3, 2, "transfer")
+    assert (xfer["ts"], xfer["dur"], xfer["pid"], xfer["tid"], xfer["cat"]) == (1000.0, 500.0, 3, 8, "transfer")
+    assert not [e for e in ev if e["ph"] in "stf"]  # no arrows without the workload (or explicit flows)
 
     assert [e["ts"] for e in xs] == sorted(e["ts"] for e in xs)
     # no two events on one (pid, tid) overlap

@@ -15,16 +15,29 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from hetsim.devices.base import DeviceBase
 from hetsim.devices.link import LINK_KIND
-from hetsim.report.lanes import assign_lanes, device_classes, device_order, lane_counts
+from hetsim.report.lanes import (
+    ACCELERATOR,
+    HOST,
+    LINK,
+    assign_lanes,
+    device_classes,
+    device_order,
+    lane_counts,
+    lane_names,
+)
 
 US_PER_S = 1e6
+NS_PER_S = 1_000_000_000
+FLOW_CAT = "dataflow"
+"""``cat`` of the dataflow arrows (flow events) of :func:`chrome_trace`."""
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -128,96 +141,331 @@ def _json_default(obj):
     raise TypeError(f"{type(obj).__name__} is not JSON serialisable")
 
 
-def chrome_trace(trace: pd.DataFrame, meta: dict | None = None, *, host: str | None = None) -> dict:
+# --- times ------------------------------------------------------------------------------------------------------
+
+
+def to_ns(seconds) -> int:
+    """Seconds -> whole nanoseconds (rounded to the nearest)."""
+    return int(round(float(seconds) * NS_PER_S))
+
+
+def round_ns(trace: pd.DataFrame, columns: tuple[str, ...] = ("start_s", "end_s")) -> pd.DataFrame:
+    """A copy of ``trace`` with its time columns (seconds) rounded to the nanosecond, so that a CSV holds
+    ``5.12e-06`` where the replay's float sum was ``5.120000000000001e-06``. Missing columns are skipped."""
+    out = trace.copy()
+    for c in columns:
+        if c in out.columns:
+            out[c] = np.round(out[c].astype(float), 9)
+    return out
+
+
+def _us(ns: int) -> float:
+    """Whole nanoseconds -> microseconds, a float printed with at most 3 decimals (``5120.001``)."""
+    return ns / 1000
+
+
+# --- dataflow arrows --------------------------------------------------------------------------------------------
+
+
+def flow_chains(
+    keys: Sequence[Hashable],
+    devices: Sequence[str],
+    start_ns: Sequence[int],
+    end_ns: Sequence[int],
+    edges: Iterable[tuple[Hashable, Hashable]],
+    *,
+    transfers: Mapping[tuple[Hashable, Hashable], int] | None = None,
+    eligible: Sequence[bool] | None = None,
+    name: Callable[[Hashable, Hashable], str] | None = None,
+) -> list[tuple[str, list[int]]]:
+    """Chains of trace rows for the dataflow arrows: ``[producer, transfer, consumer]`` for an edge whose
+    tensor crossed a link, ``[producer, consumer]`` for an edge between different devices that moved nothing
+    (shared memory, a channel-split op's parts). Edges within one device get no arrow (the device's program
+    order already shows them).
+
+    Args:
+        keys: per trace row, the op it belongs to (a transfer row's key is never an edge end).
+        devices: per row, its device or link.
+        start_ns, end_ns: per row, whole nanoseconds.
+        edges: ``(producer key, consumer key)`` pairs, in the order the arrows get their ids.
+        transfers: edge -> the row of its transfer.
+        eligible: per row, whether an arrow may start or end on it (default: every row); e.g. not on the
+            M33's polling rows of a blocking SNN replay.
+        name: the arrow's name from its edge (default ``"u->v"``).
+
+    Returns:
+        ``(name, rows)`` per arrow. The producer end is the op's last-ending row
+        (its ``store`` phase, its longest part), the consumer end its first-starting row (ties: a row on
+        another device than the producer's).
+    """
+    rows_of: dict[Hashable, list[int]] = {}
+    for i, k in enumerate(keys):
+        if eligible is None or eligible[i]:
+            rows_of.setdefault(k, []).append(i)
+    transfers = transfers or {}
+    chains = []
+    for u, v in edges:
+        ru, rv = rows_of.get(u), rows_of.get(v)
+        if not ru or not rv:
+            continue
+        p = max(ru, key=lambda i: (end_ns[i], start_ns[i], -i))
+        c = min(rv, key=lambda i: (start_ns[i], devices[i] == devices[p], i))
+        x = transfers.get((u, v))
+        label = name(u, v) if name is not None else f"{u}->{v}"
+        if x is not None:
+            chains.append((label, [p, x, c]))
+        elif devices[p] != devices[c]:
+            chains.append((label, [p, c]))
+    return chains
+
+
+def _run_flows(tr: pd.DataFrame, costs, start_ns, end_ns) -> list[tuple[str, list[int]]]:
+    """:func:`flow_chains` of a replay of ``costs.workload`` (activation edges only, not parameter edges)."""
+    g = costs.workload.graph
+    ops = [str(o) for o in tr["op"]]
+    devices = [str(d) for d in tr["device"]]
+    is_xfer = (tr["kind"] == "transfer").to_numpy()
+    by_name: dict[str, list[int]] = {}
+    for i in np.flatnonzero(is_xfer):
+        by_name.setdefault(ops[i], []).append(int(i))
+    edges = [(u, v) for u, v, d in g.edges(data=True) if not d.get("param")]
+    transfers = {}
+    for u, v in edges:
+        rows = by_name.get(f"{u}->{v}")
+        if rows is not None and len(rows) == 1:  # an op name holding "->" could make a name ambiguous: no arrow
+            transfers[(u, v)] = rows[0]
+    keys = [None if x else o for o, x in zip(ops, is_xfer, strict=True)]
+    return flow_chains(keys, devices, start_ns, end_ns, edges, transfers=transfers)
+
+
+# --- event args -------------------------------------------------------------------------------------------------
+
+
+def _op_args(costs, schedule, op: str, device: str, channels) -> dict:
+    """What the workload and the schedule say about one compute row: op type, shapes, MACs, what it occupies
+    on its device (crossbars, weight bytes) and where (a PUMA's cores), the channels of a channel-split part."""
+    wl = costs.workload
+    if op not in wl.graph:
+        return {}
+    o = wl.op(op)
+    a: dict = {"op_type": o.op_type, "input_shapes": [list(x) for x in o.input_shapes],
+               "output_shapes": [list(x) for x in o.output_shapes]}
+    if o.weight_shape is not None:
+        a["weight_shape"] = list(o.weight_shape)
+    a["macs"] = int(o.macs)
+    a["bits"] = int(o.bits)
+    n = None if channels is None or pd.isna(channels) else int(channels)
+    if n is not None:
+        a["channels"] = n
+        if o.gemm is not None:
+            a["out_channels"] = int(o.gemm.c_out)
+    if device in costs.devices:
+        try:
+            demand = costs.demand(op, device, n)
+        except (ValueError, KeyError):
+            demand = {}
+        for name, amount in demand.items():
+            if amount:
+                a[name] = int(amount)
+        placed = schedule.placement.get(op) if schedule is not None and n is None else None
+        if placed:
+            a["placement"] = [[int(c), int(k)] for c, k in placed]
+    return a
+
+
+def _transfer_args(costs, tr: pd.DataFrame, chain: list[int]) -> dict:
+    """Producer, consumer, their devices, bytes and tensors of the transfer in ``chain`` (p, x, c)."""
+    p, x, c = chain
+    u, v = str(tr["op"].iat[p]), str(tr["op"].iat[c])
+    du, dv = str(tr["device"].iat[p]), str(tr["device"].iat[c])
+    a = {"producer": u, "consumer": v, "src": du, "dst": dv}
+    with contextlib.suppress(KeyError, ValueError):
+        b = float(costs.transfer_bytes(u, v, du, dv))
+        a["bytes"] = int(b) if b.is_integer() else b
+    edge = costs.workload.graph.edges.get((u, v), {})
+    if edge.get("tensors"):
+        a["tensors"] = [str(t) for t in edge["tensors"]]
+    return a
+
+
+# --- the trace --------------------------------------------------------------------------------------------------
+
+
+def _slice_key(row: int, s: int, e: int, pid: int, tid: int) -> tuple:
+    """Sort key of a complete event: time, track, instants (dur 0) first, row."""
+    return (s, pid, tid, e > s, row)
+
+
+def chrome_trace(
+    trace: pd.DataFrame,
+    meta: dict | None = None,
+    *,
+    host: str | Collection[str] | None = None,
+    costs=None,
+    schedule=None,
+    devices: Mapping[str, DeviceBase] | None = None,
+    args: Sequence[dict] | None = None,
+    flows: Iterable[tuple[str, Sequence[int]]] | None = None,
+    order: Sequence[str] | None = None,
+) -> dict:
     """Convert a replay trace into a Chrome Trace Event Format object (opens in Perfetto and chrome://tracing).
 
     Layout: one *process* per device or link, ``pid`` 1, 2, ... in display order (host, then the other
-    compute devices, then links; see :func:`hetsim.report.lanes.device_order`), named by a ``process_name``
-    metadata event and ordered by ``process_sort_index`` (0, 1, ...). Ops that overlap in time on one device
-    go to separate *threads* (lanes, :func:`hetsim.report.lanes.assign_lanes`): ``tid = lane + 1``, named
-    ``"lane <lane>"`` by ``thread_name`` events and ordered by ``thread_sort_index``. All phases of an op share
-    its lane.
+    compute devices, then links; :func:`hetsim.report.lanes.device_order`), named by a ``process_name``
+    metadata event, ordered by ``process_sort_index`` and labelled (``process_labels``) with its role, kind
+    and a note on its tracks. Its *threads* are its tracks (:func:`hetsim.report.lanes.lane_names`): ``core 0``,
+    ``core 1`` on a CPU, ``ops`` on a device that runs one op at a time, ``transfers`` on a link, ``lane k``
+    where ops (or transfers) overlap on a device that is not serial (lanes from
+    :func:`hetsim.report.lanes.assign_lanes`; all phases of an op share its lane). Thread ids are unique over
+    the whole trace (Perfetto treats a tid as system-wide) and never equal a pid; ``thread_name`` and
+    ``thread_sort_index`` events name and order them.
 
     Every trace row becomes one complete event (``"ph": "X"``) with ``name`` = the op (``"<op> [<phase>]"``
-    for a CIM phase, ``"u->v"`` for a transfer), ``cat`` = the phase if any, else the kind (``compute`` |
-    ``transfer``), ``ts`` = start and ``dur`` = end - start, both in **microseconds** (floats;
-    ``dur = end_s * 1e6 - start_s * 1e6`` so that back-to-back phases tile exactly), and ``args`` = ``op``,
-    ``device``, ``kind``, ``phase``, ``start_s``, ``end_s`` (seconds) and ``lane``, plus ``channels`` for the
-    part of a channel-split op (a trace row with a ``channels`` value).
+    for a phase, ``"u->v"`` for a transfer), ``cat`` = the phase if any, else the kind (``compute`` |
+    ``transfer``), and ``ts``, ``dur`` in microseconds from times rounded to the nanosecond (at most 3
+    decimals; ``dur = end - start`` in whole nanoseconds, so back-to-back phases tile exactly). ``args``:
+    ``op``, ``device``, ``kind``, ``phase``, ``track``, ``start_s``/``end_s`` (seconds, to the ns), ``channels``
+    for the part of a channel-split op; with ``costs``, for an op also ``op_type``, ``input_shapes``,
+    ``output_shapes``, ``weight_shape``, ``macs``, ``bits``, what it occupies on its device (``crossbars``,
+    ``weight_memory`` bytes) and ``placement`` (``[core, crossbars]`` pairs of a PUMA op), ``out_channels`` for
+    a split part; for a transfer ``producer``, ``consumer``, ``src``, ``dst``, ``bytes`` and ``tensors``.
+
+    Dataflow arrows (:func:`flow_chains`): Trace Event Format flow events, ``"s"`` on the producer's
+    last slice, ``"t"`` on the transfer, ``"f"`` with ``"bp": "e"`` on the consumer's first slice, all of one
+    arrow sharing ``cat`` ``"dataflow"``, ``name`` ``"u->v"`` and an ``id``. Each flow event sits at the middle
+    of the slice it binds to (its *enclosing* slice), so the binding never depends on the order of events
+    with equal timestamps (except on slices shorter than 2 ns).
 
     Args:
         trace: :class:`~hetsim.sim.engine.SimResult` trace (columns ``op``, ``device``, ``kind``, ``phase``,
-            ``start_s``, ``end_s``; seconds).
+            ``start_s``, ``end_s``, optionally ``channels``; seconds).
         meta: JSON-able run information stored as ``otherData`` (e.g. workload, platform, mapper,
             makespan); its ``"host"`` key, if present, names the host device.
-        host: the host device (sorted first); default ``meta["host"]``, else a device named ``"host"``, else
-            guessed (compute devices without CIM phases).
+        host: the host device, or several (one per run in a trace of several runs); default
+            ``meta["host"]``, else the platform's host (``costs``), else a device named ``"host"``, else guessed
+            (compute devices without phases).
+        costs: the :class:`~hetsim.costs.CostModel` of the run: op args, device roles, dataflow arrows.
+        schedule: the :class:`~hetsim.schedule.Schedule` replayed (crossbar placement of PUMA ops).
+        devices: trace device name -> device config, for the track names (default ``costs.devices``).
+        args: per trace row (in order), extra ``args`` to add to its event.
+        flows: explicit ``(name, rows)`` arrows (positions in ``trace``; default: from ``costs``).
+        order: display order of devices (those it leaves out follow in the default order).
 
     Returns:
         ``{"traceEvents": [...], "displayTimeUnit": "ns", "otherData": meta or {}}`` with metadata events
-        first, then the complete events sorted by ``ts``; plain Python types, ready for ``json.dumps``.
+        first, then complete and flow events sorted by ``ts``; plain Python types, ready for ``json.dumps``.
     """
     meta = dict(meta) if meta else {}
     if host is None and isinstance(meta.get("host"), str):
         host = meta["host"]
+    if host is None and costs is not None:
+        host = costs.platform.host
+    if devices is None and costs is not None:
+        devices = costs.devices
+    devices = devices or {}
     events: list[dict] = []
-    if len(trace):
-        tr = trace.reset_index(drop=True)
-        lanes = assign_lanes(tr)
-        n_lanes = lane_counts(tr, lanes)
-        order = device_order(tr, host)
-        classes = device_classes(tr, host)
-        pid_of = {d: i + 1 for i, d in enumerate(order)}
-        kind_label = {0: "host", 1: "accelerator", 2: LINK_KIND}
-        for i, d in enumerate(order):
-            pid = pid_of[d]
-            events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": d}})
-            events.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
-                           "args": {"sort_index": i}})
-            events.append({"name": "process_labels", "ph": "M", "pid": pid, "tid": 0,
-                           "args": {"labels": kind_label[classes[d]]}})
-            for lane in range(n_lanes[d]):
-                events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": lane + 1,
-                               "args": {"name": f"lane {lane}"}})
-                events.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": lane + 1,
-                               "args": {"sort_index": lane}})
-        phases = tr["phase"].fillna("").astype(str)
-        xs = []
-        chans = tr["channels"] if "channels" in tr.columns else pd.Series([None] * len(tr), index=tr.index)
-        for op, dev, kind, phase, s, e, lane, n in zip(tr["op"], tr["device"], tr["kind"], phases, tr["start_s"],
-                                                       tr["end_s"], lanes, chans, strict=True):
-            s, e = float(s), float(e)
-            ts = s * US_PER_S
-            xs.append({
-                "name": _event_name(str(op), phase),
-                "cat": phase or str(kind),
-                "ph": "X",
-                "ts": ts,
-                "dur": e * US_PER_S - ts,
-                "pid": pid_of[str(dev)],
-                "tid": int(lane) + 1,
-                "args": {"op": str(op), "device": str(dev), "kind": str(kind), "phase": phase,
-                         "start_s": s, "end_s": e, "lane": int(lane)},
-            })
-            if pd.notna(n):  # a part of a channel-split op: its output channels
-                xs[-1]["args"]["channels"] = int(n)
-        xs.sort(key=lambda ev: (ev["ts"], ev["pid"], ev["tid"]))
-        events.extend(xs)
+    if not len(trace):
+        return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
+    tr = trace.reset_index(drop=True)
+    start_ns = [to_ns(x) for x in tr["start_s"]]
+    end_ns = [max(to_ns(e), s) for e, s in zip(tr["end_s"], start_ns, strict=True)]
+    # lanes on the rounded times, so that what the file shows never overlaps on a track
+    lanes = assign_lanes(tr.assign(start_s=np.asarray(start_ns, float), end_s=np.asarray(end_ns, float)), tol_s=0)
+    n_lanes = lane_counts(tr, lanes)
+    classes = device_classes(tr, host)
+    default = device_order(tr, host)
+    first = [d for d in dict.fromkeys(order or ()) if d in classes]
+    order = first + [d for d in default if d not in first]
+    pid_of = {d: i + 1 for i, d in enumerate(order)}
+    role_label = {HOST: "host", ACCELERATOR: "accelerator", LINK: LINK_KIND}
+    tid_of: dict[tuple[str, int], int] = {}
+    track_of: dict[tuple[str, int], str] = {}
+    next_tid = len(order) + 1
+    for i, d in enumerate(order):
+        pid = pid_of[d]
+        dev = devices.get(d)
+        tracks = lane_names(n_lanes[d], classes[d], serial=None if dev is None else bool(dev.serial),
+                            units=None if dev is None else int(dev.units),
+                            can_host=bool(dev is not None and dev.can_host))
+        label = role_label[classes[d]] + (f", {dev.kind}" if dev is not None else "")
+        events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": d}})
+        events.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": i}})
+        events.append({"name": "process_labels", "ph": "M", "pid": pid, "tid": 0,
+                       "args": {"labels": label + (f"; {tracks.unit}s: {tracks.note}" if tracks.note else "")}})
+        for lane, name in enumerate(tracks.names):
+            tid_of[(d, lane)] = next_tid
+            track_of[(d, lane)] = name
+            events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": next_tid, "args": {"name": name}})
+            events.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": next_tid,
+                           "args": {"sort_index": lane}})
+            next_tid += 1
+
+    if flows is None:
+        flows = _run_flows(tr, costs, start_ns, end_ns) if costs is not None else []
+    flows = [(str(name), [int(r) for r in rows]) for name, rows in flows]
+    xfer_args: dict[int, dict] = {}
+    if costs is not None:
+        for _, rows in flows:
+            if len(rows) == 3 and tr["kind"].iat[rows[1]] == "transfer":
+                xfer_args[rows[1]] = _transfer_args(costs, tr, rows)
+
+    phases = tr["phase"].fillna("").astype(str)
+    chans = tr["channels"] if "channels" in tr.columns else pd.Series([None] * len(tr), index=tr.index)
+    timed: list[tuple[tuple, dict]] = []  # (sort key, event); see the ordering note below
+    op_cache: dict[tuple, dict] = {}
+    for i, (op, dev, kind, phase, lane, n) in enumerate(zip(tr["op"], tr["device"], tr["kind"], phases, lanes,
+                                                            chans, strict=True)):
+        op, dev, kind = str(op), str(dev), str(kind)
+        s, e = start_ns[i], end_ns[i]
+        a = {"op": op, "device": dev, "kind": kind, "phase": phase, "track": track_of[(dev, int(lane))],
+             "start_s": s / NS_PER_S, "end_s": e / NS_PER_S}
+        if pd.notna(n):  # a part of a channel-split op: its output channels
+            a["channels"] = int(n)
+        if costs is not None and kind != "transfer":
+            key = (op, dev, None if pd.isna(n) else int(n))
+            if key not in op_cache:
+                op_cache[key] = _op_args(costs, schedule, op, dev, n)
+            a.update(op_cache[key])
+        a.update(xfer_args.get(i, {}))
+        if args is not None and args[i]:
+            a.update(args[i])
+        timed.append((_slice_key(i, s, e, pid_of[dev], tid_of[(dev, int(lane))]),
+                      {"name": _event_name(op, phase), "cat": phase or kind, "ph": "X", "ts": _us(s),
+                       "dur": _us(e - s), "pid": pid_of[dev], "tid": tid_of[(dev, int(lane))], "args": a}))
+    for fid, (name, rows) in enumerate(flows, start=1):
+        for k, r in enumerate(rows):
+            ph = "s" if k == 0 else "f" if k == len(rows) - 1 else "t"
+            mid = (start_ns[r] + end_ns[r]) // 2
+            dev = str(tr["device"].iat[r])
+            ev = {"name": name, "cat": FLOW_CAT, "ph": ph, "id": fid, "ts": _us(mid), "pid": pid_of[dev],
+                  "tid": tid_of[(dev, int(lanes.iat[r]))]}
+            if ph == "f":
+                ev["bp"] = "e"
+            # right after its slice when it sits at the slice's start (a slice under 2 ns), else before any
+            # slice starting at that time (none on its own track: the slice encloses it)
+            key = ((*_slice_key(r, start_ns[r], end_ns[r], ev["pid"], ev["tid"]), 1) if mid == start_ns[r]
+                   else (mid, -1))
+            timed.append((key, ev))
+    # Order: by time; at one time and on one track, instants (dur 0) before a slice, so that a viewer that binds a
+    # flow event to the slice last opened on its track (Perfetto) closes the instants when the slice opens.
+    timed.sort(key=lambda t: t[0])
+    events.extend(ev for _, ev in timed)
     return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
 
 
 def write_chrome_trace(
-    trace: pd.DataFrame, path: str | os.PathLike, meta: dict | None = None, *, host: str | None = None
+    trace: pd.DataFrame, path: str | os.PathLike, meta: dict | None = None, **kwargs
 ) -> Path:
     """Write :func:`chrome_trace` of ``trace`` as JSON to ``path`` atomically (UTF-8, compact).
 
-    Numpy scalars/arrays, sets and paths in ``meta`` are converted to JSON types; non-finite floats are
-    written as ``null`` so that the file stays strict JSON.
+    ``kwargs`` go to :func:`chrome_trace` (``host``, ``costs``, ``schedule``, ``devices``, ``args``,
+    ``flows``). Numpy scalars/arrays, sets and paths in ``meta`` are converted to JSON types; non-finite floats
+    are written as ``null`` so that the file stays strict JSON.
 
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
     """
-    doc = _finite(chrome_trace(trace, meta, host=host))
+    doc = _finite(chrome_trace(trace, meta, **kwargs))
     text = json.dumps(doc, default=_json_default, separators=(",", ":"), allow_nan=False)
     return atomic_write_text(path, text + "\n")
 

@@ -55,7 +55,7 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     Raises:
         OutputExistsError: see :func:`check_out_dir`.
     """
-    from hetsim.report.export import atomic_path, atomic_write_text, write_chrome_trace
+    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
     from hetsim.report.plots import plot_breakdown, plot_timeline
 
     check_out_dir(out, force)
@@ -72,9 +72,9 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
         op_table(run.costs, run.schedule, run.result).to_csv(tmp, index=False)
     atomic_write_text(path("schedule.json"), run.schedule.to_json() + "\n")
     with atomic_path(path("trace.csv")) as tmp:
-        run.result.trace.to_csv(tmp, index=False)
+        round_ns(run.result.trace).to_csv(tmp, index=False)  # times to the ns: no float noise
     meta = {k: run.summary[k] for k in ("workload", "platform", "mapper", "makespan_s", "contention")}
-    write_chrome_trace(run.result.trace, path("trace.json"), meta=meta)
+    write_chrome_trace(run.result.trace, path("trace.json"), meta=meta, costs=run.costs, schedule=run.schedule)
     title = f"{run.workload.name} on {run.platform.name} ({run.schedule.mapper})"
     plot_timeline(run.result.trace, path("timeline.png"), title=title)
     rows = []
