@@ -151,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "summary.json, layers.csv, samples.csv, trace.csv, trace.json, timeline.png)")
     p.add_argument("--force", action="store_true", help="replace existing files in --out")
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
+    p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
+                   "(default: the first 4 per device, the rest counted)")
     p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
     g = p.add_argument_group("spiking networks (SpikeDuet; an SNN spec .yaml on platforms/efr32mg24.yaml)")
     g.add_argument("--mode", choices=("async", "blocking"), default=None,
@@ -186,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "over timed runs of each node's kernel time. The CSV is a latency table for a cpu device "
                        "(latency_model: table). Profiles are machine-specific.")
     p.add_argument("model", type=Path, help="ONNX model")
-    p.add_argument("-o", "--output", type=Path, required=True, help="CSV to write (e.g. profiles/yolov5n.csv)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="CSV to write (e.g. profiles/yolov5n.csv); "
+                   "the machine, ORT version and settings go to NAME.meta.json beside it")
     p.add_argument("--runs", type=_positive_int, default=20, help="timed runs (default 20)")
     p.add_argument("--warmup", type=int, default=5, help="untimed warm-up runs (default 5)")
     p.add_argument("--optimize", action="store_true",
@@ -394,7 +397,7 @@ def _headless() -> None:
 def cmd_run(args) -> int:
     from hetsim.api import run
     from hetsim.report.outputs import check_out_dir, write_outputs
-    from hetsim.report.text import format_report
+    from hetsim.report.text import DEFAULT_NAMES, format_report
 
     if args.model.suffix.lower() in (".yaml", ".yml"):
         return _run_snn(args)
@@ -413,7 +416,8 @@ def cmd_run(args) -> int:
         _headless()
     r = run(_platform(args), args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
             **options)
-    return _print_and_write(args, r.summary, lambda: format_report(r),
+    names = None if args.verbose else DEFAULT_NAMES
+    return _print_and_write(args, r.summary, lambda: format_report(r, max_names=names),
                             lambda: write_outputs(r, args.out, force=args.force))
 
 
@@ -579,18 +583,18 @@ def cmd_profile(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from hetsim.errors import OutputExistsError
-    from hetsim.profile import profile_model
-    from hetsim.report.export import atomic_write_text
+    from hetsim.profile import meta_path, profile_model
 
-    if args.output.exists() and not args.force:
-        raise OutputExistsError(f"{str(args.output)!r} exists; pass --force to replace it")
+    for target in (args.output, meta_path(args.output)):
+        if target.exists() and not args.force:
+            raise OutputExistsError(f"{str(target)!r} exists; pass --force to replace it")
     with Progress(TextColumn("profiling {task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), transient=True) as bar:
         task = bar.add_task(args.model.name, total=None)
         prof = profile_model(args.model, warmup=args.warmup, runs=args.runs, optimize=args.optimize,
                              seed=args.seed, progress=lambda d, t: bar.update(task, completed=d, total=t))
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.output, prof.to_csv())
+    written = prof.write(args.output)
     missing = sum(1 for r in prof.rows if r["source"] == "missing")
     fused = sum(1 for r in prof.rows if r["source"] == "fused")
     diff = prof.per_op_sum_s - prof.whole_model_s
@@ -604,7 +608,7 @@ def cmd_profile(args) -> int:
         print(f"  {fused} ops share fused kernels (time split by MACs)")
     if missing:
         print(f"  {missing} ops have no kernel in the profile (latency 0)")
-    print(f"  wrote {args.output}")
+    print(f"  wrote {' and '.join(map(str, written))}")
     return 0
 
 

@@ -13,7 +13,10 @@ optimisation (as for the paper's model-level numbers) and fused kernels are mapp
 absorbed: an op missing from the optimised graph belongs to the optimised node that produces its output
 tensor, or, following its consumers in the original graph, the first such producer downstream; a kernel's
 time is split among its ops in proportion to their MACs (equally when none has MACs). Profiles are
-machine-specific: the CSV header records the CPU model and ORT version.
+machine-specific: ``NAME.meta.json`` beside ``NAME.csv`` (:func:`meta_path`) records the CPU model, ORT
+version, settings and the whole-model latency, so that the CSV itself is a plain table
+(``pandas.read_csv(path)`` reads it as it is). Profiles of older hetsim versions carried these as ``#`` lines at
+the top of the CSV; :func:`read_profile_meta` reads both, and the latency-table reader skips such lines.
 """
 
 from __future__ import annotations
@@ -72,17 +75,84 @@ class Profile:
         return float(sum(r["latency_s"] for r in self.rows))
 
     def to_csv(self) -> str:
-        """CSV text with ``#`` header lines (machine, ORT version, settings, whole-model latency)."""
+        """CSV text: a header row (``op,op_type,latency_s,iqr_s,runs,source``) and one row per op; the
+        metadata is :meth:`meta_json`'s."""
         buf = io.StringIO()
-        for k, v in self.meta.items():
-            buf.write(f"# {k}: {v}\n")
-        buf.write(f"# whole_model_median_s: {self.whole_model_s:.9g}\n")
-        buf.write(f"# per_op_sum_s: {self.per_op_sum_s:.9g}\n")
         buf.write("op,op_type,latency_s,iqr_s,runs,source\n")
         for r in self.rows:
             name = r["op"].replace('"', '""')
             buf.write(f'"{name}",{r["op_type"]},{r["latency_s"]:.9g},{r["iqr_s"]:.9g},{r["runs"]},{r["source"]}\n')
         return buf.getvalue()
+
+    def meta_json(self) -> str:
+        """The side file's text (:func:`meta_path`): :attr:`meta` plus ``whole_model_median_s`` and
+        ``per_op_sum_s``."""
+        meta = {**self.meta, "whole_model_median_s": float(f"{self.whole_model_s:.9g}"),
+                "per_op_sum_s": float(f"{self.per_op_sum_s:.9g}")}
+        return json.dumps(meta, indent=1) + "\n"
+
+    def write(self, path: str | Path) -> list[Path]:
+        """Write the CSV to ``path`` and the metadata to :func:`meta_path` of it, each atomically; returns
+        both paths."""
+        from hetsim.report.export import atomic_write_text
+
+        path = Path(path)
+        atomic_write_text(path, self.to_csv())
+        atomic_write_text(meta_path(path), self.meta_json())
+        return [path, meta_path(path)]
+
+
+def meta_path(csv_path: str | Path) -> Path:
+    """Where a profile's metadata lives: ``NAME.meta.json`` beside ``NAME.csv``."""
+    p = Path(csv_path)
+    return p.with_name(f"{p.stem}.meta.json")
+
+
+def _meta_value(text: str):
+    """A ``#`` line's value: an int or float when it reads as one, else the text."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def read_profile_meta(csv_path: str | Path) -> dict:
+    """A profile's metadata: its ``NAME.meta.json``, else the ``# key: value`` lines at the top of an older
+    profile's CSV (numbers as numbers); ``{}`` when it has neither."""
+    side = meta_path(csv_path)
+    if side.is_file():
+        return json.loads(side.read_text())
+    meta = {}
+    with open(csv_path) as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            key, _, value = line[1:].partition(":")
+            meta[key.strip()] = _meta_value(value.strip())
+    return meta
+
+
+def upgrade_profile(csv_path: str | Path) -> bool:
+    """Move the ``#`` lines of an older profile's CSV to its ``NAME.meta.json`` (the data rows are kept byte for
+    byte); ``False`` when the CSV has none (nothing to do).
+
+    Raises:
+        InputError: the CSV has ``#`` lines and a ``NAME.meta.json`` already exists.
+    """
+    from hetsim.report.export import atomic_write_text
+
+    path = Path(csv_path)
+    lines = path.read_text().splitlines(keepends=True)
+    if not lines or not lines[0].startswith("#"):
+        return False
+    if meta_path(path).exists():
+        raise InputError(f"{path} has '#' lines and {meta_path(path)} exists: merge them by hand")
+    meta = read_profile_meta(path)
+    atomic_write_text(meta_path(path), json.dumps(meta, indent=1) + "\n")
+    atomic_write_text(path, "".join(ln for ln in lines if not ln.startswith("#")))
+    return True
 
 
 def _inputs(sess, seed: int) -> dict:

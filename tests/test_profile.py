@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import csv
+import json
 from pathlib import Path
 
 import numpy as np
 import onnx
+import pandas as pd
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -14,7 +15,7 @@ from hetsim.cli import main
 from hetsim.costs import CostModel
 from hetsim.errors import PlatformError
 from hetsim.platform import Platform
-from hetsim.profile import profile_model
+from hetsim.profile import profile_model, read_profile_meta, upgrade_profile
 from hetsim.workload import load_onnx
 
 pytest.importorskip("onnxruntime")
@@ -66,8 +67,15 @@ def test_profile_table_round_trips_into_a_cpu_device(tmp_path, capsys):
     out = tmp_path / "prof.csv"
     assert main(["profile", str(model), "-o", str(out), "--runs", "3", "--warmup", "1"]) == 0
     assert "sum of ops" in capsys.readouterr().out
-    with out.open() as f:
-        rows = {r["op"]: float(r["latency_s"]) for r in csv.DictReader(ln for ln in f if not ln.startswith("#"))}
+    table = pd.read_csv(out)  # a plain table: the metadata is in the side file
+    assert list(table.columns) == ["op", "op_type", "latency_s", "iqr_s", "runs", "source"]
+    assert str(table["runs"].dtype) == "int64" and set(table["runs"]) == {0, 3}
+    rows = dict(zip(table["op"], table["latency_s"], strict=True))
+    meta = json.loads((tmp_path / "prof.meta.json").read_text())
+    assert meta == read_profile_meta(out)
+    assert meta["threads"] == 1 and meta["timed_runs"] == 3 and meta["model"] == "m.onnx"
+    assert meta["per_op_sum_s"] == pytest.approx(table["latency_s"].sum(), rel=1e-6)
+    assert meta["whole_model_median_s"] > 0
     plat = Platform.model_validate({"devices": {"host": {
         "kind": "cpu", "clock_ghz": 1.0, "macs_per_cycle": {32: 1}, "mem_bandwidth_gb_s": 1.0,
         "latency_model": "table", "latency_table": str(out)}}})
@@ -75,8 +83,32 @@ def test_profile_table_round_trips_into_a_cpu_device(tmp_path, capsys):
     for op, lat in rows.items():
         assert costs.latency[op]["host"] == lat
     assert costs.host_fallback_ops() == []
-    # refuses to overwrite without --force
+    # refuses to overwrite without --force, also when only the side file is there
     assert main(["profile", str(model), "-o", str(out), "--runs", "1", "--warmup", "0"]) == 2
+    out.unlink()
+    assert main(["profile", str(model), "-o", str(out), "--runs", "1", "--warmup", "0"]) == 2
+    assert not out.exists()
+
+
+def test_older_profiles_with_comment_lines_are_read_and_upgraded(tmp_path):
+    old = tmp_path / "m.csv"
+    old.write_text("# model: m.onnx\n# machine: test cpu\n# threads: 1\n# whole_model_median_s: 0.003\n"
+                   "op,op_type,latency_s,iqr_s,runs,source\nconv,Conv,0.001,0,20,measured\nrelu,Relu,0.002,0,20,"
+                   "measured\nbad\n")
+    assert read_profile_meta(old) == {"model": "m.onnx", "machine": "test cpu", "threads": 1,
+                                      "whole_model_median_s": 0.003}
+    spec = {"devices": {"host": {"kind": "cpu", "clock_ghz": 1.0, "macs_per_cycle": {32: 1}, "mem_bandwidth_gb_s": 1.0,
+                                 "latency_model": "table", "latency_table": str(old)}}}
+    with pytest.raises(PlatformError, match=r"m\.csv:8: latency_s"):  # line numbers of the file as it is
+        CostModel(load_onnx(conv_relu_model(tmp_path / "m.onnx")), Platform.model_validate(spec))
+    old.write_text(old.read_text().replace("bad\n", ""))
+    data = old.read_text().split("op,op_type", 1)[1]
+    assert upgrade_profile(old) and not upgrade_profile(old)  # the second time there is nothing to move
+    assert old.read_text() == "op,op_type" + data  # data rows byte for byte
+    assert json.loads((tmp_path / "m.meta.json").read_text())["machine"] == "test cpu"
+    assert list(pd.read_csv(old)["runs"]) == [20, 20]
+    costs = CostModel(load_onnx(tmp_path / "m.onnx"), Platform.model_validate(spec))
+    assert costs.latency["conv"]["host"] == 0.001
 
 
 def test_a_folder_of_profiles_picks_the_workloads_csv(tmp_path):
@@ -103,6 +135,8 @@ def test_shipped_profiles_cover_every_op_of_their_workloads():
     profiles = sorted((root / "profiles").glob("*.csv"))
     assert len(profiles) >= 10
     for prof in profiles:
+        assert str(pd.read_csv(prof)["runs"].dtype) == "int64", prof.name  # plain tables
+        assert read_profile_meta(prof)["onnxruntime"], prof.name  # their metadata beside them
         model = next(root.glob(f"workloads/**/{prof.stem}.onnx"))
         costs = CostModel(load_onnx(model), plat)
         assert costs.host_fallback_ops() == [], prof.name  # measured, not estimated

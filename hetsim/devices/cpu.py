@@ -146,7 +146,11 @@ class CpuDevice(DeviceBase):
 
 @lru_cache(maxsize=64)
 def _read_table(path: str, _mtime_ns: int, _size: int, device: str) -> dict[str, float]:
-    """Read a latency CSV (cached per file version). See :attr:`CpuDevice.table`."""
+    """Read a latency CSV (cached per file version). See :attr:`CpuDevice.table`.
+
+    A plain CSV, as ``hetsim profile`` writes it today (its metadata in ``NAME.meta.json``, which this does not
+    need); the ``#`` lines at the top of an older profile are skipped, and error messages give line numbers in
+    the file as it is."""
     out: dict[str, float] = {}
     with open(path, newline="") as f:
         # keep each data row's line number in the file (comment lines are skipped, not renumbered)

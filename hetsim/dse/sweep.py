@@ -15,10 +15,13 @@ A sweep file::
     output: ../results/cpu-cim-ilp.csv                            # default: results/<name>.csv
 
 Points = workloads x platforms x the parameter grid x mappers. Each point is identified by a key made of
-its workload file, platform file, parameter values and mapper; a point whose key is already in the output
-table is not run again, so a killed sweep resumes where it stopped without duplicates. Every finished point
-is appended at once as one CSV line (written with a single ``write`` and ``fsync``; a torn last line from
-a kill is dropped on resume).
+its workload file, platform file, parameter values and mapper, the ``key`` column of the table
+(:func:`point_key`): ``resnet18_int8_ort.onnx|puma.yaml|devices.cim.crossbars=25,devices.cim.t_mvm_ns=50|cpsat``
+(parameters sorted by name). A point whose key is already in the output table is not run again, so a killed
+sweep resumes where it stopped without duplicates. Every finished point is appended at once as one CSV line
+(written with a single ``write`` and ``fsync``; a torn last line from a kill is dropped on resume). A table
+written by an older hetsim, whose keys are JSON lists (``["resnet18_int8_ort.onnx","puma.yaml",{...},"cpsat"]``),
+has its keys rewritten to this form when a sweep resumes it.
 
 **SNN sweeps.** A sweep is either all-ONNX or all-SNN (mixing is an :class:`~hetsim.errors.InputError`). It is
 an SNN sweep when every workload is an SNN spec (``.yaml``, :func:`hetsim.snn.network.load_snn`) and/or a
@@ -45,9 +48,11 @@ an SNN sweep when every workload is an SNN spec (``.yaml``, :func:`hetsim.snn.ne
 ``threshold``, ``shuffle``, ``group_size``; each is a list of values (a grid) or one value, and every
 combination is one workload. ``contention`` and ``mapper_options`` apply to ONNX sweeps only; ``mode`` and
 ``reorder`` to SNN sweeps only. Points = (spec files + synthetic networks) x platforms x the parameter grid x
-mappers x modes x reorder. A synthetic network's key holds its ``synthetic_snn`` arguments (the six above,
-plus any optional ones given), so a resumed sweep regenerates exactly the networks it still needs (each
-worker process caches the networks it built).
+mappers x modes x reorder. An SNN point's key adds the mode and ``reorder=true|false``; a synthetic network's
+key holds its ``synthetic_snn`` arguments (the six above, plus any optional ones given), so a resumed sweep
+regenerates exactly the networks it still needs (each worker process caches the networks it built)::
+
+    synthetic(layers=[8,24,4],timesteps=6,density=0.1,clustering=0.0,seed=0,samples=4)|efr32mg24.yaml||spikeduet|...
 
 SNN rows (:data:`SNN_RESULT_COLUMNS`, after ``key``, workload, platform, mapper, mode, reorder, the synthetic
 arguments - ``layers`` as ``24-192-192-27``, a per-layer density as ``0.1;0.2;...``; for spec files
@@ -340,7 +345,7 @@ def expand_points(spec: SweepSpec) -> list[dict]:
     points = []
     for w, p, values, m in itertools.product(spec.workloads, spec.platforms, grid, spec.mappers):
         params = dict(zip(names, values, strict=True))
-        key = json.dumps([w.name, p.name, params, m], sort_keys=True, separators=(",", ":"))
+        key = point_key(w.name, p.name, params, m)
         points.append({"key": key, "workload": str(w), "platform": str(p), "params": params, "mapper": m,
                        "mapper_options": options_for(m, spec.mapper_options), "contention": spec.contention})
     return points
@@ -357,10 +362,51 @@ def _expand_snn(spec: SweepSpec, names: list[str], grid: list[tuple]) -> list[di
     for (wid, net), p, values, m, mode, reo in itertools.product(nets, spec.platforms, grid, spec.mappers, modes,
                                                                 reorders):
         params = dict(zip(names, values, strict=True))
-        key = json.dumps([wid, p.name, params, m, mode, reo], sort_keys=True, separators=(",", ":"))
+        key = point_key(wid, p.name, params, m, mode, reo)
         points.append({"kind": "snn", "key": key, **net, "platform": str(p), "params": params, "mapper": m,
                        "mode": mode, "reorder": reo})
     return points
+
+
+def _key_value(v) -> str:
+    """A value in a key: strings as they are, numbers and booleans as JSON writes them (``25``, ``25.0``,
+    ``true``), lists as ``[a,b]``."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list | tuple):
+        return "[" + ",".join(_key_value(x) for x in v) + "]"
+    return json.dumps(v)
+
+
+def point_key(workload: str | dict, platform: str, params: dict, mapper: str, *snn) -> str:
+    """The ``key`` of a design point (module docstring): ``workload|platform|name=value,...|mapper``, the
+    parameters sorted by name, and for SNN points (``snn`` = mode, reorder) ``|mode|reorder=false``. A synthetic
+    network (``workload`` = ``{"synthetic": args}``) is written ``synthetic(layers=[...],timesteps=...,...)``
+    with its arguments in :data:`SYNTHETIC_COLUMNS` then :data:`SYNTHETIC_OPTIONAL` order."""
+    if isinstance(workload, dict):
+        args = workload["synthetic"]
+        order = [k for k in SYNTHETIC_COLUMNS + SYNTHETIC_OPTIONAL if k in args] + sorted(
+            k for k in args if k not in SYNTHETIC_COLUMNS + SYNTHETIC_OPTIONAL)
+        workload = "synthetic(" + ",".join(f"{k}={_key_value(args[k])}" for k in order) + ")"
+    parts = [workload, platform, ",".join(f"{k}={_key_value(params[k])}" for k in sorted(params)), mapper]
+    if snn:
+        mode, reorder = snn
+        parts += [mode, f"reorder={_key_value(reorder)}"]
+    return "|".join(parts)
+
+
+def _key_from_json(key: str) -> str | None:
+    """The key of an older hetsim's table (a JSON list, see the module docstring) in today's form; ``None``
+    when ``key`` is not one."""
+    if not key.startswith("["):
+        return None
+    try:
+        old = json.loads(key)
+    except ValueError:
+        return None
+    if isinstance(old, list) and len(old) in (4, 6) and isinstance(old[2], dict):
+        return point_key(*old)
+    return None
 
 
 def result_columns(spec: SweepSpec) -> list[str]:
@@ -488,7 +534,12 @@ def run_point(point: dict) -> dict:
 
 
 def _read_done(path: Path) -> set[str]:
-    """Keys already in the results table; drops a torn last line left by a kill."""
+    """Keys already in the results table; drops a torn last line left by a kill, and rewrites the JSON keys of
+    an older hetsim's table in today's form (:func:`point_key`).
+
+    Raises:
+        InputError: the table mixes JSON keys with keys that are not an older hetsim's.
+    """
     if not path.exists():
         return set()
     data = path.read_bytes()
@@ -496,7 +547,18 @@ def _read_done(path: Path) -> set[str]:
         with path.open("r+b") as f:
             f.truncate(data.rfind(b"\n") + 1)
     with path.open(newline="") as f:
-        return {r["key"] for r in csv.DictReader(f) if r.get("key")}
+        reader = csv.DictReader(f)
+        columns, rows = reader.fieldnames, list(reader)
+    if any(r.get("key", "").startswith("[") for r in rows):
+        new = [_key_from_json(r["key"]) if r.get("key", "").startswith("[") else r.get("key") for r in rows]
+        bad = [r["key"] for r, k in zip(rows, new, strict=True) if k is None and r.get("key")]
+        if bad:
+            raise InputError(f"{path}: key {bad[0]!r} is neither a point key nor an older hetsim's JSON key; "
+                             "choose another output")
+        for r, k in zip(rows, new, strict=True):
+            r["key"] = k
+        _write_rows(path, columns, rows)
+    return {r["key"] for r in rows if r.get("key")}
 
 
 def _append(path: Path, columns: list[str], row: dict) -> None:
@@ -587,13 +649,18 @@ def run_sweep(
 def _sort_table(path: Path, order: list[str]) -> None:
     """Rewrite the finished table in the sweep's point order (atomically), so the file does not depend on
     which worker finished first."""
-    from hetsim.report.export import atomic_write_text
-
     with path.open(newline="") as f:
         reader = csv.DictReader(f)
         columns, rows = reader.fieldnames, list(reader)
     rank = {k: i for i, k in enumerate(order)}
     rows.sort(key=lambda r: rank.get(r["key"], len(rank)))
+    _write_rows(path, columns, rows)
+
+
+def _write_rows(path: Path, columns: list[str], rows: list[dict]) -> None:
+    """Replace the table at ``path`` with ``rows`` (atomically)."""
+    from hetsim.report.export import atomic_write_text
+
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
     w.writeheader()

@@ -23,6 +23,9 @@ from hetsim.devices.link import Link
 from hetsim.schedule import Schedule
 from hetsim.sim.engine import SimResult
 
+#: integer columns of :func:`op_table`
+OP_INT_COLUMNS = ("macs", "bits", "m_v", "n_v", "n_mvm", "groups", "crossbars")
+
 
 def union_length(starts: np.ndarray, ends: np.ndarray) -> float:
     """Total length of the union of intervals ``[starts[i], ends[i])``, seconds."""
@@ -168,11 +171,63 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def op_energy(costs: CostModel, result: SimResult) -> dict[str, float]:
+    """Each op's share of the devices' energy, joules (``energy_j`` of :func:`op_table`).
+
+    An op's energy is its active energy on every device it runs on (``active_w`` times its busy time there) plus
+    the per-op energy of the device's kind (:meth:`~hetsim.devices.base.DeviceBase.op_energy_j`, e.g. an NPU's
+    ``energy_pj_per_mac``), summed over its parts. On a device that runs several ops at once (a PUMA CIM: busy
+    time is the union of its intervals, :func:`device_table`), time in which ``k`` ops run together is shared
+    equally among them, so the device's active energy is split without double counting. Not included: idle
+    energy (a property of the device and the makespan, not of an op) and links' energy (transfers are edges,
+    not ops). Hence, over a run, ``sum(op energies) + sum(idle_j of the devices) == summary energy_j - links'
+    energy_j``.
+    """
+    tr = result.trace
+    T = result.makespan_s
+    out = dict.fromkeys(costs.workload.topological_order(), 0.0)
+    for name, cfg in costs.devices.items():
+        sub = tr[tr["device"] == name]
+        if sub.empty:
+            continue
+        ops, starts, ends = sub["op"].to_numpy(), sub["start_s"].to_numpy(float), sub["end_s"].to_numpy(float)
+        if cfg.serial:
+            busy = ends - starts
+        else:  # share every elementary interval among the rows running in it
+            cuts = np.unique(np.concatenate([starts, ends]))
+            busy = np.zeros(len(sub))
+            for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                on = (starts <= a) & (ends >= b)
+                if on.any():
+                    busy[on] += (b - a) / on.sum()
+        per_op: dict[str, float] = {}
+        for v, t in zip(ops, busy, strict=True):
+            per_op[v] = per_op.get(v, 0.0) + float(t)
+        for v, t in per_op.items():
+            out[v] += float(cfg.energy_j(t, T)[0])
+        first = sub.drop_duplicates("op")
+        for v, ch in zip(first["op"], first["channels"], strict=True):
+            out[v] += cfg.op_energy_j(costs.workload.op(v), None if pd.isna(ch) else int(ch))
+    return out
+
+
 def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.DataFrame:
-    """One row per op: ``op, type, device, start_s, finish_s, latency_s``, the op's latency on every device
-    (``latency_<device>_s``, empty where unsupported), crossbars, placement, GEMM view and ``channels`` (for a
-    channel-split op, ``device:count`` per part, e.g. ``digital:4;aimc:60``; empty otherwise)."""
+    """One row per op (``ops.csv``).
+
+    Columns: ``op``, ``type``, ``device`` (a split op: the device of its first part), ``start_s``, ``finish_s``,
+    ``latency_s``, ``energy_j`` (the op's share of the energy, :func:`op_energy`: active energy on its devices
+    plus per-op energy; no idle or link energy), the op's latency on every device (``latency_<device>_s``, empty
+    where unsupported), ``macs``, ``bits``, the GEMM view of CPU-CIM ILP Eq. 1 (``m_v``, ``n_v``, ``n_mvm``,
+    ``groups``; 0 for an op without one, like ``macs`` and ``crossbars``), ``crossbars`` (on a device whose
+    capacity is crossbars; 0 otherwise), ``placement`` (``core<i>:<crossbars>`` per core, ``;``-separated) and
+    ``channels`` (for a channel-split op, ``device:count`` per part, e.g. ``digital:4;aimc:60``).
+
+    Integer columns are ``int64``; ``placement`` and ``channels`` are strings, ``""`` where absent, so the
+    dtypes do not depend on the run. (Read back from the CSV with ``pandas.read_csv``, a string column that is
+    empty in every row comes back as ``float64`` NaN: pandas cannot tell an empty column's type.)
+    """
     devs = list(costs.platform.devices)
+    energy = op_energy(costs, result)
     rows = []
     for v in costs.workload.topological_order():
         op = costs.workload.op(v)
@@ -180,22 +235,31 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
         row = {
             "op": v, "type": op.op_type, "device": d,
             "start_s": result.start_s[v], "finish_s": result.finish_s[v],
-            "latency_s": result.finish_s[v] - result.start_s[v],
+            "latency_s": result.finish_s[v] - result.start_s[v], "energy_j": energy[v],
         }
         for dev in devs:
             row[f"latency_{dev}_s"] = costs.latency[v].get(dev, np.nan)
         g = op.gemm
         row.update({
             "macs": op.macs, "bits": op.bits,
-            "m_v": g.m_v if g else None, "n_v": g.n_v if g else None,
-            "n_mvm": g.n_mvm if g else None, "groups": g.groups if g else None,
+            "m_v": g.m_v if g else 0, "n_v": g.n_v if g else 0,
+            "n_mvm": g.n_mvm if g else 0, "groups": g.groups if g else 0,
             "crossbars": costs.need.get(v, {}).get(d, 0) if costs.resident.get(d) and
             costs.resident[d].name == "crossbars" else 0,
             "placement": ";".join(f"core{c}:{n}" for c, n in schedule.placement.get(v, [])),
             "channels": ";".join(f"{dev}:{len(ch)}" for dev, ch in schedule.splits.get(v, {}).items()),
         })
         rows.append(row)
-    return pd.DataFrame(rows)
+    cols = ["op", "type", "device", "start_s", "finish_s", "latency_s", "energy_j",
+            *(f"latency_{dev}_s" for dev in devs), *OP_INT_COLUMNS, "placement", "channels"]
+    df = pd.DataFrame(rows, columns=cols)
+    for c in OP_INT_COLUMNS:
+        df[c] = df[c].astype("int64")
+    for c in ("op", "type", "device", "placement", "channels"):
+        df[c] = df[c].astype(object).astype(str)
+    for c in ("start_s", "finish_s", "latency_s", "energy_j", *(f"latency_{dev}_s" for dev in devs)):
+        df[c] = df[c].astype("float64")
+    return df
 
 
 def summarize(

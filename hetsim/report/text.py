@@ -2,34 +2,94 @@
 
 from __future__ import annotations
 
-import textwrap
+import math
 
 from hetsim.pipeline import RunResult
 
-
-def _ms(t: float | None) -> str:
-    return "-" if t is None else f"{t * 1e3:,.3f} ms"
-
-
-def _energy(e: float) -> str:
-    if 0 < e < 1e-3:
-        return f"{e * 1e6:,.3f} uJ"
-    return f"{e * 1e3:,.3f} mJ" if e < 1 else f"{e:,.3f} J"
+#: SI prefixes the report picks from, largest first (``u`` for micro keeps the output ASCII)
+SI_PREFIXES = (("", 1.0), ("m", 1e-3), ("u", 1e-6), ("n", 1e-9), ("p", 1e-12))
+#: ops named per device (and split layers listed) unless ``--verbose``
+DEFAULT_NAMES = 4
+VERBOSE_HINT = "(--verbose lists all)"
 
 
-def format_report(run: RunResult, max_names: int | None = None) -> str:
-    """A readable multi-line report: headline numbers, per-device table, offloaded ops, crossbar placement."""
+def si_scale(values, sig: int = 4, min_decimals: int = 3) -> tuple[str, float, int]:
+    """One SI prefix and one number of decimals for a column of values in a base unit (seconds, joules).
+
+    The prefix is the largest one under which the column's largest magnitude is at least 1 (``s``/``J`` at most:
+    a value of 1,000 s prints as ``1,000.000 s``); it steps down while the smallest non-zero magnitude would be
+    below 0.01 in it, so that no value needs more than 5 decimals. The decimals are ``min_decimals``, or more
+    so that every non-zero value shows at least ``sig`` significant digits. ``None`` and non-finite values are
+    ignored; a column without a non-zero value gets the base unit and no decimals.
+
+    Returns:
+        ``(prefix, scale, decimals)``: print ``value / scale`` with ``decimals`` decimals and ``prefix + unit``.
+    """
+    mags = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v)) and v != 0]
+    if not mags:
+        return "", 1.0, 0
+    hi, lo = max(mags), min(mags)
+    i = next((k for k, (_, f) in enumerate(SI_PREFIXES) if hi >= f), len(SI_PREFIXES) - 1)
+    while i < len(SI_PREFIXES) - 1 and lo / SI_PREFIXES[i][1] < 0.01:
+        i += 1
+    prefix, scale = SI_PREFIXES[i]
+    lead = math.floor(math.log10(lo / scale))  # position of the smallest value's first digit
+    return prefix, scale, min(9, max(min_decimals, sig - 1 - lead))
+
+
+def si_column(values, unit: str, sig: int = 4, missing: str = "-") -> list[str]:
+    """``values`` (in ``unit``: ``s``, ``J``) as text in one prefixed unit with one number of decimals
+    (:func:`si_scale`); ``missing`` for ``None``."""
+    prefix, scale, dec = si_scale(values, sig)
+    return [missing if v is None else f"{v / scale:,.{dec}f} {prefix}{unit}" for v in values]
+
+
+def si(value: float | None, unit: str, sig: int = 4) -> str:
+    """One value in a fitting SI prefix (:func:`si_column` of one value)."""
+    return si_column([value], unit, sig)[0]
+
+
+def _wrap(tokens: list[str], indent: str, width: int = 110) -> list[str]:
+    """Tokens joined by spaces into lines of at most ``width`` characters (a longer token gets its own line);
+    a token is never broken."""
+    lines: list[str] = []
+    cur = ""
+    for t in tokens:
+        if cur and len(indent) + len(cur) + 1 + len(t) > width:
+            lines.append(indent + cur)
+            cur = t
+        else:
+            cur = f"{cur} {t}" if cur else t
+    return lines + ([indent + cur] if cur else [])
+
+
+def _more(shown: int, total: int) -> str:
+    return f" ... and {total - shown} more {VERBOSE_HINT}" if shown < total else ""
+
+
+def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
+    """A readable multi-line report: headline numbers, per-device table, offloaded ops, crossbar placement.
+
+    Times and energies are printed with SI prefixes, one per column (:func:`si_column`): the makespans of the
+    headline share one, the device table's busy times one and its energies one. ``max_names``: how many
+    offloaded ops are named per device and how many split layers listed (``None``: all, ``hetsim run
+    --verbose``); the rest are counted.
+    """
     s = run.summary
     wl = run.workload.summary()
+    times = [s["makespan_s"], s["baseline_makespan_s"]]
+    predicted = s["predicted_makespan_s"]
+    differs = predicted is not None and abs(predicted - s["makespan_s"]) > 1e-12 * max(1.0, s["makespan_s"])
+    t_txt = si_column(times + ([predicted] if differs else []), "s")
     lines = [
         f"hetsim run: {s['workload']} on {s['platform']}, mapper {s['mapper']}, "
         f"contention {', '.join(s['contention']) or 'off'}",
         "",
         f"  operators    {s['operators']} ({wl['edges']} edges, {wl['macs'] / 1e9:,.3f} GMAC)",
-        f"  makespan     {_ms(s['makespan_s'])}",
-        f"  {s.get('baseline', 'all-host'):<12} {_ms(s['baseline_makespan_s'])}"
+        f"  makespan     {t_txt[0]}",
+        f"  {s.get('baseline', 'all-host'):<12} {t_txt[1]}"
         + (f"   speedup {s['speedup']:.2f}x" if s["speedup"] else ""),
-        f"  energy       {_energy(s['energy_j'])}",
+        f"  energy       {si(s['energy_j'], 'J')}",
     ]
     st = s.get("mapper_stats") or {}
     if st.get("status") in ("optimal", "time_limit", "feasible"):
@@ -44,11 +104,9 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
             status = st["status"].replace("_", " ")
             lines.append(f"  solver       {status} after {st.get('solve_time_s', 0):.2f} s: best schedule found, "
                          f"not proven optimal{gap_txt}"
-                         + (f" (bound {bound * 1e3:,.3f} ms)" if bound is not None else ""))
-    if s["predicted_makespan_s"] is not None and abs(s["predicted_makespan_s"] - s["makespan_s"]) > 1e-12 * max(
-        1.0, s["makespan_s"]
-    ):
-        lines.append(f"  (mapper predicted {_ms(s['predicted_makespan_s'])}; the replay differs)")
+                         + (f" (bound {si(bound, 's')})" if bound is not None else ""))
+    if differs:
+        lines.append(f"  (mapper predicted {t_txt[2]}; the replay differs)")
     host_cfg = run.costs.devices[run.costs.host] if hasattr(run.costs, "devices") else None
     free = sorted({o.op_type for o in run.workload.ops.values()} & set(getattr(host_cfg, "free_ops", []) or []))
     if free:
@@ -58,12 +116,15 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
         lines.append(f"  note: {s['host_latency_fallback_ops']} ops not in the host's latency table use the roofline")
     lines.append("")
     kw = max([6] + [len(d["kind"]) for d in s["devices"]])
-    header = f"  {'device':<10} {'kind':<{kw}} {'ops':>6} {'busy':>14} {'utilisation':>12} {'energy':>13}"
+    busy = si_column([d["busy_s"] for d in s["devices"]], "s")
+    energy = si_column([d["energy_j"] for d in s["devices"]], "J")
+    bw, ew = max([14, *map(len, busy)]), max([13, *map(len, energy)])
+    header = f"  {'device':<10} {'kind':<{kw}} {'ops':>6} {'busy':>{bw}} {'utilisation':>12} {'energy':>{ew}}"
     lines += [header, "  " + "-" * (len(header) - 2)]
-    for d in s["devices"]:
+    for d, b, e in zip(s["devices"], busy, energy, strict=True):
         lines.append(
-            f"  {d['device']:<10} {d['kind']:<{kw}} {d['ops']:>6} {_ms(d['busy_s']):>14} "
-            f"{d['utilisation'] * 100:>11.1f}% {_energy(d['energy_j']):>13}"
+            f"  {d['device']:<10} {d['kind']:<{kw}} {d['ops']:>6} {b:>{bw}} "
+            f"{d['utilisation'] * 100:>11.1f}% {e:>{ew}}"
         )
     if "channel_split" in s:
         lines += _channel_split(s["channel_split"], max_names)
@@ -78,9 +139,8 @@ def format_report(run: RunResult, max_names: int | None = None) -> str:
         lines.append(f"    {dev}: {info['count']} ops{extra}")
         names = info["ops"] if max_names is None else info["ops"][:max_names]
         if names:
-            more = f" ... and {len(info['ops']) - len(names)} more" if len(names) < len(info["ops"]) else ""
-            lines += textwrap.wrap(", ".join(names) + more, width=110, initial_indent="      ",
-                                   subsequent_indent="      ")
+            tail = _more(len(names), len(info["ops"])).strip()
+            lines += _wrap([f"{n}," for n in names[:-1]] + [names[-1]] + ([tail] if tail else []), "      ")
         cores = _core_usage(run, dev)
         if cores:
             lines.append("      crossbars per core: " + " ".join(cores))
@@ -99,7 +159,7 @@ def _channel_split(cs: dict, max_names: int | None) -> list[str]:
         both = f", {'both' if len(accs) == 2 else 'all'} {cs['all_busy_fraction'] * 100:.1f} %" if len(accs) > 1 else ""
         lines.append(f"    busy (share of the makespan): {busy}{both}")
         lines.append(f"    layer-sequential model (ODiMO Eq. 3-4, Conv/FC layers only): "
-                     f"{_ms(cs['layer_sequential_latency_s'])}, {_energy(cs['layer_sequential_energy_j'])}")
+                     f"{si(cs['layer_sequential_latency_s'], 's')}, {si(cs['layer_sequential_energy_j'], 'J')}")
     split = [r for r in layers if len(r["channels"]) > 1]
     lines.append(f"    split layers: {len(split)} of {len(layers)}")
     shown = split if max_names is None else split[:max_names]
@@ -107,7 +167,7 @@ def _channel_split(cs: dict, max_names: int | None) -> list[str]:
         parts = " + ".join(f"{n} {d}" for d, n in r["channels"].items())
         lines.append(f"      {r['op']}: {parts}")
     if len(shown) < len(split):
-        lines.append(f"      ... and {len(split) - len(shown)} more")
+        lines.append("     " + _more(len(shown), len(split)))
     return lines
 
 

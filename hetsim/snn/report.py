@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE, M33, MVP
 from hetsim.report.table import text_table
+from hetsim.report.text import si_column
 from hetsim.snn.pipeline import SnnRunResult
 
 SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png")
@@ -32,6 +33,11 @@ def format_snn_report(r: SnnRunResult) -> str:
     st = s["plan_stats"]
     proof = "optimal" if st.get("status") == "optimal" else (
         f"stopped at the time limit, within {st.get('gap', 0):.1%} of optimal")
+    configs = list(s["configs"].values())
+    # one SI prefix per column: the headline and the configurations' latencies share one, their energies one
+    lat = si_column([s["mean_latency_ms"] * 1e-3] + [c["mean_latency_ms"] * 1e-3 for c in configs], "s")
+    energy = si_column([s["mean_energy_uj"] * 1e-6] + [c["mean_energy_uj"] * 1e-6 for c in configs], "J")
+    lw, ew = max(map(len, lat)), max(map(len, energy))
     lines = [
         f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']}) on {s['platform']}",
         f"  mapper {s['mapper']}, {s['mode']} execution; planned on the {st['split']} split "
@@ -39,9 +45,8 @@ def format_snn_report(r: SnnRunResult) -> str:
         f"{st['solve_time_s'] * 1e3:.0f} ms); reported on the {s['eval_split']} split "
         f"({s['samples']} sample{'s' if s['samples'] != 1 else ''})",
         "",
-        f"  latency      {s['mean_latency_ms']:.3f} ms = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz "
-        "(mean per inference)",
-        f"  energy       {s['mean_energy_uj']:.2f} uJ per inference",
+        f"  latency      {lat[0]} = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz (mean per inference)",
+        f"  energy       {energy[0]} per inference",
         f"  speed-up     {_x(s['speedup_vs_all_m33'])} over all sparse M33",
         f"  SRAM         {s['sram_used_kib']:.1f} / {s['sram_budget_kib']:.0f} KiB for weights",
         *(["  warning      the recorded rasters are not what these weights compute: "
@@ -60,12 +65,12 @@ def format_snn_report(r: SnnRunResult) -> str:
                      f"{row['mvp_dense_cycles_per_t']:,.0f}",
                      f"{row['active_per_t']:.1f}", f"{row['ranges_per_t']:.2f}", f"{row['launches_per_t']:.2f}"])
     lines += text_table(head, rows, right={4, 6, 7, 8}, indent="  ")
-    lines += ["", "  configuration              latency ms   speed-up   energy uJ   MVP busy   layers"]
-    for name, c in s["configs"].items():
+    lines += ["", f"  {'configuration':<26} {'latency':>{lw}}   speed-up   {'energy':>{ew}}   MVP busy   layers"]
+    for (name, c), t, e in zip(s["configs"].items(), lat[1:], energy[1:], strict=True):
         eng = ", ".join(f"{x['engine']}/{x['residency']}" for x in c["layers"])
-        lines.append(f"  {CONFIG_LABELS.get(name, name):<26} {c['mean_latency_ms']:>10.3f}   "
-                     f"{_x(c['speedup_vs_all_m33']):>8}  {c['mean_energy_uj']:>9.2f}   "
-                     f"{_x(c['mvp_utilisation'], '.1%', ''):>7}   {eng}")
+        lines.append(f"  {CONFIG_LABELS.get(name, name):<26} {t:>{lw}}   "
+                     f"{_x(c['speedup_vs_all_m33']):>8}   {e:>{ew}}   "
+                     f"{_x(c['mvp_utilisation'], '.1%', ''):>8}   {eng}")
     if r.reorder is not None:
         from hetsim.snn.reorder import format_reorder
 
