@@ -13,7 +13,8 @@ from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE, M33, MVP
 from hetsim.report.table import text_table
 from hetsim.snn.pipeline import SnnRunResult
 
-SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png")
+SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png",
+                    "report.html")
 KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8"}
 CONFIG_LABELS = {"all-m33": "all sparse M33", "all-dense-mvp": "all dense MVP, blocking", "all-dense-mvp-async":
                  "all dense MVP, async", "spikeduet-blocking": "spikeduet, blocking",
@@ -139,8 +140,8 @@ def snn_timeline_figure(r: SnnRunResult, max_timesteps: int | None = 6, *, width
 
 def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[Path]:
     """Write summary.json, layers.csv, samples.csv (latency and energy per eval sample and configuration),
-    trace.csv and trace.json (both modes of the timeline sample; Chrome trace, opens in Perfetto) and
-    timeline.png into ``out``, each atomically.
+    trace.csv and trace.json (both modes of the timeline sample; Chrome trace, opens in Perfetto),
+    timeline.png and report.html (all of it in one self-contained page) into ``out``, each atomically.
 
     Raises:
         OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
@@ -165,6 +166,10 @@ def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[P
     write_chrome_trace(trace.drop(columns=["layer", "t"]), out / "trace.json",
                        meta={"workload": r.snn.name, "platform": r.platform.name, "sample": r.sample})
     plot_snn_timeline(r, out / "timeline.png")
+    from hetsim.report.html import write_snn_html
+
+    write_snn_html(r, out / "report.html", figures=[
+        (out / "timeline.png", "Timeline of the first timesteps of one sample, blocking above asynchronous")])
     return [out / f for f in SNN_OUTPUT_FILES]
 
 
