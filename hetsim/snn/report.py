@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE, M33, MVP
 from hetsim.report.table import text_table
+from hetsim.report.text import si_column
 from hetsim.snn.pipeline import SnnRunResult
 
 SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "trace.csv", "trace.json", "timeline.png",
@@ -33,6 +34,11 @@ def format_snn_report(r: SnnRunResult) -> str:
     st = s["plan_stats"]
     proof = "optimal" if st.get("status") == "optimal" else (
         f"stopped at the time limit, within {st.get('gap', 0):.1%} of optimal")
+    configs = list(s["configs"].values())
+    # one SI prefix per column: the headline and the configurations' latencies share one, their energies one
+    lat = si_column([s["mean_latency_ms"] * 1e-3] + [c["mean_latency_ms"] * 1e-3 for c in configs], "s")
+    energy = si_column([s["mean_energy_uj"] * 1e-6] + [c["mean_energy_uj"] * 1e-6 for c in configs], "J")
+    lw, ew = max(map(len, lat)), max(map(len, energy))
     lines = [
         f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']}) on {s['platform']}",
         f"  mapper {s['mapper']}, {s['mode']} execution; planned on the {st['split']} split "
@@ -40,9 +46,8 @@ def format_snn_report(r: SnnRunResult) -> str:
         f"{st['solve_time_s'] * 1e3:.0f} ms); reported on the {s['eval_split']} split "
         f"({s['samples']} sample{'s' if s['samples'] != 1 else ''})",
         "",
-        f"  latency      {s['mean_latency_ms']:.3f} ms = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz "
-        "(mean per inference)",
-        f"  energy       {s['mean_energy_uj']:.2f} uJ per inference",
+        f"  latency      {lat[0]} = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz (mean per inference)",
+        f"  energy       {energy[0]} per inference",
         f"  speed-up     {_x(s['speedup_vs_all_m33'])} over all sparse M33",
         f"  SRAM         {s['sram_used_kib']:.1f} / {s['sram_budget_kib']:.0f} KiB for weights",
         *(["  warning      the recorded rasters are not what these weights compute: "
@@ -61,12 +66,12 @@ def format_snn_report(r: SnnRunResult) -> str:
                      f"{row['mvp_dense_cycles_per_t']:,.0f}",
                      f"{row['active_per_t']:.1f}", f"{row['ranges_per_t']:.2f}", f"{row['launches_per_t']:.2f}"])
     lines += text_table(head, rows, right={4, 6, 7, 8}, indent="  ")
-    lines += ["", "  configuration              latency ms   speed-up   energy uJ   MVP busy   layers"]
-    for name, c in s["configs"].items():
+    lines += ["", f"  {'configuration':<26} {'latency':>{lw}}   speed-up   {'energy':>{ew}}   MVP busy   layers"]
+    for (name, c), t, e in zip(s["configs"].items(), lat[1:], energy[1:], strict=True):
         eng = ", ".join(f"{x['engine']}/{x['residency']}" for x in c["layers"])
-        lines.append(f"  {CONFIG_LABELS.get(name, name):<26} {c['mean_latency_ms']:>10.3f}   "
-                     f"{_x(c['speedup_vs_all_m33']):>8}  {c['mean_energy_uj']:>9.2f}   "
-                     f"{_x(c['mvp_utilisation'], '.1%', ''):>7}   {eng}")
+        lines.append(f"  {CONFIG_LABELS.get(name, name):<26} {t:>{lw}}   "
+                     f"{_x(c['speedup_vs_all_m33']):>8}   {e:>{ew}}   "
+                     f"{_x(c['mvp_utilisation'], '.1%', ''):>8}   {eng}")
     if r.reorder is not None:
         from hetsim.snn.reorder import format_reorder
 
@@ -138,6 +143,53 @@ def snn_timeline_figure(r: SnnRunResult, max_timesteps: int | None = 6, *, width
     return fig
 
 
+def snn_trace_layout(r: SnnRunResult) -> dict:
+    """What :func:`hetsim.report.export.chrome_trace` needs beyond the rows for the trace of
+    :func:`write_snn_outputs` (``r.traces`` concatenated in their order, devices renamed ``"m33 (async)"``...):
+    ``host`` (the platform's host in every mode, so the M33 is labelled host and its track ``core 0``),
+    ``devices`` (each renamed device's config, for its role and track names), ``args`` per row (``layer``,
+    ``t``, ``cycles`` at the engine's clock; an affine op's ``n_in``, ``n_out``, ``engine``, ``residency``,
+    ``active_inputs`` at its timestep; a LIF update's ``neurons``) and ``flows``: the dataflow arrows between
+    the M33 and the MVP (``lif_{l-1}[t] -> affine_l[t] -> lif_l[t]`` for an MVP layer), never from a polling
+    row; ``order``: each mode's devices together, the host first."""
+    from hetsim.report.export import flow_chains, to_ns
+    from hetsim.snn.schedule import on_mvp, unroll
+
+    modes = list(r.traces)
+    devices = {f"{n} ({m})": d for m in modes for n, d in r.platform.devices.items()}
+    layers = r.layers.reset_index(drop=True)
+    rasters = r.snn.activity.get(r.snn.roles.eval) if r.snn.activity else None
+    engines = on_mvp([c.engine for c in r.plan.layers])
+    keys, devs, starts, ends, eligible, args, edges = [], [], [], [], [], [], []
+    for m, t in r.traces.items():
+        edges += [((m, u), (m, v)) for u, v in unroll(r.snn.n_layers, r.snn.timesteps, engines, m).graph.edges]
+        for op, dev, phase, s0, e0, layer, step in zip(t["op"], t["device"], t["phase"], t["start_s"], t["end_s"],
+                                                       t["layer"], t["t"], strict=True):
+            keys.append((m, op))
+            devs.append(f"{dev} ({m})")
+            starts.append(to_ns(s0))
+            ends.append(max(to_ns(e0), starts[-1]))
+            eligible.append(phase != "poll")
+            a = {"layer": int(layer), "t": int(step)}
+            clock = getattr(r.platform.devices.get(dev), "clock_mhz", None)
+            if clock:
+                a["cycles"] = int(round((float(e0) - float(s0)) * clock * 1e6))
+            if phase == "affine" and 1 <= layer <= len(layers):
+                row = layers.iloc[int(layer) - 1]
+                a.update(n_in=int(row["n_in"]), n_out=int(row["n_out"]), engine=str(row["engine"]),
+                         residency=str(row["residency"]))
+                if rasters is not None and len(rasters) >= layer:
+                    a["active_inputs"] = int(rasters[int(layer) - 1][r.sample, int(step)].sum())
+            elif phase == "lif" and 1 <= layer <= len(layers):
+                a["neurons"] = int(layers.iloc[int(layer) - 1]["n_out"])
+            args.append(a)
+    flows = flow_chains(keys, devs, starts, ends, edges, eligible=eligible, name=lambda u, v: f"{u[1]}->{v[1]}")
+    host = r.platform.host
+    order = [f"{d} ({m})" for m in modes for d in sorted(r.platform.devices, key=lambda d: (d != host, d))]
+    return {"host": [f"{host} ({m})" for m in modes], "devices": devices, "args": args, "flows": flows,
+            "order": order}
+
+
 def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[Path]:
     """Write summary.json, layers.csv, samples.csv (latency and energy per eval sample and configuration),
     trace.csv and trace.json (both modes of the timeline sample; Chrome trace, opens in Perfetto),
@@ -146,7 +198,7 @@ def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[P
     Raises:
         OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
     """
-    from hetsim.report.export import atomic_path, atomic_write_text, write_chrome_trace
+    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
     from hetsim.report.outputs import check_out_dir
 
     check_out_dir(out, force, SNN_OUTPUT_FILES)
@@ -162,9 +214,10 @@ def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[P
         pd.DataFrame(rows).to_csv(tmp, index=False)
     trace = pd.concat([t.assign(device=t["device"] + f" ({m})") for m, t in r.traces.items()], ignore_index=True)
     with atomic_path(out / "trace.csv") as tmp:
-        trace.to_csv(tmp, index=False)
+        round_ns(trace).to_csv(tmp, index=False)  # times to the ns: no float noise
     write_chrome_trace(trace.drop(columns=["layer", "t"]), out / "trace.json",
-                       meta={"workload": r.snn.name, "platform": r.platform.name, "sample": r.sample})
+                       meta={"workload": r.snn.name, "platform": r.platform.name, "sample": r.sample},
+                       **snn_trace_layout(r))
     plot_snn_timeline(r, out / "timeline.png")
     from hetsim.report.html import write_snn_html
 
