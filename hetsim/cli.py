@@ -48,6 +48,7 @@ examples:
   hetsim run platforms/puma.yaml workloads/yolov5n.onnx
   hetsim run platforms/puma-x86.yaml workloads/resnet18_int8_qdq.onnx --mapper all-host
   hetsim run platforms/puma.yaml workloads/yolov5n.onnx --contention links,cim-bus --out results/yolo
+  hetsim run platforms/puma.yaml workloads/yolov5n.onnx --set devices.cim.crossbars=25 --set devices.cim.t_mvm_ns=100
   hetsim inspect workloads/mobilenet_v2.onnx --platform platforms/puma.yaml
   hetsim run platforms/diana.yaml workloads/resnet20_cifar10.onnx --mapper min-cost --objective energy
   hetsim run platforms/efr32mg24.yaml workloads/snn/braille384.yaml --reorder --out results/braille384

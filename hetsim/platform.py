@@ -265,6 +265,8 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
                 kind = e["input"].get("kind")
                 hint = did_you_mean(kind, DEVICE_KINDS)
                 msg = f"unknown device kind {kind!r}{hint}{' A' if hint else '; a'}llowed: {', '.join(DEVICE_KINDS)}"
+        elif e["type"] == "union_tag_not_found" and loc[:1] == ["devices"]:
+            msg = f"no 'kind'; a device needs one of: {', '.join(DEVICE_KINDS)}"
         elif "input" in e and e["type"] not in ("value_error",):
             msg = f"{msg} (got {e['input']!r})"
         lines.append(f"{where}: {path}: {msg}")

@@ -127,6 +127,7 @@ def test_unknown_top_level_field(tmp_path):
     ("t_mvm_ns: 50", "zzz: 50", "devices.cim.zzz: unknown field\n"),  # nothing close: no suggestion
     ("kind: puma", "kind: pmua", "devices.cim: unknown device kind 'pmua'; did you mean 'puma'? Allowed: cpu, puma, "),
     ("kind: puma", "kind: xyz", "devices.cim: unknown device kind 'xyz'; allowed: cpu, puma, "),
+    ("    kind: puma\n", "", "devices.cim: no 'kind'; a device needs one of: cpu, puma, "),
 ])
 def test_misspelt_field_or_kind_gets_the_closest_name(tmp_path, old, new, msg):
     text = (PLATFORMS / "puma.yaml").read_text()
