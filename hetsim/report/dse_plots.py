@@ -20,6 +20,7 @@ from collections.abc import Iterable
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -67,7 +68,7 @@ def plot_speedup_heatmap(df: pd.DataFrame, workload: str, stem, title: str | Non
 def speedup_heatmap_figure(df: pd.DataFrame, workload: str, title: str | None = None, *,
                            width: float | str = "single") -> Figure:
     """Speedup heatmap (crossbars x MVM latency) of ``workload``, one panel per host platform (Fig. 3), each
-    cell labelled with its speed-up (3 significant digits)."""
+    cell labelled with its speed-up (3 significant digits), coloured on a log scale."""
     with paper_style():
         return _speedup_heatmap_figure(df, workload, title, figure_width(width))
 
@@ -81,11 +82,14 @@ def _speedup_heatmap_figure(df: pd.DataFrame, workload: str, title: str | None, 
     fig, axes = plt.subplots(1, len(plats), figsize=(fig_w, 2.1 if fig_w < 5 else 2.6), squeeze=False,
                              layout="constrained", sharey=True)
     vmax = float(pd.to_numeric(d["speedup"]).max())
+    vmin = min(1.0, float(pd.to_numeric(d["speedup"]).min()))
+    vmax = max(vmax, vmin * 1.01)
+    norm = LogNorm(vmin=vmin, vmax=vmax)  # log colours: one 50x cell must not wash out the 2x-5x ones
     im = None
     for ax, plat in zip(axes[0], plats, strict=True):
         t = d[d["platform"] == plat].pivot_table(index=CROSSBARS, columns=T_MVM, values="speedup", aggfunc="max")
         t = t.sort_index(ascending=False)
-        im = ax.imshow(t.to_numpy(dtype=float), cmap="viridis", vmin=1.0 if vmax > 1 else 0.0, vmax=vmax,
+        im = ax.imshow(t.to_numpy(dtype=float), cmap="viridis", norm=norm,
                        aspect="auto")
         ax.set_xticks(range(len(t.columns)), [f"{c:g}" for c in t.columns])
         ax.set_yticks(range(len(t.index)), [f"{i:g}" for i in t.index])
@@ -100,8 +104,12 @@ def _speedup_heatmap_figure(df: pd.DataFrame, workload: str, title: str | None, 
         for (i, j), v in np.ndenumerate(vals):
             if np.isfinite(v):
                 ax.text(j, i, _times(v), ha="center", va="center", fontsize=5.5 if fig_w < 5 else 6.5,
-                        color="white" if v < (1 + vmax) / 2 else "black")
-    fig.colorbar(im, ax=axes[0].tolist(), label="speed-up over all-host", shrink=0.9, aspect=25, pad=0.02)
+                        color="white" if norm(v) < 0.6 else "black")
+    cb = fig.colorbar(im, ax=axes[0].tolist(), label="speed-up over all-host (log)", shrink=0.9, aspect=25,
+                      pad=0.02)
+    cb.ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    cb.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    cb.ax.yaxis.set_minor_formatter(NullFormatter())
     mappers = ", ".join(sorted(set(d["mapper"]))) if "mapper" in d else ""
     fig.suptitle(title or f"{_model(workload)}: speed-up over all-host ({mappers})")
     return fig
