@@ -182,3 +182,27 @@ def test_a_schedule_of_another_model_is_refused_by_name(capsys, tmp_path):
     # the same mapping replayed on another platform is a legitimate what-if
     x86 = PUMA.parent / "puma-x86.yaml"
     assert run_cli(capsys, "run", x86, R18, "--schedule", sched)[0] == 0
+
+
+def test_run_shortens_the_offloaded_op_list_unless_verbose(capsys):
+    code, out, err = run_cli(capsys, "run", PUMA, YOLO, "--mapper", "heft")
+    assert code == 0, err
+    names = json.loads(run_cli(capsys, "run", PUMA, YOLO, "--mapper", "heft", "--json")[1])[
+        "ops_offloaded"]["by_device"]["cim"]["ops"]
+    assert len(names) > 10
+    assert f"... and {len(names) - 4} more (--verbose lists all)" in out
+    assert names[3] in out and names[4] not in out.split("ops offloaded")[1]
+    code, full, _ = run_cli(capsys, "run", PUMA, YOLO, "--mapper", "heft", "--verbose")
+    assert code == 0 and "more (--verbose" not in full
+    assert all(n in full for n in names)
+    assert len(full.splitlines()) > len(out.splitlines()) + 5
+
+
+def test_run_prints_small_times_and_energies_with_fitting_prefixes(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "run", PUMA, tiny_model(tmp_path / "t.onnx"))
+    assert code == 0, err
+    assert "0.000 ms" not in out and " 0.000 mJ" not in out
+    assert "makespan     2.006 us" in out  # one Relu on 4 elements
+    table = out.split("-----\n")[1].split("\n\n")[0].splitlines()
+    for col in (-4, -1):  # busy and energy: one unit per column
+        assert len({line.split()[col] for line in table}) == 1, table

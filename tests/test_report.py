@@ -296,3 +296,25 @@ def test_plot_breakdown_missing_column(tmp_path):
     with pytest.raises(ValueError, match="busy_s"):
         plot_breakdown(pd.DataFrame({"config": ["x"], "device": ["host"], "ops": [1]}), tmp_path / "b.png")
     assert _files(tmp_path) == []
+
+
+# --- terminal report: SI prefixes ---------------------------------------------------------------------------------
+
+
+def test_si_prefix_per_column_with_four_significant_digits():
+    from hetsim.report.text import si, si_column, si_scale
+
+    assert si(92.165e-3, "s") == "92.165 ms"
+    assert si(51.2e-9, "s") == "51.200 ns"  # not "0.000 ms"
+    assert si(447.732, "J") == "447.732 J" and si(1234.5, "s") == "1,234.500 s"
+    assert si(0.0, "J") == "0 J" and si(None, "s") == "-"
+    # one prefix for the column, picked from its values; the smallest still has 4 significant digits
+    col = si_column([96.376e-3, 12.897e-3, 2.114e-6, 0.0], "J")
+    assert col == ["96,376.000 uJ", "12,897.000 uJ", "2.114 uJ", "0.000 uJ"]
+    assert si_column([7.3715e-3, 0.7194e-3], "s") == ["7.3715 ms", "0.7194 ms"]
+    assert si_column([76.362e-3, 18.419e-3, 2.454e-3], "s") == ["76.362 ms", "18.419 ms", "2.454 ms"]
+    for values in ([3e-9, 2e-6], [0.5, 0.001], [1e-12, 5e-13], [8.155e-3, 25.128e-3]):
+        prefix, scale, dec = si_scale(values)
+        for v in values:
+            text = f"{v / scale:.{dec}f}".lstrip("0.")
+            assert len(text.replace(".", "")) >= 4, (values, prefix, dec)
