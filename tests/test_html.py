@@ -184,17 +184,21 @@ def chromium() -> str | None:
     return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 
 
-@pytest.mark.parametrize("kind", ["run", "snn", "sweep"])
-def test_report_renders_in_headless_chromium(reports, kind):
+def run_chromium(*args: str) -> subprocess.CompletedProcess:
     browser = chromium()
     if browser is None:
         pytest.skip("no Chromium installed (apt-get install chromium)")
+    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", *args],
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+@pytest.mark.parametrize("kind", ["run", "snn", "sweep"])
+def test_report_renders_in_headless_chromium(reports, kind):
     html = reports[kind]
     shot = html.with_name("report.png")
-    proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                           "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1280,2000",
-                           html.resolve().as_uri()], capture_output=True, text=True, timeout=180)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    run_chromium("--hide-scrollbars", f"--screenshot={shot}", "--window-size=1280,2000", html.resolve().as_uri())
     data = shot.read_bytes()
     assert data[:8] == PNG_MAGIC and len(data) > 20_000, len(data)
     assert int.from_bytes(data[16:20], "big") == 1280 and int.from_bytes(data[20:24], "big") == 2000
@@ -205,3 +209,19 @@ def test_report_renders_in_headless_chromium(reports, kind):
     assert 0.005 < ink < 0.6, ink
     assert len(np.unique((img[::4, ::4] * 255).astype(np.uint8).reshape(-1, 3), axis=0)) > 50  # figures in colour
     print(f"screenshot: {shot}")
+
+
+def test_tables_sort_in_headless_chromium(reports):
+    """The inline script sorts the op table by a clicked header (twice: descending, by the exact value)."""
+    html = reports["run"]
+    click = ('<script>document.querySelectorAll("table.sortable thead th").forEach(function (th) {'
+             ' if (th.title === "latency_s" && th.closest("table").rows.length > 10) { th.click(); th.click(); }'
+             ' });</script></body>')
+    probe = html.with_name("sorted.html")
+    probe.write_text(html.read_text(encoding="utf-8").replace("</body>", click), encoding="utf-8")
+    dom = run_chromium("--dump-dom", probe.resolve().as_uri()).stdout
+    ops = pd.read_csv(html.with_name("ops.csv"))
+    shown = [r[0] for r in table_with(Page(dom), "op", "type", "device")[1:]]
+    latency = ops.set_index("op")["latency_s"]
+    assert sorted(shown) == sorted(ops["op"]) and shown != list(ops["op"])
+    assert all(np.diff(latency[shown].to_numpy()) <= 1e-12)  # non-increasing

@@ -54,11 +54,13 @@ tbody tr:nth-child(even) { background: #fafafa; }
 table.kv th { text-align: left; cursor: default; position: static; background: #f7f7f7; }
 div.scroll { overflow: auto; max-height: 36em; border: 1px solid #eee; }
 div.wide { overflow-x: auto; }
-figure { margin: 1em 0; }
-figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { color: #555; font-size: 0.9em; }
+div.figs { display: flex; flex-wrap: wrap; gap: 1.2em; align-items: flex-start; }
+figure { margin: 0.5em 0; display: table; max-width: 100%; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; display: block; }
+figcaption { display: table-caption; caption-side: bottom; color: #555; font-size: 0.9em; padding-top: 0.3em; }
 pre { background: #f7f7f7; padding: 0.8em; overflow: auto; font-size: 0.8em; max-height: 40em; }
 footer { color: #777; font-size: 0.8em; margin-top: 2em; }
+@media print { div.scroll { max-height: none; overflow: visible; } th { position: static; } }
 """
 
 # Click a column header to sort by it (numbers numerically, by the exact value in data-v); click again to reverse.
@@ -248,7 +250,8 @@ def _json_block(summary: dict) -> str:
 
 
 def _figures(figures: Iterable[tuple[str | os.PathLike, str]]) -> str:
-    return "\n".join(figure_html(p, cap) for p, cap in figures)
+    """The figures side by side as far as the page's width allows."""
+    return '<div class="figs">\n' + "\n".join(figure_html(p, cap) for p, cap in figures) + "\n</div>"
 
 
 def write_html(path: str | os.PathLike, text: str) -> Path:
