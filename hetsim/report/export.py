@@ -388,9 +388,12 @@ def chrome_trace(
                             units=None if dev is None else int(dev.units),
                             can_host=bool(dev is not None and dev.can_host))
         label = role_label[classes[d]] + (f", {dev.kind}" if dev is not None else "")
-        events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": d}})
-        events.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0, "args": {"sort_index": i}})
-        events.append({"name": "process_labels", "ph": "M", "pid": pid, "tid": 0,
+        # process metadata on the process's main thread id (tid = pid, never a track): not tid 0 in every process,
+        # which a viewer keyed on system-wide tids would take for one thread moving between processes
+        events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": pid, "args": {"name": d}})
+        events.append({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": pid,
+                       "args": {"sort_index": i}})
+        events.append({"name": "process_labels", "ph": "M", "pid": pid, "tid": pid,
                        "args": {"labels": label + (f"; {tracks.unit}s: {tracks.note}" if tracks.note else "")}})
         for lane, name in enumerate(tracks.names):
             tid_of[(d, lane)] = next_tid
