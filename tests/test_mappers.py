@@ -12,11 +12,13 @@ import sys
 import pytest
 from conftest import conv_op, diamond, host_op, make_platform, ns, random_setup
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hetsim.check import check_schedule
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError
 from hetsim.mappers import MAPPERS, get_mapper, make_schedule
+from hetsim.platform import Platform
 from hetsim.schedule import Schedule
 from hetsim.sim import list_schedule, simulate
 from hetsim.workload import Workload
@@ -275,11 +277,23 @@ def test_every_mapper_gives_a_feasible_schedule_that_replays_to_its_promise(setu
     _every_mapper(setup["costs"])
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(setup=random_setup(contention=False, npu=True))
-def test_every_mapper_on_host_cim_npu(setup):
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(setup=random_setup(contention=False, npu=True), split_bus=st.booleans())
+def test_every_mapper_on_host_cim_npu(setup, split_bus):
     """Every registered mapper on host + PUMA CIM + NPU (two accelerators with resident capacities, the NPU
-    a serial device): the same guarantees as on one accelerator (see :func:`_every_mapper`)."""
+    a serial device): the same guarantees as on one accelerator (see :func:`_every_mapper`). ``split_bus``:
+    the host reaches each accelerator over its own link and no link joins the CIM and the NPU, so a tensor
+    cannot go from one to the other."""
     costs = setup["costs"]
     assert set(costs.budget) == {"cim", "npu"} and set(costs.serial_devices()) == {"host", "npu"}
-    _every_mapper(costs)
+    if split_bus:
+        data = costs.platform.model_dump(mode="json", exclude_unset=True, exclude={"devices": {"__all__": {"name"}}})
+        bus = data["links"]["bus"]
+        data["links"] = {"bus": {**bus, "connects": ["host", "cim"]}, "bus2": {**bus, "connects": ["host", "npu"]}}
+        costs = CostModel(costs.workload, Platform.model_validate(data))
+    out = _every_mapper(costs)
+    g = costs.workload.graph
+    moved = [(u, v) for u, v in g.edges if not g.edges[u, v]["param"]]
+    for name, sched in out.items():  # without a link, nothing moves between the CIM and the NPU
+        a = sched.assignment
+        assert not split_bus or all({a[u], a[v]} != {"cim", "npu"} for u, v in moved), name

@@ -72,6 +72,14 @@ class IntProblem:
         return min(tr[(a, x)] for x in bs if (a, x) in tr)
 
 
+def carried(p: IntProblem, assign: dict[str, str], v: str, d: str) -> bool:
+    """True when every edge of ``v`` can be carried with ``v`` on ``d`` and its neighbours where ``assign``
+    puts them (neighbours missing from ``assign`` are not checked): the device pair is in ``tr``, i.e. nothing
+    moves or a link joins the two devices."""
+    return (all((assign[u], d) in p.tr[(u, v)] for u in p.preds[v] if u in assign)
+            and all((d, assign[w]) in p.tr[(v, w)] for w in p.succs[v] if w in assign))
+
+
 def choose_tick(costs: CostModel, resolution_s: float | None, horizon_s: float) -> float:
     """The tick: ``resolution_s`` if given, else 1 ns, coarsened by powers of 10 while the horizon would
     exceed 1e10 ticks (CP-SAT is happiest well inside 2**40)."""
@@ -144,13 +152,54 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
             raise MappingError(f"cpsat: edge {u!r} -> {v!r} cannot be carried: no link joins its ops' devices")
         tr[(u, v)] = m
         err_edges += worst
-    return IntProblem(
+    p = IntProblem(
         tick=tick, ops=topo, pos=pos,
         preds={v: list(g.predecessors(v)) for v in topo},
         succs={v: list(g.successors(v)) for v in topo},
         devices=devices, dur=dur, tr=tr, cpus=cpus, budget=budget, ncb=ncb, host=costs.host,
         rounding_bound_s=err_ops + err_edges, removed=removed,
     )
+    removed["unlinked"] = _prune_unlinked(p)
+    return p
+
+
+def _prune_unlinked(p: IntProblem) -> int:
+    """Remove the (op, device) choices no schedule can use because no chain of links reaches the device from
+    every input's possible devices, or leads from it to every consumer's (the op has no head or no tail there,
+    :func:`heads_tails`), to a fixpoint; returns how many. Nothing is removed when links join every pair of
+    devices.
+
+    Raises:
+        MappingError: an op has no device left.
+    """
+    count = 0
+    while True:
+        head, tail = heads_tails(p)
+        changed = False
+        for v in p.ops:
+            keep = [d for d in p.devices[v] if d in head[v] and d in tail[v]]
+            if len(keep) < len(p.devices[v]):
+                if not keep:
+                    raise MappingError(f"cpsat: op {v!r} cannot be placed: no link carries its tensors between its "
+                                       "devices and its neighbours' (the platform's links)")
+                count += len(p.devices[v]) - len(keep)
+                p.devices[v] = keep
+                changed = True
+        if not changed:
+            return count
+
+
+def fits(p: IntProblem, assign: dict[str, str]) -> bool:
+    """True when ``assign`` puts every op on one of its devices, every edge on a linked device pair, and stays
+    within every budget."""
+    use = dict.fromkeys(p.budget, 0)
+    for v in p.ops:
+        d = assign.get(v)
+        if d not in p.devices[v] or not carried(p, assign, v, d):
+            return False
+        if d in use:
+            use[d] += p.ncb[v][d]
+    return all(use[d] <= p.budget[d] for d in use)
 
 
 def heads_tails(p: IntProblem) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
@@ -164,8 +213,8 @@ def heads_tails(p: IntProblem) -> tuple[dict[str, dict[str, int]], dict[str, dic
             h = 0
             for u in p.preds[v]:
                 tr = p.tr[(u, v)]
-                best = min((head[u][a] + p.dur[u][a] + tr[(a, d)] for a in p.devices[u] if (a, d) in tr),
-                           default=None)
+                best = min((head[u][a] + p.dur[u][a] + tr[(a, d)] for a in p.devices[u]
+                            if (a, d) in tr and a in head[u]), default=None)
                 if best is None:
                     h = None
                     break

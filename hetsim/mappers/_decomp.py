@@ -290,7 +290,8 @@ class Decomposition:
         host = sub.host
         assign = {v: (host if host in sub.devices[v] else sub.devices[v][0]) for v in sub.ops}
         used = self._used_up(fr, assign)
-        if used > fr.top or not self._fits_relaxed(sub, assign):
+        if used > fr.top or not self._fits_relaxed(sub, assign) or not all(
+                B.carried(sub, assign, v, assign[v]) for v in sub.ops):
             return
         order, best = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
         fr.points.append((used, best - fr.off, dict(assign), order))
@@ -319,6 +320,8 @@ class Decomposition:
             n = fr.up[v] if d == cim else sub.ncb.get(v, {}).get(d, 0)
             if d == cim and used + n > fr.top or d in use and use[d] + n > sub.budget[d]:
                 continue
+            if not B.carried(sub, assign, v, d):
+                continue
             assign[v] = d
             o2, ms = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
             if ms < best:
@@ -343,7 +346,7 @@ class Decomposition:
         while used > c:
             best = None
             for v in sub.ops:
-                if assign[v] != cim or sub.host not in sub.devices[v]:
+                if assign[v] != cim or sub.host not in sub.devices[v] or not B.carried(sub, assign, v, sub.host):
                     continue
                 assign[v] = sub.host
                 o2, ms = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
@@ -569,8 +572,16 @@ def insert_floating(p: B.IntProblem, assign: dict[str, str], order: dict[str, li
     placed, CP-SAT, one worker, ``pack_time`` deterministic seconds); the rest go just before their
     consumers. Returns the full
     order and its makespan (ticks)."""
-    for v in free:
-        assign.setdefault(v, p.devices[v][0])
+    left = dict(p.budget)  # floating ops: the host if they may use it, else a device with room left
+    for v, d in assign.items():
+        if d in left:
+            left[d] -= p.ncb[v][d]
+    for v in sorted(free, key=lambda v: p.pos[v]):
+        if v not in assign:
+            ds = [d for d in p.devices[v] if d not in left or p.ncb[v][d] <= left[d]] or p.devices[v]
+            assign[v] = p.host if p.host in ds else ds[0]
+            if assign[v] in left:
+                left[assign[v]] -= p.ncb[v][assign[v]]
     base = {c: [v for v in seq if v not in free] for c, seq in order.items()}
     start, _ = _starts_without(p, assign, base, free)
     out = {c: list(seq) for c, seq in base.items()}

@@ -199,6 +199,8 @@ class CpSat:
         topo = p.ops
         free = B.free_ops(costs, p)
         fired: dict[str, object] = {"too_big_removed": p.removed["too_big"], "floating_ops": len(free)}
+        if p.removed["unlinked"]:
+            fired["unlinked_removed"] = p.removed["unlinked"]
         if len(topo) > MAX_CLOSURE_OPS:  # ancestor sets are O(n^2) bits: not for 100k-op synthetic graphs
             lv = lv - {"segments", "decompose"}
             fired["skipped"] = f"segments, decompose (more than {MAX_CLOSURE_OPS} ops)"
@@ -209,6 +211,8 @@ class CpSat:
 
         def offer(assign: dict[str, str], order: dict[str, list[str]] | None, source: str) -> None:
             nonlocal best
+            if not B.fits(p, assign):  # a candidate for a relaxed problem, or outside the choices left
+                return
             cands = []
             if order is not None:
                 _, ms = B.int_list_schedule(p, assign, order)
@@ -226,11 +230,11 @@ class CpSat:
                     self._report(best["ticks"] * tick, None, p.rounding_bound_s, tick)
 
         for s in heur:
-            if all(s.assignment[v] in p.devices[v] for v in topo):
+            if all(s.assignment[v] in p.devices[v] and B.carried(p, s.assignment, v, s.assignment[v]) for v in topo):
                 offer(s.assignment, _cpu_orders(p, s), s.mapper)
         if best is None and "fill" in lv:
             init = costs.initial_assignment()
-            if all(init[v] in p.devices[v] for v in topo):
+            if all(init[v] in p.devices[v] and B.carried(p, init, v, init[v]) for v in topo):
                 offer(init, None, "initial")
         ub = best["ticks"] if best is not None else None
         fired["heuristic_makespan_s"] = ub * tick if ub is not None else None
@@ -468,7 +472,7 @@ class CpSat:
                             m.Add(z >= a - b)
                     m.Add(start[v] >= end(u) + tmin * z)
                 for (a, b), t in tr.items():
-                    if a != b and t > tmin:
+                    if a != b and t > tmin and a in lit[u] and b in lit[v]:  # (fixing may have removed a, b)
                         enf = [x for x in (lit[u][a], lit[v][b]) if not isinstance(x, int)]
                         m.Add(start[v] >= end(u) + t).OnlyEnforceIf(enf)
 
@@ -606,7 +610,7 @@ class CpSat:
             if name in MAPPERS:
                 try:
                     out.append(MAPPERS[name]().map(costs))
-                except MappingError:
+                except (MappingError, ScheduleError):  # a heuristic that fails gives no candidate
                     continue
         return out
 

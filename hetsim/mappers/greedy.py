@@ -24,7 +24,9 @@ class Greedy:
     taken in the order of their best candidate; each of the op's candidate devices that still holds it is
     tried, and the one giving the shortest contention-free makespan (transfers included) of the current
     mapping is kept if that makespan is shorter than the current one; otherwise the op stays on the host. Each
-    op is offloaded at most once. Cost: one ``O(V + E)`` evaluation per candidate that fits.
+    op is offloaded at most once. A device no link joins to the device of one of the op's neighbours (the
+    platform's links need not join every pair of accelerators) is skipped. Cost: one ``O(V + E)`` evaluation per
+    candidate that fits.
 
     Args:
         min_gain: relative makespan improvement an offload must bring to be kept (default: any strict gain).
@@ -47,6 +49,7 @@ class Greedy:
                     cap = costs.resident[d]
                     raise MappingError(f"greedy: ops the host cannot run need more {cap.name} than {d!r} has "
                                        f"({cap.source})")
+        g = costs.workload.graph
         accels = [d for d in costs.platform.devices if d != host]
         dev_rank = {d: i for i, d in enumerate(accels)}
         cands = []
@@ -78,6 +81,8 @@ class Greedy:
             for dev, n in options:  # every device that still holds the op: keep the shortest makespan
                 if dev in budget and n > budget[dev]:
                     continue
+                if not carried(costs, g, assignment, v, dev):  # a neighbour's device has no link to dev
+                    continue
                 assignment[v] = dev
                 evaluated += 1
                 _, _, ms = list_schedule(costs, assignment)
@@ -97,3 +102,19 @@ class Greedy:
             "solve_time_s": time.perf_counter() - t0,
         }
         return make_schedule(costs, assignment, self.name, stats)
+
+
+def carried(costs: CostModel, g, assignment: dict[str, str], v: str, dev: str) -> bool:
+    """True when every edge of ``v`` can be carried with ``v`` on ``dev`` and its neighbours where
+    ``assignment`` puts them: nothing moves, or a link joins the two devices (neighbours missing from
+    ``assignment`` are not checked)."""
+    plat = costs.platform
+    for u in g.predecessors(v):
+        a = assignment.get(u)
+        if a is not None and costs.needs_transfer(u, v, a, dev) and plat.link_between(a, dev) is None:
+            return False
+    for w in g.successors(v):
+        b = assignment.get(w)
+        if b is not None and costs.needs_transfer(v, w, dev, b) and plat.link_between(dev, b) is None:
+            return False
+    return True

@@ -6,6 +6,7 @@ import bisect
 import time
 
 from hetsim.costs import CostModel
+from hetsim.errors import MappingError
 from hetsim.mappers.base import capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
 
@@ -21,7 +22,8 @@ class Heft:
     (topological position breaks ties), each op goes to the device giving its earliest finish time: on the
     serial device (a CPU's cores, an NPU) with HEFT's insertion policy (the earliest idle gap of a unit that fits
     the op after its inputs arrive), on a device whose ops overlap (a PUMA CIM) as soon as its inputs arrive - if
-    the device's remaining resident capacity (crossbars: CPU-CIM ILP Eq. 14) holds the op. Ties prefer the host,
+    the device's remaining resident capacity (crossbars: CPU-CIM ILP Eq. 14) holds the op and a link joins it to
+    the devices of the op's inputs (transfer means are over the linked device pairs). Ties prefer the host,
     which keeps capacity for later ops.
 
     Source: H. Topcuoglu, S. Hariri, M.-Y. Wu, "Performance-effective and low-complexity task scheduling
@@ -66,9 +68,14 @@ class Heft:
         caps = costs.serial_devices()
         host = costs.host
 
+        plat = costs.platform
+
+        def linked(u: str, v: str, a: str, b: str) -> bool:
+            return not costs.needs_transfer(u, v, a, b) or plat.link_between(a, b) is not None
+
         def mean_transfer(u: str, v: str) -> float:
-            pairs = [(a, b) for a in costs.latency[u] for b in costs.latency[v]]
-            return sum(costs.transfer_time(u, v, a, b) for a, b in pairs) / len(pairs)
+            pairs = [(a, b) for a in costs.latency[u] for b in costs.latency[v] if linked(u, v, a, b)]
+            return sum(costs.transfer_time(u, v, a, b) for a, b in pairs) / len(pairs) if pairs else 0.0
 
         rank: dict[str, float] = {}
         for v in reversed(topo):
@@ -90,6 +97,8 @@ class Heft:
             for dev, dur in costs.latency[v].items():
                 if dev in budget and costs.need[v][dev] > budget[dev]:
                     continue
+                if not all(linked(u, v, assignment[u], dev) for u in g.predecessors(v)):
+                    continue  # no link carries an input from its producer's device
                 ready = max(
                     (finish[u] + costs.transfer_time(u, v, assignment[u], dev) for u in g.predecessors(v)),
                     default=0.0,
@@ -102,6 +111,9 @@ class Heft:
                 key = (s + dur + penalty, dev != host, dev)
                 if best is None or key < best[0]:
                     best = (key, dev, s, core)
+            if best is None:
+                raise MappingError(f"heft: no device that runs {v!r} and holds it is linked to the devices of its "
+                                   f"inputs ({', '.join(sorted({assignment[u] for u in g.predecessors(v)}))})")
             _, dev, s, core = best
             f = s + costs.latency[v][dev]
             assignment[v], start[v], finish[v] = dev, s, f
