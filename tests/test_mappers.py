@@ -223,18 +223,23 @@ def _options(name: str) -> dict:
     return {k: v for k, v in (("time_limit_s", 1.0),) if k in params}
 
 
-def _refusal(name: str, costs: CostModel) -> str | None:
-    """Why mapper ``name`` does not apply to ``costs``' platform (it must then raise MappingError), or None.
+def _refusal(name: str, costs: CostModel) -> tuple[str, str] | None:
+    """Why mapper ``name`` does not apply to ``costs``' platform, and a pattern its MappingError must match
+    (it must refuse, not map), or None when it applies:
 
+    * a mapper that replays an export file (a ``path`` option, none given here): ``dnas-export``;
     * ODiMO's channel-split mappers (the ones built on ``hetsim.mappers._diana.diana_devices``) need two
-      channel-splitting accelerators of different precision (DIANA's); ``dnas-export`` also needs its file;
+      channel-splitting accelerators of different precision (DIANA's); the random platforms have none;
     * ``ilp`` (the CPU-CIM ILP's MILP) models a single-core host.
     """
-    module = sys.modules[MAPPERS[name].__module__]
-    if getattr(module, "diana_devices", None) is not None:
-        return "needs two channel-splitting accelerators (ODiMO, DIANA); the random platform has none"
+    cls = MAPPERS[name]
+    params = inspect.signature(cls).parameters
+    if "path" in params and params["path"].default is None:
+        return "replays an export file, and none is given", "export"
+    if getattr(sys.modules[cls.__module__], "diana_devices", None) is not None:
+        return "needs two channel-splitting accelerators (ODiMO, DIANA); the platform has none", "channel-splitting"
     if name == "ilp" and costs.units(costs.host) != 1:
-        return "the CPU-CIM ILP models a single-core host"
+        return "the CPU-CIM ILP models a single-core host", "single-core"
     return None
 
 
@@ -247,8 +252,8 @@ def _every_mapper(costs: CostModel) -> dict[str, Schedule]:
     out: dict[str, Schedule] = {}
     for name in sorted(MAPPERS):
         why = _refusal(name, costs)
-        if why is not None:
-            with pytest.raises(MappingError):
+        if why is not None:  # it does not apply here (why[0]) and says so
+            with pytest.raises(MappingError, match=why[1]):
                 get_mapper(name, **_options(name)).map(costs)
             continue
         sched = get_mapper(name, **_options(name)).map(costs)
