@@ -313,6 +313,8 @@ def test_si_prefix_per_column_with_four_significant_digits():
     assert col == ["96,376.000 uJ", "12,897.000 uJ", "2.114 uJ", "0.000 uJ"]
     assert si_column([7.3715e-3, 0.7194e-3], "s") == ["7.3715 ms", "0.7194 ms"]
     assert si_column([76.362e-3, 18.419e-3, 2.454e-3], "s") == ["76.362 ms", "18.419 ms", "2.454 ms"]
+    # one step down at most, and a negligible value (below a millionth of the largest) does not widen the column
+    assert si_column([0.1, 1e-12], "J") == ["100.000 mJ", "0.000 mJ"]
     for values in ([3e-9, 2e-6], [0.5, 0.001], [1e-12, 5e-13], [8.155e-3, 25.128e-3]):
         prefix, scale, dec = si_scale(values)
         for v in values:

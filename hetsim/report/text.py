@@ -17,10 +17,12 @@ def si_scale(values, sig: int = 4, min_decimals: int = 3) -> tuple[str, float, i
     """One SI prefix and one number of decimals for a column of values in a base unit (seconds, joules).
 
     The prefix is the largest one under which the column's largest magnitude is at least 1 (``s``/``J`` at most:
-    a value of 1,000 s prints as ``1,000.000 s``); it steps down while the smallest non-zero magnitude would be
-    below 0.01 in it, so that no value needs more than 5 decimals. The decimals are ``min_decimals``, or more
-    so that every non-zero value shows at least ``sig`` significant digits. ``None`` and non-finite values are
-    ignored; a column without a non-zero value gets the base unit and no decimals.
+    a value of 1,000 s prints as ``1,000.000 s``); it steps down once when the smallest non-zero magnitude would
+    be below 0.01 in it (96 mJ and 2 uJ print as ``96,376.000 uJ`` and ``2.114 uJ``). The decimals are
+    ``min_decimals``, or more (up to 6) so that every non-zero value shows at least ``sig`` significant digits,
+    except a value below a millionth of the column's largest (negligible there: it does not widen the column).
+    ``None`` and non-finite values are ignored; a column without a non-zero value gets the base unit and no
+    decimals.
 
     Returns:
         ``(prefix, scale, decimals)``: print ``value / scale`` with ``decimals`` decimals and ``prefix + unit``.
@@ -28,13 +30,14 @@ def si_scale(values, sig: int = 4, min_decimals: int = 3) -> tuple[str, float, i
     mags = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v)) and v != 0]
     if not mags:
         return "", 1.0, 0
-    hi, lo = max(mags), min(mags)
+    hi = max(mags)
+    lo = min(m for m in mags if m >= 1e-6 * hi)  # a value below a millionth of the largest is negligible here
     i = next((k for k, (_, f) in enumerate(SI_PREFIXES) if hi >= f), len(SI_PREFIXES) - 1)
-    while i < len(SI_PREFIXES) - 1 and lo / SI_PREFIXES[i][1] < 0.01:
+    if i < len(SI_PREFIXES) - 1 and lo / SI_PREFIXES[i][1] < 0.01:
         i += 1
     prefix, scale = SI_PREFIXES[i]
     lead = math.floor(math.log10(lo / scale))  # position of the smallest value's first digit
-    return prefix, scale, min(9, max(min_decimals, sig - 1 - lead))
+    return prefix, scale, min(6, max(min_decimals, sig - 1 - lead))
 
 
 def si_column(values, unit: str, sig: int = 4, missing: str = "-") -> list[str]:
