@@ -103,7 +103,7 @@ def _sig(x: float, digits: int = SIG_DIGITS) -> str:
 def si_prefix(values: Iterable[float]) -> tuple[float, str]:
     """The SI prefix ``(scale, symbol)`` in which the largest absolute value of ``values`` lies in [1, 1000)
     (``(1.0, "")`` for values of 1 and more, pico at the smallest)."""
-    vals = [abs(float(v)) for v in values if v is not None and not pd.isna(v)]
+    vals = [abs(float(v)) for v in values if not _missing(v) and not isinstance(v, str | bytes | bool)]
     top = max((v for v in vals if math.isfinite(v)), default=0.0)
     if top == 0:
         return 1.0, ""
@@ -115,7 +115,7 @@ def si_prefix(values: Iterable[float]) -> tuple[float, str]:
 
 def quantity(x: float | None, unit: str, digits: int = SIG_DIGITS + 1) -> str:
     """One value with a fitting SI prefix: ``quantity(0.0450534, "s")`` is ``"45.0534 ms"``; ``-`` for None."""
-    if x is None or pd.isna(x):
+    if _missing(x):
         return "-"
     scale, sym = si_prefix([x])
     return f"{_sig(x / scale, digits)} {sym}{unit}"
@@ -133,9 +133,19 @@ def _is_int_column(s: pd.Series) -> bool:
     return False
 
 
+def _missing(v) -> bool:
+    """``v`` is None, NaN, NA or NaT (a container is not missing)."""
+    if v is None:
+        return True
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):  # array-likes
+        return False
+
+
 def _cell(v, scale: float = 1.0, integer: bool = False) -> str:
     """One ``<td>``: numbers right-aligned with their exact value in ``data-v``, text escaped."""
-    if v is None or (not isinstance(v, str | bytes) and pd.isna(v)):
+    if _missing(v):
         return "<td></td>"
     if isinstance(v, bool | np.bool_):
         return f"<td>{'yes' if v else 'no'}</td>"
