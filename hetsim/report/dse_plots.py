@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -29,6 +30,7 @@ from hetsim.errors import InputError
 from hetsim.report.plots import (
     BREAKDOWN_COLOURS,
     STEM_FORMATS,
+    STYLE,
     figure_width,
     paper_style,
     save_figure,
@@ -337,32 +339,38 @@ def _snn_speedup_density_figure(df: pd.DataFrame, title: str | None, fig_w: floa
     panel_w = fig_w / n_c
     fig, axes = plt.subplots(n_r, n_c, figsize=(fig_w, min(panel_w * 0.8, 1.9) * n_r + 1.0), squeeze=False,
                              sharex=True, sharey=True, layout="constrained")
-    entries: dict[str, object] = {}
+    any_reordered = False
     for i, setting in enumerate(settings):
         for j, shape in enumerate(shapes):
             ax = axes[i][j]
             sub = d[(d["setting"] == setting) & (d["panel"] == shape)]
             for (c, reo), g in sub[~sub["_recorded"]].groupby(["clustering", "reorder"]):
                 g = g.groupby("density")["speedup"].mean()
-                (h,) = ax.plot(g.index, g.to_numpy(), marker="o", ms=2.5, ls="--" if reo else "-",
-                               color=colours[clusters.index(c)])
-                entries.setdefault(f"clustering {c:g}" + (", reordered" if reo else ""), h)
+                ax.plot(g.index, g.to_numpy(), marker="o", ms=2.5, ls="--" if reo else "-",
+                        color=colours[clusters.index(c)])
+                any_reordered |= bool(reo)
             for (w, reo), g in sub[sub["_recorded"]].groupby(["workload", "reorder"]):
-                label = (f"{_model(str(w)).removesuffix('.yaml')} {g['layers'].iloc[0]} (recorded, measured "
-                         "density)" + (", reordered" if reo else ""))
-                h = ax.scatter(g["density"], g["speedup"], marker=marker[str(w)], s=18, zorder=3,
-                               facecolors="none" if reo else "black", edgecolors="black", linewidths=0.6)
-                entries.setdefault(label, h)
+                ax.scatter(g["density"], g["speedup"], marker=marker[str(w)], s=18, zorder=3,
+                           facecolors="none" if reo else "black", edgecolors="black", linewidths=0.6)
+                any_reordered |= bool(reo)
             ax.axhline(1.0, color="grey", lw=0.6, ls=":")
             ax.set_title(shape + (f"\n{setting}" if setting else ""), fontsize=6.5)
-            ax.grid(color="#e0e0e0", linewidth=0.4)
             if i == n_r - 1:
                 ax.set_xlabel("spike density")
-            if j == 0:
-                ax.set_ylabel("speed-up over all-M33")
-    if entries:
-        fig.legend(list(entries.values()), list(entries.keys()), loc="outside lower center",
-                   ncol=1 if fig_w < 5 else 3)
+            ax.grid(color="#e0e0e0", linewidth=0.4)
+    fig.supylabel("speed-up over all-M33", fontsize=STYLE["axes.labelsize"])
+
+    entries: dict[str, object] = {f"clustering {c:g}": Line2D([], [], color=colours[k], marker="o", ms=2.5)
+                                  for k, c in enumerate(clusters)}
+    for w in recorded:
+        layers = d.loc[d["workload"].astype(str) == w, "layers"].iloc[0]
+        entries[f"{_model(w).removesuffix('.yaml')} {layers}: recorded, at its measured density"] = Line2D(
+            [], [], ls="none", marker=marker[w], ms=4, color="black")
+    if any_reordered:
+        entries["reordered (dashed, hollow)"] = Line2D([], [], color="grey", ls="--", marker="o", ms=2.5,
+                                                       mfc="none")
+    fig.legend(list(entries.values()), list(entries.keys()), loc="outside lower center",
+               ncol=(1 if recorded else 2) if fig_w < 5 else 2)
     mappers = ", ".join(sorted(set(d["mapper"].astype(str)))) if "mapper" in d.columns else ""
     fig.suptitle(title or f"SNN speed-up vs spike density ({mappers})")
     return fig
