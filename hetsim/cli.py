@@ -215,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="From a results CSV of 'hetsim sweep': per workload a speedup heatmap "
                        "crossbars x MVM latency per host (Fig. 3) and the latency share per device per "
                        "configuration (Fig. 5); speedup per model grouped by crossbar count at one MVM latency "
-                       "(Fig. 4). PNG and SVG.")
+                       "(Fig. 4). PNG, SVG and PDF, and a self-contained report.html.")
     p.add_argument("results", type=Path, help="results CSV")
     p.add_argument("-o", "--out", type=Path, required=True, help="folder for the figures")
     p.add_argument("--t-mvm", type=float, default=None, help="MVM latency (ns) of Fig. 4 (default: the smallest)")
@@ -660,6 +660,7 @@ def cmd_plot(args) -> int:
         plot_sweep_breakdown,
         snn_plot_jobs,
     )
+    from hetsim.report.plots import PAPER_FORMATS
 
     if not args.results.is_file():
         raise InputError(f"results table {str(args.results)!r} does not exist")
@@ -669,7 +670,7 @@ def cmd_plot(args) -> int:
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
         raise InputError(f"{args.results}: not a results CSV: {err}") from None
     if is_snn_table(df):
-        jobs = snn_plot_jobs(df)  # speed-up vs spike density per clustering (SNN sweeps)
+        jobs = snn_plot_jobs(df, formats=PAPER_FORMATS)  # speed-up vs spike density per clustering (SNN sweeps)
     else:
         if "workload" not in df.columns or T_MVM not in df.columns:
             raise InputError(f"{args.results}: not a sweep table (needs columns workload and {T_MVM}, or an SNN "
@@ -678,11 +679,14 @@ def cmd_plot(args) -> int:
         jobs = []
         for w in dict.fromkeys(df["workload"]):
             stem = w.removesuffix(".onnx")
-            jobs.append((f"fig3_speedup_{stem}", lambda s, w=w: plot_speedup_heatmap(df, w, s)))
-            jobs.append((f"fig5_breakdown_{stem}", lambda s, w=w: plot_sweep_breakdown(df, w, s)))
-        jobs.append((f"fig4_speedup_models_{t_mvm:g}ns", lambda s: plot_speedup_models(df, t_mvm, s)))
+            jobs.append((f"fig3_speedup_{stem}",
+                         lambda s, w=w: plot_speedup_heatmap(df, w, s, formats=PAPER_FORMATS)))
+            jobs.append((f"fig5_breakdown_{stem}",
+                         lambda s, w=w: plot_sweep_breakdown(df, w, s, formats=PAPER_FORMATS)))
+        jobs.append((f"fig4_speedup_models_{t_mvm:g}ns",
+                     lambda s: plot_speedup_models(df, t_mvm, s, formats=PAPER_FORMATS)))
     args.out.mkdir(parents=True, exist_ok=True)
-    clash = [args.out / f"{stem}{ext}" for stem, _ in jobs for ext in (".png", ".svg")
+    clash = [args.out / f"{stem}{ext}" for stem, _ in jobs for ext in PAPER_FORMATS
              if (args.out / f"{stem}{ext}").exists()] + [p for p in [args.out / "report.html"] if p.exists()]
     if clash and not args.force:
         raise OutputExistsError(f"{clash[0]} exists (and {len(clash) - 1} more); pass --force to replace them")

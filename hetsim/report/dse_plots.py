@@ -376,6 +376,6 @@ def _snn_speedup_density_figure(df: pd.DataFrame, title: str | None, fig_w: floa
     return fig
 
 
-def snn_plot_jobs(df: pd.DataFrame) -> list[tuple[str, object]]:
+def snn_plot_jobs(df: pd.DataFrame, formats: Iterable[str] = STEM_FORMATS) -> list[tuple[str, object]]:
     """``(stem, draw(path))`` of every figure ``hetsim plot`` draws from an SNN sweep's table."""
-    return [(SNN_SPEEDUP_STEM, lambda s: plot_snn_speedup_density(df, s))]
+    return [(SNN_SPEEDUP_STEM, lambda s: plot_snn_speedup_density(df, s, formats=formats))]
