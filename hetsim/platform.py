@@ -143,7 +143,7 @@ class Platform(BaseModel):
 
 
 #: what the entries of the platform's mappings are called in messages
-_ENTRY_NOUNS = {"devices": ("device", "devices"), "links": ("link", "links"), "memories": ("memory", "memories")}
+_ENTRY_NOUNS = {k: ({"memories": "memory"}.get(k, k[:-1]), k) for k in ("devices", "links", "memories")}
 
 
 def _override_walk(platform: Platform, path: str) -> list:
