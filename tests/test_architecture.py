@@ -1,0 +1,46 @@
+"""The shape of the code: no device kind is tested by name outside hetsim/devices/, and nothing refers to files the
+project does not hold."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KIND_LITERAL = re.compile(r"[\"'](cpu|puma|link|diana-digital|diana-aimc|cortex-m|mvp|npu)[\"']")
+
+
+def test_no_device_kind_literal_outside_the_devices_package():
+    hits = []
+    for p in sorted((ROOT / "hetsim").rglob("*.py")):
+        if (ROOT / "hetsim" / "devices") in p.parents:
+            continue
+        for i, line in enumerate(p.read_text().splitlines(), start=1):
+            if KIND_LITERAL.search(line):
+                hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert hits == [], "\n".join(hits)
+
+
+def test_every_registered_kind_comes_from_a_devices_module():
+    from hetsim.devices import DEVICE_KINDS
+
+    assert set(DEVICE_KINDS) >= {"cpu", "puma", "diana-digital", "diana-aimc", "npu", "cortex-m", "mvp"}
+    for name, cls in DEVICE_KINDS.items():
+        assert cls.__module__.startswith("hetsim.devices."), (name, cls.__module__)
+
+
+def test_nothing_refers_to_files_outside_the_repository():
+    pattern = re.compile(r"\.\./shared|shared/(seeds|models|odimo|snn)|DESIGN\.md|seed 00[0-2]", re.I)
+    hits = []
+    for p in sorted(ROOT.rglob("*")):
+        rel = p.relative_to(ROOT)
+        if not p.is_file() or rel.parts[0].startswith(".") or "egg-info" in rel.parts[0] or "__pycache__" in rel.parts:
+            continue
+        if p.suffix not in (".py", ".md", ".yaml", ".yml", ".toml", ".txt", ".cfg", ".sh"):
+            continue
+        if p == Path(__file__):
+            continue
+        for i, line in enumerate(p.read_text(errors="replace").splitlines(), start=1):
+            if pattern.search(line):
+                hits.append(f"{rel}:{i}: {line.strip()[:120]}")
+    assert hits == [], "\n".join(hits)
