@@ -112,6 +112,12 @@ class Heft:
                 if best is None or key < best[0]:
                     best = (key, dev, s, core)
             if best is None:
+                full = [d for d in costs.latency[v] if d in budget and costs.need[v][d] > budget[d]]
+                if len(full) == len(costs.latency[v]):
+                    left = ", ".join(f"{d} has {budget[d]:,} {costs.resident[d].unit} left, the op needs "
+                                     f"{costs.need[v][d]:,}" for d in full)
+                    raise MappingError(f"heft: op {v!r} ({costs.workload.op(v).op_type}) runs only on devices whose "
+                                       f"capacity the ops before it used up ({left}; {costs.resident[full[0]].source})")
                 raise MappingError(f"heft: no device that runs {v!r} and holds it is linked to the devices of its "
                                    f"inputs ({', '.join(sorted({assignment[u] for u in g.predecessors(v)}))})")
             _, dev, s, core = best
