@@ -278,6 +278,7 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = ()) 
     """The report of an ONNX run (:class:`hetsim.pipeline.RunResult`): headline numbers, the device table,
     the op table (every op, as ``ops.csv``) and ``figures`` (``(path, caption)`` pairs, embedded)."""
     from hetsim.report.metrics import op_table
+    from hetsim.report.text import capacity_phrase
 
     s = run.summary
     wl = run.workload.summary()
@@ -300,10 +301,7 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = ()) 
     head.append(("ops offloaded", f"{off['count']:,} of {s['operators']:,}"))
     for dev, info in off["by_device"].items():
         cap = s.get("capacities", {}).get(dev)
-        extra = ""
-        if cap:
-            unit = "" if cap["unit"] == cap["name"] else f" {cap['unit']}"
-            extra = f"; {cap['name']} {cap['used']:,} of {cap['available']:,}{unit}"
+        extra = f"; {capacity_phrase(cap, ' of ')}" if cap else ""
         head.append((f"offloaded to {dev}", f"{info['count']:,} ops{extra}"))
     st = s.get("mapper_stats") or {}
     if st.get("status"):

@@ -135,10 +135,7 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     lines += ["", f"  ops offloaded: {off['count']} of {s['operators']}"]
     for dev, info in off["by_device"].items():
         cb = s.get("capacities", {}).get(dev)
-        extra = ""
-        if cb:
-            unit = "" if cb["unit"] == cb["name"] else f" {cb['unit']}"
-            extra = f", {cb['name']} {cb['used']:,}/{cb['available']:,}{unit}"
+        extra = f", {capacity_phrase(cb)}" if cb else ""
         lines.append(f"    {dev}: {info['count']} ops{extra}")
         names = info["ops"] if max_names is None else info["ops"][:max_names]
         if names:
@@ -184,3 +181,10 @@ def _core_usage(run: RunResult, dev: str) -> list[str]:
             for c, n in parts:
                 used[c] += n
     return [f"{u}/{cap}" for u, cap in zip(used, slots, strict=True)]
+
+
+def capacity_phrase(cap: dict, sep: str = "/") -> str:
+    """``crossbars 94/100`` or ``weight_memory 150,544/1,048,576 B``: a ``summary["capacities"]`` entry's use
+    (``sep`` between used and available, e.g. ``" of "``)."""
+    unit = "" if cap["unit"] == cap["name"] else f" {cap['unit']}"
+    return f"{cap['name']} {cap['used']:,}{sep}{cap['available']:,}{unit}"
