@@ -487,12 +487,13 @@ def cmd_reorder(args) -> int:
     out = args.output
     if out.suffix.lower() not in (".yaml", ".yml"):
         raise InputError(f"-o {str(out)!r}: give a .yaml path (the .npz is written beside it)")
-    from hetsim.report.outputs import check_parent_dirs
+    from hetsim.report.outputs import check_parent_dirs, check_writable
 
     check_parent_dirs(out)
     clash = [str(f) for f in (out, out.with_suffix(".npz")) if f.exists()]
     if clash and not args.force:
         raise OutputExistsError(f"{' and '.join(clash)} already exist; pass --force to replace")
+    check_writable(out.parent if str(out.parent) else Path("."), out)
     snn = load_snn(args.model)
     r = reorder_for_platform(snn, load_platform(args.platform), residency=args.residency, seed=args.seed)
     print(format_reorder(r))
@@ -511,18 +512,18 @@ def _refuse_snn(model: Path, command: str) -> None:
 
 def cmd_map(args) -> int:
     from hetsim.costs import CostModel
-    from hetsim.errors import OutputExistsError
     from hetsim.mappers import get_mapper
-    from hetsim.report.export import atomic_write_text
+    from hetsim.report.export import atomic_write_text, make_dirs
+    from hetsim.report.outputs import check_output_file
     from hetsim.workload import load_onnx
 
     _refuse_snn(args.model, "map")
-    if args.output.exists() and not args.force:
-        raise OutputExistsError(f"{str(args.output)!r} exists; pass --force to replace it")
+    check_output_file(args.output, args.force)  # fail before the work, not after
     mapper = get_mapper(args.mapper, **mapper_options(args))
     plat = _platform(args)
     costs = CostModel(load_onnx(args.model), plat)
     sched = mapper.map(costs)
+    make_dirs(args.output.parent, args.output)
     atomic_write_text(args.output, sched.to_json() + "\n")
     off = sum(1 for d in sched.assignment.values() if d != costs.host)
     print(f"{args.mapper}: {off} of {len(sched.assignment)} ops offloaded, predicted makespan "
@@ -583,18 +584,18 @@ def _fmt(v) -> str:
 def cmd_profile(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from hetsim.errors import OutputExistsError
     from hetsim.profile import meta_path, profile_model
+    from hetsim.report.export import make_dirs
+    from hetsim.report.outputs import check_output_file
 
     for target in (args.output, meta_path(args.output)):
-        if target.exists() and not args.force:
-            raise OutputExistsError(f"{str(target)!r} exists; pass --force to replace it")
+        check_output_file(target, args.force)
     with Progress(TextColumn("profiling {task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), transient=True) as bar:
         task = bar.add_task(args.model.name, total=None)
         prof = profile_model(args.model, warmup=args.warmup, runs=args.runs, optimize=args.optimize,
                              seed=args.seed, progress=lambda d, t: bar.update(task, completed=d, total=t))
-    args.output.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(args.output.parent, args.output)
     written = prof.write(args.output)
     missing = sum(1 for r in prof.rows if r["source"] == "missing")
     fused = sum(1 for r in prof.rows if r["source"] == "fused")
@@ -660,6 +661,7 @@ def cmd_plot(args) -> int:
         plot_sweep_breakdown,
         snn_plot_jobs,
     )
+    from hetsim.report.export import make_dirs
     from hetsim.report.plots import PAPER_FORMATS
 
     if not args.results.is_file():
@@ -685,11 +687,17 @@ def cmd_plot(args) -> int:
                          lambda s, w=w: plot_sweep_breakdown(df, w, s, formats=PAPER_FORMATS)))
         jobs.append((f"fig4_speedup_models_{t_mvm:g}ns",
                      lambda s: plot_speedup_models(df, t_mvm, s, formats=PAPER_FORMATS)))
-    args.out.mkdir(parents=True, exist_ok=True)
+    from hetsim.report.outputs import check_parent_dirs, check_writable
+
+    if args.out.exists() and not args.out.is_dir():
+        raise OutputExistsError(f"-o {str(args.out)!r} exists and is not a directory")
+    check_parent_dirs(args.out)
     clash = [args.out / f"{stem}{ext}" for stem, _ in jobs for ext in PAPER_FORMATS
              if (args.out / f"{stem}{ext}").exists()] + [p for p in [args.out / "report.html"] if p.exists()]
     if clash and not args.force:
         raise OutputExistsError(f"{clash[0]} exists (and {len(clash) - 1} more); pass --force to replace them")
+    check_writable(args.out)
+    make_dirs(args.out)
     written = []
     for stem, fn in jobs:
         written += fn(args.out / stem)

@@ -11,6 +11,7 @@ Google), which opens in Perfetto (https://ui.perfetto.dev) and ``chrome://tracin
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -23,6 +24,7 @@ import pandas as pd
 
 from hetsim.devices.base import DeviceBase
 from hetsim.devices.link import LINK_KIND
+from hetsim.errors import InputError
 from hetsim.report.lanes import (
     ACCELERATOR,
     HOST,
@@ -38,6 +40,40 @@ US_PER_S = 1e6
 NS_PER_S = 1_000_000_000
 FLOW_CAT = "dataflow"
 """``cat`` of the dataflow arrows (flow events) of :func:`chrome_trace`."""
+
+
+class OutputPathError(InputError):
+    """An output location that cannot be written (permission denied, a read-only or virtual file system such as
+    ``/proc``, a file where a folder is needed, a full disk). CLI exit code 2, one line naming the path."""
+
+
+#: errno values of a write that fails because of where it goes (not a bug in the writer)
+LOCATION_ERRNOS = frozenset(getattr(errno, n) for n in (
+    "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "ENOENT", "ENOTDIR", "EISDIR", "EEXIST", "ENAMETOOLONG",
+    "ELOOP", "EXDEV", "EFBIG", "EINVAL") if hasattr(errno, n))
+
+
+def output_error(path: str | os.PathLike, err: OSError) -> OutputPathError:
+    """The one-line refusal for an :class:`OSError` met while writing ``path``."""
+    why = err.strerror or str(err)
+    where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) \
+        and not Path(str(err.filename)).name.startswith(f".{Path(path).name}.") else ""
+    return OutputPathError(f"cannot write {str(path)!r}: {why}{where}")
+
+
+def make_dirs(directory: str | os.PathLike, for_path: str | os.PathLike | None = None) -> Path:
+    """Create ``directory`` and its missing parents (a no-op when it exists).
+
+    Raises:
+        OutputPathError: it cannot be created (a file on the way, permission denied, ``/proc``, ...); the
+            message names ``for_path`` (default ``directory``).
+    """
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise output_error(for_path if for_path is not None else d, err) from None
+    return d
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -73,14 +109,24 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     (``fig.savefig(tmp)``, ``df.to_csv(tmp)``). When the ``with`` block finishes without an exception the
     file is fsynced, given the target's permissions (or the umask default for a new file) and renamed over
     ``path`` with :func:`os.replace`. On an exception the temporary file is removed, ``path`` is untouched and
-    the exception propagates.
+    the exception propagates. The folder must exist (writers create it first with :func:`make_dirs`).
 
     Raises:
         FileNotFoundError: the directory of ``path`` does not exist.
+        OutputPathError: the location cannot be written: permission denied, a read-only or virtual file system,
+            ``path`` is a folder, the disk is full (also when the writer in the ``with`` block meets one of these
+            on the temporary file).
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=directory)
+    if not directory.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no such folder", str(directory))
+    if target.is_dir():
+        raise OutputPathError(f"cannot write {str(target)!r}: it is a folder")
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=directory)
+    except OSError as err:
+        raise output_error(target, err) from None
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -92,8 +138,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             os.close(fd)
         os.chmod(tmp, _target_mode(target))
         os.replace(tmp, target)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        ours = err.filename is None or os.fspath(err.filename) in (tmp_name, str(tmp), str(target))
+        if err.errno in LOCATION_ERRNOS and ours:  # not an input file the writer failed to read
+            raise output_error(target, err) from None
+        raise
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):
             tmp.unlink()
         raise
     _fsync_dir(directory)

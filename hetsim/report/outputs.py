@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +12,7 @@ import pandas as pd
 from hetsim.devices.link import LINK_KIND
 from hetsim.errors import OutputExistsError
 from hetsim.pipeline import RunResult
+from hetsim.report.export import OutputPathError, make_dirs
 from hetsim.report.metrics import device_table, op_table
 
 OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
@@ -29,12 +32,54 @@ def check_parent_dirs(path: Path) -> None:
             return
 
 
+def check_writable(folder: Path, for_path: Path | None = None) -> None:
+    """Refuse, before any work, a ``folder`` that cannot receive files: probe it (or, when it is missing, its
+    nearest existing ancestor, where the missing folders would be created) by creating and removing a temporary
+    file. Catches permission denied, read-only and virtual file systems (``/proc``, ``/sys``) alike.
+
+    Raises:
+        OutputExistsError: an existing ancestor is a file (:func:`check_parent_dirs`).
+        OutputPathError: no file can be created there; the message names ``for_path`` (default ``folder``).
+    """
+    for_path = Path(folder) if for_path is None else Path(for_path)
+    check_parent_dirs(for_path)
+    d = Path(folder).absolute()
+    while not d.exists() and d != d.parent:
+        d = d.parent
+    try:
+        fd, name = tempfile.mkstemp(prefix=".hetsim-probe.", dir=d)
+    except OSError as err:
+        raise OutputPathError(f"cannot write {str(for_path)!r}: no file can be created in {str(d)!r} "
+                              f"({err.strerror or err})") from None
+    os.close(fd)
+    os.unlink(name)
+
+
+def check_output_file(path: Path, force: bool, flag: str = "-o") -> None:
+    """Refuse, before any work, an output file ``path`` that exists (without ``force``), is a folder, or whose
+    folder cannot be created or written (:func:`check_writable`). Missing parent folders are created when the
+    file is written (:func:`hetsim.report.export.atomic_path`).
+
+    Raises:
+        OutputExistsError: ``path`` exists and ``force`` is false, or an ancestor is a file.
+        OutputPathError: ``path`` is a folder, or its folder cannot receive files.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise OutputPathError(f"{flag} {str(path)!r} is a folder; give a file path")
+    if path.exists() and not force:
+        raise OutputExistsError(f"{str(path)!r} exists; pass --force to replace it")
+    check_writable(path.parent if str(path.parent) else Path("."), path)
+
+
 def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES) -> None:
-    """Refuse to replace existing outputs without ``force``.
+    """Refuse to replace existing outputs without ``force``, and a folder that cannot be created or written
+    (:func:`check_writable`); a missing ``out`` and its missing parents are created when the outputs are written.
 
     Raises:
         OutputExistsError: ``out`` is a file, or already holds one of ``files`` (default :data:`OUTPUT_FILES`)
             and ``force`` is false.
+        OutputPathError: ``out`` cannot be created or written.
     """
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"--out {str(out)!r} exists and is not a directory")
@@ -44,6 +89,7 @@ def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES)
         raise OutputExistsError(
             f"--out {str(out)!r} already holds {', '.join(clash)}; pass --force to replace them"
         )
+    check_writable(out)
 
 
 def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
@@ -53,13 +99,13 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     ``out``. Each file is written atomically.
 
     Raises:
-        OutputExistsError: see :func:`check_out_dir`.
+        OutputExistsError, OutputPathError: see :func:`check_out_dir`.
     """
     from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
     from hetsim.report.plots import plot_breakdown, plot_timeline
 
     check_out_dir(out, force)
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)
     written = []
 
     def path(name: str) -> Path:

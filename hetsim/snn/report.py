@@ -198,11 +198,11 @@ def write_snn_outputs(r: SnnRunResult, out: Path, force: bool = False) -> list[P
     Raises:
         OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
     """
-    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
+    from hetsim.report.export import atomic_path, atomic_write_text, make_dirs, round_ns, write_chrome_trace
     from hetsim.report.outputs import check_out_dir
 
     check_out_dir(out, force, SNN_OUTPUT_FILES)
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)
     atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1) + "\n")
     with atomic_path(out / "layers.csv") as tmp:
         r.layers.to_csv(tmp, index=False)
