@@ -69,7 +69,7 @@ import numpy as np
 
 from hetsim.check import fill_orders
 from hetsim.costs import CostModel
-from hetsim.errors import MappingError
+from hetsim.errors import MappingError, ScheduleError
 from hetsim.mappers.base import make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
@@ -782,8 +782,11 @@ class Ilp:
     times; so the schedule's makespan is at most the solver's ``T`` (up to solver tolerances).
 
     Args:
-        time_limit_s: solver time limit in seconds (default 30). On a limit without any incumbent, the
-            ``greedy`` schedule is returned (``status`` ``time_limit``, explained in ``stats["note"]``).
+        time_limit_s: solver time limit in seconds (default 30). When the solve ends unproven (a limit)
+            without an incumbent, or with one whose schedule is worse than ``greedy``'s or ``heft``'s, the best
+            of those two schedules is returned (``status`` ``time_limit``, ``stats["fallback"]`` names it,
+            ``stats["note"]`` explains); the limit bounds the solver only, ``stats["total_time_s"]`` is the
+            wall time of the whole mapping.
         mip_rel_gap: relative gap at which the solver stops. Default 1e-6, deliberately tighter than the
             HiGHS and Gurobi default of 1e-4: ``status == "optimal"`` then means within 1e-6 of the optimum
             (what the brute-force tests check), and on the paper's ResNet/MobileNet graphs it costs little
@@ -839,6 +842,7 @@ class Ilp:
         self.warm_start = warm_start
 
     def map(self, costs: CostModel) -> Schedule:
+        t0 = time.perf_counter()
         model = build_model(costs)
         start = self._start_vector(costs, model) if self.warm_start is not None else None
         unit = model.time_unit_s
@@ -878,13 +882,8 @@ class Ilp:
             "threads": self.threads,
         }
         if res.values is None:
-            from hetsim.mappers.greedy import Greedy
-
-            fallback = Greedy().map(costs)
-            stats["note"] = (f"no incumbent within the {self.time_limit_s:g} s time limit: greedy's schedule "
-                             f"returned instead")
             stats["solver_makespan_s"] = None
-            return make_schedule(costs, fallback.assignment, self.name, stats, order=fallback.order)
+            return self._fallback(costs, None, stats, t0)
         val = res.values
         assignment = model.assignment(val)
         s = val[model.s0:model.s0 + len(model.ops)]
@@ -903,6 +902,54 @@ class Ilp:
             sched.stats["note"] = (sched.stats.get("note", "") + f" list-scheduled makespan "
                                    f"{sched.makespan_s:.9g} s exceeds the solver's T {t_solver:.9g} s "
                                    f"(solver tolerances)").strip()
+        if res.status != "optimal":  # not proven: never return worse than the heuristics
+            return self._fallback(costs, sched, stats, t0)
+        sched.stats["total_time_s"] = time.perf_counter() - t0
+        return sched
+
+    def _fallback(self, costs: CostModel, own: Schedule | None, stats: dict, t0: float) -> Schedule:
+        """``own`` (the solver's schedule, ``None`` when it found none), or the best of the ``greedy`` and ``heft``
+        schedules when it is better (shorter makespan; on a tie the solver's, then greedy's). The returned
+        schedule's ``stats``: ``fallback`` (the heuristic whose schedule it is, else absent), ``fallback_makespan_s``,
+        ``solver_schedule_makespan_s`` (the solver's own schedule, ``None`` without one), a ``note`` saying why,
+        ``incumbent_s`` and ``mip_gap`` of the returned schedule (``solver_incumbent_s``: the solver's), and
+        ``total_time_s``: the wall time of the whole mapping (model building, solve, fallbacks).
+
+        Raises:
+            MappingError: no solver schedule and neither heuristic found one.
+        """
+        from hetsim.mappers.greedy import Greedy
+        from hetsim.mappers.heft import Heft
+
+        cands = []
+        for cls in (Greedy, Heft):
+            try:
+                cands.append(cls().map(costs))
+            except (MappingError, ScheduleError):  # a heuristic that fails is no candidate
+                continue
+        best = min(cands, key=lambda c: c.makespan_s, default=None)
+        if best is None or (own is not None and own.makespan_s <= best.makespan_s):
+            if own is None:
+                raise MappingError(f"ilp: no schedule within the {self.time_limit_s:g} s time limit, and neither "
+                                   "greedy nor heft found one")
+            own.stats["total_time_s"] = time.perf_counter() - t0
+            return own
+        stats = dict(stats)
+        why = ("no incumbent" if own is None else
+               f"the solver's best schedule ({own.makespan_s * 1e3:.6g} ms) is worse than {best.mapper}'s")
+        stats.update({
+            "fallback": best.mapper,
+            "fallback_makespan_s": best.makespan_s,
+            "solver_schedule_makespan_s": None if own is None else own.makespan_s,
+            "solver_incumbent_s": stats.get("incumbent_s"),
+            "incumbent_s": best.makespan_s,
+            "mip_gap": mip_gap(best.makespan_s, stats.get("bound_s")),
+            "offloaded": sum(1 for d in best.assignment.values() if d != costs.host),
+            "note": (f"{why} within the {self.time_limit_s:g} s time limit: {best.mapper}'s schedule returned "
+                     "instead (the best of greedy and heft)"),
+        })
+        sched = make_schedule(costs, best.assignment, self.name, stats, order=best.order)
+        sched.stats["total_time_s"] = time.perf_counter() - t0
         return sched
 
     # ------------------------------------------------------------------------------------------ warm start

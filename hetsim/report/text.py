@@ -70,6 +70,47 @@ def _more(shown: int, total: int) -> str:
     return f" ... and {total - shown} more {VERBOSE_HINT}" if shown < total else ""
 
 
+def solver_line(st: dict) -> str:
+    """The exact mappers' outcome in one line (the report's ``solver`` row) from their ``stats``.
+
+    The time is the wall time of the whole mapping (``total_time_s``; the solver calls' own share is added when
+    it differs at the shown precision). ``optimal (proven)`` only when the MIP gap is 0 to the shown precision;
+    a solve stopped by the relative gap tolerance says so and gives the gap. A time limit that returned a
+    heuristic's schedule (``fallback``) names it and its makespan.
+    """
+    wall = st.get("total_time_s", st.get("solve_time_s")) or 0.0
+    t = f"{wall:.2f} s"
+    solve = st.get("solve_time_s")
+    if solve is not None and f"{solve:.2f}" != f"{wall:.2f}":
+        t += f" (solver calls {solve:.2f} s)"
+    gap = st.get("mip_gap")
+    gap_txt = f"{gap * 100:.2f} %" if gap is not None else None
+    bound = st.get("bound_s")
+    bound_txt = f"bound {si(bound, 's')}" if bound is not None else ""
+    if st["status"] == "optimal":
+        size = (f", {st['variables']:,} variables, {st['constraints']:,} constraints"
+                if st.get("variables") is not None and st.get("constraints") is not None else "")
+        if gap_txt is None or gap_txt == "0.00 %":
+            return f"optimal (proven) in {t}{size}"
+        tol = st.get("mip_rel_gap", st.get("mip_rel_gap_limit"))
+        tol_txt = f" ({tol * 100:.2g} %)" if tol is not None else ""
+        return (f"stopped at the solver's relative gap tolerance{tol_txt} in {t}: not proven optimal, MIP gap "
+                f"{gap_txt}" + (f" ({bound_txt})" if bound_txt else "") + size)
+    status = st["status"].replace("_", " ")
+    fb = st.get("fallback")
+    if fb:
+        own = st.get("solver_schedule_makespan_s")
+        none = "solver_schedule_makespan_s" in st and own is None
+        what = "without a schedule of its own" if none else "without a better schedule"
+        extra = [x for x in (f"its own {si(own, 's', 5)}" if own is not None else "",
+                             f"MIP gap {gap_txt}" if gap_txt else "", bound_txt) if x]
+        ms = st.get("fallback_makespan_s", st.get("incumbent_s"))
+        return (f"{status} after {t} {what}: {fb}'s schedule"
+                + (f", {si(ms, 's', 5)}" if ms is not None else "") + (f" ({'; '.join(extra)})" if extra else ""))
+    return (f"{status} after {t}: best schedule found, not proven optimal"
+            + (f", MIP gap {gap_txt}" if gap_txt else "") + (f" ({bound_txt})" if bound_txt else ""))
+
+
 def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     """A readable multi-line report: headline numbers, per-device table, offloaded ops, crossbar placement.
 
@@ -96,18 +137,7 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     ]
     st = s.get("mapper_stats") or {}
     if st.get("status") in ("optimal", "time_limit", "feasible"):
-        gap = st.get("mip_gap")
-        gap_txt = f", MIP gap {gap * 100:.2f} %" if gap is not None else ""
-        size = (f", {st['variables']:,} variables, {st['constraints']:,} constraints"
-                if st.get("variables") is not None and st.get("constraints") is not None else "")
-        if st["status"] == "optimal":
-            lines.append(f"  solver       optimal (proven) in {st.get('solve_time_s', 0):.2f} s{gap_txt}{size}")
-        else:
-            bound = st.get("bound_s")
-            status = st["status"].replace("_", " ")
-            lines.append(f"  solver       {status} after {st.get('solve_time_s', 0):.2f} s: best schedule found, "
-                         f"not proven optimal{gap_txt}"
-                         + (f" (bound {si(bound, 's')})" if bound is not None else ""))
+        lines.append(f"  solver       {solver_line(st)}")
     if differs:
         lines.append(f"  (mapper predicted {t_txt[2]}; the replay differs)")
     host_cfg = run.costs.devices[run.costs.host] if hasattr(run.costs, "devices") else None
