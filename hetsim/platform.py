@@ -13,11 +13,15 @@ Example (``platforms/puma.yaml``)::
 Devices that share a memory (``memories: {l1: {size_kib: 256, shared_by: [host, digital, aimc]}}``, see
 ``platforms/diana.yaml``) exchange tensors through it at no cost and need no link.
 
-Unknown fields are errors; the error message names the field's path and what was expected.
+Unknown fields are errors; the error message names the field's path and what was expected. Number fields take
+finite numbers in a physical range, never booleans (:mod:`hetsim.devices.fields`). Device, link and memory names
+are distinct. Platform files, sweep files and SNN specs are read by :func:`read_yaml`: at most 1 MiB, no repeated
+key in a mapping, and bounded aliases and nesting (``YAML_MAX_*`` below).
 """
 
 from __future__ import annotations
 
+import re
 import types
 from pathlib import Path
 from typing import Annotated, Union, get_args, get_origin
@@ -26,6 +30,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
+from yaml.composer import Composer
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, ScalarNode
 
 from hetsim.devices import DEVICE_KINDS, DeviceBase, Link, Memory, on_kinds_changed
 from hetsim.errors import InputError, PlatformError, did_you_mean
@@ -90,6 +97,14 @@ class Platform(BaseModel):
         elif not self.devices[self.host].can_host:
             raise ValueError(f"host {self.host!r} is a {self.devices[self.host].kind!r} device; the host must be "
                              f"one of the kinds {host_kinds}")
+        for lname in self.links:  # the trace and the reports name devices and links in one namespace
+            if lname in self.devices:
+                raise ValueError(f"links.{lname}: {lname!r} is also a device; a link needs a name of its own")
+        for mname in self.memories:
+            for section in ("devices", "links"):
+                if mname in getattr(self, section):
+                    raise ValueError(f"memories.{mname}: {mname!r} is also in {section}; a memory needs a name of "
+                                     "its own")
         for lname, link in self.links.items():
             for d in link.connects:
                 if d not in self.devices:
@@ -243,6 +258,14 @@ def _fields_at(model: type[BaseModel], loc) -> list[str]:
     return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
 
 
+def _short_repr(value: object) -> str:
+    """``repr(value)``, shortened when long (a 400-digit integer is named by its digit count)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        return f"an integer of {len(str(abs(value)))} digits"
+    r = repr(value)
+    return r if len(r) <= 80 else f"{r[:60]}... ({len(r)} characters)"
+
+
 def _format_validation_error(err: ValidationError, where: str, model: type[BaseModel] | None = None) -> str:
     """One line per problem: ``where: dotted.field.path: message``; an unknown field or device kind gets the
     closest known name of ``model`` (default: :class:`Platform`)."""
@@ -268,7 +291,7 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
         elif e["type"] == "union_tag_not_found" and loc[:1] == ["devices"]:
             msg = f"no 'kind'; a device needs one of: {', '.join(DEVICE_KINDS)}"
         elif "input" in e and e["type"] not in ("value_error",):
-            msg = f"{msg} (got {e['input']!r})"
+            msg = f"{msg} (got {_short_repr(e['input'])})"
         lines.append(f"{where}: {path}: {msg}")
     return "\n".join(lines)
 
@@ -283,25 +306,190 @@ def _validate(data: object, where: str) -> Platform:
         raise PlatformError(_format_validation_error(err, where)) from None
 
 
-def read_yaml(path: Path, error: type[InputError], what: str) -> object:
-    """Parse a YAML file for a user-facing loader.
+#: Limits of :func:`read_yaml`: a YAML file hetsim reads is at most YAML_MAX_BYTES bytes (1 MiB), uses at most
+#: YAML_MAX_ALIASES aliases (``*name``), expands (counting what its aliases repeat) to at most YAML_MAX_NODES
+#: values and nests at most YAML_MAX_DEPTH levels. Real files are far inside them (the largest shipped file: 6 KB,
+#: depth 5); a file past them is refused before it can exhaust memory or time ("billion laughs", deep nesting).
+YAML_MAX_BYTES = 1 << 20
+YAML_MAX_ALIASES = 1_000
+YAML_MAX_NODES = 100_000
+YAML_MAX_DEPTH = 64
+
+
+class YamlLimitError(yaml.YAMLError):
+    """A YAML file that exceeds a limit of :func:`read_yaml` or repeats a key (``problem`` says which)."""
+
+    def __init__(self, problem: str, mark=None):
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = mark
+
+
+class _GuardedLoading(Composer):
+    """Composer and constructor checks of :func:`read_yaml` (mixed into the C or the Python safe loader).
+
+    Composition counts alias uses, the values the document expands to (an alias counts the values below the
+    node it names) and the nesting depth (an alias adds the depth below its node), and refuses past the
+    ``YAML_MAX_*`` limits or an alias to a node that contains it; construction refuses a key repeated in a
+    mapping (YAML requires unique keys; PyYAML keeps the last one silently).
+    """
+
+    def _guard_init(self) -> None:
+        self._aliases = 0
+        self._nodes = 0
+        self._depth = 0
+        self._deepest = 0
+        self._expanded: dict[int, tuple[int, int]] = {}  # id(anchored node) -> (values, depth) below it
+
+    def compose_node(self, parent, index):
+        if self.check_event(AliasEvent):
+            event = self.peek_event()
+            node = self.anchors.get(event.anchor)
+            if node is not None:
+                self._aliases += 1
+                if self._aliases > YAML_MAX_ALIASES:
+                    raise YamlLimitError(f"more than {YAML_MAX_ALIASES} aliases (*name); hetsim refuses YAML whose "
+                                         "aliases may expand it this much", event.start_mark)
+                size = self._expanded.get(id(node))
+                if size is None:
+                    raise YamlLimitError(f"alias *{event.anchor} refers to a node that contains it (a recursive "
+                                         "structure)", event.start_mark)
+                self._count(size[0], event.start_mark)
+                self._deeper(self._depth + size[1], event.start_mark)
+            return super().compose_node(parent, index)
+        event = self.peek_event()
+        self._count(1, event.start_mark)
+        self._depth += 1
+        self._deeper(self._depth, event.start_mark)
+        outer, start = self._deepest, self._nodes
+        self._deepest = self._depth
+        node = super().compose_node(parent, index)
+        if event.anchor is not None:
+            self._expanded[id(node)] = (self._nodes - start, self._deepest - self._depth + 1)
+        self._deepest = max(outer, self._deepest)
+        self._depth -= 1
+        return node
+
+    def _count(self, n: int, mark) -> None:
+        self._nodes += n
+        if self._nodes > YAML_MAX_NODES:
+            raise YamlLimitError(f"the document expands to more than {YAML_MAX_NODES} values (counting what its "
+                                 "aliases repeat)", mark)
+
+    def _deeper(self, depth: int, mark) -> None:
+        self._deepest = max(self._deepest, depth)
+        if depth > YAML_MAX_DEPTH:
+            raise YamlLimitError(f"nested deeper than {YAML_MAX_DEPTH} levels", mark)
+
+    def construct_yaml_int(self, node):
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # past sys.get_int_max_str_digits() (4300 digits)
+            raise YamlLimitError(f"an integer of {len(node.value)} characters; too long to read",
+                                 node.start_mark) from None
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, MappingNode):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node)
+                line = key_node.start_mark.line + 1
+                try:
+                    first = seen.get(key)
+                except TypeError:  # unhashable: the constructor says so
+                    continue
+                if first is not None:
+                    raise YamlLimitError(f"duplicate key {key!r} (first at line {first}); a key may appear once "
+                                         "in a mapping", key_node.start_mark)
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+#: ``1e9``, ``1.5E-3``: floats in YAML 1.2 (and to ``hetsim --set``), strings to YAML 1.1 without this
+_EXP_FLOAT = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+
+
+def _make_loader():
+    """The loader class of :func:`read_yaml`: PyYAML's C parser (libyaml) when present, else its Python one,
+    with :class:`_GuardedLoading`'s checks (composition runs in Python to count as it goes)."""
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # PyYAML built without libyaml
+        CParser = None
+
+    if CParser is not None:
+        class Loader(_GuardedLoading, CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+            def __init__(self, stream):
+                CParser.__init__(self, stream)
+                Composer.__init__(self)
+                yaml.constructor.SafeConstructor.__init__(self)
+                yaml.resolver.Resolver.__init__(self)
+                self._guard_init()
+    else:
+        class Loader(_GuardedLoading, yaml.SafeLoader):
+            def __init__(self, stream):
+                yaml.SafeLoader.__init__(self, stream)
+                self._guard_init()
+
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
+    Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXP_FLOAT, list("-+0123456789"))
+    return Loader
+
+
+_YamlLoader = _make_loader()
+
+
+def load_yaml_text(text: str | bytes) -> object:
+    """Parse YAML text with :func:`read_yaml`'s limits and duplicate-key check (one document; ``1e9`` is a float).
 
     Raises:
-        error: (an :class:`~hetsim.errors.InputError` subclass) the file is missing, is not text, or is not
-            valid YAML (the message gives the line and column).
+        yaml.YAMLError: not valid YAML, or past a limit (:class:`YamlLimitError`).
+    """
+    loader = _YamlLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def read_yaml(path: Path, error: type[InputError], what: str) -> object:
+    """Parse a YAML file for a user-facing loader (platform files, sweep files, SNN specs).
+
+    The file must be at most :data:`YAML_MAX_BYTES` (1 MiB) of UTF-8; it may use at most
+    :data:`YAML_MAX_ALIASES` aliases, expand to at most :data:`YAML_MAX_NODES` values and nest at most
+    :data:`YAML_MAX_DEPTH` levels, and a mapping may not repeat a key.
+
+    Raises:
+        error: (an :class:`~hetsim.errors.InputError` subclass) the file is missing, not a regular file, too
+            large, not text, not valid YAML, past a limit, or repeats a key (the message gives the line and
+            column).
     """
     if path.is_dir():
         raise error(f"{what} {str(path)!r} is a folder, not a file")
-    if not path.is_file():
+    if not path.exists():
         raise error(f"{what} {str(path)!r} does not exist")
+    if not path.is_file():
+        raise error(f"{what} {str(path)!r} is not a regular file")
     try:
-        return yaml.safe_load(path.read_text())
+        with path.open("rb") as f:
+            data = f.read(YAML_MAX_BYTES + 1)
+    except OSError as err:
+        raise error(f"{what} {str(path)!r} cannot be read: {err.strerror or err}") from None
+    if len(data) > YAML_MAX_BYTES:
+        raise error(f"{path}: larger than {YAML_MAX_BYTES // 2**20} MiB; hetsim reads YAML files of at most "
+                    f"{YAML_MAX_BYTES} bytes")
+    try:
+        return load_yaml_text(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise error(f"{path}: not a text (UTF-8 YAML) file") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise error(f"{path}: not valid YAML{at}: {getattr(err, 'problem', err)}") from None
-    except UnicodeDecodeError:
-        raise error(f"{path}: not a text (YAML) file") from None
+        if isinstance(err, YamlLimitError):
+            raise error(f"{path}{at}: {err.problem}") from None
+        raise error(f"{path}: not valid YAML{at}: {getattr(err, 'problem', None) or err}") from None
 
 
 def read_yaml_model(path: Path, model: type[BaseModel], error: type[InputError], what: str, expected: str):

@@ -25,6 +25,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from hetsim.devices.fields import MAX_POWER_W, Real
 from hetsim.workload.op import Op
 
 Scope = Literal["resident", "per-op"]
@@ -81,8 +82,8 @@ class DeviceBase(BaseModel):
 
     name: str = ""
     description: str = ""
-    active_w: float = Field(0.0, ge=0)
-    idle_w: float = Field(0.0, ge=0)
+    active_w: Real = Field(0.0, ge=0, le=MAX_POWER_W)
+    idle_w: Real = Field(0.0, ge=0, le=MAX_POWER_W)
 
     # -------------------------------------------------------------------------------------------- ops, latency
 

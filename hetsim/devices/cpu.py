@@ -10,6 +10,16 @@ from typing import ClassVar, Literal
 from pydantic import Field, model_validator
 
 from hetsim.devices.base import DeviceBase
+from hetsim.devices.fields import (
+    MAX_BANDWIDTH_GB_S,
+    MAX_CLOCK_GHZ,
+    MAX_CORES,
+    MAX_PER_CYCLE,
+    MAX_TIME_US,
+    Integer,
+    RateByBits,
+    Real,
+)
 from hetsim.errors import PlatformError
 from hetsim.workload.op import Op
 
@@ -39,12 +49,13 @@ class CpuDevice(DeviceBase):
     can_host: ClassVar[bool] = True
 
     kind: Literal["cpu"] = "cpu"
-    cores: int = Field(1, ge=1, description="cores usable for inference; ops are single-threaded")
-    clock_ghz: float = Field(gt=0)
-    macs_per_cycle: dict[int, float] = Field(description="peak MACs per cycle per core, by bit width")
-    elementwise_per_cycle: float = Field(4.0, gt=0, description="elements per cycle for non-GEMM ops")
-    mem_bandwidth_gb_s: float = Field(gt=0, description="sustained memory bandwidth, GB/s (1e9 B/s)")
-    op_overhead_us: float = Field(0.0, ge=0, description="fixed dispatch cost per op, microseconds")
+    cores: Integer = Field(1, ge=1, le=MAX_CORES, description="cores usable for inference; ops are single-threaded")
+    clock_ghz: Real = Field(gt=0, le=MAX_CLOCK_GHZ)
+    macs_per_cycle: RateByBits = Field(description="peak MACs per cycle per core, by bit width")
+    elementwise_per_cycle: Real = Field(4.0, gt=0, le=MAX_PER_CYCLE, description="elements per cycle for non-GEMM ops")
+    mem_bandwidth_gb_s: Real = Field(gt=0, le=MAX_BANDWIDTH_GB_S,
+                                     description="sustained memory bandwidth, GB/s (1e9 B/s)")
+    op_overhead_us: Real = Field(0.0, ge=0, le=MAX_TIME_US, description="fixed dispatch cost per op, microseconds")
     latency_model: Literal["roofline", "table"] = "roofline"
     latency_table: Path | None = None
     supported_ops: list[str] | None = Field(

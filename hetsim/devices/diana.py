@@ -41,11 +41,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
 from hetsim.devices.base import Capacity, DeviceBase
+from hetsim.devices.fields import (
+    MAX_BITS,
+    MAX_CLOCK_MHZ,
+    MAX_COUNT,
+    MAX_CYCLES,
+    MAX_KIB,
+    MAX_PER_CYCLE,
+    MAX_TIME_NS,
+    Integer,
+    Real,
+)
 from hetsim.devices.puma import GEMM_OP_TYPES
 from hetsim.workload.op import Op
 
@@ -105,7 +116,7 @@ class _DianaAccelerator(DeviceBase):
 
     splits_channels: ClassVar[bool] = True
 
-    clock_mhz: float = Field(260.0, gt=0, description="F: clock, MHz (ODiMO Sec. IV-C: 260 MHz)")
+    clock_mhz: Real = Field(260.0, gt=0, le=MAX_CLOCK_MHZ, description="F: clock, MHz (ODiMO Sec. IV-C: 260 MHz)")
     supported_ops: list[str] = Field(
         default_factory=lambda: list(GEMM_OP_TYPES),
         description="op types with a constant weight this accelerator runs (as convolutions)",
@@ -169,15 +180,17 @@ class DianaDigital(_DianaAccelerator):
     """
 
     kind: Literal["diana-digital"] = "diana-digital"
-    pe_rows: int = Field(16, ge=1, description="PEs along output channels (the 16 of ceil(C_out/16))")
-    pe_cols: int = Field(16, ge=1, description="PEs along output pixels o_x (the 16 of ceil(o_x/16))")
-    load_store_bytes_per_cycle: float = Field(
-        8.0, gt=0, description="activation bytes loaded/stored per cycle (the /8 of the second term)"
+    pe_rows: Integer = Field(16, ge=1, le=MAX_COUNT, description="PEs along output channels (the 16 of ceil(C_out/16))")
+    pe_cols: Integer = Field(16, ge=1, le=MAX_COUNT, description="PEs along output pixels o_x (the 16 of ceil(o_x/16))")
+    load_store_bytes_per_cycle: Real = Field(
+        8.0, gt=0, le=MAX_PER_CYCLE, description="activation bytes loaded/stored per cycle (the /8 of the second term)"
     )
-    weight_bits: int = Field(8, ge=1, description="weight precision, bits (sizes the weights in weight_memory)")
-    activation_bits: int = Field(8, ge=1, description="activation precision, bits (not used by the model)")
-    weight_memory_kib: float | None = Field(
-        64.0, gt=0, description="weight memory, KiB: a layer part's weights must fit (null: not checked)")
+    weight_bits: Integer = Field(8, ge=1, le=MAX_BITS,
+                                 description="weight precision, bits (sizes the weights in weight_memory)")
+    activation_bits: Integer = Field(8, ge=1, le=MAX_BITS,
+                                     description="activation precision, bits (not used by the model)")
+    weight_memory_kib: Real | None = Field(
+        64.0, gt=0, le=MAX_KIB, description="weight memory, KiB: a layer part's weights must fit (null: not checked)")
 
     @property
     def weight_precision_bits(self) -> float:
@@ -230,16 +243,19 @@ class DianaAimc(_DianaAccelerator):
     """
 
     kind: Literal["diana-aimc"] = "diana-aimc"
-    array_rows: int = Field(1152, ge=1, description="AIMC array rows (inputs)")
-    array_cols: int = Field(512, ge=1, description="AIMC array columns (output channels)")
-    ox_unroll: list[int] = Field(default_factory=lambda: [1, 2, 4, 8], min_length=1,
-                                 description="output-x unrolling factors the array supports")
-    min_input_channels: int = Field(64, ge=1, description="input channels are unrolled to at least this many")
-    input_channels_per_pass: int = Field(128, ge=1, description="the 128 of ceil(C_in / 128)")
-    t_mvm_ns: float = Field(70.0, gt=0, description="duration of one array activation, ns")
-    weight_load_cycles_per_row: float = Field(8.0, ge=0, description="cycles to load one array row of weights")
+    array_rows: Integer = Field(1152, ge=1, le=MAX_COUNT, description="AIMC array rows (inputs)")
+    array_cols: Integer = Field(512, ge=1, le=MAX_COUNT, description="AIMC array columns (output channels)")
+    ox_unroll: list[Annotated[Integer, Field(ge=1, le=MAX_COUNT)]] = Field(
+        default_factory=lambda: [1, 2, 4, 8], min_length=1, description="output-x unrolling factors the array supports")
+    min_input_channels: Integer = Field(64, ge=1, le=MAX_COUNT,
+                                        description="input channels are unrolled to at least this many")
+    input_channels_per_pass: Integer = Field(128, ge=1, le=MAX_COUNT, description="the 128 of ceil(C_in / 128)")
+    t_mvm_ns: Real = Field(70.0, gt=0, le=MAX_TIME_NS, description="duration of one array activation, ns")
+    weight_load_cycles_per_row: Real = Field(8.0, ge=0, le=MAX_CYCLES,
+                                             description="cycles to load one array row of weights")
     weight_precision: Literal["ternary"] = "ternary"
-    activation_bits: int = Field(7, ge=1, description="D/A and A/D precision, bits (not used by the model)")
+    activation_bits: Integer = Field(7, ge=1, le=MAX_BITS,
+                                     description="D/A and A/D precision, bits (not used by the model)")
 
     @property
     def weight_precision_bits(self) -> float:

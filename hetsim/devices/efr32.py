@@ -26,6 +26,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.devices.base import DeviceBase
+from hetsim.devices.fields import MAX_BITS, MAX_CLOCK_MHZ, MAX_CYCLES, MAX_KIB, Integer, Real
 from hetsim.workload.op import Op
 
 #: The two engines as resources of an SNN schedule (:mod:`hetsim.snn.schedule`; the ``device`` column of its
@@ -41,8 +42,8 @@ class MemoryCycles(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    sram: float = Field(ge=0, description="cycles per weight element read from SRAM")
-    flash: float = Field(ge=0, description="cycles per weight element read from Flash")
+    sram: Real = Field(ge=0, le=MAX_CYCLES, description="cycles per weight element read from SRAM")
+    flash: Real = Field(ge=0, le=MAX_CYCLES, description="cycles per weight element read from Flash")
 
     def __getitem__(self, mem: str) -> float:
         return getattr(self, mem)
@@ -67,15 +68,15 @@ class CortexM(DeviceBase):
     workloads: ClassVar[frozenset[str]] = frozenset({"snn"})
 
     kind: Literal["cortex-m"] = "cortex-m"
-    clock_mhz: float = Field(gt=0)
-    weight_bytes: int = Field(4, ge=1)
-    affine_call_cycles: float = Field(ge=0)
-    col_cycles: float = Field(ge=0)
+    clock_mhz: Real = Field(gt=0, le=MAX_CLOCK_MHZ)
+    weight_bytes: Integer = Field(4, ge=1, le=MAX_BITS // 8)
+    affine_call_cycles: Real = Field(ge=0, le=MAX_CYCLES)
+    col_cycles: Real = Field(ge=0, le=MAX_CYCLES)
     elem_cycles: MemoryCycles
-    lif_call_cycles: float = Field(ge=0)
-    lif_neuron_cycles: float = Field(ge=0)
-    readout_neuron_cycles: float = Field(0.0, ge=0)
-    sram_reserved_kib: float = Field(0.0, ge=0)
+    lif_call_cycles: Real = Field(ge=0, le=MAX_CYCLES)
+    lif_neuron_cycles: Real = Field(ge=0, le=MAX_CYCLES)
+    readout_neuron_cycles: Real = Field(0.0, ge=0, le=MAX_CYCLES)
+    sram_reserved_kib: Real = Field(0.0, ge=0, le=MAX_KIB)
 
     @property
     def serial(self) -> bool:
@@ -101,11 +102,11 @@ class Mvp(DeviceBase):
     workloads: ClassVar[frozenset[str]] = frozenset({"snn"})
 
     kind: Literal["mvp"] = "mvp"
-    clock_mhz: float = Field(gt=0)
-    weight_bytes: int = Field(2, ge=1)
-    call_cycles: float = Field(ge=0)
-    launch_cycles: float = Field(ge=0)
-    col_cycles: float = Field(0.0, ge=0)
+    clock_mhz: Real = Field(gt=0, le=MAX_CLOCK_MHZ)
+    weight_bytes: Integer = Field(2, ge=1, le=MAX_BITS // 8)
+    call_cycles: Real = Field(ge=0, le=MAX_CYCLES)
+    launch_cycles: Real = Field(ge=0, le=MAX_CYCLES)
+    col_cycles: Real = Field(0.0, ge=0, le=MAX_CYCLES)
     elem_cycles: MemoryCycles
     merge_gaps: bool = True
 

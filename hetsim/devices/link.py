@@ -7,6 +7,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hetsim.devices.base import power_energy_j
+from hetsim.devices.fields import MAX_BANDWIDTH_GB_S, MAX_ENERGY_PJ, MAX_POWER_W, MAX_TIME_NS, Real
 
 #: The ``kind`` the reports give links (device tables, traces), beside the device kinds.
 LINK_KIND = "link"
@@ -32,12 +33,12 @@ class Link(BaseModel):
 
     name: str = ""
     description: str = ""
-    bandwidth_gb_s: float = Field(gt=0, description="B_shared, GB/s (1e9 B/s)")
-    latency_ns: float = Field(0.0, ge=0, description="fixed latency per transfer, ns")
+    bandwidth_gb_s: Real = Field(gt=0, le=MAX_BANDWIDTH_GB_S, description="B_shared, GB/s (1e9 B/s)")
+    latency_ns: Real = Field(0.0, ge=0, le=MAX_TIME_NS, description="fixed latency per transfer, ns")
     connects: list[str] = Field(min_length=2, description="names of the devices this link joins")
-    energy_pj_per_byte: float = Field(0.0, ge=0)
-    active_w: float = Field(0.0, ge=0)
-    idle_w: float = Field(0.0, ge=0)
+    energy_pj_per_byte: Real = Field(0.0, ge=0, le=MAX_ENERGY_PJ)
+    active_w: Real = Field(0.0, ge=0, le=MAX_POWER_W)
+    idle_w: Real = Field(0.0, ge=0, le=MAX_POWER_W)
 
     @field_validator("connects")
     @classmethod

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hetsim.devices.fields import MAX_KIB, Real
+
 
 class Memory(BaseModel):
     """A memory that several devices read and write directly, e.g. DIANA's 256 kB L1 shared by the RISC-V host
@@ -20,7 +22,7 @@ class Memory(BaseModel):
 
     name: str = ""
     description: str = ""
-    size_kib: float = Field(gt=0, description="capacity, KiB (recorded, not enforced)")
+    size_kib: Real = Field(gt=0, le=MAX_KIB, description="capacity, KiB (recorded, not enforced)")
     shared_by: list[str] = Field(min_length=2, description="names of the devices that share this memory")
 
     @field_validator("shared_by")

@@ -11,6 +11,18 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from hetsim.devices.base import Capacity, DeviceBase
+from hetsim.devices.fields import (
+    MAX_BANDWIDTH_GB_S,
+    MAX_BITS,
+    MAX_CLOCK_MHZ,
+    MAX_ENERGY_PJ,
+    MAX_KIB,
+    MAX_PER_CYCLE,
+    MAX_TIME_US,
+    Integer,
+    RateByBits,
+    Real,
+)
 from hetsim.devices.puma import GEMM_OP_TYPES
 from hetsim.workload.op import Op
 
@@ -40,14 +52,16 @@ class Npu(DeviceBase):
     """
 
     kind: Literal["npu"] = "npu"
-    clock_mhz: float = Field(gt=0, description="clock, MHz")
-    macs_per_cycle: dict[int, float] = Field(description="peak MACs per cycle by bit width, e.g. {8: 512}")
-    elementwise_per_cycle: float = Field(16.0, gt=0, description="elements per cycle for ops without MACs")
-    bandwidth_gb_s: float = Field(gt=0, description="bandwidth to the local (activation) memory, GB/s")
-    weight_memory_kib: float = Field(gt=0, description="on-chip weight memory, KiB (resident capacity)")
-    element_bits: int = Field(8, ge=1, description="bits per weight and activation element on the NPU")
-    op_overhead_us: float = Field(0.0, ge=0, description="fixed dispatch cost per op, microseconds")
-    energy_pj_per_mac: float = Field(0.0, ge=0, description="energy per MAC beyond active power, pJ")
+    clock_mhz: Real = Field(gt=0, le=MAX_CLOCK_MHZ, description="clock, MHz")
+    macs_per_cycle: RateByBits = Field(description="peak MACs per cycle by bit width, e.g. {8: 512}")
+    elementwise_per_cycle: Real = Field(16.0, gt=0, le=MAX_PER_CYCLE,
+                                        description="elements per cycle for ops without MACs")
+    bandwidth_gb_s: Real = Field(gt=0, le=MAX_BANDWIDTH_GB_S,
+                                 description="bandwidth to the local (activation) memory, GB/s")
+    weight_memory_kib: Real = Field(gt=0, le=MAX_KIB, description="on-chip weight memory, KiB (resident capacity)")
+    element_bits: Integer = Field(8, ge=1, le=MAX_BITS, description="bits per weight and activation element on the NPU")
+    op_overhead_us: Real = Field(0.0, ge=0, le=MAX_TIME_US, description="fixed dispatch cost per op, microseconds")
+    energy_pj_per_mac: Real = Field(0.0, ge=0, le=MAX_ENERGY_PJ, description="energy per MAC beyond active power, pJ")
     supported_ops: list[str] = Field(default_factory=lambda: list(GEMM_OP_TYPES),
                                      description="op types the NPU runs")
     needs_weights: bool = Field(True, description="run only ops with a constant weight matrix (GEMM view)")

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
 from hetsim.devices.base import Capacity, DeviceBase
+from hetsim.devices.fields import (
+    MAX_BANDWIDTH_GB_S,
+    MAX_BITS,
+    MAX_CORES,
+    MAX_COUNT,
+    MAX_TIME_NS,
+    Integer,
+    Real,
+)
 from hetsim.workload.op import Op
 
 GEMM_OP_TYPES = ("Conv", "Gemm", "MatMul", "QLinearConv", "QGemm", "QLinearMatMul", "ConvInteger", "MatMulInteger")
@@ -37,14 +45,18 @@ class PumaDevice(DeviceBase):
     contention: ClassVar[tuple[str, ...]] = ("cim-bus", "cim-cores")
 
     kind: Literal["puma"] = "puma"
-    crossbar_rows: int = Field(256, ge=1, description="M: outputs per crossbar (weight-matrix rows)")
-    crossbar_cols: int = Field(256, ge=1, description="N: inputs per crossbar (weight-matrix columns)")
-    crossbars: int | None = Field(None, ge=0, description="C: crossbars available (default cores * per core)")
-    crossbars_per_core: int = Field(ge=1)
-    cores: int | None = Field(None, ge=1, description="PUMA cores (default ceil(crossbars / crossbars_per_core))")
-    t_mvm_ns: float = Field(gt=0, description="latency of one MVM on a crossbar, ns")
-    internal_bandwidth_gb_s: float = Field(gt=0, description="B_cim, internal bus bandwidth, GB/s")
-    element_bits: int = Field(8, ge=1, description="b_elem of Eq. 3-4, in bits")
+    crossbar_rows: Integer = Field(256, ge=1, le=MAX_COUNT, description="M: outputs per crossbar (weight-matrix rows)")
+    crossbar_cols: Integer = Field(256, ge=1, le=MAX_COUNT,
+                                   description="N: inputs per crossbar (weight-matrix columns)")
+    crossbars: Integer | None = Field(None, ge=0, le=MAX_COUNT,
+                                      description="C: crossbars available (default cores * per core)")
+    crossbars_per_core: Integer = Field(ge=1, le=MAX_COUNT)
+    cores: Integer | None = Field(None, ge=1, le=MAX_CORES,
+                                  description="PUMA cores (default ceil(crossbars / crossbars_per_core))")
+    t_mvm_ns: Real = Field(gt=0, le=MAX_TIME_NS, description="latency of one MVM on a crossbar, ns")
+    internal_bandwidth_gb_s: Real = Field(gt=0, le=MAX_BANDWIDTH_GB_S,
+                                          description="B_cim, internal bus bandwidth, GB/s")
+    element_bits: Integer = Field(8, ge=1, le=MAX_BITS, description="b_elem of Eq. 3-4, in bits")
     supported_ops: list[str] = Field(
         default_factory=lambda: list(GEMM_OP_TYPES),
         description="op types with a constant weight matrix this device runs",
@@ -59,7 +71,11 @@ class PumaDevice(DeviceBase):
         if self.crossbars is None:
             object.__setattr__(self, "crossbars", self.cores * self.crossbars_per_core)
         if self.cores is None:
-            object.__setattr__(self, "cores", max(1, math.ceil(self.crossbars / self.crossbars_per_core)))
+            cores = max(1, -(-self.crossbars // self.crossbars_per_core))
+            if cores > MAX_CORES:
+                raise ValueError(f"crossbars = {self.crossbars} at {self.crossbars_per_core} per core need {cores} "
+                                 f"cores; at most {MAX_CORES}: raise crossbars_per_core")
+            object.__setattr__(self, "cores", cores)
         if self.crossbars > self.cores * self.crossbars_per_core:
             raise ValueError(f"crossbars = {self.crossbars} do not fit on {self.cores} cores of "
                              f"{self.crossbars_per_core}")
