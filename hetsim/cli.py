@@ -615,25 +615,36 @@ def cmd_profile(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from hetsim.dse import expand_points, load_sweep, run_sweep
+    from hetsim.dse import SweepInterrupted, expand_points, format_progress, load_sweep, run_sweep
 
     spec = load_sweep(args.sweep)
     n = len(expand_points(spec))
     where = args.scheduler or f"{args.workers or os.cpu_count()} local workers"
-    print(f"sweep {spec.name}: {n} points on {where}")
+    print(f"sweep {spec.name}: {n} points on {where}", flush=True)
     t0 = time.perf_counter()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True) as bar:
-        task = bar.add_task(spec.name, total=None)
+    tty = sys.stderr.isatty()
+    shown = [0.0]
 
-        def tick(done: int, total: int, row: dict) -> None:
-            bar.update(task, completed=done, total=total,
-                       description=f"{row['workload']} {row.get('platform', '')} {row['mapper']}")
+    def tick(done: int, total: int, row: dict) -> None:  # on stderr: in place on a terminal, else every 10 s
+        now = time.perf_counter()
+        if tty or done in (1, total) or now - shown[0] >= 10:
+            shown[0] = now
+            line = (f"  {format_progress(done, total, now - t0)} "
+                    f"(last: {row['workload']} {row.get('platform', '')} {row['mapper']})")
+            print(f"\r{line}\x1b[K" if tty else line, end="" if tty and done < total else "\n", file=sys.stderr,
+                  flush=True)
 
+    def say(msg: str) -> None:
+        print(f"  {msg}", flush=True)
+
+    try:
         out, ran, skipped = run_sweep(spec, output=args.output, workers=args.workers, scheduler=args.scheduler,
-                                      progress=tick)
+                                      progress=tick, notify=say)
+    except SweepInterrupted as stop:
+        kept = f"{stop.finished} point{'' if stop.finished == 1 else 's'} finished this run"
+        print(f"{chr(10) if tty else ''}hetsim: sweep stopped by {stop}: {kept}, kept in {stop.output}; run the "
+              "same command to resume", file=sys.stderr)
+        return 128 + stop.signum
     import pandas as pd
 
     df = pd.read_csv(out)
@@ -641,7 +652,8 @@ def cmd_sweep(args) -> int:
     print(f"  {ran} points run, {skipped} already in {out}, {time.perf_counter() - t0:.1f} s")
     if "status" in df and ran:
         counts = df["status"].value_counts(dropna=True).to_dict()
-        print("  status: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        if counts:
+            print("  status: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     if errors:
         first = df[df["error"].notna()].iloc[0]
         print(f"  {errors} points failed, e.g. {first['workload']}: {first['error']}")

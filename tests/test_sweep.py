@@ -90,3 +90,108 @@ def test_cli_sweep_and_plot(tmp_path, capsys):
     assert "fig5_breakdown_mobilenet_v2_int8_ort.png" in names
     assert all((out / n).stat().st_size > 0 for n in names)
     assert main(["plot", str(tmp_path / "out.csv"), "-o", str(out)]) == 2  # refuses to overwrite
+
+
+def small_spec(tmp_path: Path, platform: Path | None = None, workload: Path | None = None, **over) -> Path:
+    return write_spec(tmp_path, workloads=[str(workload or ROOT / "workloads/resnet20_cifar10.onnx")],
+                      platforms=[str(platform or ROOT / "platforms/puma.yaml")],
+                      parameters={"devices.cim.crossbars": [25, 100]}, mappers=["greedy"], **over)
+
+
+def rerun(tmp_path: Path, **over) -> tuple[int, int, list[str]]:
+    said: list[str] = []
+    _, ran, skipped = run_sweep(load_sweep(small_spec(tmp_path, **over)), workers=1, notify=said.append)
+    return ran, skipped, said
+
+
+def test_rows_hold_the_settings_they_were_computed_under(tmp_path):
+    from hetsim import __version__
+    from hetsim.dse.sweep import SETTINGS_COLUMNS, file_sha256
+
+    assert rerun(tmp_path, contention="links,cim-bus", mapper_options={"min_gain": 0.5}) == (2, 0, [])
+    df = pd.read_csv(tmp_path / "out.csv")
+    assert list(df.columns[-len(SETTINGS_COLUMNS):]) == SETTINGS_COLUMNS
+    assert (df["workload_sha256"] == file_sha256(ROOT / "workloads/resnet20_cifar10.onnx")).all()
+    assert df["platform_sha256"].nunique() == 2  # one per crossbar count: the platform after the overrides
+    assert (df["mapper_options"] == "min_gain=0.5").all() and (df["contention"] == "cim-bus,links").all()
+    assert (df["hetsim_version"] == __version__).all()
+    # the same settings written differently: nothing to do
+    assert rerun(tmp_path, contention="cim-bus,links", mapper_options={"min_gain": 0.5}) == (0, 2, [])
+
+
+@pytest.mark.parametrize("change", ["contention", "mapper_options", "platform_sha256", "workload_sha256",
+                                    "hetsim_version"])
+def test_a_row_computed_under_other_settings_is_recomputed(tmp_path, monkeypatch, change):
+    import onnx
+
+    plat, model = tmp_path / "puma.yaml", tmp_path / "r20.onnx"
+    plat.write_text((ROOT / "platforms/puma.yaml").read_text())
+    model.write_bytes((ROOT / "workloads/resnet20_cifar10.onnx").read_bytes())
+    assert rerun(tmp_path, platform=plat, workload=model) == (2, 0, [])
+    before = pd.read_csv(tmp_path / "out.csv")
+    over = {}
+    if change == "contention":
+        over["contention"] = "all"
+    elif change == "mapper_options":
+        over["mapper_options"] = {"min_gain": 0.5}
+    elif change == "platform_sha256":  # the file's contents, not its name, and not a swept field
+        plat.write_text(plat.read_text().replace("bandwidth_gb_s: 10.24", "bandwidth_gb_s: 1.0"))
+    elif change == "workload_sha256":
+        m = onnx.load(model)
+        m.doc_string = "edited"
+        onnx.save(m, model)
+    else:
+        monkeypatch.setattr("hetsim.__version__", "99.0")
+    ran, skipped, said = rerun(tmp_path, platform=plat, workload=model, **over)
+    assert (ran, skipped) == (2, 0)
+    assert said == [f"2 points changed settings (changed {change}): recomputed; their old rows are in "
+                    f"{tmp_path / 'out.replaced.csv'}"]
+    after = pd.read_csv(tmp_path / "out.csv")
+    assert after["key"].tolist() == before["key"].tolist()  # one row per point, in the sweep's order
+    assert (after[change].astype(str) != before[change].astype(str)).all()
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "out.replaced.csv"), before)  # nothing computed is lost
+    if change == "platform_sha256":  # a slower bus: the recomputed rows say so
+        assert (after["makespan_s"] >= before["makespan_s"]).all()
+        assert (after["makespan_s"] > before["makespan_s"]).any()
+    assert rerun(tmp_path, platform=plat, workload=model, **over)[:2] == (0, 2)
+
+
+def test_only_the_changed_points_are_recomputed_and_the_cli_says_so(tmp_path, capsys):
+    spec = small_spec(tmp_path)
+    assert main(["sweep", str(spec), "--workers", "1"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "out.csv"
+    # another hetsim version computed the first point
+    text = out.read_text().splitlines()
+    text[1] = text[1].rsplit(",", 1)[0] + ",0.0.1"
+    out.write_text("\n".join(text) + "\n")
+    assert main(["sweep", str(spec), "--workers", "1"]) == 0
+    cap = capsys.readouterr()
+    assert "1 point changed settings (changed hetsim_version): recomputed; its old row is in" in cap.out
+    assert "1 points run, 1 already in" in cap.out
+    assert "1/1 points" in cap.err and "points/s" in cap.err  # progress: rate, on stderr
+
+
+def test_a_table_without_settings_columns_is_recomputed(tmp_path):
+    from hetsim.dse.sweep import SETTINGS_COLUMNS
+
+    assert rerun(tmp_path)[:2] == (2, 0)
+    out = tmp_path / "out.csv"
+    old = pd.read_csv(out).drop(columns=SETTINGS_COLUMNS)
+    old.loc[len(old)] = old.iloc[0]
+    old.loc[len(old) - 1, "key"] = "gone.onnx|puma.yaml|devices.cim.crossbars=25|greedy"  # no longer in the sweep
+    old.to_csv(out, index=False)
+    ran, skipped, said = rerun(tmp_path)
+    assert (ran, skipped) == (2, 0) and "not recorded (an older hetsim's table)" in said[0]
+    df = pd.read_csv(out)
+    assert list(df.columns[-len(SETTINGS_COLUMNS):]) == SETTINGS_COLUMNS
+    assert len(df) == 3 and df["key"].iloc[-1].startswith("gone.onnx")  # a point not in the sweep stays
+
+
+def test_progress_line():
+    from hetsim.dse import format_progress
+
+    assert format_progress(12, 128, 15.0) == "12/128 points, 0.8 points/s, ETA 2m25s"
+    assert format_progress(0, 10, 0.0) == "0/10 points"
+    assert format_progress(10, 10, 5.0) == "10/10 points, 2 points/s, done"
+    assert format_progress(3, 1000, 600.0) == "3/1000 points, 0.3 points/min, ETA 55h23m"

@@ -11,7 +11,7 @@ from conftest import assert_kill_and_resume
 
 from hetsim.cli import main
 from hetsim.dse import expand_points, load_sweep, run_sweep
-from hetsim.dse.sweep import SNN_RESULT_COLUMNS
+from hetsim.dse.sweep import SNN_RESULT_COLUMNS, SNN_SETTINGS_COLUMNS, file_sha256
 from hetsim.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +66,11 @@ def test_snn_sweep_rows(tmp_path):
     assert (ran, skipped) == (10, 0)
     df = pd.read_csv(out)
     assert list(df.columns) == ["key", "workload", "platform", "mapper", "mode", "reorder", "layers", "timesteps",
-                                "density", "clustering", "seed", "samples", *SNN_RESULT_COLUMNS]
+                                "density", "clustering", "seed", "samples", *SNN_RESULT_COLUMNS,
+                                *SNN_SETTINGS_COLUMNS]
+    assert list(df["workload_sha256"].fillna("")[:2]) == [file_sha256(ROOT / "workloads/snn/digits64.yaml")] * 2
+    assert df["workload_sha256"][2:].isna().all()  # synthetic networks: their arguments are in the key
+    assert df["platform_sha256"].nunique() == 1 and df["hetsim_version"].nunique() == 1
     assert df["error"].isna().all(), df["error"].dropna().tolist()
     assert list(df["workload"][:2]) == ["digits64.yaml"] * 2
     assert list(df["layers"]) == ["64-64-10"] * 2 + ["8-24-24-4"] * 8

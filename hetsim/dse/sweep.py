@@ -17,11 +17,31 @@ A sweep file::
 Points = workloads x platforms x the parameter grid x mappers. Each point is identified by a key made of
 its workload file, platform file, parameter values and mapper, the ``key`` column of the table
 (:func:`point_key`): ``resnet18_int8_ort.onnx|puma.yaml|devices.cim.crossbars=25,devices.cim.t_mvm_ns=50|cpsat``
-(parameters sorted by name). A point whose key is already in the output table is not run again, so a killed
-sweep resumes where it stopped without duplicates. Every finished point is appended at once as one CSV line
+(parameters sorted by name), kept for humans. Every finished point is appended at once as one CSV line
 (written with a single ``write`` and ``fsync``; a torn last line from a kill is dropped on resume). A table
 written by an older hetsim, whose keys are JSON lists (``["resnet18_int8_ort.onnx","puma.yaml",{...},"cpsat"]``),
 has its keys rewritten to this form when a sweep resumes it.
+
+**Settings.** Each row also holds the settings it was computed under, as its last columns
+(:data:`SETTINGS_COLUMNS`): ``workload_sha256`` (the first 16 hex digits of the SHA-256 of the workload file's
+bytes), ``platform_sha256`` (of the platform's content after the point's overrides: the canonical JSON of the
+platform model, latency table paths included, and the bytes of its latency tables), ``mapper_options`` (the
+options this mapper got, ``time_limit_s=30``; a mapper's defaults are covered by the version), ``contention``
+(normalised: ``cim-bus,links`` or ``none``) and ``hetsim_version``. SNN rows hold ``workload_sha256`` (empty
+for a synthetic network, whose arguments are in the key), ``platform_sha256`` and ``hetsim_version``
+(:data:`SNN_SETTINGS_COLUMNS`); their mode, reorder and synthetic arguments are in the key. A point whose key
+is in the output table with the same settings is not run again, so a killed sweep resumes where it stopped
+without duplicates. A row computed under other settings is never reused: rerunning after a change of
+contention, of a mapper option, of the platform or workload file's contents or of hetsim's version recomputes
+those points, says "3 points changed settings (changed contention): recomputed", and moves their old rows
+to ``<output name>.replaced.csv`` beside the table (nothing computed is lost; the table holds one row per point,
+all under today's settings). Rows of points no longer in the sweep stay. A table of an older hetsim without
+these columns gets them; its rows, whose settings are unknown, are recomputed.
+
+**Stopping.** SIGINT (Ctrl-C, or a job scheduler) and SIGTERM stop a sweep within a few seconds: points not
+started are cancelled, local workers are terminated (a Dask client cancels its futures and closes), the
+finished points stay in the table, and :class:`SweepInterrupted` is raised (``hetsim sweep`` exits with 130 or
+143 and says how many points it kept; the same command resumes).
 
 **SNN sweeps.** A sweep is either all-ONNX or all-SNN (mixing is an :class:`~hetsim.errors.InputError`). It is
 an SNN sweep when every workload is an SNN spec (``.yaml``, :func:`hetsim.snn.network.load_snn`) and/or a
@@ -74,8 +94,12 @@ import io
 import itertools
 import json
 import os
-from collections.abc import Callable
+import signal
+import threading
+import warnings
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -105,6 +129,10 @@ SYNTHETIC_COLUMNS = ["layers", "timesteps", "density", "clustering", "seed", "sa
 #: ... and columns (and in keys) only when given
 SYNTHETIC_OPTIONAL = ["beta", "threshold", "shuffle", "group_size"]
 _SYNTHETIC_FLOATS = {"density", "clustering", "beta", "threshold"}
+#: the settings a row was computed under (module docstring, "Settings"): the last columns of an ONNX sweep's table
+SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "mapper_options", "contention", "hetsim_version"]
+#: ... and of an SNN sweep's (mode, reorder and the synthetic arguments are in the key)
+SNN_SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "hetsim_version"]
 _SNN_SUFFIXES = (".yaml", ".yml")
 
 
@@ -337,22 +365,33 @@ def options_for(mapper: str, options: dict) -> dict:
 
 
 def expand_points(spec: SweepSpec) -> list[dict]:
-    """Every design point of ``spec``, in a deterministic order, each with its ``key``."""
+    """Every design point of ``spec``, in a deterministic order, each with its ``key`` and its ``settings``
+    (the :data:`SETTINGS_COLUMNS` or :data:`SNN_SETTINGS_COLUMNS` cells it will be computed under)."""
     names = list(spec.parameters)
     grid = list(itertools.product(*(spec.parameters[n] for n in names))) or [()]
     if spec.is_snn:
         return _expand_snn(spec, names, grid)
+    from hetsim import __version__
+    from hetsim.sim.engine import parse_contention
+
+    contention = ",".join(sorted(parse_contention(spec.contention))) or "none"
     points = []
     for w, p, values, m in itertools.product(spec.workloads, spec.platforms, grid, spec.mappers):
         params = dict(zip(names, values, strict=True))
         key = point_key(w.name, p.name, params, m)
+        options = options_for(m, spec.mapper_options)
+        settings = {"workload_sha256": file_sha256(w), "platform_sha256": _platform_sha256(p, params),
+                    "mapper_options": ",".join(f"{k}={_key_value(options[k])}" for k in sorted(options)),
+                    "contention": contention, "hetsim_version": __version__}
         points.append({"key": key, "workload": str(w), "platform": str(p), "params": params, "mapper": m,
-                       "mapper_options": options_for(m, spec.mapper_options), "contention": spec.contention})
+                       "mapper_options": options, "contention": spec.contention, "settings": settings})
     return points
 
 
 def _expand_snn(spec: SweepSpec, names: list[str], grid: list[tuple]) -> list[dict]:
     """SNN points: (spec files, then synthetic networks) x platforms x grid x mappers x modes x reorder."""
+    from hetsim import __version__
+
     nets = [(w.name, {"workload": str(w), "name": w.name, "synthetic": None}) for w in spec.workloads]
     if spec.synthetic is not None:
         nets += [({"synthetic": a}, {"workload": None, "name": _synthetic_name(a), "synthetic": a})
@@ -363,9 +402,53 @@ def _expand_snn(spec: SweepSpec, names: list[str], grid: list[tuple]) -> list[di
                                                                 reorders):
         params = dict(zip(names, values, strict=True))
         key = point_key(wid, p.name, params, m, mode, reo)
+        settings = {"workload_sha256": file_sha256(net["workload"]) if net["workload"] else "",
+                    "platform_sha256": _platform_sha256(p, params), "hetsim_version": __version__}
         points.append({"kind": "snn", "key": key, **net, "platform": str(p), "params": params, "mapper": m,
-                       "mode": mode, "reorder": reo})
+                       "mode": mode, "reorder": reo, "settings": settings})
     return points
+
+
+def _stamp(path: str | Path) -> tuple[str, int, int]:
+    """``path`` with its modification time and size: a cache key that changes when the file does."""
+    st = os.stat(path)
+    return str(path), st.st_mtime_ns, st.st_size
+
+
+def file_sha256(path: str | Path) -> str:
+    """The first 16 hex digits of the SHA-256 of the file's bytes (cached while the file is unchanged)."""
+    return _file_sha256(*_stamp(path))
+
+
+@lru_cache(maxsize=256)
+def _file_sha256(path: str, _mtime_ns: int, _size: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def platform_sha256(platform) -> str:
+    """The first 16 hex digits of the SHA-256 of a platform's content: the canonical JSON of its model (every
+    field, overrides applied, latency table paths included) and the bytes of each latency table (every file
+    of a folder of profiles)."""
+    h = hashlib.sha256(json.dumps(platform.model_dump(mode="json"), sort_keys=True, separators=(",", ":"),
+                                  default=str).encode())
+    for name in sorted(platform.devices):
+        table = getattr(platform.devices[name], "latency_table", None)
+        if table is None:
+            continue
+        table = Path(table)
+        files = sorted(f for f in table.iterdir() if f.is_file()) if table.is_dir() else [table]
+        for f in files:
+            h.update(f"{name}:{f.name}:{file_sha256(f) if f.is_file() else 'missing'};".encode())
+    return h.hexdigest()[:16]
+
+
+def _platform_sha256(path: Path, params: dict) -> str:
+    plat = _platform(str(path))
+    return platform_sha256(plat.with_overrides(params) if params else plat)
 
 
 def _key_value(v) -> str:
@@ -412,27 +495,46 @@ def _key_from_json(key: str) -> str | None:
 def result_columns(spec: SweepSpec) -> list[str]:
     """The columns of ``spec``'s results table, in order."""
     if not spec.is_snn:
-        return ["key", *spec.parameters, *[c for c in RESULT_COLUMNS if c != "key"]]
+        return ["key", *spec.parameters, *[c for c in RESULT_COLUMNS if c != "key"], *SETTINGS_COLUMNS]
     optional = [c for c in SYNTHETIC_OPTIONAL if spec.synthetic and c in spec.synthetic]
-    return [*SNN_ID_COLUMNS, *SYNTHETIC_COLUMNS, *optional, *spec.parameters, *SNN_RESULT_COLUMNS]
+    return [*SNN_ID_COLUMNS, *SYNTHETIC_COLUMNS, *optional, *spec.parameters, *SNN_RESULT_COLUMNS,
+            *SNN_SETTINGS_COLUMNS]
+
+
+def settings_columns(spec: SweepSpec) -> list[str]:
+    """The columns that hold the settings a row was computed under."""
+    return SNN_SETTINGS_COLUMNS if spec.is_snn else SETTINGS_COLUMNS
+
+
+# loaded files are cached while they are unchanged on disk (a long-lived process sees an edited file)
+def _workload(path: str):
+    return _workload_at(*_stamp(path))
 
 
 @lru_cache(maxsize=16)
-def _workload(path: str):
+def _workload_at(path: str, _mtime_ns: int, _size: int):
     from hetsim.workload import load_onnx
 
     return load_onnx(path)
 
 
-@lru_cache(maxsize=8)
 def _platform(path: str):
+    return _platform_at(*_stamp(path))
+
+
+@lru_cache(maxsize=8)
+def _platform_at(path: str, _mtime_ns: int, _size: int):
     from hetsim.platform import load_platform
 
     return load_platform(path)
 
 
-@lru_cache(maxsize=8)
 def _snn_file(path: str):
+    return _snn_file_at(*_stamp(path))
+
+
+@lru_cache(maxsize=8)
+def _snn_file_at(path: str, _mtime_ns: int, _size: int):
     from hetsim.snn.network import load_snn
 
     return load_snn(path)
@@ -458,6 +560,7 @@ def _run_snn_point(point: dict) -> dict:
     if syn is not None:
         row.update(_synthetic_cells(syn))
     row.update(point["params"])
+    row.update(point.get("settings", {}))
     try:
         plat = _platform(point["platform"])
         if point["params"]:
@@ -502,6 +605,7 @@ def run_point(point: dict) -> dict:
     row = {c: "" for c in RESULT_COLUMNS}
     row.update({"key": point["key"], "workload": Path(point["workload"]).name, "mapper": point["mapper"]})
     row.update(point["params"])
+    row.update(point.get("settings", {}))
     try:
         plat = _platform(point["platform"])
         if point["params"]:
@@ -533,15 +637,15 @@ def run_point(point: dict) -> dict:
     return row
 
 
-def _read_done(path: Path) -> set[str]:
-    """Keys already in the results table; drops a torn last line left by a kill, and rewrites the JSON keys of
-    an older hetsim's table in today's form (:func:`point_key`).
+def _read_table(path: Path) -> tuple[list[str] | None, list[dict]]:
+    """The results table's columns and rows (``None, []`` when there is none); drops a torn last line left by a
+    kill, and rewrites the JSON keys of an older hetsim's table in today's form (:func:`point_key`).
 
     Raises:
         InputError: the table mixes JSON keys with keys that are not an older hetsim's.
     """
-    if not path.exists():
-        return set()
+    if not path.exists() or path.stat().st_size == 0:
+        return None, []
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         with path.open("r+b") as f:
@@ -558,20 +662,128 @@ def _read_done(path: Path) -> set[str]:
         for r, k in zip(rows, new, strict=True):
             r["key"] = k
         _write_rows(path, columns, rows)
-    return {r["key"] for r in rows if r.get("key")}
+    return columns, rows
+
+
+def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict],
+               notify: Callable[[str], None]) -> set[str]:
+    """The keys of the points already in the table at ``path`` under the settings they would be computed
+    under now. Rows of this sweep's points computed under other settings are taken out of the table and
+    appended to ``<name>.replaced.csv`` beside it (``notify`` says how many and which settings changed), so
+    they are recomputed; rows of points no longer in the sweep stay. An older hetsim's table, without the
+    settings columns, gets them (its rows: settings unknown, so recomputed).
+
+    Raises:
+        InputError: the table has other columns (another sweep's table).
+    """
+    header, rows = _read_table(path)
+    if header is None:
+        return set()
+    settings = settings_columns(spec)
+    if header != columns:
+        if header != [c for c in columns if c not in settings]:
+            raise InputError(f"{path} holds a results table with other columns; choose another output")
+        for r in rows:  # an older hetsim's table: no settings recorded
+            r.update(dict.fromkeys(settings, ""))
+    want = {p["key"]: p["settings"] for p in every}
+    keep, stale, changed = [], [], set()
+    for r in rows:
+        now = want.get(r.get("key"))
+        diff = [] if now is None else [c for c in settings if (r.get(c) or "") != str(now[c])]
+        (stale if diff else keep).append(r)
+        changed.update(diff)
+    if stale:
+        replaced = path.with_name(f"{path.stem}.replaced{path.suffix or '.csv'}")
+        old_header, old = _read_table(replaced)
+        _write_rows(replaced, columns, (old if old_header == columns else []) + stale)
+        _write_rows(path, columns, keep)
+        unknown = all(not any(r.get(c) for c in settings) for r in stale)
+        why = ("their settings are not recorded (an older hetsim's table)" if unknown
+               else "changed " + ", ".join(c for c in settings if c in changed))
+        n = len(stale)
+        notify(f"{n} point{'s' if n != 1 else ''} changed settings ({why}): recomputed; "
+               f"{'their old rows are' if n != 1 else 'its old row is'} in {replaced}")
+    elif header != columns:
+        _write_rows(path, columns, keep)
+    return {r["key"] for r in keep if r.get("key")}
 
 
 def _append(path: Path, columns: list[str], row: dict) -> None:
+    """Append ``row`` as one line with one ``write`` and ``fsync``; SIGINT and SIGTERM wait until it is
+    written."""
     new = not path.exists() or path.stat().st_size == 0
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     if new:
         w.writeheader()
     w.writerow(row)
-    with path.open("a", newline="") as f:
-        f.write(buf.getvalue())
-        f.flush()
-        os.fsync(f.fileno())
+    blocked = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if blocked:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        with path.open("a", newline="") as f:
+            f.write(buf.getvalue())
+            f.flush()
+            os.fsync(f.fileno())
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped a sweep: the finished points are in ``output``, no worker is left running."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.output: Path | None = None
+        self.finished = 0
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """While the block runs (in the main thread), SIGINT and SIGTERM raise :class:`SweepInterrupted`, once:
+    a second signal while the sweep stops its workers is ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    hit = []
+
+    def handler(signum, _frame):
+        if not hit:
+            hit.append(signum)
+            raise SweepInterrupted(signum)
+
+    old = {s: signal.signal(s, handler) for s in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _worker_init() -> None:
+    """A local worker leaves SIGINT to the sweep process (which stops it) and dies on SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel the points not started, terminate the workers (killing any that does not stop within 2 s) and
+    reap them."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=2)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(timeout=2)
 
 
 def run_sweep(
@@ -580,31 +792,33 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     progress: Callable[[int, int, dict], None] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> tuple[Path, int, int]:
-    """Run the points of ``spec`` not yet in ``output``, appending each result as it finishes.
+    """Run the points of ``spec`` not yet in ``output`` under today's settings, appending each result as it
+    finishes. A point whose row was computed under other settings (module docstring, "Settings") is recomputed
+    and its old row moved to ``<output name>.replaced.csv``.
 
     Args:
         output: results CSV (default: ``spec.output``).
         workers: local worker processes (default: CPU count); 1 runs in this process.
         scheduler: address of a Dask distributed scheduler (``tcp://HOST:PORT``) to run the points on instead.
         progress: called with (done, total, row) after each point.
+        notify: called with a message when points are recomputed because their settings changed (default: a
+            :class:`UserWarning`).
 
     Returns:
-        ``(output path, points run now, points skipped because already done)``.
+        ``(output path, points run now, points skipped because already done under the same settings)``.
 
     Raises:
         InputError: the output table exists with other columns (another sweep's table).
+        SweepInterrupted: SIGINT or SIGTERM (when run in the main thread): the points finished so far are in the
+            table, the points not finished are dropped, local workers are terminated, a Dask client is closed.
     """
     out = Path(output or spec.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     columns = result_columns(spec)
-    if out.exists() and out.stat().st_size:
-        with out.open(newline="") as f:
-            header = next(csv.reader(f), [])
-        if header != columns:
-            raise InputError(f"{out} holds a results table with other columns; choose another output")
-    done = _read_done(out)
     every = expand_points(spec)
+    done = _reconcile(out, spec, columns, every, notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
     points = [p for p in every if p["key"] not in done]
     skipped = len(every) - len(points)
     total = len(points)
@@ -619,6 +833,19 @@ def run_sweep(
 
     if not points:
         return out, 0, skipped
+    try:
+        with _stop_on_signals():
+            _run_points(points, record, workers, scheduler)
+    except SweepInterrupted as stop:
+        stop.output, stop.finished = out, finished
+        raise
+    _sort_table(out, [p["key"] for p in every])
+    return out, total, skipped
+
+
+def _run_points(points: list[dict], record: Callable[[dict], None], workers: int | None,
+                scheduler: str | None) -> None:
+    """Run ``points`` here, on local processes or on a Dask scheduler, calling ``record`` with each row."""
     if scheduler:
         try:
             from distributed import Client
@@ -630,20 +857,47 @@ def run_sweep(
         except OSError as err:
             raise InputError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
         with client:
-            keys = [f"hetsim-{hashlib.sha1(p['key'].encode()).hexdigest()[:16]}" for p in points]
+            keys = [f"hetsim-{hashlib.sha1(json.dumps([p['key'], p['settings']]).encode()).hexdigest()[:16]}"
+                    for p in points]
             futures = client.map(run_point, points, key=keys)
-            for fut in dask_completed(futures):
-                record(fut.result())
+            try:
+                for fut in dask_completed(futures):
+                    record(fut.result())
+            except BaseException:
+                client.cancel(futures)
+                raise
     elif (workers or os.cpu_count() or 1) <= 1:
         for p in points:
             record(run_point(p))
     else:
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count(), initializer=_worker_init)
+        try:
             futures = [pool.submit(run_point, p) for p in points]
             for fut in as_completed(futures):
                 record(fut.result())
-    _sort_table(out, [p["key"] for p in every])
-    return out, total, skipped
+        except BaseException:
+            _stop_pool(pool)
+            raise
+        pool.shutdown()
+
+
+def _duration(s: float) -> str:
+    s = round(s)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def format_progress(done: int, total: int, elapsed_s: float) -> str:
+    """``12/128 points, 0.8 points/s, ETA 2m25s`` (the rate so far; no rate or ETA before the first point)."""
+    line = f"{done}/{total} points"
+    if done and elapsed_s > 0:
+        rate = done / elapsed_s
+        shown = f"{rate:.2g} points/s" if rate >= 0.1 else f"{rate * 60:.2g} points/min"
+        line += f", {shown}, " + ("done" if done >= total else f"ETA {_duration((total - done) / rate)}")
+    return line
 
 
 def _sort_table(path: Path, order: list[str]) -> None:

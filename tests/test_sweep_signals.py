@@ -1,0 +1,133 @@
+"""SIGINT and SIGTERM stop ``hetsim sweep`` within a few seconds, keep every finished point, leave no worker behind,
+and the same command resumes. Real subprocesses; each point takes ~1 s (a plugin mapper that waits, then runs
+heft)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+POINTS = 8
+SLOW_MAPPER = '''
+import time
+
+from hetsim.mappers.base import register
+from hetsim.mappers.heft import Heft
+
+
+@register("slow")
+class Slow:
+    def __init__(self, seconds: float = 1.0):
+        self.seconds = seconds
+
+    def map(self, costs):
+        time.sleep(self.seconds)
+        return Heft().map(costs)
+'''
+
+
+def _setup(tmp_path: Path) -> tuple[Path, dict]:
+    (tmp_path / "slow_mapper.py").write_text(SLOW_MAPPER)
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "signals", "workloads": [str(ROOT / "workloads/resnet20_cifar10.onnx")],
+        "platforms": [str(ROOT / "platforms/puma.yaml")],
+        "parameters": {"devices.cim.crossbars": [5 * (i + 1) for i in range(POINTS)]},
+        "mappers": ["slow"], "mapper_options": {"seconds": 1}, "output": "out.csv"}))
+    env = {**os.environ, "HETSIM_PLUGINS": "slow_mapper"}
+    return spec, env
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (psutil when installed, else /proc)."""
+    try:
+        import psutil
+    except ImportError:
+        children: dict[int, list[int]] = {}
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    continue
+                children.setdefault(ppid, []).append(int(d.name))
+        out, todo = [], [pid]
+        while todo:
+            kids = children.get(todo.pop(), [])
+            out += kids
+            todo += kids
+        return out
+    try:
+        return [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _alive(pid: int) -> bool:
+    """A process that exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _rows(out: Path) -> int:
+    return max(0, len(out.read_bytes().splitlines()) - 1) if out.exists() else 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize(("sig", "workers"), [(signal.SIGINT, 2), (signal.SIGTERM, 2), (signal.SIGTERM, 1)])
+def test_a_signal_stops_the_sweep_keeps_finished_points_and_leaves_no_worker(tmp_path, sig, workers):
+    spec, env = _setup(tmp_path)
+    out = tmp_path / "out.csv"
+    with (tmp_path / "stderr.txt").open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", str(workers)],
+                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            deadline = time.monotonic() + 120
+            while _rows(out) < 1 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert proc.poll() is None, "the sweep ended before it was signalled"
+            assert _rows(out) < POINTS
+            workers_seen = _descendants(proc.pid)
+            t0 = time.monotonic()
+            proc.send_signal(sig)
+            rc = proc.wait(timeout=30)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert rc == 128 + sig, stderr
+    assert took < 5, f"took {took:.1f} s to stop"
+    assert "Traceback" not in stderr
+    assert f"stopped by {sig.name}" in stderr and "run the same command to resume" in stderr
+    if workers > 1:
+        assert workers_seen, "no worker process was seen"
+    deadline = time.monotonic() + 2  # terminated workers are reaped by the sweep itself; allow for slow /proc
+    while any(_alive(p) for p in workers_seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in workers_seen if _alive(p)], "worker processes survived the sweep"
+    df = pd.read_csv(out)  # the finished rows, whole
+    assert 1 <= len(df) < POINTS and df["key"].is_unique and df["error"].isna().all()
+    assert df["makespan_s"].notna().all() and (df["mapper_options"] == "seconds=1").all()
+    if sig == signal.SIGINT:  # the same command resumes: only the missing points run
+        done = len(df)
+        again = subprocess.run([sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", "2"],
+                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stderr
+        assert f"{POINTS - done} points run, {done} already in" in again.stdout
+        assert "points/s" in again.stderr  # progress with rate and ETA on stderr
+        full = pd.read_csv(out)
+        assert len(full) == POINTS and full["key"].is_unique
