@@ -802,7 +802,7 @@ class Ilp:
         warm_start: a MIP start: an assignment (op -> device), a :class:`~hetsim.schedule.Schedule` (its
             serial devices' orders are used too), or ``"greedy"`` (run the ``greedy`` mapper first and start from
             it). Default none: the solver searches on its own. On graphs with many parallel pairs HiGHS may then
-            find no incumbent at all before the time limit (the greedy fallback above); a start avoids that.
+            find no incumbent at all before the time limit (the fallback above); a start avoids that.
 
     ``stats``: the :class:`~hetsim.mappers.base.Mapper` keys (``status``, ``incumbent_s``, ``bound_s``,
     ``mip_gap``, ``variables``, ``constraints`` ...), plus ``form`` (``paper`` | ``general``), ``accelerators``,
