@@ -290,6 +290,9 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
                 msg = f"unknown device kind {kind!r}{hint}{' A' if hint else '; a'}llowed: {', '.join(DEVICE_KINDS)}"
         elif e["type"] == "union_tag_not_found" and loc[:1] == ["devices"]:
             msg = f"no 'kind'; a device needs one of: {', '.join(DEVICE_KINDS)}"
+        elif loc[-1:] == ["[key]"] and "input" in e:  # a mapping's key (macs_per_cycle: {true: 8})
+            path = ".".join(loc[:-2]) or "(top level)"
+            msg = f"key {_short_repr(e['input'])}: {msg}"
         elif "input" in e and e["type"] not in ("value_error",):
             msg = f"{msg} (got {_short_repr(e['input'])})"
         lines.append(f"{where}: {path}: {msg}")

@@ -191,7 +191,9 @@ def test_exponent_floats_are_numbers():
         ("t_mvm_ns: 50 ", "t_mvm_ns: 0 ", ["devices.cim.t_mvm_ns", "greater than 0"]),
         ("clock_ghz: 1.5 ", "clock_ghz: .nan ", ["devices.host.clock_ghz", "finite"]),
         ("cores: 1 ", "cores: 1e9 ", ["devices.host.cores", "less than or equal"]),
-        ("      8: 8 ", "      true: 8 ", ["devices.host.macs_per_cycle", "not a boolean"]),
+        ("      8: 8 ", "      true: 8 ", ["devices.host.macs_per_cycle: key True: expected an integer, not a "
+                                              "boolean"]),
+        ("      8: 8 ", "      8.5: 8 ", ["devices.host.macs_per_cycle: key 8.5: expected an integer"]),
         ("      8: 8 ", "      8: .inf ", ["devices.host.macs_per_cycle.8", "finite"]),
         ("      8: 8 ", "      8: false ", ["devices.host.macs_per_cycle.8", "not a boolean"]),
         ("active_w: 1.2 ", "active_w: [1] ", ["devices.host.active_w", "expected a number"]),
