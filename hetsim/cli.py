@@ -125,8 +125,25 @@ def _add_contention(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line (exit code 2), pointing at ``--help`` rather than
+    printing the whole usage block."""
+
+    def error(self, message: str):
+        hint = ""
+        if message.startswith("unrecognized arguments:"):
+            flags = set(self._option_string_actions)
+            for a in self._actions:  # and the subcommands' flags (argparse reports them at the top level)
+                for sub in getattr(a, "choices", None) or {}:
+                    if isinstance(a.choices, dict) and isinstance(a.choices[sub], argparse.ArgumentParser):
+                        flags |= set(a.choices[sub]._option_string_actions)
+            words = [w for w in message.split(":", 1)[1].split() if w.startswith("-")]
+            hint = "".join(did_you_mean(w.split("=")[0], sorted(flags)) for w in words[:1])
+        self.exit(2, f"{self.prog}: error: {message}{hint} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="hetsim",
         description="Discrete-event simulation of neural-network inference on heterogeneous SoCs: map an ONNX "
         "model onto a platform (host CPU + accelerators + links), replay the schedule on SimPy resources, "
@@ -136,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"hetsim {__version__}")
     _add_common(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("run", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
                         help="map a model onto a platform, simulate it, report",
