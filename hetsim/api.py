@@ -54,6 +54,7 @@ def run(
     *,
     contention: str | Iterable[str] | None = "none",
     schedule: Schedule | str | Path | None = None,
+    fold_constants: bool = True,
     **options,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` with ``mapper``, replay the schedule, and summarise it, as
@@ -67,6 +68,9 @@ def run(
         contention: what to model in the replays: ``"links,cim-bus"``, ``"all"``, ``"none"`` (the default:
             the ILP's contention-free timing), or a set of kinds.
         schedule: replay this :class:`~hetsim.schedule.Schedule` (or schedule JSON file) instead of mapping.
+        fold_constants: ops computed only from constants (weight ``DequantizeLinear`` in QDQ graphs, ``Constant``
+            nodes) cost nothing, as ONNX Runtime folds them at session creation (the default); ``False`` charges
+            them on every inference, for a runtime that does not fold.
         **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="energy"`` (min-cost).
 
@@ -79,4 +83,4 @@ def run(
             (the message suggests the closest name), an infeasible mapping.
     """
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
-                schedule=schedule)
+                schedule=schedule, fold_constants=fold_constants)

@@ -94,6 +94,7 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx) or, for run, an SNN spec "
                    "(e.g. workloads/snn/braille384.yaml)")
     _add_set(p)
+    _add_fold(p)
     p.add_argument(
         "--mapper", default=None, metavar="MAPPER",
         help=f"mapping algorithm (default: {DEFAULT_MAPPER}; spikeduet for SNNs); see 'mappers' below",
@@ -114,6 +115,13 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--export", type=Path, default=None, metavar="FILE",
                    help="dnas-export: the DNAS export to replay (hetsim channel-split JSON, ODiMO layer summary "
                    "JSON, or a .pth checkpoint)")
+
+
+def _add_fold(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-fold-constants", dest="fold_constants", action="store_false",
+                   help="charge ops computed only from constants (weight DequantizeLinear in QDQ graphs, Constant "
+                   "nodes, Reshape/Slice/Concat on weights) on every inference; by default they cost nothing, as "
+                   "ONNX Runtime folds them once at session creation")
 
 
 def _add_contention(p: argparse.ArgumentParser) -> None:
@@ -260,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml)")
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
     _add_set(p)
+    _add_fold(p)
     p.add_argument("--ops", action="store_true", help="list every op (type, shapes, GEMM view, MACs)")
     _add_common(p)
     return parser
@@ -433,7 +442,7 @@ def cmd_run(args) -> int:
         check_out_dir(args.out, args.force)  # fail before the work, not after
         _headless()
     r = run(_platform(args), args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
-            **options)
+            fold_constants=args.fold_constants, **options)
     names = None if args.verbose else DEFAULT_NAMES
     return _print_and_write(args, r.summary, lambda: format_report(r, max_names=names),
                             lambda: write_outputs(r, args.out, force=args.force))
@@ -474,7 +483,8 @@ def _run_snn(args) -> int:
     mapper = args.mapper or "spikeduet"
     onnx_only = [o for o, v in (("--contention", args.contention != "none"), ("--objective", args.objective),
                                 ("--export", args.export), ("--solver", args.solver), ("--gap", args.gap),
-                                ("--threads", args.threads)) if v not in (None, False)]
+                                ("--threads", args.threads),
+                                ("--no-fold-constants", not args.fold_constants)) if v not in (None, False)]
     if onnx_only:
         raise InputError(f"{', '.join(onnx_only)} apply to ONNX models, not to spiking networks")
     _check_not_swapped(args.platform, args.model)
@@ -538,7 +548,7 @@ def cmd_map(args) -> int:
     check_output_file(args.output, args.force)  # fail before the work, not after
     mapper = get_mapper(args.mapper, **mapper_options(args))
     plat = _platform(args)
-    costs = CostModel(load_onnx(args.model), plat)
+    costs = CostModel(load_onnx(args.model), plat, fold_constants=args.fold_constants)
     sched = mapper.map(costs)
     make_dirs(args.output.parent, args.output)
     atomic_write_text(args.output, sched.to_json() + "\n")
@@ -558,7 +568,7 @@ def cmd_validate(args) -> int:
     _refuse_snn(args.model, "validate")
     _no_options_with_schedule(args)
     plat = _platform(args)
-    costs = CostModel(load_onnx(args.model), plat)
+    costs = CostModel(load_onnx(args.model), plat, fold_constants=args.fold_constants)
     if args.schedule:
         sched = Schedule.load(args.schedule)
         sched.check_made_for(costs.workload.name)
@@ -741,6 +751,7 @@ def cmd_plot(args) -> int:
 
 def cmd_inspect(args) -> int:
     from hetsim.workload import load_onnx
+    from hetsim.workload.op import foldable_ops
 
     if args.overrides and args.platform is None:
         raise InputError("--set changes the platform: give --platform PLATFORM.yaml too")
@@ -770,7 +781,11 @@ def cmd_inspect(args) -> int:
     if plat is not None:
         from hetsim.costs import CostModel
 
-        costs = CostModel(wl, plat)
+        costs = CostModel(wl, plat, fold_constants=args.fold_constants)
+    folded = foldable_ops(wl) if args.fold_constants else frozenset()
+    if folded:
+        print(f"  folded: {len(folded)} constant ops (ONNX Runtime folds them at session creation; "
+              "--no-fold-constants charges them)")
     if args.ops or costs is not None:
         devs = list(costs.platform.devices) if costs else []
         hdr = f"  {'op':<40} {'type':<16} {'bits':>4} {'M_v':>6} {'N_v':>6} {'N_mvm':>7} {'grp':>4} {'MACs':>12}"
@@ -787,7 +802,7 @@ def cmd_inspect(args) -> int:
                 for d in devs:
                     t = costs.latency[v].get(d)
                     line += f" {t * 1e6:>12.3f}" if t is not None else f" {'-':>12}"
-            print(line)
+            print(line + ("  folded" if v in folded else ""))
     return 0
 
 

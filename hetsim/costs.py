@@ -11,7 +11,7 @@ from functools import cached_property
 from hetsim.devices.base import Capacity, DeviceBase
 from hetsim.errors import PlatformError, ScheduleError, UnsupportedOpError
 from hetsim.platform import Platform
-from hetsim.workload.op import Op, Workload
+from hetsim.workload.op import Op, Workload, foldable_ops
 
 
 class CostModel:
@@ -28,6 +28,10 @@ class CostModel:
         need: op name -> {device name: amount} of the device's resident capacity the op occupies (crossbars,
             CPU-CIM ILP Eq. 1; weight bytes), for devices with one.
         budget: device name -> amount of its resident capacity (the C of CPU-CIM ILP Eq. 14, generalised).
+        folded: ops computed only from constants (:func:`~hetsim.workload.op.foldable_ops`), which ONNX Runtime
+            folds once at session creation: with ``fold_constants`` (the default) they cost 0 s on every device
+            that runs them (on the host when none does), need no resident capacity, and their output edges move
+            nothing; with ``fold_constants=False`` they are charged like any op and ``folded`` is empty.
 
     Raises:
         PlatformError: the platform's host does not run this kind of workload, or a device declares more than
@@ -35,13 +39,15 @@ class CostModel:
         UnsupportedOpError: some op is supported by no device (the message lists them).
     """
 
-    def __init__(self, workload: Workload, platform: Platform):
+    def __init__(self, workload: Workload, platform: Platform, fold_constants: bool = True):
         host_dev = platform.devices[platform.host]
         if "onnx" not in host_dev.workloads:  # e.g. an SNN platform (platforms/efr32mg24.yaml)
             raise PlatformError(f"platform {platform.name!r} has a {host_dev.kind!r} host and runs spiking networks "
                                 "(workloads/snn/*.yaml), not ONNX models")
         self.workload = workload
         self.platform = platform
+        self.fold_constants = bool(fold_constants)
+        self.folded: frozenset[str] = foldable_ops(workload) if self.fold_constants else frozenset()
         self.latency: dict[str, dict[str, float]] = {}
         self.phases: dict[str, dict[str, tuple[float, ...]]] = {}
         self.need: dict[str, dict[str, int]] = {}
@@ -74,6 +80,12 @@ class CostModel:
                 res = self.resident.get(dev.name)
                 if res is not None:
                     self.need.setdefault(name, {})[dev.name] = int(dev.demand(op).get(res.name, 0))
+            if name in self.folded:  # computed once at session creation: nothing at run time
+                lat = dict.fromkeys(lat or [platform.host], 0.0)
+                for dev_name, ph in self.phases.get(name, {}).items():
+                    self.phases[name][dev_name] = tuple(0.0 for _ in ph)
+                for dev_name in self.need.get(name, {}):
+                    self.need[name][dev_name] = 0
             if not lat:
                 unsupported.append(f"{name} ({op.op_type})")
             self.latency[name] = lat
@@ -111,9 +123,10 @@ class CostModel:
         return device in self.latency[op]
 
     def host_fallback_ops(self) -> list[str]:
-        """Ops whose host latency comes from the roofline because the host's latency table lacks them."""
+        """Ops whose host latency comes from the roofline because the host's latency table lacks them (folded ops,
+        which cost nothing, are not among them)."""
         dev = self.devices[self.host]
-        return [n for n, op in self.workload.ops.items() if dev.uses_fallback(op)]
+        return [n for n, op in self.workload.ops.items() if n not in self.folded and dev.uses_fallback(op)]
 
     def transfer_bytes(self, u: str, v: str, src: str, dst: str) -> float:
         """Bytes moved for edge ``u -> v`` when ``u`` runs on ``src`` and ``v`` on ``dst``.
@@ -158,8 +171,8 @@ class CostModel:
 
     def needs_transfer(self, u: str, v: str, src: str, dst: str) -> bool:
         """True when edge ``u -> v`` with ``u`` on ``src`` and ``v`` on ``dst`` moves data over a link: the
-        devices differ, share no memory, and the edge is not a parameter edge."""
-        if src == dst or self.workload.graph.edges[u, v].get("param"):
+        devices differ, share no memory, and the edge is not a parameter edge (nor the output of a folded op)."""
+        if src == dst or u in self.folded or self.workload.graph.edges[u, v].get("param"):
             return False
         return not self.platform.shares_memory(src, dst)
 
@@ -213,6 +226,8 @@ class CostModel:
         if key not in self._part_latency:
             dev, o = self.devices[device], self.workload.op(op)
             t = dev.latency_channels(o, n_channels)
+            if t is not None and op in self.folded:
+                t = 0.0
             self._part_latency[key] = t if t is None or self._fits_per_op(dev, o, n_channels) else None
         return self._part_latency[key]
 

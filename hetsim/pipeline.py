@@ -146,6 +146,7 @@ def run(
     contention: str | Iterable[str] | None = frozenset(),
     mapper_options: dict | None = None,
     schedule: Schedule | str | Path | None = None,
+    fold_constants: bool = True,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` and replay it; the baseline is the platform's ``baseline`` mapper
     (``all-host`` unless the platform says otherwise) on the same platform
@@ -159,6 +160,8 @@ def run(
             set of kinds (:func:`~hetsim.sim.engine.parse_contention`).
         mapper_options: keyword arguments for the mapper (an option it does not take is an error).
         schedule: replay this schedule (or schedule JSON file) instead of running a mapper.
+        fold_constants: ops computed only from constants cost nothing (ONNX Runtime folds them at session
+            creation); ``False`` charges them like any op (:class:`~hetsim.costs.CostModel`).
 
     Raises:
         InputError: (subclasses) for bad inputs, see :mod:`hetsim.errors`.
@@ -176,7 +179,7 @@ def run(
         m = get_mapper(mapper, **options)  # a misspelt name or option fails before the model is read
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     wl = workload if isinstance(workload, Workload) else load_workload(workload)
-    costs = CostModel(wl, plat)
+    costs = CostModel(wl, plat, fold_constants=fold_constants)
     if schedule is not None:
         schedule.check_made_for(wl.name)
     sched = schedule if schedule is not None else m.map(costs)

@@ -27,7 +27,10 @@ has its keys rewritten to this form when a sweep resumes it.
 bytes), ``platform_sha256`` (of the platform's content after the point's overrides: the canonical JSON of the
 platform model, latency table paths included, and the bytes of its latency tables), ``mapper_options`` (the
 options this mapper got, ``time_limit_s=30``; a mapper's defaults are covered by the version), ``contention``
-(normalised: ``cim-bus,links`` or ``none``) and ``hetsim_version``. SNN rows hold ``workload_sha256`` (empty
+(normalised: ``cim-bus,links`` or ``none``), ``fold_constants``
+(``true``; ``false`` when the sweep file says ``fold_constants: false``, which charges ops computed only from
+constants) and
+``hetsim_version``. SNN rows hold ``workload_sha256`` (empty
 for a synthetic network, whose arguments are in the key), ``platform_sha256`` and ``hetsim_version``
 (:data:`SNN_SETTINGS_COLUMNS`); their mode, reorder and synthetic arguments are in the key. A point whose key
 is in the output table with the same settings is not run again, so a killed sweep resumes where it stopped
@@ -130,7 +133,8 @@ SYNTHETIC_COLUMNS = ["layers", "timesteps", "density", "clustering", "seed", "sa
 SYNTHETIC_OPTIONAL = ["beta", "threshold", "shuffle", "group_size"]
 _SYNTHETIC_FLOATS = {"density", "clustering", "beta", "threshold"}
 #: the settings a row was computed under (module docstring, "Settings"): the last columns of an ONNX sweep's table
-SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "mapper_options", "contention", "hetsim_version"]
+SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "mapper_options", "contention", "fold_constants",
+                    "hetsim_version"]
 #: ... and of an SNN sweep's (mode, reorder and the synthetic arguments are in the key)
 SNN_SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "hetsim_version"]
 _SNN_SUFFIXES = (".yaml", ".yml")
@@ -149,6 +153,7 @@ class SweepSpec(BaseModel):
     mappers: Annotated[list[str], Field(min_length=1)] | None = None
     mapper_options: dict = Field(default_factory=dict)
     contention: str = "none"
+    fold_constants: bool = True
     mode: str | list[str] | None = None
     reorder: bool | list[bool] | None = None
     output: Path | None = None
@@ -302,7 +307,8 @@ def load_sweep(path: str | Path) -> SweepSpec:
                 what = "maps ONNX models" if m in MAPPERS else "is unknown"
                 raise InputError(f"{p}: mappers: {m!r} {what}, but this sweep's workloads are spiking networks "
                                  f"({mixing}); SNN mappers: {', '.join(SNN_MAPPERS)}")
-        for opt, given in (("contention", spec.contention != "none"), ("mapper_options", bool(spec.mapper_options))):
+        for opt, given in (("contention", spec.contention != "none"), ("mapper_options", bool(spec.mapper_options)),
+                           ("fold_constants", not spec.fold_constants)):
             if given:
                 raise InputError(f"{p}: {opt}: applies to ONNX sweeps only; this sweep's workloads are spiking "
                                  "networks")
@@ -382,9 +388,11 @@ def expand_points(spec: SweepSpec) -> list[dict]:
         options = options_for(m, spec.mapper_options)
         settings = {"workload_sha256": file_sha256(w), "platform_sha256": _platform_sha256(p, params),
                     "mapper_options": ",".join(f"{k}={_key_value(options[k])}" for k in sorted(options)),
-                    "contention": contention, "hetsim_version": __version__}
+                    "contention": contention, "fold_constants": str(spec.fold_constants).lower(),
+                    "hetsim_version": __version__}
         points.append({"key": key, "workload": str(w), "platform": str(p), "params": params, "mapper": m,
-                       "mapper_options": options, "contention": spec.contention, "settings": settings})
+                       "mapper_options": options, "contention": spec.contention,
+                       "fold_constants": spec.fold_constants, "settings": settings})
     return points
 
 
@@ -612,7 +620,8 @@ def run_point(point: dict) -> dict:
             plat = plat.with_overrides(point["params"])
         row.update({"platform": plat.name, "host": plat.host})
         r = run(plat, _workload(point["workload"]), mapper=point["mapper"],
-                contention=parse_contention(point["contention"]), mapper_options=point["mapper_options"])
+                contention=parse_contention(point["contention"]), mapper_options=point["mapper_options"],
+                fold_constants=point.get("fold_constants", True))
         s, dev = r.summary, r.devices
         host = dev[dev["device"] == plat.host]
         accel = dev[(dev["device"] != plat.host) & (dev["kind"] != LINK_KIND)]
@@ -681,10 +690,11 @@ def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict
         return set()
     settings = settings_columns(spec)
     if header != columns:
-        if header != [c for c in columns if c not in settings]:
+        # an older hetsim's table: without the settings columns, or without some (fold_constants)
+        if header != [c for c in columns if c not in settings or c in header]:
             raise InputError(f"{path} holds a results table with other columns; choose another output")
-        for r in rows:  # an older hetsim's table: no settings recorded
-            r.update(dict.fromkeys(settings, ""))
+        for r in rows:  # settings not recorded: recomputed
+            r.update({c: "" for c in settings if c not in header})
     want = {p["key"]: p["settings"] for p in every}
     keep, stale, changed = [], [], set()
     for r in rows:

@@ -141,6 +141,7 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
     T = result.makespan_s
     rows = []
     edge_of = {f"{u}->{v}": (u, v) for u, v in costs.workload.graph.edges}
+    folded = getattr(costs, "folded", frozenset())
     entries = [(n, d.kind, d) for n, d in costs.devices.items()]
     entries += [(n, lk.kind, lk) for n, lk in costs.platform.links.items()]
     for name, kind, cfg in entries:
@@ -159,6 +160,8 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
         else:
             first = sub.drop_duplicates("op")
             for v, ch in zip(first["op"], first["channels"], strict=True):
+                if v in folded:  # computed once at session creation
+                    continue
                 op_j += cfg.op_energy_j(costs.workload.op(v), None if pd.isna(ch) else int(ch))
         active, idle = (float(x) for x in cfg.energy_j(busy, T))
         xfer = getattr(cfg, "energy_pj_per_byte", 0.0) * 1e-12 * nbytes
@@ -186,6 +189,7 @@ def op_energy(costs: CostModel, result: SimResult) -> dict[str, float]:
     tr = result.trace
     T = result.makespan_s
     out = dict.fromkeys(costs.workload.topological_order(), 0.0)
+    folded = getattr(costs, "folded", frozenset())
     for name, cfg in costs.devices.items():
         sub = tr[tr["device"] == name]
         if sub.empty:
@@ -207,6 +211,8 @@ def op_energy(costs: CostModel, result: SimResult) -> dict[str, float]:
             out[v] += float(cfg.energy_j(t, T)[0])
         first = sub.drop_duplicates("op")
         for v, ch in zip(first["op"], first["channels"], strict=True):
+            if v in folded:
+                continue
             out[v] += cfg.op_energy_j(costs.workload.op(v), None if pd.isna(ch) else int(ch))
     return out
 
@@ -220,7 +226,8 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
     where unsupported), ``macs``, ``bits``, the GEMM view of CPU-CIM ILP Eq. 1 (``m_v``, ``n_v``, ``n_mvm``,
     ``groups``; 0 for an op without one, like ``macs`` and ``crossbars``), ``crossbars`` (on a device whose
     capacity is crossbars; 0 otherwise), ``placement`` (``core<i>:<crossbars>`` per core, ``;``-separated) and
-    ``channels`` (for a channel-split op, ``device:count`` per part, e.g. ``digital:4;aimc:60``).
+    ``channels`` (for a channel-split op, ``device:count`` per part, e.g. ``digital:4;aimc:60``) and ``folded``
+    (``True`` for an op computed only from constants, which costs nothing: :attr:`~hetsim.costs.CostModel.folded`).
 
     Integer columns are ``int64``; ``placement`` and ``channels`` are strings, ``""`` where absent, so the
     dtypes do not depend on the run. (Read back from the CSV with ``pandas.read_csv``, a string column that is
@@ -248,15 +255,17 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
             costs.resident[d].name == "crossbars" else 0,
             "placement": ";".join(f"core{c}:{n}" for c, n in schedule.placement.get(v, [])),
             "channels": ";".join(f"{dev}:{len(ch)}" for dev, ch in schedule.splits.get(v, {}).items()),
+            "folded": v in costs.folded,
         })
         rows.append(row)
     cols = ["op", "type", "device", "start_s", "finish_s", "latency_s", "energy_j",
-            *(f"latency_{dev}_s" for dev in devs), *OP_INT_COLUMNS, "placement", "channels"]
+            *(f"latency_{dev}_s" for dev in devs), *OP_INT_COLUMNS, "placement", "channels", "folded"]
     df = pd.DataFrame(rows, columns=cols)
     for c in OP_INT_COLUMNS:
         df[c] = df[c].astype("int64")
     for c in ("op", "type", "device", "placement", "channels"):
         df[c] = df[c].astype(object).astype(str)
+    df["folded"] = df["folded"].astype(bool)
     for c in ("start_s", "finish_s", "latency_s", "energy_j", *(f"latency_{dev}_s" for dev in devs)):
         df[c] = df[c].astype("float64")
     return df
@@ -271,7 +280,9 @@ def summarize(
     ops_offloaded (count and names per device), capacities (per device with a resident capacity: its name,
     unit, scope, used and available), crossbars (used/available of the devices whose capacity is crossbars),
     devices (the
-    :func:`device_table` rows), contention, mapper_stats, predicted_makespan_s, host_latency_fallback_ops, and
+    :func:`device_table` rows), contention, mapper_stats, predicted_makespan_s, host_latency_fallback_ops,
+    ``fold_constants`` (whether ops computed only from constants were folded), ``folded_ops`` (how many were:
+    they cost 0 s and move nothing, :attr:`~hetsim.costs.CostModel.folded`), and
     ``channel_split`` (:func:`channel_split_summary`) on platforms with channel-splitting accelerators (DIANA)
     or for schedules with channel splits.
     """
@@ -310,6 +321,8 @@ def summarize(
         "contention": sorted(result.contention),
         "mapper_stats": schedule.stats,
         "host_latency_fallback_ops": len(costs.host_fallback_ops()),
+        "fold_constants": costs.fold_constants,
+        "folded_ops": len(costs.folded),
     }
     split = channel_split_summary(costs, schedule, result)
     if split is not None:

@@ -145,6 +145,9 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     if free:
         lines.append(f"  note: on this platform the host's {', '.join(free)} ops cost nothing (free_ops: fused into "
                      "accelerator layers or done offline)")
+    if s.get("folded_ops"):
+        lines.append(f"  folded: {s['folded_ops']} constant ops (ONNX Runtime folds them at session creation; "
+                     "--no-fold-constants charges them)")
     if s["host_latency_fallback_ops"]:
         lines.append(f"  note: {s['host_latency_fallback_ops']} ops not in the host's latency table use the roofline")
     lines.append("")

@@ -218,3 +218,22 @@ class Workload:
                 raise WorkloadError(f"edge {u!r} -> {v!r} names an unknown op")
             g.add_edge(u, v, tensors=[f"{u}->{v}"], elements=int(b), bytes=int(b), param=False)
         return cls(name=name, graph=g, **kw)
+
+
+def foldable_ops(workload: Workload) -> frozenset[str]:
+    """Ops a runtime computes once, before inference: every op computed only from initializers and constants.
+
+    An op is foldable when it is :attr:`Op.is_constant` (the ONNX importer marks every op whose inputs are all
+    constants, through chains of constant ops), or when it has predecessors, all of them foldable, and no runtime
+    input of its own (``n_in == 0``: it reads no graph input), which closes chains in workloads built by hand.
+    ONNX Runtime folds such ops once at session creation (weight ``DequantizeLinear`` in QDQ graphs,
+    ``Slice``/``Concat``/``Unsqueeze``/``Reshape`` on weights).
+    """
+    g = workload.graph
+    out: set[str] = set()
+    for v in workload.topological_order():
+        op = g.nodes[v]["op"]
+        preds = list(g.predecessors(v))
+        if op.is_constant or (preds and op.n_in == 0 and all(u in out for u in preds)):
+            out.add(v)
+    return frozenset(out)
