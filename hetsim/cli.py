@@ -461,12 +461,12 @@ def _print_and_write(args, summary: dict, text, write) -> int:
 
 def _check_not_swapped(platform: Path, model: Path) -> None:
     """A clear error when the platform and the SNN spec are given the wrong way round (or twice)."""
-    import yaml
+    from hetsim.platform import read_yaml
 
     def keys(p: Path) -> set:
-        try:
-            d = yaml.safe_load(p.read_text()) if p.is_file() else None
-        except (yaml.YAMLError, UnicodeDecodeError, OSError):
+        try:  # the guarded loader: size, aliases, nesting (the files' own loaders give the errors)
+            d = read_yaml(p, InputError, "file") if p.is_file() else None
+        except InputError:
             return set()
         return set(d) if isinstance(d, dict) else set()
 
