@@ -123,10 +123,10 @@ class CostModel:
         return device in self.latency[op]
 
     def host_fallback_ops(self) -> list[str]:
-        """Ops whose host latency comes from the roofline because the host's latency table lacks them (folded ops,
-        which cost nothing, are not among them)."""
+        """Ops whose host latency comes from the roofline because the host's latency table lacks them (folded ops
+        among them, although they cost nothing: the count says what the table lacks)."""
         dev = self.devices[self.host]
-        return [n for n, op in self.workload.ops.items() if n not in self.folded and dev.uses_fallback(op)]
+        return [n for n, op in self.workload.ops.items() if dev.uses_fallback(op)]
 
     def transfer_bytes(self, u: str, v: str, src: str, dst: str) -> float:
         """Bytes moved for edge ``u -> v`` when ``u`` runs on ``src`` and ``v`` on ``dst``.

@@ -8,9 +8,13 @@ shape functions the ``onnx`` package does not have.
 The model is run exactly as saved: CPU execution provider, one thread, graph optimisations disabled and the
 QDQ-specific level-0 rewrite (``EnsureUniqueDQForNodeUnit``, which otherwise duplicates DequantizeLinear nodes
 whose output becomes a graph output) switched off with ``session.disable_quant_qdq``. Every node output is
-added as a graph output, and the graph onnxruntime actually executed is saved and compared with the file's
-node set, so that the shapes are those of the file's tensors. onnxruntime is imported here, lazily: plain ONNX
-files whose shapes ``onnx`` infers never load it.
+added as a graph output, and the graph onnxruntime actually executed is saved and its *tensors* are matched with
+the file's: even with optimisations disabled onnxruntime legitimately rewrites a graph (``Constant`` nodes become
+initializers, ``CastLike`` becomes ``Cast``, function ops are inlined into their bodies) while every tensor the
+file names keeps its name and value, so each node output of the file must still exist in the executed graph (as
+a node output, an initializer or a graph input); a file tensor that no longer exists is an error. onnxruntime is
+imported here, lazily: plain ONNX files whose shapes ``onnx`` infers never load it. Its log is set to errors
+only (session and default logger), so none of its lines precede hetsim's one-line error.
 
 ``onnxruntime.tools.symbolic_shape_infer`` was not used: it stops at the first ``com.microsoft`` QLinearConv
 ("Incomplete symbolic shape inference") in each of the paper graphs (``workloads/paper/``).
@@ -18,8 +22,8 @@ files whose shapes ``onnx`` infers never load it.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -27,7 +31,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 from onnx.external_data_helper import load_external_data_for_model
-from onnx.helper import np_dtype_to_tensor_dtype, tensor_dtype_to_np_dtype
+from onnx.helper import tensor_dtype_to_np_dtype
 
 __all__ = ["DATA_DEPENDENT_OPS", "SEED", "ShapeRecoveryError", "observe_shapes"]
 
@@ -48,31 +52,54 @@ def _one_line(e: BaseException) -> str:
     return text if len(text) <= _MSG_MAX else text[: _MSG_MAX - 3] + "..."
 
 
-def _node_key(node: onnx.NodeProto) -> tuple:
-    domain = "" if node.domain in _DEFAULT_DOMAINS else node.domain
-    return domain, node.op_type, tuple(node.input), tuple(node.output)
+def _type_name(elem_type: int) -> str:
+    return TensorProto.DataType.Name(elem_type) if elem_type in TensorProto.DataType.values() else "?"
 
 
-def _feeds(inputs: Iterable[tuple[str, tuple[int, ...], int]]) -> dict[str, np.ndarray]:
+def _feeds(ort, inputs: Iterable[tuple[str, tuple[int, ...], int]]) -> dict:
     """Deterministic inputs: standard normal (seed :data:`SEED`) for float inputs, zeros otherwise.
 
-    Zeros for integer and bool inputs keep index-like inputs (token ids, ...) in range.
+    Zeros for integer and bool inputs keep index-like inputs (token ids, ...) in range. Element types numpy
+    has no native dtype for (bfloat16, float8, int4, ...) are fed as zero bytes of the right size, wrapped in an
+    ``OrtValue`` of that ONNX type.
     """
     rng = np.random.default_rng(SEED)
-    feeds = {}
+    feeds: dict = {}
     for name, shape, elem_type in inputs:
         try:
             dtype = np.dtype(tensor_dtype_to_np_dtype(elem_type))
         except (KeyError, TypeError, ValueError):
             dtype = None
-        if dtype is None or dtype.kind not in "biufc":
-            kind = TensorProto.DataType.Name(elem_type) if elem_type in TensorProto.DataType.values() else "?"
-            raise ShapeRecoveryError(f"graph input {name!r} has element type {kind}, which cannot be fed")
-        if dtype.kind in "fc":
+        if dtype is not None and dtype.kind in "fc" and dtype.type.__module__ == "numpy":
             feeds[name] = rng.standard_normal(shape).astype(dtype)
-        else:
+        elif dtype is not None and dtype.kind in "biu" and dtype.type.__module__ == "numpy":
             feeds[name] = np.zeros(shape, dtype=dtype)
-    return feeds
+        elif elem_type == TensorProto.STRING:
+            feeds[name] = np.full(shape, "", dtype=object)
+        else:
+            feeds[name] = _ort_value(ort, name, shape, elem_type)
+    return {k: v if isinstance(v, ort.OrtValue) else ort.OrtValue.ortvalue_from_numpy(v) for k, v in feeds.items()}
+
+
+def _ort_value(ort, name: str, shape: tuple[int, ...], elem_type: int):
+    """Zeros of an element type numpy lacks (bfloat16, float8) as an ``OrtValue`` of that ONNX type."""
+    kind = _type_name(elem_type)
+    bits = 16 if kind == "BFLOAT16" else 8 if kind.startswith("FLOAT8") else None
+    if bits is None:
+        raise ShapeRecoveryError(f"graph input {name!r} has element type {kind}, which cannot be fed")
+    try:
+        data = np.zeros(shape, dtype=np.uint16 if bits == 16 else np.uint8)
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(data, elem_type)
+    except Exception as e:  # an onnxruntime build without this type
+        raise ShapeRecoveryError(f"graph input {name!r} of element type {kind} cannot be fed: {_one_line(e)}") from None
+
+
+def _elem_type(ort_type: str) -> int | None:
+    """ONNX element type of an onnxruntime type string such as ``tensor(bfloat16)``, or ``None``."""
+    if not (ort_type.startswith("tensor(") and ort_type.endswith(")")):
+        return None
+    name = ort_type[len("tensor(") : -1].upper()
+    return int(getattr(TensorProto, name)) if isinstance(getattr(TensorProto, name, None), int) else None
 
 
 def _model_bytes(model: onnx.ModelProto, raw: bytes, base_dir: Path, tensors: list[str]) -> bytes:
@@ -119,7 +146,7 @@ def observe_shapes(
 
     Raises:
         ShapeRecoveryError: onnxruntime is not installed, cannot load or run the model, or executed a graph
-            whose node set differs from the file's.
+            in which a node output of the file no longer exists.
     """
     try:
         import onnxruntime as ort
@@ -133,7 +160,9 @@ def observe_shapes(
     have = {o.name for o in graph.output}
     extra = list(dict.fromkeys(t for n in graph.node for t in n.output if t and t not in have))
     data = _model_bytes(model, raw, base_dir, extra)
-    feeds = _feeds(inputs)
+    feeds = _feeds(ort, inputs)
+    with contextlib.suppress(Exception):  # an older onnxruntime without it: only its log is louder
+        ort.set_default_logger_severity(3)  # errors only: no warning lines before hetsim's one-line error
 
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -158,31 +187,35 @@ def observe_shapes(
                 f"the graph onnxruntime {version} executed could not be read back: {_one_line(e)}"
             ) from None
 
-    want, got = Counter(map(_node_key, graph.node)), Counter(map(_node_key, executed.graph.node))
-    if want != got:
-        removed, added = want - got, got - want
-        example = next(iter(removed or added))
+    # Match tensors, not nodes: every node output of the file must still be a tensor of the executed graph.
+    exists = {t for n in executed.graph.node for t in n.output} | {t.name for t in executed.graph.initializer}
+    exists |= {vi.name for vi in executed.graph.input} | {s.values.name for s in executed.graph.sparse_initializer}
+    gone = [(n, t) for n in graph.node for t in n.output if t and t not in exists]
+    if gone:
+        node, t = gone[0]
         raise ShapeRecoveryError(
-            f"onnxruntime {version} changed the graph before running it ({sum(removed.values())} node(s) "
-            f"removed or rewritten, {sum(added.values())} added, e.g. {example[1]} with outputs "
-            f"{list(example[3])}), so its tensors are not the file's"
+            f"onnxruntime {version} changed the graph before running it: {len(gone)} tensor(s) of the file no "
+            f"longer exist, e.g. {t!r} (output of a {node.op_type} node), so their shapes cannot be observed"
         )
 
-    names = [o.name for o in sess.get_outputs()]
+    outputs = sess.get_outputs()
+    names = [o.name for o in outputs]
     try:
-        results = sess.run(names, feeds)
+        results = sess.run_with_ort_values(names, feeds)
     except Exception as e:
         raise ShapeRecoveryError(f"onnxruntime {version} failed to run the model: {_one_line(e)}") from None
 
     observed: dict[str, tuple[tuple[int, ...], int]] = {}
-    for name, value in zip(names, results, strict=True):
-        if not isinstance(value, np.ndarray):
-            continue  # sequence or map output: no tensor shape
+    for out, value in zip(outputs, results, strict=True):
         try:
-            elem_type = int(np_dtype_to_tensor_dtype(value.dtype))
-        except (KeyError, TypeError, ValueError):
+            if not value.is_tensor():
+                continue  # sequence or map output: no tensor shape
+            shape = tuple(int(d) for d in value.shape())
+        except Exception:  # noqa: S112 - not a tensor
             continue
-        observed[name] = (tuple(int(d) for d in value.shape), elem_type)
+        elem_type = _elem_type(out.type)
+        if elem_type is not None:
+            observed[out.name] = (shape, elem_type)
     how = (
         f"onnxruntime {version} (one run: CPU, 1 thread, optimisations disabled, float inputs standard normal "
         f"with seed {SEED}, other inputs zero)"

@@ -24,6 +24,8 @@ at the tensor's ONNX element type), precision in bits, MACs in multiply-accumula
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
@@ -96,7 +98,7 @@ class _Tensor:
         return -(-self.elements * self.bits // 8)
 
 
-def load_onnx(path: str | Path) -> Workload:
+def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None = None) -> Workload:
     """Read an ONNX file into a :class:`Workload` with one :class:`Op` per ONNX node.
 
     Every node of ``model.graph.node`` becomes exactly one op, named after the node (``f"{op_type}_{i}"``
@@ -135,8 +137,18 @@ def load_onnx(path: str | Path) -> Workload:
     inputs (8 for int8/uint8, 16 for int16). Otherwise bits = element size of the first runtime input, or of
     the first output when there is none (fp32 -> 32).
 
+    Validation beyond ``onnx.checker`` (each a one-line :class:`WorkloadError`): every graph output is produced,
+    every tensor is defined once (node outputs, initializers, graph inputs), graph inputs and outputs have no
+    zero-size or negative dims, every default-domain op type exists in the declared opset, and Conv/Gemm/MatMul
+    (and their integer/QLinear forms) have operand shapes consistent with the op. Ops of a domain other than
+    the ONNX ones and ``com.microsoft`` are costed as host ops, with a warning; an IR or default-domain opset
+    version newer than the installed ``onnx`` knows is a warning.
+
     Args:
         path: an ONNX protobuf file (``.onnx``).
+        input_shapes: graph input name -> static shape, fixing the dynamic (symbolic or unknown) dims of those
+            inputs (the CLI's ``--input-shape name=1,3,224,224``); a given dim that the model fixes must agree.
+            A graph input left with a dynamic dim is refused, the message says which shape to give.
 
     Returns:
         The workload; ``name`` = file stem, ``source`` = ``str(path)``, ``meta`` = ``producer`` (name and
@@ -153,7 +165,7 @@ def load_onnx(path: str | Path) -> Workload:
             used or produced by a node has no static shape after shape inference (missing shape, symbolic or
             unknown dim) or an element type without a fixed size (STRING), and the onnxruntime fallback could
             not supply it (symbolic graph input, an op with data-dependent output shape such as NonZero,
-            onnxruntime not installed, failing to load or run the model, or changing its node set); a Conv's
+            onnxruntime not installed, failing to load or run the model, or dropping a tensor of the file); a Conv's
             channels do not divide by its group count or do not match its input/output shapes.
     """
     p = Path(path)
@@ -161,11 +173,19 @@ def load_onnx(path: str | Path) -> Workload:
     nodes = list(model.graph.node)
     names = _unique_names(nodes)
     _reject_control_flow(p, nodes, names)
+    _check_versions(p, model)
+    _check_op_types(p, model, nodes, names)
 
     graph = model.graph
+    _check_unique_definitions(p, graph)
     initializers = {t.name for t in graph.initializer} | {t.values.name for t in graph.sparse_initializer}
     runtime_inputs = [vi for vi in graph.input if vi.name not in initializers]
+    if input_shapes:
+        _apply_input_shapes(p, runtime_inputs, input_shapes)
+        raw = model.SerializeToString()
     producers = _producers(p, nodes, names, initializers, {vi.name for vi in runtime_inputs})
+    _check_graph_outputs(p, graph, producers, initializers, {vi.name for vi in runtime_inputs})
+    _check_dynamic_inputs(p, runtime_inputs, nodes, names)
 
     deps = nx.DiGraph()
     deps.add_nodes_from(range(len(nodes)))
@@ -253,6 +273,158 @@ def _read_model(p: Path) -> tuple[onnx.ModelProto, bytes]:
     if model.ir_version <= 0:
         raise WorkloadError(f"{p} is not an ONNX model: it has no IR version")
     return model, raw
+
+
+def _check_versions(p: Path, model: onnx.ModelProto) -> None:
+    """Warn about an IR or default-domain opset version newer than the installed ``onnx`` knows."""
+    known_ir, known_opset = int(onnx.IR_VERSION), int(onnx.defs.onnx_opset_version())
+    if model.ir_version > known_ir:
+        warnings.warn(
+            f"{p}: IR version {model.ir_version} is newer than the installed onnx {onnx.__version__} knows "
+            f"({known_ir}); the model is read as if it were {known_ir}",
+            stacklevel=3,
+        )
+    for imp in model.opset_import:
+        if imp.domain in _DEFAULT_DOMAINS and imp.version > known_opset:
+            warnings.warn(
+                f"{p}: opset {imp.version} is newer than the installed onnx {onnx.__version__} knows "
+                f"({known_opset}); ops are checked against opset {known_opset}",
+                stacklevel=3,
+            )
+
+
+def _check_op_types(p: Path, model: onnx.ModelProto, nodes: list[onnx.NodeProto], names: list[str]) -> None:
+    """Default-domain op types must exist in the declared opset; other domains (not ONNX's nor onnxruntime's
+    ``com.microsoft``) are costed as host ops, with a warning."""
+    opsets = {("" if imp.domain in _DEFAULT_DOMAINS else imp.domain): int(imp.version) for imp in model.opset_import}
+    functions = {(f.domain, f.name) for f in model.functions}
+    custom: dict[str, list[str]] = {}
+    for node, name in zip(nodes, names, strict=True):
+        domain = _domain(node)
+        if (node.domain, node.op_type) in functions:
+            continue
+        if domain == "":
+            if "" not in opsets:
+                raise WorkloadError(f"{p}: node {name!r} ({node.op_type}) is in the default domain, which the "
+                                    "model does not import (no opset_import for ai.onnx)")
+            version = min(opsets[""], int(onnx.defs.onnx_opset_version()))
+            if not onnx.defs.has(node.op_type, version, ""):
+                later = onnx.defs.has(node.op_type, "")
+                hint = ("; it exists in a later opset: export with a newer opset" if later
+                        else "; no ONNX opset defines it (a custom op belongs in its own domain)")
+                raise WorkloadError(f"{p}: node {name!r} has op type {node.op_type!r}, which ONNX opset "
+                                    f"{opsets['']} does not define{hint}")
+        elif domain not in (_MS_DOMAIN, "ai.onnx.ml", "ai.onnx.preview.training"):
+            custom.setdefault(domain, []).append(node.op_type)
+    for domain, types in custom.items():
+        shown = ", ".join(dict.fromkeys(types))
+        warnings.warn(
+            f"{p}: {len(types)} node(s) of custom domain {domain!r} ({shown}) are costed as host ops "
+            "(no accelerator runs them; their cost is the host's per-op estimate)",
+            stacklevel=3,
+        )
+
+
+def _check_unique_definitions(p: Path, graph: onnx.GraphProto) -> None:
+    """Initializer and graph input names are unique (an initializer may also be listed as a graph input)."""
+    seen: set[str] = set()
+    for t in chain((t.name for t in graph.initializer), (s.values.name for s in graph.sparse_initializer)):
+        if t in seen:
+            raise WorkloadError(f"{p}: tensor {t!r} is defined by two initializers")
+        seen.add(t)
+    inputs: set[str] = set()
+    for vi in graph.input:
+        if vi.name in inputs:
+            raise WorkloadError(f"{p}: graph input {vi.name!r} is declared twice")
+        inputs.add(vi.name)
+
+
+def _check_graph_outputs(
+    p: Path, graph: onnx.GraphProto, producers: dict[str, int], initializers: set[str], inputs: set[str]
+) -> None:
+    """Every graph output is produced (by a node, an initializer or a graph input) and has no zero/negative dim."""
+    for vi in graph.output:
+        if vi.name not in producers and vi.name not in initializers and vi.name not in inputs:
+            raise WorkloadError(
+                f"{p}: graph output {vi.name!r} is not produced by any node, initializer or graph input"
+            )
+    for kind, vis in (("input", graph.input), ("output", graph.output)):
+        for vi in vis:
+            if vi.name in initializers:
+                continue
+            for k, d in enumerate(vi.type.tensor_type.shape.dim):
+                if d.WhichOneof("value") == "dim_value" and d.dim_value <= 0:
+                    size = "zero-size" if d.dim_value == 0 else f"negative ({d.dim_value})"
+                    raise WorkloadError(f"{p}: graph {kind} {vi.name!r} has a {size} dim {k}; a tensor needs "
+                                        "positive dims")
+
+
+def _apply_input_shapes(
+    p: Path, runtime_inputs: list[onnx.ValueInfoProto], input_shapes: Mapping[str, Sequence[int]]
+) -> None:
+    """Fix the dims of the named graph inputs (in place) to ``input_shapes``; checks names, ranks, known dims."""
+    by_name = {vi.name: vi for vi in runtime_inputs}
+    for name, shape in input_shapes.items():
+        vi = by_name.get(name)
+        if vi is None:
+            have = ", ".join(repr(n) for n in by_name) or "none"
+            raise WorkloadError(f"{p}: --input-shape {name}=...: the model has no graph input {name!r} "
+                                f"(its inputs: {have})")
+        try:
+            dims = [int(d) for d in shape]
+            if any(isinstance(d, bool) or int(d) != d for d in shape):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise WorkloadError(f"{p}: input shape of {name!r} must be a list of integers, not {shape!r}") from None
+        if not dims or any(d <= 0 for d in dims):
+            raise WorkloadError(f"{p}: input shape {dims} of {name!r} needs at least one dim, every dim positive")
+        tt = vi.type.tensor_type
+        if vi.type.WhichOneof("value") != "tensor_type":
+            raise WorkloadError(f"{p}: graph input {name!r} is not a tensor; it has no shape to give")
+        declared = list(tt.shape.dim) if tt.HasField("shape") else None
+        if declared is not None:
+            if len(declared) != len(dims):
+                raise WorkloadError(f"{p}: graph input {name!r} has {len(declared)} dims, the given shape {dims} "
+                                    f"has {len(dims)}")
+            for k, (d, v) in enumerate(zip(declared, dims, strict=True)):
+                if d.WhichOneof("value") == "dim_value" and d.dim_value > 0 and d.dim_value != v:
+                    raise WorkloadError(f"{p}: graph input {name!r} has dim {k} = {d.dim_value} in the model, the "
+                                        f"given shape {dims} says {v}")
+        tt.shape.Clear()
+        for v in dims:
+            tt.shape.dim.add().dim_value = v
+
+
+def _check_dynamic_inputs(
+    p: Path, runtime_inputs: list[onnx.ValueInfoProto], nodes: list[onnx.NodeProto], names: list[str]
+) -> None:
+    """A graph input read by a node must have static dims; the refusal says which ``--input-shape`` to give."""
+    readers: dict[str, str] = {}
+    for node, name in zip(nodes, names, strict=True):
+        for t in node.input:
+            readers.setdefault(t, name)
+    for vi in runtime_inputs:
+        if vi.name not in readers or vi.type.WhichOneof("value") != "tensor_type":
+            continue
+        tt = vi.type.tensor_type
+        if not tt.HasField("shape"):
+            continue
+        dims = list(tt.shape.dim)
+        for k, d in enumerate(dims):
+            which = d.WhichOneof("value")
+            if which == "dim_value" and d.dim_value > 0:
+                continue
+            label = repr(d.dim_param) if which == "dim_param" else "(unnamed)"
+            how = "symbolic" if which == "dim_param" else "unknown"
+            example = ",".join(
+                str(e.dim_value) if e.WhichOneof("value") == "dim_value" and e.dim_value > 0
+                else "1" if j == 0 else (e.dim_param or "?") for j, e in enumerate(dims)
+            )  # fmt: skip
+            raise WorkloadError(
+                f"{p}: input {vi.name!r} has a dynamic dimension {label} (dim {k} is {how}; node "
+                f"{readers[vi.name]!r} needs a static shape): give --input-shape {vi.name}={example} "
+                f"(input_shapes={{{vi.name!r}: [...]}} in Python)"
+            )
 
 
 def _unique_names(nodes: list[onnx.NodeProto]) -> list[str]:
@@ -544,7 +716,7 @@ def _gemm_view(
                 f"{p}: node {name!r} ({node.op_type}): {c_out} output channels do not divide into {groups} groups"
             )
         c_axis = -1 if nhwc else 1
-        if y.shape[c_axis] != c_out or a.shape[c_axis] != w.shape[1] * groups:
+        if y.shape[c_axis] != c_out or a.shape[c_axis] != w.shape[1] * groups or y.shape[0] != a.shape[0]:
             raise WorkloadError(
                 f"{p}: node {name!r} ({node.op_type}): weight {w_name!r} {w.shape} with {groups} group(s) does not "
                 f"match the {layout} input {a.shape} and output {y.shape}"
@@ -566,7 +738,13 @@ def _gemm_view(
         if len(a.shape) != 2 or len(w.shape) != 2:
             raise WorkloadError(f"{p}: node {name!r} ({node.op_type}): operands {a.shape} and {w.shape} are not 2-D")
         m, k = reversed(a.shape) if _attr_int(node, "transA", 0) else a.shape
-        _, n = reversed(w.shape) if _attr_int(node, "transB", 0) else w.shape
+        kb, n = reversed(w.shape) if _attr_int(node, "transB", 0) else w.shape
+        if kb != k or y.shape != (m, n):
+            raise WorkloadError(
+                f"{p}: node {name!r} ({node.op_type}): operands {a.shape} and {w.shape} (transA="
+                f"{_attr_int(node, 'transA', 0)}, transB={_attr_int(node, 'transB', 0)}) and output {y.shape} are "
+                f"inconsistent: A gives K={k} and M={m}, B gives K={kb} and N={n}"
+            )
         if w_const:
             view = GemmView(m_v=n, n_v=k, n_mvm=m)
             return w_name, view, view.macs
@@ -577,6 +755,12 @@ def _gemm_view(
 
     # MatMul family: numpy matmul semantics; K = last dim of A.
     k = a.shape[-1] if a.shape else 1
+    kb = (w.shape[-2] if len(w.shape) >= 2 else w.shape[0]) if w.shape else 1
+    if kb != k:
+        raise WorkloadError(
+            f"{p}: node {name!r} ({node.op_type}): inner dimensions differ: {a_name!r} {a.shape} has {k} columns, "
+            f"{w_name!r} {w.shape} has {kb} rows"
+        )
     macs = math.prod(y.shape) * k
     if w_const and len(w.shape) in (1, 2):
         n = w.shape[1] if len(w.shape) == 2 else 1

@@ -1,0 +1,306 @@
+"""ONNX models nobody here wrote (issue 14, items 2 and 7): the patterns of torchvision's classification zoo
+(Constant-heavy attention with a MatMul between two activations, LayerNormalization, Gelu, Resize, Pad, Slice,
+depthwise and grouped convolutions), shape recovery in onnxruntime that matches tensors rather than node sets,
+inputs of any element type onnxruntime runs, dynamic input dims fixed with ``--input-shape``, and validation
+beyond ``onnx.checker`` (one line, exit 2 through the CLI).
+
+Models are built with ``onnx.helper`` and written to ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from conftest import assert_input_error, run_cli
+from onnx import TensorProto, helper, numpy_helper
+
+from hetsim.errors import WorkloadError
+from hetsim.workload import load_onnx
+
+ROOT = Path(__file__).resolve().parent.parent
+PUMA = ROOT / "platforms" / "puma.yaml"
+F32 = TensorProto.FLOAT
+MS = "com.microsoft"
+
+
+def _vi(name, shape, elem=F32):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _const(name, array):
+    """A ``Constant`` node (what torch.onnx exports; onnxruntime turns it into an initializer)."""
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(array), name + "_v"),
+                            name=name)  # fmt: skip
+
+
+def _init(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def _save(tmp_path, nodes, inputs, outputs, inits=(), opset=17, ms=False, name="m", ir=None) -> Path:
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(MS, 1)] if ms else [])
+    model = helper.make_model(graph, opset_imports=imports, producer_name="test")
+    if ir is not None:
+        model.ir_version = ir
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def _ops(wl):
+    return {n: wl.graph.nodes[n]["op"] for n in wl.graph}
+
+
+def _attention(ms_gelu: bool, d=16, t=8) -> tuple[list, list]:
+    """A ViT-like block: LayerNorm, Q/K/V from Constant weights, softmax(Q K^T) V (MatMul of two activations),
+    CastLike (torch's scaling), Gelu (an Erf expansion, or com.microsoft Gelu which ONNX cannot infer)."""
+    rng = np.random.default_rng(0)
+    w = {k: rng.standard_normal((d, d)).astype(np.float32) for k in "qkv"}
+    nodes = [
+        _const("gamma", np.ones(d, np.float32)),
+        _const("beta", np.zeros(d, np.float32)),
+        helper.make_node("LayerNormalization", ["x", "gamma", "beta"], ["ln"], axis=-1, name="ln"),
+        *(_const(f"w{k}", w[k]) for k in "qkv"),
+        *(helper.make_node("MatMul", ["ln", f"w{k}"], [k], name=f"mm_{k}") for k in "qkv"),
+        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1], name="kt"),
+        helper.make_node("MatMul", ["q", "kt"], ["scores"], name="qk"),
+        _const("scale", np.array(0.25, np.float64)),
+        helper.make_node("CastLike", ["scale", "scores"], ["scale_f"], name="castlike"),
+        helper.make_node("Mul", ["scores", "scale_f"], ["scaled"], name="scaled"),
+        helper.make_node("Softmax", ["scaled"], ["attn"], axis=-1, name="softmax"),
+        helper.make_node("MatMul", ["attn", "v"], ["ctx"], name="av"),
+    ]
+    if ms_gelu:
+        nodes += [helper.make_node("Gelu", ["ctx"], ["g"], domain=MS, name="gelu"),  # no ONNX shape function
+                  helper.make_node("Identity", ["g"], ["y"], name="out")]
+    else:  # torch's exact Gelu: 0.5 * x * (1 + erf(x / sqrt(2)))
+        nodes += [
+            _const("sqrt2", np.array(np.sqrt(2), np.float32)),
+            helper.make_node("Div", ["ctx", "sqrt2"], ["xs"], name="gelu_div"),
+            helper.make_node("Erf", ["xs"], ["erf"], name="gelu_erf"),
+            _const("one", np.array(1, np.float32)),
+            helper.make_node("Add", ["erf", "one"], ["erf1"], name="gelu_add"),
+            helper.make_node("Mul", ["ctx", "erf1"], ["xe"], name="gelu_mul"),
+            _const("half", np.array(0.5, np.float32)),
+            helper.make_node("Mul", ["xe", "half"], ["y"], name="gelu_half"),
+        ]
+    return nodes, [_vi("x", [1, t, d])]
+
+
+@pytest.mark.parametrize("ms_gelu", [False, True], ids=["onnx-shapes", "onnxruntime-shapes"])
+def test_attention_block_with_constants(tmp_path, ms_gelu):
+    nodes, inputs = _attention(ms_gelu)
+    path = _save(tmp_path, nodes, inputs, [_vi("y", [1, 8, 16])], ms=ms_gelu)
+    wl = load_onnx(path)
+    ops = _ops(wl)
+    # onnxruntime turns Constant nodes into initializers and CastLike into Cast: tensors are matched, not nodes
+    assert wl.meta["shapes"].startswith("onnxruntime" if ms_gelu else "onnx.shape_inference")
+    assert ops["ln"].output_shapes == ((1, 8, 16),)
+    for k in "qkv":  # weight-stationary: a GEMM view over the Constant weight
+        assert ops[f"mm_{k}"].gemm is not None and ops[f"mm_{k}"].gemm.m_v == 16 and ops[f"mm_{k}"].gemm.n_mvm == 8
+        assert ops[f"mm_{k}"].weight_shape == (16, 16)
+    # a MatMul between two activations cannot be a crossbar's stationary weight: host op, no GEMM view, MACs kept
+    assert ops["qk"].gemm is None and ops["qk"].macs == 8 * 8 * 16 and ops["qk"].output_shapes == ((1, 8, 8),)
+    assert ops["av"].gemm is None and ops["av"].macs == 8 * 16 * 8
+    assert ops["castlike"].output_shapes == ((),)  # reads the scores for their type: not a constant op
+    assert ops["gamma"].is_constant and ops["softmax"].output_shapes == ((1, 8, 8),)
+    last = "gelu" if ms_gelu else "gelu_half"
+    assert ops[last].output_shapes == ((1, 8, 16),) and ops[last].bits == 32
+
+
+def _vision_nodes():
+    """Resize, Pad, Slice, depthwise and grouped Conv, as in MobileNet/ShuffleNet/RegNet exports."""
+    rng = np.random.default_rng(1)
+    inits = [
+        _init("w_dw", rng.standard_normal((8, 1, 3, 3)).astype(np.float32)),
+        _init("w_g", rng.standard_normal((8, 2, 1, 1)).astype(np.float32)),
+        _init("scales", np.array([1, 1, 2, 2], np.float32)),
+        _init("pads", np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)),
+        _init("starts", np.array([0], np.int64)),
+        _init("ends", np.array([4], np.int64)),
+        _init("axes", np.array([1], np.int64)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w_dw"], ["dw"], group=8, kernel_shape=[3, 3], pads=[1, 1, 1, 1], name="dw"),
+        helper.make_node("Conv", ["dw", "w_g"], ["g"], group=4, kernel_shape=[1, 1], name="grouped"),
+        helper.make_node("Resize", ["g", "", "scales"], ["up"], mode="nearest", name="resize"),
+        helper.make_node("Pad", ["up", "pads"], ["padded"], name="pad"),
+        helper.make_node("Slice", ["padded", "starts", "ends", "axes"], ["y"], name="slice"),
+    ]
+    return nodes, inits
+
+
+def test_resize_pad_slice_depthwise_grouped(tmp_path):
+    nodes, inits = _vision_nodes()
+    wl = load_onnx(_save(tmp_path, nodes, [_vi("x", [1, 8, 6, 6])], [_vi("y", [1, 4, 14, 14])], inits))
+    ops = _ops(wl)
+    assert ops["dw"].gemm.groups == 8 and ops["dw"].gemm.m_v == 1 and ops["dw"].gemm.n_v == 9
+    assert ops["dw"].gemm.n_mvm == 36 and ops["dw"].macs == 8 * 9 * 36
+    assert ops["grouped"].gemm.groups == 4 and ops["grouped"].gemm.m_v == 2 and ops["grouped"].gemm.n_v == 2
+    assert ops["resize"].output_shapes == ((1, 8, 12, 12),)
+    assert ops["pad"].output_shapes == ((1, 8, 14, 14),)
+    assert ops["slice"].output_shapes == ((1, 4, 14, 14),)
+    assert {o.op_type for o in ops.values()} == {"Conv", "Resize", "Pad", "Slice"}
+
+
+def test_bfloat16_input_is_fed(tmp_path):
+    nodes = [helper.make_node("Cast", ["x"], ["xf"], to=F32, name="cast"),
+             helper.make_node("Gelu", ["xf"], ["g"], domain=MS, name="gelu"),
+             helper.make_node("Identity", ["g"], ["y"], name="out")]  # fmt: skip
+    wl = load_onnx(_save(tmp_path, nodes, [_vi("x", [2, 3], TensorProto.BFLOAT16)], [_vi("y", [2, 3])], ms=True))
+    ops = _ops(wl)
+    assert wl.meta["shapes"].startswith("onnxruntime")
+    assert ops["cast"].bits == 16 and ops["gelu"].output_shapes == ((2, 3),) and ops["gelu"].bits == 32
+    assert wl.meta["inputs"] == [{"name": "x", "dtype": "bfloat16", "shape": [2, 3]}]
+
+
+def test_onnxruntime_log_does_not_leak(tmp_path, capfd):
+    # an attribute com.microsoft Gelu does not have: onnxruntime refuses the model (and would log about it)
+    nodes = [helper.make_node("Gelu", ["x"], ["g"], domain=MS, name="gelu", bogus=3),
+             helper.make_node("Identity", ["g"], ["y"], name="out")]
+    path = _save(tmp_path, nodes, [_vi("x", [2, 3])], [_vi("y", [2, 3])], ms=True)
+    from hetsim.cli import main
+
+    code = main(["inspect", str(path)])  # a model is needed whose shapes only onnxruntime can give
+    out, err = capfd.readouterr()
+    assert_input_error(code, err, "'gelu'", "onnxruntime")
+    assert len(err.strip().splitlines()) == 1, err
+
+
+# ------------------------------------------------------------------------------------ dynamic inputs
+
+
+def _dynamic(tmp_path) -> Path:
+    nodes, inits = _vision_nodes()
+    x = _vi("x", ["batch", 8, "h", "w"])
+    return _save(tmp_path, nodes, [x], [_vi("y", ["batch", 4, None, None])], inits)
+
+
+def test_dynamic_input_is_refused_with_the_way_out(tmp_path):
+    with pytest.raises(WorkloadError) as e:
+        load_onnx(_dynamic(tmp_path))
+    msg = str(e.value)
+    assert "input 'x' has a dynamic dimension 'batch'" in msg and "--input-shape x=1,8,h,w" in msg
+    assert "\n" not in msg
+
+
+def test_input_shapes_fix_the_dims(tmp_path):
+    wl = load_onnx(_dynamic(tmp_path), input_shapes={"x": (1, 8, 6, 6)})
+    assert _ops(wl)["slice"].output_shapes == ((1, 4, 14, 14),)
+    assert wl.meta["inputs"][0]["shape"] == [1, 8, 6, 6]
+    two = load_onnx(_dynamic(tmp_path), input_shapes={"x": [2, 8, 6, 6]})
+    assert _ops(two)["dw"].gemm.n_mvm == 72
+
+
+@pytest.mark.parametrize(
+    ("shapes", "needles"),
+    [
+        ({"z": (1, 8, 6, 6)}, ["no graph input 'z'", "'x'"]),
+        ({"x": (1, 8, 6)}, ["4 dims", "[1, 8, 6]"]),
+        ({"x": (1, 3, 6, 6)}, ["dim 1 = 8"]),
+        ({"x": (1, 8, 0, 6)}, ["positive"]),
+    ],
+)
+def test_bad_input_shapes(tmp_path, shapes, needles):
+    with pytest.raises(WorkloadError) as e:
+        load_onnx(_dynamic(tmp_path), input_shapes=shapes)
+    for n in needles:
+        assert n in str(e.value)
+
+
+def test_cli_input_shape(tmp_path, capsys):
+    path = _dynamic(tmp_path)
+    code, out, err = run_cli(capsys, "inspect", path)
+    assert_input_error(code, err, "dynamic dimension 'batch'", "--input-shape x=")
+    code, out, err = run_cli(capsys, "inspect", path, "--input-shape", "x=1,8,6,6")
+    assert code == 0 and "x float32[1, 8, 6, 6]" in out, err
+    code, out, err = run_cli(capsys, "run", PUMA, path, "--mapper", "heft", "--input-shape", "x=1,8,6,6")
+    assert code == 0, err
+    sched = tmp_path / "s.json"
+    code, out, err = run_cli(capsys, "map", PUMA, path, "--mapper", "heft", "-o", sched, "--input-shape", "x=1,8,6,6")
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "validate", PUMA, path, "--schedule", sched, "--input-shape", "x=1,8,6,6")
+    assert code == 0, err
+    for bad in ("x", "x=", "x=1,a", "=1,2", "x=1,-8,6,6"):
+        code, out, err = run_cli(capsys, "inspect", path, "--input-shape", bad)
+        assert_input_error(code, err, "--input-shape", "NAME=D1,D2")
+    code, out, err = run_cli(capsys, "inspect", path, "--input-shape", "x=1,8,6,6", "--input-shape", "x=1,8,6,6")
+    assert_input_error(code, err, "twice")
+    code, out, err = run_cli(capsys, "inspect", ROOT / "workloads/snn/braille384.yaml", "--input-shape", "x=1")
+    assert_input_error(code, err, "spiking network")
+
+
+# ------------------------------------------------------------------------------------ validation
+
+
+def _relu(tmp_path, inputs=None, outputs=None, **kw):
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu")]
+    return _save(tmp_path, nodes, inputs or [_vi("x", [2, 3])], outputs or [_vi("y", [2, 3])], **kw)
+
+
+@pytest.mark.parametrize(
+    ("build", "needles"),
+    [
+        (lambda t: _relu(t, outputs=[_vi("y", [2, 3]), _vi("ghost", [2])]),
+         ["graph output 'ghost' is not produced"]),
+        (lambda t: _relu(t, inputs=[_vi("x", [2, 0])], outputs=[_vi("y", [2, 0])]), ["'x'", "zero-size dim 1"]),
+        (lambda t: _relu(t, inputs=[_vi("x", [2, -3])], outputs=[_vi("y", [2, 3])]), ["'x'", "negative"]),
+        (lambda t: _save(t, [helper.make_node("Relu", ["x"], ["y"], name="relu")], [_vi("x", [2]), _vi("x", [2])],
+                         [_vi("y", [2])]), ["'x'", "declared twice"]),
+        (lambda t: _save(t, [helper.make_node("Add", ["x", "b"], ["y"], name="add")], [_vi("x", [2])],
+                         [_vi("y", [2])], [_init("b", np.zeros(2, np.float32)), _init("b", np.ones(2, np.float32))]),
+         ["'b'", "two initializers"]),
+        (lambda t: _save(t, [helper.make_node("Frobnicate", ["x"], ["y"], name="f")], [_vi("x", [2])],
+                         [_vi("y", [2])]), ["'f'", "'Frobnicate'", "opset 17 does not define"]),
+        (lambda t: _save(t, [helper.make_node("Gelu", ["x"], ["y"], name="g")], [_vi("x", [2])], [_vi("y", [2])]),
+         ["'Gelu'", "later opset"]),
+        (lambda t: _save(t, [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [_vi("x", [2, 3])],
+                         [_vi("y", [2, 5])], [_init("w", np.zeros((4, 5), np.float32))]),
+         ["'mm'", "inner dimensions", "3 columns", "4 rows"]),
+        (lambda t: _save(t, [helper.make_node("Gemm", ["x", "w"], ["y"], name="gemm", transB=1)], [_vi("x", [2, 3])],
+                         [_vi("y", [2, 5])], [_init("w", np.zeros((5, 4), np.float32))]),
+         ["'gemm'", "K=3", "K=4"]),
+        (lambda t: _save(t, [helper.make_node("Conv", ["x", "w"], ["y"], name="conv")], [_vi("x", [1, 3, 4, 4])],
+                         [_vi("y", [2, 8, 4, 4])], [_init("w", np.zeros((8, 3, 1, 1), np.float32))]),
+         ["'conv'", "does not match"]),
+    ],
+    ids=["output-not-produced", "zero-dim", "negative-dim", "input-twice", "initializer-twice", "unknown-op",
+         "op-of-later-opset", "matmul-inner", "gemm-k", "conv-batch"],
+)  # fmt: skip
+def test_invalid_models_exit_2_with_one_line(tmp_path, capsys, build, needles):
+    path = build(tmp_path)
+    code, out, err = run_cli(capsys, "inspect", path)
+    assert_input_error(code, err, *needles)
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_custom_domain_is_a_host_op_with_a_warning(tmp_path):
+    nodes = [helper.make_node("Mystery", ["x"], ["m"], name="mystery", domain="acme.ops"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu")]  # fmt: skip
+    graph = helper.make_graph(nodes, "m", [_vi("x", [2, 3])], [_vi("y", [2, 3])],
+                              value_info=[_vi("m", [2, 3])])  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("acme.ops", 1)])
+    path = tmp_path / "custom.onnx"
+    onnx.save(model, str(path))
+    with pytest.warns(UserWarning, match=r"custom domain 'acme.ops' \(Mystery\) are costed as host ops"):
+        wl = load_onnx(path)
+    assert _ops(wl)["mystery"].gemm is None and _ops(wl)["mystery"].domain == "acme.ops"
+
+
+def test_newer_versions_warn(tmp_path):
+    newest = onnx.defs.onnx_opset_version()
+    with pytest.warns(UserWarning, match="newer than the installed onnx") as record:
+        wl = load_onnx(_relu(tmp_path, opset=newest + 1, ir=onnx.IR_VERSION + 1))
+    assert len(record) >= 2 and len(wl.graph) == 1
+
+
+def test_shipped_models_load_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for path in sorted((ROOT / "workloads").glob("*.onnx"))[:4]:
+            load_onnx(path)
