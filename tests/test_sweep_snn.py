@@ -11,7 +11,7 @@ from conftest import assert_kill_and_resume
 
 from hetsim.cli import main
 from hetsim.dse import expand_points, load_sweep, run_sweep
-from hetsim.dse.sweep import SNN_RESULT_COLUMNS, SNN_SETTINGS_COLUMNS, file_sha256
+from hetsim.dse.sweep import SNN_RESULT_COLUMNS, SNN_SETTINGS_COLUMNS, snn_spec_sha256
 from hetsim.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ def test_snn_sweep_rows(tmp_path):
     assert list(df.columns) == ["key", "workload", "platform", "mapper", "mode", "reorder", "layers", "timesteps",
                                 "density", "clustering", "seed", "samples", *SNN_RESULT_COLUMNS,
                                 *SNN_SETTINGS_COLUMNS]
-    assert list(df["workload_sha256"].fillna("")[:2]) == [file_sha256(ROOT / "workloads/snn/digits64.yaml")] * 2
+    assert list(df["workload_sha256"][:2]) == [snn_spec_sha256(ROOT / "workloads/snn/digits64.yaml")] * 2
     assert df["workload_sha256"][2:].isna().all()  # synthetic networks: their arguments are in the key
     assert df["platform_sha256"].nunique() == 1 and df["hetsim_version"].nunique() == 1
     assert df["error"].isna().all(), df["error"].dropna().tolist()
@@ -96,6 +96,21 @@ def test_killed_snn_sweep_resumes_without_recomputing_or_duplicating(tmp_path):
     # a finer grid resumes too: only the new networks run
     finer = load_sweep(write_spec(tmp_path, synthetic={**SYNTHETIC, "density": [0.1, 0.2, 0.3]}))
     assert run_sweep(finer, output=part, workers=1)[1:] == (4, 8)
+
+
+def test_a_retrained_network_is_recomputed(tmp_path):
+    import shutil
+
+    spec_file = tmp_path / "net.yaml"
+    shutil.copy(ROOT / "workloads/snn/digits64.yaml", spec_file)
+    shutil.copy(ROOT / "workloads/snn/digits_64-64-10_T100.npz", tmp_path / "digits_64-64-10_T100.npz")
+    spec = load_sweep(write_spec(tmp_path, workloads=[str(spec_file)], synthetic=None, parameters={}))
+    assert run_sweep(spec, workers=1)[1:] == (1, 0)
+    with (tmp_path / "digits_64-64-10_T100.npz").open("ab") as f:  # the npz the spec names changes
+        f.write(b"\0")
+    said = []
+    assert run_sweep(spec, workers=1, notify=said.append)[1:] == (1, 0)
+    assert "changed workload_sha256" in said[0]
 
 
 def test_local_processes_give_the_same_table(tmp_path):

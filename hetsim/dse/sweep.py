@@ -25,26 +25,28 @@ has its keys rewritten to this form when a sweep resumes it.
 **Settings.** Each row also holds the settings it was computed under, as its last columns
 (:data:`SETTINGS_COLUMNS`): ``workload_sha256`` (the first 16 hex digits of the SHA-256 of the workload file's
 bytes), ``platform_sha256`` (of the platform's content after the point's overrides: the canonical JSON of the
-platform model, latency table paths included, and the bytes of its latency tables), ``mapper_options`` (the
-options this mapper got, ``time_limit_s=30``; a mapper's defaults are covered by the version), ``contention``
-(normalised: ``cim-bus,links`` or ``none``), ``fold_constants``
+platform model, latency table paths included, and the bytes of its latency tables), ``mapper_options`` (the options
+this mapper got, ``time_limit_s=30``; a mapper's defaults are covered by the version), ``contention`` (normalised:
+``cim-bus,links`` or ``none``), ``fold_constants``
 (``true``; ``false`` when the sweep file says ``fold_constants: false``, which charges ops computed only from
 constants) and
-``hetsim_version``. SNN rows hold ``workload_sha256`` (empty
-for a synthetic network, whose arguments are in the key), ``platform_sha256`` and ``hetsim_version``
-(:data:`SNN_SETTINGS_COLUMNS`); their mode, reorder and synthetic arguments are in the key. A point whose key
-is in the output table with the same settings is not run again, so a killed sweep resumes where it stopped
-without duplicates. A row computed under other settings is never reused: rerunning after a change of
-contention, of a mapper option, of the platform or workload file's contents or of hetsim's version recomputes
-those points, says "3 points changed settings (changed contention): recomputed", and moves their old rows
-to ``<output name>.replaced.csv`` beside the table (nothing computed is lost; the table holds one row per point,
-all under today's settings). Rows of points no longer in the sweep stay. A table of an older hetsim without
-these columns gets them; its rows, whose settings are unknown, are recomputed.
+``hetsim_version``. SNN rows hold ``workload_sha256`` (of the spec file and the
+npz files it names, :func:`snn_spec_sha256`; empty for a synthetic network, whose arguments are in the key),
+``platform_sha256`` and ``hetsim_version`` (:data:`SNN_SETTINGS_COLUMNS`); their mode, reorder and synthetic
+arguments are in the key. A point whose key is in the output table with the same settings is not run again, so a
+killed sweep resumes where it stopped without duplicates. A row computed under other settings is never reused:
+rerunning after a change of contention, of a mapper option, of the platform or workload file's contents or of
+hetsim's version recomputes those points, says "3 points changed settings (changed contention): recomputed", and
+moves their old rows to ``<output name>.replaced.csv`` beside the table (nothing computed is lost; the table holds
+one row per point, all under today's settings). Rows of points no longer in the sweep stay. A table of an older
+hetsim without these columns gets them; its rows, whose settings are unknown, are recomputed.
 
 **Stopping.** SIGINT (Ctrl-C, or a job scheduler) and SIGTERM stop a sweep within a few seconds: points not
 started are cancelled, local workers are terminated (a Dask client cancels its futures and closes), the
 finished points stay in the table, and :class:`SweepInterrupted` is raised (``hetsim sweep`` exits with 130 or
-143 and says how many points it kept; the same command resumes).
+143 and says how many points it kept; the same command resumes). Points always run in worker processes (also
+with ``--workers 1``): a solve in progress (ortools' CP-SAT catches SIGINT itself and would end the solve as if
+at its time limit) is terminated, never recorded.
 
 **SNN sweeps.** A sweep is either all-ONNX or all-SNN (mixing is an :class:`~hetsim.errors.InputError`). It is
 an SNN sweep when every workload is an SNN spec (``.yaml``, :func:`hetsim.snn.network.load_snn`) and/or a
@@ -410,7 +412,7 @@ def _expand_snn(spec: SweepSpec, names: list[str], grid: list[tuple]) -> list[di
                                                                 reorders):
         params = dict(zip(names, values, strict=True))
         key = point_key(wid, p.name, params, m, mode, reo)
-        settings = {"workload_sha256": file_sha256(net["workload"]) if net["workload"] else "",
+        settings = {"workload_sha256": snn_spec_sha256(net["workload"]) if net["workload"] else "",
                     "platform_sha256": _platform_sha256(p, params), "hetsim_version": __version__}
         points.append({"kind": "snn", "key": key, **net, "platform": str(p), "params": params, "mapper": m,
                        "mode": mode, "reorder": reo, "settings": settings})
@@ -435,6 +437,25 @@ def _file_sha256(path: str, _mtime_ns: int, _size: int) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()[:16]
+
+
+def snn_spec_sha256(path: str | Path) -> str:
+    """The first 16 hex digits of the SHA-256 of an SNN spec's bytes and of the ``weights`` and ``activity`` npz
+    files it names (so a retrained network changes it)."""
+    import yaml
+
+    p = Path(path)
+    parts = [file_sha256(p)]
+    try:
+        raw = yaml.safe_load(p.read_text())
+    except (OSError, ValueError, yaml.YAMLError):
+        raw = None
+    if isinstance(raw, dict):
+        for field in ("weights", "activity"):
+            f = raw.get(field)
+            if isinstance(f, str) and (p.parent / f).is_file():
+                parts.append(f"{field}={file_sha256(p.parent / f)}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
 def platform_sha256(platform) -> str:
@@ -768,11 +789,24 @@ def _stop_on_signals() -> Iterator[None]:
             raise SweepInterrupted(signum)
 
     old = {s: signal.signal(s, handler) for s in _STOP_SIGNALS}
+    _handlers.append(handler)
     try:
         yield
     finally:
+        _handlers.pop()
         for s, h in old.items():
             signal.signal(s, h)
+
+
+_handlers: list = []
+
+
+def _restore_handlers() -> None:
+    """Install the running sweep's handler again: ortools' CP-SAT, run in this process, leaves SIGINT at the
+    operating system's default after each solve, which would kill the process without a word."""
+    if _handlers and threading.current_thread() is threading.main_thread():
+        for s in _STOP_SIGNALS:
+            signal.signal(s, _handlers[-1])
 
 
 def _worker_init() -> None:
@@ -810,7 +844,9 @@ def run_sweep(
 
     Args:
         output: results CSV (default: ``spec.output``).
-        workers: local worker processes (default: CPU count); 1 runs in this process.
+        workers: local worker processes (default: CPU count); 0 runs the points in this process, which a
+            signal then stops only between points (and a CP-SAT solve in progress catches SIGINT itself, ending
+            as at its time limit), so the command line always uses worker processes.
         scheduler: address of a Dask distributed scheduler (``tcp://HOST:PORT``) to run the points on instead.
         progress: called with (done, total, row) after each point.
         notify: called with a message when points are recomputed because their settings changed (default: a
@@ -876,11 +912,13 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
             except BaseException:
                 client.cancel(futures)
                 raise
-    elif (workers or os.cpu_count() or 1) <= 1:
+    elif workers == 0:
         for p in points:
-            record(run_point(p))
+            row = run_point(p)
+            _restore_handlers()  # a CP-SAT solve resets SIGINT to the default (ortools' SigintHandler)
+            record(row)
     else:
-        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count(), initializer=_worker_init)
+        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init)
         try:
             futures = [pool.submit(run_point, p) for p in points]
             for fut in as_completed(futures):
