@@ -120,7 +120,7 @@ def test_rows_hold_the_settings_they_were_computed_under(tmp_path):
 
 
 @pytest.mark.parametrize("change", ["contention", "mapper_options", "platform_sha256", "workload_sha256",
-                                    "hetsim_version"])
+                                    "fold_constants", "hetsim_version"])
 def test_a_row_computed_under_other_settings_is_recomputed(tmp_path, monkeypatch, change):
     import onnx
 
@@ -134,6 +134,8 @@ def test_a_row_computed_under_other_settings_is_recomputed(tmp_path, monkeypatch
         over["contention"] = "all"
     elif change == "mapper_options":
         over["mapper_options"] = {"min_gain": 0.5}
+    elif change == "fold_constants":
+        over["fold_constants"] = False
     elif change == "platform_sha256":  # the file's contents, not its name, and not a swept field
         plat.write_text(plat.read_text().replace("bandwidth_gb_s: 10.24", "bandwidth_gb_s: 1.0"))
     elif change == "workload_sha256":

@@ -27,19 +27,17 @@ has its keys rewritten to this form when a sweep resumes it.
 bytes), ``platform_sha256`` (of the platform's content after the point's overrides: the canonical JSON of the
 platform model, latency table paths included, and the bytes of its latency tables), ``mapper_options`` (the options
 this mapper got, ``time_limit_s=30``; a mapper's defaults are covered by the version), ``contention`` (normalised:
-``cim-bus,links`` or ``none``), ``fold_constants``
-(``true``; ``false`` when the sweep file says ``fold_constants: false``, which charges ops computed only from
-constants) and
-``hetsim_version``. SNN rows hold ``workload_sha256`` (of the spec file and the
-npz files it names, :func:`snn_spec_sha256`; empty for a synthetic network, whose arguments are in the key),
-``platform_sha256`` and ``hetsim_version`` (:data:`SNN_SETTINGS_COLUMNS`); their mode, reorder and synthetic
-arguments are in the key. A point whose key is in the output table with the same settings is not run again, so a
-killed sweep resumes where it stopped without duplicates. A row computed under other settings is never reused:
-rerunning after a change of contention, of a mapper option, of the platform or workload file's contents or of
-hetsim's version recomputes those points, says "3 points changed settings (changed contention): recomputed", and
-moves their old rows to ``<output name>.replaced.csv`` beside the table (nothing computed is lost; the table holds
-one row per point, all under today's settings). Rows of points no longer in the sweep stay. A table of an older
-hetsim without these columns gets them; its rows, whose settings are unknown, are recomputed.
+``cim-bus,links`` or ``none``), ``fold_constants`` (``true``; ``false`` when the sweep file says ``fold_constants:
+false``, which charges ops computed only from constants) and ``hetsim_version``. SNN rows hold ``workload_sha256``
+(of the spec file and the npz files it names, :func:`snn_spec_sha256`; empty for a synthetic network, whose
+arguments are in the key), ``platform_sha256`` and ``hetsim_version`` (:data:`SNN_SETTINGS_COLUMNS`); their mode,
+reorder and synthetic arguments are in the key. A point whose key is in the output table with the same settings is
+not run again, so a killed sweep resumes where it stopped without duplicates. A row computed under other settings is
+never reused: rerunning after a change of contention, of a mapper option, of the platform or workload file's
+contents or of hetsim's version recomputes those points, says "3 points changed settings (changed contention):
+recomputed", and moves their old rows to ``<output name>.replaced.csv`` beside the table (nothing computed is lost;
+the table holds one row per point, all under today's settings). Rows of points no longer in the sweep stay. A table
+of an older hetsim without these columns gets them; its rows, whose settings are unknown, are recomputed.
 
 **Stopping.** SIGINT (Ctrl-C, or a job scheduler) and SIGTERM stop a sweep within a few seconds: points not
 started are cancelled, local workers are terminated (a Dask client cancels its futures and closes), the
