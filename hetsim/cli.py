@@ -89,11 +89,41 @@ def _add_set(p: argparse.ArgumentParser) -> None:
                    "(a number, true, [Conv, Gemm], ...)")
 
 
+def _add_input_shape(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--input-shape", action="append", dest="input_shapes", metavar="NAME=D1,D2,...",
+                   help="fix the dynamic dims of ONNX graph input NAME (repeatable), e.g. --input-shape "
+                   "x=1,3,224,224; dims the model fixes must agree")
+
+
+def _input_shapes(args) -> dict[str, tuple[int, ...]] | None:
+    """``--input-shape NAME=D1,D2,...`` options as ``{name: dims}`` (``None`` when none was given)."""
+    given = getattr(args, "input_shapes", None)
+    if not given:
+        return None
+    if args.model.suffix.lower() in (".yaml", ".yml"):
+        raise InputError("--input-shape fixes the input dims of an ONNX model, not of a spiking network (.yaml)")
+    shapes: dict[str, tuple[int, ...]] = {}
+    for text in given:
+        name, eq, dims = text.rpartition("=")
+        try:
+            shape = tuple(int(d) for d in dims.split(","))
+        except ValueError:
+            shape = ()
+        if not eq or not name or not shape or any(d <= 0 for d in shape):
+            raise InputError(f"--input-shape {text!r}: give NAME=D1,D2,... with positive integer dims, e.g. "
+                             "--input-shape x=1,3,224,224")
+        if name in shapes:
+            raise InputError(f"--input-shape gives input {name!r} twice")
+        shapes[name] = shape
+    return shapes
+
+
 def _add_map_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("platform", type=Path, help="platform YAML (e.g. platforms/puma.yaml)")
     p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx) or, for run, an SNN spec "
                    "(e.g. workloads/snn/braille384.yaml)")
     _add_set(p)
+    _add_input_shape(p)
     _add_fold(p)
     p.add_argument(
         "--mapper", default=None, metavar="MAPPER",
@@ -268,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml)")
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
     _add_set(p)
+    _add_input_shape(p)
     _add_fold(p)
     p.add_argument("--ops", action="store_true", help="list every op (type, shapes, GEMM view, MACs)")
     _add_common(p)
@@ -426,6 +457,7 @@ def cmd_run(args) -> int:
     from hetsim.report.outputs import check_out_dir, write_outputs
     from hetsim.report.text import DEFAULT_NAMES, format_report
 
+    shapes = _input_shapes(args)
     if args.model.suffix.lower() in (".yaml", ".yml"):
         return _run_snn(args)
     snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
@@ -441,7 +473,12 @@ def cmd_run(args) -> int:
     if args.out is not None:
         check_out_dir(args.out, args.force)  # fail before the work, not after
         _headless()
-    r = run(_platform(args), args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
+    model = args.model
+    if shapes is not None:
+        from hetsim.workload import load_onnx
+
+        model = load_onnx(args.model, input_shapes=shapes)
+    r = run(_platform(args), model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
             fold_constants=args.fold_constants, **options)
     names = None if args.verbose else DEFAULT_NAMES
     return _print_and_write(args, r.summary, lambda: format_report(r, max_names=names),
@@ -548,7 +585,7 @@ def cmd_map(args) -> int:
     check_output_file(args.output, args.force)  # fail before the work, not after
     mapper = get_mapper(args.mapper, **mapper_options(args))
     plat = _platform(args)
-    costs = CostModel(load_onnx(args.model), plat, fold_constants=args.fold_constants)
+    costs = CostModel(load_onnx(args.model, input_shapes=_input_shapes(args)), plat, fold_constants=args.fold_constants)
     sched = mapper.map(costs)
     make_dirs(args.output.parent, args.output)
     atomic_write_text(args.output, sched.to_json() + "\n")
@@ -568,7 +605,7 @@ def cmd_validate(args) -> int:
     _refuse_snn(args.model, "validate")
     _no_options_with_schedule(args)
     plat = _platform(args)
-    costs = CostModel(load_onnx(args.model), plat, fold_constants=args.fold_constants)
+    costs = CostModel(load_onnx(args.model, input_shapes=_input_shapes(args)), plat, fold_constants=args.fold_constants)
     if args.schedule:
         sched = Schedule.load(args.schedule)
         sched.check_made_for(costs.workload.name)
@@ -763,13 +800,14 @@ def cmd_inspect(args) -> int:
         if args.ops:
             raise InputError("--ops lists ONNX operators; for a spiking network give --platform for the per-layer "
                              "costs on each engine")
+        _input_shapes(args)  # refused for an SNN
         snn = load_snn(args.model)
         print(format_snn_inspect(snn))
         if plat is not None:
             print(format_snn_costs(snn, plat))
         return 0
 
-    wl = load_onnx(args.model)
+    wl = load_onnx(args.model, input_shapes=_input_shapes(args))
     s = wl.summary()
     ins = ", ".join(f"{i['name']} {i.get('dtype', '')}{list(i.get('shape', []))}" for i in wl.meta.get("inputs", []))
     print(f"{s['name']}: {s['operators']} operators, {s['edges']} edges, {s['macs'] / 1e9:,.3f} GMAC, "
