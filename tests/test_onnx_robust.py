@@ -279,6 +279,27 @@ def test_invalid_models_exit_2_with_one_line(tmp_path, capsys, build, needles):
     assert len(err.strip().splitlines()) == 1, err
 
 
+def test_name_not_utf8_and_initializer_size(tmp_path, capsys):
+    raw = onnx.load(str(_relu(tmp_path))).SerializeToString()
+    i = raw.index(b"Relu")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(raw[:i] + bytes([raw[i] ^ 0xFF]) + raw[i + 1 :])  # op_type b"\xadelu"
+    code, out, err = run_cli(capsys, "inspect", bad)
+    assert_input_error(code, err, "op type is not valid UTF-8")
+    b = _init("b", np.zeros(4, np.float32))
+    b.dims[0] = 5
+    path = _save(tmp_path, [helper.make_node("Add", ["x", "b"], ["y"], name="add")], [_vi("x", [5])],
+                 [_vi("y", [5])], [b], name="size")  # fmt: skip
+    code, out, err = run_cli(capsys, "inspect", path)
+    assert_input_error(code, err, "initializer 'b'", "needs 20 bytes", "holds 16")
+    f = helper.make_tensor("b", F32, [4], [0.0] * 4)
+    f.dims[0] = 5
+    path = _save(tmp_path, [helper.make_node("Add", ["x", "b"], ["y"], name="add")], [_vi("x", [5])],
+                 [_vi("y", [5])], [f], name="typed")  # fmt: skip
+    code, out, err = run_cli(capsys, "inspect", path)
+    assert_input_error(code, err, "initializer 'b'", "needs 5 values", "holds 4")
+
+
 def test_custom_domain_is_a_host_op_with_a_warning(tmp_path):
     nodes = [helper.make_node("Mystery", ["x"], ["m"], name="mystery", domain="acme.ops"),
              helper.make_node("Relu", ["m"], ["y"], name="relu")]  # fmt: skip

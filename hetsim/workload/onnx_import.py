@@ -178,6 +178,7 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
 
     graph = model.graph
     _check_unique_definitions(p, graph)
+    _check_initializer_sizes(p, graph)
     initializers = {t.name for t in graph.initializer} | {t.values.name for t in graph.sparse_initializer}
     runtime_inputs = [vi for vi in graph.input if vi.name not in initializers]
     if input_shapes:
@@ -272,7 +273,24 @@ def _read_model(p: Path) -> tuple[onnx.ModelProto, bytes]:
         raise WorkloadError(f"{p} is not an ONNX model: it has no graph nodes")
     if model.ir_version <= 0:
         raise WorkloadError(f"{p} is not an ONNX model: it has no IR version")
+    _check_utf8(p, model)
     return model, raw
+
+
+def _check_utf8(p: Path, model: onnx.ModelProto) -> None:
+    """Names, op types and domains are text: protobuf hands a string field that is not valid UTF-8 over as bytes."""
+    g = model.graph
+    fields = [("opset domain", imp.domain) for imp in model.opset_import]
+    for i, node in enumerate(g.node):
+        what = f"node {i}"
+        fields += [(f"{what} name", node.name), (f"{what} op type", node.op_type), (f"{what} domain", node.domain)]
+        fields += [(f"{what} tensor name", t) for t in chain(node.input, node.output)]
+        fields += [(f"{what} attribute name", a.name) for a in node.attribute]
+    fields += [("initializer name", t.name) for t in g.initializer]
+    fields += [("graph input/output name", vi.name) for vi in chain(g.input, g.output, g.value_info)]
+    for what, value in fields:
+        if not isinstance(value, str):
+            raise WorkloadError(f"{p} is not a valid ONNX model: a {what} is not valid UTF-8 ({value[:40]!r})")
 
 
 def _check_versions(p: Path, model: onnx.ModelProto) -> None:
@@ -337,6 +355,27 @@ def _check_unique_definitions(p: Path, graph: onnx.GraphProto) -> None:
         if vi.name in inputs:
             raise WorkloadError(f"{p}: graph input {vi.name!r} is declared twice")
         inputs.add(vi.name)
+
+
+def _check_initializer_sizes(p: Path, graph: onnx.GraphProto) -> None:
+    """An initializer's stored data (``raw_data`` or its typed field) holds exactly ``prod(dims)`` elements."""
+    typed = ("float_data", "int32_data", "int64_data", "double_data", "uint64_data")
+    for t in graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL or t.data_type not in _ELEM_BITS:
+            continue
+        n, bits = math.prod(t.dims), _ELEM_BITS[t.data_type]
+        if any(d < 0 for d in t.dims):
+            raise WorkloadError(f"{p}: initializer {t.name!r} has a negative dim: {list(t.dims)}")
+        if t.raw_data:
+            have, want, unit = len(t.raw_data), -(-n * bits // 8), "bytes"
+        else:
+            counts = [len(getattr(t, f)) for f in typed if len(getattr(t, f))]
+            if not counts or bits < 8 or t.data_type in (TensorProto.COMPLEX64, TensorProto.COMPLEX128):
+                continue
+            have, want, unit = counts[0], n, "values"
+        if have != want:
+            raise WorkloadError(f"{p}: initializer {t.name!r} with dims {list(t.dims)} "
+                                f"({_dtype_name(t.data_type)}) needs {want} {unit} of data, it holds {have}")
 
 
 def _check_graph_outputs(
