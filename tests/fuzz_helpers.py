@@ -352,7 +352,7 @@ KNOWN_BUGS = {
                      "(hetsim/workload/onnx_import.py: load_onnx; issue 14 item 2)",
     "onnx-optype-bytes": "a node or tensor name that is not valid UTF-8 (one flipped byte) is an internal error, "
                          "exit 1: TypeError from onnx.defs.has (hetsim/workload/onnx_import.py: _check_op_types) "
-                         "or from sorting names of mixed str and bytes (at b992578)",
+                         "or from sorting or concatenating names of mixed str and bytes",
 }
 
 #: (model, node, attribute, value, certainly invalid[, known bug])
@@ -564,7 +564,8 @@ def _mutate_onnx(draw, m: onnx.ModelProto, model_name: str, kind: str) -> tuple[
 KNOWN_PROBLEM = {bug: ("exit 0 on an invalid input", "") for bug in KNOWN_BUGS}
 KNOWN_PROBLEM["platform-latency-table"] = ("exit 1", "TypeError: expected str, bytes or os.PathLike object")
 KNOWN_PROBLEM["onnx-optype-bytes"] = ("exit 1", "has_schema(): incompatible function arguments",
-                                      "not supported between instances of 'bytes'")
+                                      "not supported between instances of 'bytes'",
+                                      'can only concatenate str (not "bytes") to str')
 
 
 def excused(found: list[str], case: Case, stderr: str, open_bugs: set[str]) -> bool:
