@@ -527,8 +527,8 @@ def load_platform(path: str | Path) -> Platform:
     data = read_yaml(p, PlatformError, "platform file")
     if isinstance(data, dict) and isinstance(data.get("devices"), dict):
         for dev in data["devices"].values():
-            if isinstance(dev, dict) and dev.get("latency_table"):
-                t = Path(dev["latency_table"])
+            if isinstance(dev, dict) and isinstance(dev.get("latency_table"), str) and dev["latency_table"]:
+                t = Path(dev["latency_table"])  # anything but a string is left to the field's validation
                 if not t.is_absolute():
                     dev["latency_table"] = str((p.parent / t).resolve())
     return _validate(data, str(p))
