@@ -398,17 +398,23 @@ def onnx_cases(draw) -> Case:
     kinds = ["attr", "shape", "dtype", "edge", "opset", "init", "op", "bytes", "none"]
     n_mut = draw(st.integers(1, 2))
     chosen = draw(st.lists(st.sampled_from(kinds), min_size=n_mut, max_size=n_mut, unique=True))
-    must_fail, descs, known, shape_bad = False, [], set(), False
+    must_fail, descs, known, shape_bad, bads = False, [], set(), False, []
     for kind in chosen:
         if kind == "bytes":
+            bads.append(False)
             continue  # applied last, on the serialised model
         bad, d, *bug = _mutate_onnx(draw, m, model_name, kind)
+        bads.append(bad)
         must_fail |= bad
         shape_bad |= bad and kind in ("attr", "shape")
         known.update(bug)
         descs.append(d)
     if shape_bad and any(o.domain in ("", "ai.onnx") and o.version <= 6 for o in m.opset_import):
         known.add("onnx-old-opset-shapes")
+    if shape_bad and any("com.example.MyOp" in d or " input 0: '" in d for d in descs):
+        # a custom op (unknown shapes) or a rewired input can take the contradicting shape out of every check:
+        # either outcome is fine (long-run false alarms, docs/fuzzing.md)
+        must_fail = any(k not in ("attr", "shape") and b for k, b in zip(chosen, bads, strict=True))
     data = m.SerializeToString()
     if "bytes" in chosen:
         op = draw(st.sampled_from(["truncate", "flip", "empty", "garbage"]))

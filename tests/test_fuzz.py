@@ -92,7 +92,7 @@ def test_base_inputs_pass(workdir):
         assert o.code == 0, o.stderr
 
 
-@fuzz_settings(ci_examples=1000)
+@fuzz_settings(ci_examples=2500)
 @given(case=platform_cases())
 def test_fuzz_platform_yaml(workdir, open_bugs, case):
     plat = workdir / "platform.yaml"
@@ -100,7 +100,7 @@ def test_fuzz_platform_yaml(workdir, open_bugs, case):
     check("platform", case, ["run", str(plat), str(workdir / "model.onnx"), "--mapper", "heft"], open_bugs)
 
 
-@fuzz_settings(ci_examples=300)
+@fuzz_settings(ci_examples=800)
 @given(case=platform_cases())
 def test_fuzz_platform_yaml_inspect(workdir, open_bugs, case):
     plat = workdir / "platform-i.yaml"
@@ -108,7 +108,7 @@ def test_fuzz_platform_yaml_inspect(workdir, open_bugs, case):
     check("platform-inspect", case, ["inspect", str(workdir / "model.onnx"), "--platform", str(plat)], open_bugs)
 
 
-@fuzz_settings(ci_examples=600)
+@fuzz_settings(ci_examples=1500)
 @given(case=onnx_cases())
 def test_fuzz_onnx_run(workdir, open_bugs, case):
     model = workdir / "mutated.onnx"
@@ -116,7 +116,7 @@ def test_fuzz_onnx_run(workdir, open_bugs, case):
     check("onnx-run", case, ["run", str(ROOT / "platforms/puma.yaml"), str(model), "--mapper", "heft"], open_bugs)
 
 
-@fuzz_settings(ci_examples=600)
+@fuzz_settings(ci_examples=1500)
 @given(case=onnx_cases())
 def test_fuzz_onnx_inspect(workdir, open_bugs, case):
     model = workdir / "mutated-i.onnx"
