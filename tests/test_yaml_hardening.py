@@ -88,7 +88,10 @@ def test_recursive_alias_refused(tmp_path, capsys):
 @pytest.mark.parametrize("text", ["[" * 100_000, "a:\n" + "".join(" " * i + "b:\n" for i in range(1, 200))],
                          ids=["flow", "block"])
 def test_deep_nesting_refused_fast(tmp_path, capsys, text):
-    _run_bad(capsys, _write(tmp_path, text), f"nested deeper than {YAML_MAX_DEPTH} levels", limit_s=0.5)
+    err = _run_bad(capsys, _write(tmp_path, text), "line 1" if text.startswith("[") else "line", limit_s=0.5)
+    # hetsim's own depth check, or (PyYAML >= 6.0.3 with libyaml) the C parser's own limit, reached first on a
+    # flow sequence 100,000 deep: either is one line, exit 2
+    assert f"nested deeper than {YAML_MAX_DEPTH} levels" in err or "maximum nesting depth" in err, err
 
 
 def test_depth_limit_counts_what_an_alias_adds():
