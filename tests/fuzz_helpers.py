@@ -355,6 +355,10 @@ KNOWN_BUGS = {
                          "or from sorting or concatenating names of mixed str and bytes",
 }
 
+#: KNOWN_BUGS fixed since the fuzzer found them: their reproducers in test_fuzz.py are plain regression tests now.
+FIXED_BUGS = {"platform-latency-table", "onnx-gemm-k", "onnx-init-size", "onnx-dangling-output", "onnx-duplicate-init",
+              "onnx-unknown-op", "onnx-zero-dim", "onnx-optype-bytes"}
+
 #: (model, node, attribute, value, certainly invalid[, known bug])
 ATTR_MUTATIONS = [
     ("chain", "conv", "kernel_shape", [5, 5], True, "onnx-conv-kernel"), ("chain", "conv", "kernel_shape", [3], True),

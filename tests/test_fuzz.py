@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from fuzz_helpers import (
+    FIXED_BUGS,
     KNOWN_BUGS,
     KNOWN_PROBLEM,
     ROOT,
@@ -169,7 +170,8 @@ def _known_model(bug: str) -> bytes:
 def test_known_bug(workdir, bug, command, request):
     """Each finding of the fuzzer not fixed yet: the invalid model must be refused with exit 2 and one line."""
     reason = KNOWN_BUGS[bug.replace("-autopad", "-kernel")]
-    request.applymarker(pytest.mark.xfail(strict=False, reason=f"fuzzer finding {bug}: {reason}"))
+    if bug not in FIXED_BUGS:  # open: expected to fail until fixed; fixed ones must pass
+        request.applymarker(pytest.mark.xfail(strict=False, reason=f"fuzzer finding {bug}: {reason}"))
     model = workdir / f"known-{bug}.onnx"
     model.write_bytes(_known_model(bug))
     if command == "run":
@@ -180,9 +182,7 @@ def test_known_bug(workdir, bug, command, request):
     assert not problems(o, must_fail=True), o.stderr
 
 
-@pytest.mark.xfail(strict=False, reason="fuzzer finding platform-latency-table: "
-                   + KNOWN_BUGS["platform-latency-table"])
-@pytest.mark.parametrize("value", ["7", "true", "[[1]]", "{x: 1}"])
+@pytest.mark.parametrize("value", ["7", "true", "[[1]]", "{x: 1}"])  # fuzzer finding platform-latency-table, fixed
 def test_known_bug_latency_table(workdir, value):
     """A latency_table that is not a path must be refused with exit 2 and one line, not an internal error."""
     text = (ROOT / "platforms/puma-host.yaml").read_text()
