@@ -15,11 +15,6 @@ from hetsim.errors import ScheduleError
 from hetsim.schedule import Schedule
 
 
-def ordered_devices(costs: CostModel) -> dict[str, int]:
-    """Serial devices (:meth:`~hetsim.costs.CostModel.serial_devices`) with their units."""
-    return costs.serial_devices()
-
-
 def devices_of(op: str, assignment: dict[str, str], splits: dict | None) -> list[str]:
     """The devices running ``op``: its split's devices, else its assigned device."""
     if splits and op in splits:
@@ -45,7 +40,7 @@ def fill_orders(
     in the workload's topological order."""
     order = dict(order or {})
     topo = costs.workload.topological_order()
-    for dev in ordered_devices(costs):
+    for dev in costs.serial_devices():
         if dev not in order:
             order[dev] = [n for n in topo if n in assignment and dev in devices_of(n, assignment, splits)]
     return order
@@ -174,7 +169,7 @@ def assignment_violations(
     out += split_violations(costs, assignment, splits)[:limit]
     if out or order is None:
         return out
-    for dev in ordered_devices(costs):
+    for dev in costs.serial_devices():
         seq = order.get(dev, [])
         assigned = {n for n in assignment if dev in devices_of(n, assignment, splits)}
         if len(seq) != len(set(seq)) or set(seq) != assigned:
@@ -340,7 +335,7 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
     if rep.violations:
         return rep
 
-    caps = ordered_devices(costs)
+    caps = costs.serial_devices()
     if not schedule.start_s:
         return rep
 

@@ -17,12 +17,9 @@ import heapq
 
 import networkx as nx
 
-from hetsim.check import check_assignment, devices_of, fill_orders, op_parts, ordered_devices, split_violations
+from hetsim.check import check_assignment, fill_orders, op_parts
 from hetsim.costs import CostModel
 from hetsim.errors import ScheduleError
-
-__all__ = ["list_schedule", "ordered_devices", "devices_of", "op_parts", "fill_orders", "split_violations",
-           "check_assignment"]
 
 
 def list_schedule(
@@ -36,8 +33,8 @@ def list_schedule(
     Args:
         costs: the cost model (latencies, transfer times).
         assignment: op name -> device name; every op of the workload must be assigned.
-        order: per ordered device (:func:`ordered_devices`), its ops in execution order; missing devices use
-            the workload's topological order.
+        order: per serial device (:meth:`~hetsim.costs.CostModel.serial_devices`), its ops in execution order;
+            missing devices use the workload's topological order.
         splits: channel splits, op -> {device: channel indices} (see :class:`~hetsim.schedule.Schedule`).
 
     Returns:
@@ -46,11 +43,11 @@ def list_schedule(
 
     Raises:
         ScheduleError: an op is unassigned or on a device that cannot run it, a split is invalid (see
-            :func:`split_violations`), or the order contradicts the data dependencies (it would deadlock).
+            :func:`hetsim.check.split_violations`), or the order contradicts the data dependencies (it would deadlock).
     """
     g = costs.workload.graph
     topo = costs.workload.topological_order()
-    caps = ordered_devices(costs)
+    caps = costs.serial_devices()
     splits = splits or {}
     order = fill_orders(costs, assignment, order, splits)
     check_assignment(costs, assignment, order, splits)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import simpy
 
-from hetsim.check import fill_orders, op_parts, ordered_devices, require_feasible
+from hetsim.check import fill_orders, op_parts, require_feasible
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
@@ -134,7 +134,7 @@ def simulate(
     platform = costs.platform
     assignment = schedule.assignment
     splits = schedule.splits
-    caps = ordered_devices(costs)
+    caps = costs.serial_devices()
     topo = wl.topological_order()
     require_feasible(costs, schedule)
     order = fill_orders(costs, assignment, schedule.order, splits)
