@@ -169,6 +169,11 @@ class CostModel:
     def _part_latency(self) -> dict:
         return {}
 
+    def carried(self, u: str, v: str, src: str, dst: str) -> bool:
+        """True when edge ``u -> v`` can be carried with ``u`` on ``src`` and ``v`` on ``dst``: nothing moves
+        (:meth:`needs_transfer` is false) or a link joins the two devices."""
+        return not self.needs_transfer(u, v, src, dst) or self.platform.link_between(src, dst) is not None
+
     def needs_transfer(self, u: str, v: str, src: str, dst: str) -> bool:
         """True when edge ``u -> v`` with ``u`` on ``src`` and ``v`` on ``dst`` moves data over a link: the
         devices differ, share no memory, and the edge is not a parameter edge (nor the output of a folded op)."""

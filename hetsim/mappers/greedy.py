@@ -107,14 +107,6 @@ class Greedy:
 def carried(costs: CostModel, g, assignment: dict[str, str], v: str, dev: str) -> bool:
     """True when every edge of ``v`` can be carried with ``v`` on ``dev`` and its neighbours where
     ``assignment`` puts them: nothing moves, or a link joins the two devices (neighbours missing from
-    ``assignment`` are not checked)."""
-    plat = costs.platform
-    for u in g.predecessors(v):
-        a = assignment.get(u)
-        if a is not None and costs.needs_transfer(u, v, a, dev) and plat.link_between(a, dev) is None:
-            return False
-    for w in g.successors(v):
-        b = assignment.get(w)
-        if b is not None and costs.needs_transfer(v, w, dev, b) and plat.link_between(dev, b) is None:
-            return False
-    return True
+    ``assignment`` are not checked; :meth:`~hetsim.costs.CostModel.carried`)."""
+    return (all(costs.carried(u, v, assignment[u], dev) for u in g.predecessors(v) if u in assignment)
+            and all(costs.carried(v, w, dev, assignment[w]) for w in g.successors(v) if w in assignment))

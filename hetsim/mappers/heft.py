@@ -68,10 +68,7 @@ class Heft:
         caps = costs.serial_devices()
         host = costs.host
 
-        plat = costs.platform
-
-        def linked(u: str, v: str, a: str, b: str) -> bool:
-            return not costs.needs_transfer(u, v, a, b) or plat.link_between(a, b) is not None
+        linked = costs.carried
 
         def mean_transfer(u: str, v: str) -> float:
             pairs = [(a, b) for a in costs.latency[u] for b in costs.latency[v] if linked(u, v, a, b)]
