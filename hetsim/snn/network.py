@@ -347,8 +347,9 @@ def _load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
     return out
 
 
-def load_snn(path: str | Path) -> SNN:
-    """Read an SNN spec YAML, its weights and its recorded activity.
+def load_snn(path: str | Path, spikes: str | Path | None = None) -> SNN:
+    """Read an SNN spec YAML, its weights and its recorded activity; or a NIR graph (``.nir``) and the input
+    raster ``spikes`` (a ``.npz``) it runs on, the rest of the activity replayed (:func:`hetsim.snn.nir.load_nir`).
 
     Raises:
         WorkloadError: missing or malformed YAML (the message names the field), missing, folder or non-npz
@@ -356,11 +357,19 @@ def load_snn(path: str | Path) -> SNN:
             weights that do not match ``layers``, any check of :func:`make_snn` (non-finite values, neuron
             parameters out of range, empty or non-0/1 rasters, labels not one per sample), rasters whose width
             does not match their layer, T that differs between rasters or from ``timesteps``, ``classes`` of
-            the wrong length, or a split role naming a split the activity does not have.
+            the wrong length, or a split role naming a split the activity does not have; ``spikes`` given for
+            a spec; for a ``.nir`` path, whatever :func:`hetsim.snn.nir.load_nir` refuses.
     """
     from hetsim.platform import read_yaml_model
 
     p = Path(path)
+    if p.suffix.lower() == ".nir":
+        from hetsim.snn.nir import load_nir
+
+        return load_nir(p, spikes)
+    if spikes is not None:
+        raise WorkloadError(f"{p}: spikes (--spikes) give the input of a NIR graph (.nir); an SNN spec names its own "
+                            "activity file")
     spec = read_yaml_model(p, SnnSpec, WorkloadError, "SNN spec", "name, layers, timesteps, weights, ...")
     L = len(spec.layers) - 1
     if spec.classes is not None and len(spec.classes) != spec.layers[-1]:
