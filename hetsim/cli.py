@@ -22,6 +22,8 @@ from hetsim.sim.engine import CONTENTION_KINDS
 from hetsim.snn.planner import SNN_MAPPERS
 
 DEFAULT_MAPPER = "cpsat"
+#: model files that are spiking networks: SNN specs and NIR graphs (the rest are ONNX models)
+SNN_MODEL_SUFFIXES = (".yaml", ".yml", ".nir")
 
 MAPPER_HELP = """mappers:
   all-host  every op on the host CPU: the baseline of every speedup
@@ -52,7 +54,15 @@ examples:
   hetsim inspect workloads/mobilenet_v2.onnx --platform platforms/puma.yaml
   hetsim run platforms/diana.yaml workloads/resnet20_cifar10.onnx --mapper min-cost --objective energy
   hetsim run platforms/efr32mg24.yaml workloads/snn/braille384.yaml --reorder --out results/braille384
+  hetsim export-nir workloads/snn/braille64.yaml -o results/braille64.nir
+  hetsim run platforms/efr32mg24.yaml results/braille64.nir --spikes workloads/snn/braille7_12-64-7_T100.npz
 """
+
+
+def _add_spikes(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--spikes", type=Path, default=None, metavar="INPUT.npz",
+                   help="for a NIR graph (.nir): the input raster, bool [samples, T, inputs] under the key 'spikes' "
+                   "or one spk_<split>_L0 per split (train/val/test); the other layers are replayed")
 
 
 def _number(kind: type, low: float, strict: bool):
@@ -100,8 +110,9 @@ def _input_shapes(args) -> dict[str, tuple[int, ...]] | None:
     given = getattr(args, "input_shapes", None)
     if not given:
         return None
-    if args.model.suffix.lower() in (".yaml", ".yml"):
-        raise InputError("--input-shape fixes the input dims of an ONNX model, not of a spiking network (.yaml)")
+    if args.model.suffix.lower() in SNN_MODEL_SUFFIXES:
+        raise InputError("--input-shape fixes the input dims of an ONNX model, not of a spiking network (.yaml, "
+                         ".nir)")
     shapes: dict[str, tuple[int, ...]] = {}
     for text in given:
         name, eq, dims = text.rpartition("=")
@@ -218,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reorder hidden neurons first (function-preserving, fitted on the training split)")
     g.add_argument("--sample", type=_nonnegative_int, default=None, metavar="N",
                    help="eval-split sample whose timeline is drawn (default: the median-latency sample)")
+    _add_spikes(g)
     _add_common(p)
 
     p = sub.add_parser("map", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -284,8 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "identical spikes and predictions on every recorded split, and write the permuted network "
                        "(OUT.yaml and OUT.npz).")
     p.add_argument("platform", type=Path, help="platform YAML with an MVP (platforms/efr32mg24.yaml)")
-    p.add_argument("model", type=Path, help="SNN spec (workloads/snn/*.yaml)")
+    p.add_argument("model", type=Path, help="SNN spec (workloads/snn/*.yaml) or NIR graph (.nir, with --spikes)")
     p.add_argument("-o", "--output", type=Path, required=True, help="spec YAML to write (its .npz goes beside it)")
+    _add_spikes(p)
     p.add_argument("--residency", choices=("auto", "sram", "flash"), default="auto",
                    help="memory the MVP reads the weights from, which sets C_P (default auto: SRAM when the "
                    "layer's FP16 table fits the SRAM budget, else Flash)")
@@ -295,12 +308,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views (or an SNN's "
                        "layers and spike activity)")
-    p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml)")
+    p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml) or NIR graph (.nir, "
+                   "with --spikes)")
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
     _add_set(p)
     _add_input_shape(p)
     _add_fold(p)
+    _add_spikes(p)
     p.add_argument("--ops", action="store_true", help="list every op (type, shapes, GEMM view, MACs)")
+    _add_common(p)
+
+    p = sub.add_parser("export-nir", help="write an SNN spec as a NIR graph (.nir) for other SNN tools",
+                       description="Write the network of an SNN spec (weights, biases, per-neuron LIF parameters, "
+                       "reset, readout) as a NIR graph (Neuromorphic Intermediate Representation): Input -> Linear/"
+                       "Affine -> LIF -> ... -> Output, each LIF with tau = dt/(1 - beta) and r = tau/dt (docs/"
+                       "models.md, 'NIR graphs'). Run it with: hetsim run PLATFORM.yaml OUT.nir --spikes "
+                       "INPUT.npz (e.g. the spec's activity file) for the same spikes, predictions and latency.")
+    p.add_argument("model", type=Path, help="SNN spec (workloads/snn/*.yaml)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="NIR file to write (.nir)")
+    p.add_argument("--dt", type=_positive_float, default=None, metavar="S",
+                   help="the time step the LIF time constants are expressed in, seconds (default: 1e-4, "
+                   "snnTorch's export_to_nir constant)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
     _add_common(p)
     return parser
 
@@ -458,8 +487,10 @@ def cmd_run(args) -> int:
     from hetsim.report.text import DEFAULT_NAMES, format_report
 
     shapes = _input_shapes(args)
-    if args.model.suffix.lower() in (".yaml", ".yml"):
+    if args.model.suffix.lower() in SNN_MODEL_SUFFIXES:
         return _run_snn(args)
+    if args.spikes is not None:
+        raise InputError("--spikes gives the input raster of a NIR graph (.nir), not of an ONNX model")
     snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
                 if v not in (None, False)]
     if snn_only:
@@ -535,7 +566,10 @@ def _run_snn(args) -> int:
 
         check_out_dir(args.out, args.force, SNN_OUTPUT_FILES)
         _headless()
-    r = run_snn(_platform(args), args.model, mapper=mapper, mode=args.mode or "async", reorder=args.reorder,
+    from hetsim.snn.network import load_snn
+
+    net = load_snn(args.model, spikes=args.spikes)
+    r = run_snn(_platform(args), net, mapper=mapper, mode=args.mode or "async", reorder=args.reorder,
                 sample=args.sample, time_limit_s=30.0 if args.time_limit is None else args.time_limit,
                 seed=args.seed or 0)
     return _print_and_write(args, r.summary, lambda: format_snn_report(r),
@@ -558,7 +592,7 @@ def cmd_reorder(args) -> int:
     if clash and not args.force:
         raise OutputExistsError(f"{' and '.join(clash)} already exist; pass --force to replace")
     check_writable(out.parent if str(out.parent) else Path("."), out)
-    snn = load_snn(args.model)
+    snn = load_snn(args.model, spikes=args.spikes)
     r = reorder_for_platform(snn, load_platform(args.platform), residency=args.residency, seed=args.seed)
     print(format_reorder(r))
     new = r.snn.replace(name=f"{snn.name}_reordered")
@@ -568,10 +602,29 @@ def cmd_reorder(args) -> int:
     return 0
 
 
+def cmd_export_nir(args) -> int:
+    from hetsim.report.outputs import check_output_file
+    from hetsim.snn.network import load_snn
+    from hetsim.snn.nir import DEFAULT_DT_S, save_nir
+
+    if args.output.suffix.lower() != ".nir":
+        raise InputError(f"-o {str(args.output)!r}: give a .nir path")
+    if args.model.suffix.lower() not in (".yaml", ".yml"):
+        raise InputError(f"{str(args.model)!r}: export-nir reads an SNN spec (.yaml), e.g. "
+                         "workloads/snn/braille384.yaml")
+    check_output_file(args.output, args.force)  # fail before the work, not after
+    snn = load_snn(args.model)
+    dt = DEFAULT_DT_S if args.dt is None else args.dt
+    written = save_nir(snn, args.output, force=args.force, dt=dt)
+    print(f"{snn.name}: {snn.n_layers} layers {snn.layer_sizes}, reset {snn.reset}, readout {snn.readout}, "
+          f"dt {dt:g} s -> {written}")
+    return 0
+
+
 def _refuse_snn(model: Path, command: str) -> None:
-    if model.suffix.lower() in (".yaml", ".yml"):
-        raise InputError(f"{command} works on ONNX models; a spiking network (.yaml) is planned, evaluated and "
-                         "replayed by: hetsim run PLATFORM.yaml NET.yaml")
+    if model.suffix.lower() in SNN_MODEL_SUFFIXES:
+        raise InputError(f"{command} works on ONNX models; a spiking network ({model.suffix}) is planned, evaluated "
+                         f"and replayed by: hetsim run PLATFORM.yaml {model.name}")
 
 
 def cmd_map(args) -> int:
@@ -793,7 +846,7 @@ def cmd_inspect(args) -> int:
     if args.overrides and args.platform is None:
         raise InputError("--set changes the platform: give --platform PLATFORM.yaml too")
     plat = _platform(args) if args.platform else None  # a bad platform or --set fails before any output
-    if args.model.suffix.lower() in (".yaml", ".yml"):
+    if args.model.suffix.lower() in SNN_MODEL_SUFFIXES:
         from hetsim.snn.network import load_snn
         from hetsim.snn.report import format_snn_costs, format_snn_inspect
 
@@ -801,12 +854,14 @@ def cmd_inspect(args) -> int:
             raise InputError("--ops lists ONNX operators; for a spiking network give --platform for the per-layer "
                              "costs on each engine")
         _input_shapes(args)  # refused for an SNN
-        snn = load_snn(args.model)
+        snn = load_snn(args.model, spikes=args.spikes)
         print(format_snn_inspect(snn))
         if plat is not None:
             print(format_snn_costs(snn, plat))
         return 0
 
+    if args.spikes is not None:
+        raise InputError("--spikes gives the input raster of a NIR graph (.nir), not of an ONNX model")
     wl = load_onnx(args.model, input_shapes=_input_shapes(args))
     s = wl.summary()
     ins = ", ".join(f"{i['name']} {i.get('dtype', '')}{list(i.get('shape', []))}" for i in wl.meta.get("inputs", []))
@@ -844,8 +899,9 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "reorder": cmd_reorder, "map": cmd_map, "validate": cmd_validate, "profile": cmd_profile,
-            "sweep": cmd_sweep, "plot": cmd_plot, "inspect": cmd_inspect}
+COMMANDS = {"run": cmd_run, "reorder": cmd_reorder, "export-nir": cmd_export_nir, "map": cmd_map,
+            "validate": cmd_validate, "profile": cmd_profile, "sweep": cmd_sweep, "plot": cmd_plot,
+            "inspect": cmd_inspect}
 
 
 def main(argv: list[str] | None = None) -> int:
