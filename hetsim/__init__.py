@@ -24,10 +24,11 @@ _LAZY = {
     "run": "hetsim.api",
     "load_platform": "hetsim.api",
     "load_workload": "hetsim.api",
+    "load_snn": "hetsim.api",
     "RunResult": "hetsim.pipeline",
 }
 
-__all__ = ["HetsimError", "InputError", "RunResult", "load_platform", "load_workload", "mappers", "run",
+__all__ = ["HetsimError", "InputError", "RunResult", "load_platform", "load_snn", "load_workload", "mappers", "run",
            "__version__"]
 
 

@@ -624,7 +624,8 @@ def cmd_export_nir(args) -> int:
 def _refuse_snn(model: Path, command: str) -> None:
     if model.suffix.lower() in SNN_MODEL_SUFFIXES:
         raise InputError(f"{command} works on ONNX models; a spiking network ({model.suffix}) is planned, evaluated "
-                         f"and replayed by: hetsim run PLATFORM.yaml {model.name}")
+                         f"and replayed by: hetsim run PLATFORM.yaml NET{model.suffix}"
+                         f"{' --spikes INPUT.npz' if model.suffix.lower() == '.nir' else ''}")
 
 
 def cmd_map(args) -> int:

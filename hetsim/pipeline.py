@@ -17,7 +17,7 @@ from hetsim.sim import SimResult, simulate
 from hetsim.sim.engine import parse_contention
 from hetsim.workload import Workload, load_onnx
 
-SNN_SUFFIXES = (".yaml", ".yml")
+SNN_SUFFIXES = (".yaml", ".yml", ".nir")
 
 
 @dataclass(repr=False)
@@ -130,12 +130,12 @@ def load_workload(path: str | Path) -> Workload:
     """Read an ONNX model into a :class:`~hetsim.workload.Workload`.
 
     Raises:
-        InputError: an SNN spec (``.yaml``: the command line runs those, ``hetsim run PLATFORM.yaml NET.yaml``),
+        InputError: a spiking network (an SNN spec ``.yaml`` or a NIR graph ``.nir``: :func:`hetsim.api.load_snn`),
             or a missing or malformed model (:class:`~hetsim.errors.WorkloadError`).
     """
     if Path(path).suffix.lower() in SNN_SUFFIXES:
-        raise InputError(f"{str(path)!r} is a spiking-network spec: the Python API runs ONNX models for now; run "
-                         f"SNNs on the command line: hetsim run PLATFORM.yaml {path}")
+        raise InputError(f"{str(path)!r} is a spiking network, not an ONNX model: hetsim.load_snn reads it, "
+                         f"hetsim.run(PLATFORM, {str(path)!r}) runs it, as does hetsim run PLATFORM.yaml {path}")
     return load_onnx(path)
 
 

@@ -161,11 +161,13 @@ def test_platform_overrides_and_loaded_or_path_inputs(puma, yolo):
         puma.with_overrides({"devices.cim.crossbarz": 25})
 
 
-def test_snn_specs_stay_on_the_command_line(puma):
-    with pytest.raises(InputError, match=r"spiking-network spec.*hetsim run PLATFORM.yaml"):
+def test_snn_specs_are_not_onnx_workloads(puma):
+    with pytest.raises(InputError, match=r"spiking network, not an ONNX model: hetsim.load_snn.*hetsim run PLATFORM"):
         hetsim.load_workload(SNN)
-    with pytest.raises(InputError, match="hetsim run"):
+    with pytest.raises(InputError, match="unknown SNN mapper 'greedy'; available: spikeduet"):
         hetsim.run(ROOT / "platforms" / "efr32mg24.yaml", SNN, mapper="greedy")
+    with pytest.raises(InputError, match=r"^contention, threads: not an option for a spiking network"):
+        hetsim.run(ROOT / "platforms" / "efr32mg24.yaml", SNN, contention="links", threads=2)
 
 
 def test_replaying_a_schedule_takes_no_mapper_options(greedy_run, puma, yolo, tmp_path):
