@@ -132,7 +132,7 @@ def _input_shapes(args) -> dict[str, tuple[int, ...]] | None:
 def _add_map_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("platform", type=Path, help="platform YAML (e.g. platforms/puma.yaml)")
     p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx) or, for run, an SNN spec "
-                   "(e.g. workloads/snn/braille384.yaml)")
+                   "(e.g. workloads/snn/braille384.yaml) or a NIR graph (.nir, with --spikes)")
     _add_set(p)
     _add_input_shape(p)
     _add_fold(p)
@@ -208,7 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="map a model onto a platform, simulate it, report",
                        description="Load the model and platform, map with --mapper, replay on SimPy "
                        "resources, and print makespan, speedup over the platform's baseline, utilisation, energy, "
-                       "offloaded ops and the crossbar placement. Given an SNN spec (.yaml) on an SNN platform "
+                       "offloaded ops and the crossbar placement. Given an SNN spec (.yaml) or a NIR graph (.nir) with "
+                       "--spikes on an SNN platform "
                        "(platforms/efr32mg24.yaml): plan engines and weight residencies per layer, evaluate "
                        "SpikeDuet's Table I configurations sample by sample and replay one sample's timeline.")
     _add_map_args(p)
