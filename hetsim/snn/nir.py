@@ -53,6 +53,11 @@ _EPS32 = float(np.finfo(np.float32).eps)
 #: the threshold of a layer that never fires (LI, CubaLI)
 NEVER_FIRES = float(np.finfo(np.float32).max)
 RESETS = ("subtract", "zero", "none")
+#: the parameters each neuron node must have; :data:`_OPTIONAL` ones default to 0 (v_reset) and 1 (w_in)
+_FIELDS = {"LIF": ("tau", "r", "v_leak", "v_threshold"), "IF": ("r", "v_threshold"),
+           "CubaLIF": ("tau_syn", "tau_mem", "r", "v_leak", "v_threshold"), "LI": ("tau", "r", "v_leak"),
+           "CubaLI": ("tau_syn", "tau_mem", "r", "v_leak")}
+_OPTIONAL = {"v_reset": ("LIF", "IF", "CubaLIF"), "w_in": ("CubaLIF", "CubaLI")}
 _SPK0 = re.compile(r"^spk_(?P<split>.+)_L0$")
 
 
@@ -89,18 +94,31 @@ def _meta(node) -> dict:
     return m if isinstance(m, dict) else {}
 
 
+def _real(where: str, field: str, value) -> np.ndarray:
+    """``value`` as a float64 array, finite.
+
+    Raises:
+        WorkloadError: missing, non-numeric (strings, objects, complex) or non-finite values.
+    """
+    if value is None:
+        raise WorkloadError(f"{where}: {field} is missing")
+    a = np.asarray(value)
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool) \
+            or np.issubdtype(a.dtype, np.complexfloating):
+        raise WorkloadError(f"{where}: {field} has dtype {a.dtype}; expected real numbers")
+    a = a.astype(np.float64)
+    if not np.all(np.isfinite(a)):
+        raise WorkloadError(f"{where}: {field} holds a non-finite value ({a[~np.isfinite(a)][0]})")
+    return a
+
+
 def _param(where: str, field: str, value, n: int) -> np.ndarray:
     """A neuron parameter as float64 ``[n]``: a scalar (or one value) is broadcast; it must be finite."""
-    try:
-        a = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise WorkloadError(f"{where}: {field} is not numeric") from None
+    a = _real(where, field, value)
     if a.size == 1:
         a = np.full(n, a.reshape(()).item())
     elif a.shape != (n,):
         raise WorkloadError(f"{where}: {field} has shape {a.shape}; expected ({n},) or a scalar")
-    if not np.all(np.isfinite(a)):
-        raise WorkloadError(f"{where}: {field} holds a non-finite value ({a[~np.isfinite(a)][0]})")
     return a
 
 
@@ -116,9 +134,12 @@ def _neuron(name: str, node, n: int, dt: float, last: bool, reset: str | None) -
     nir = _nir()
     kind = type(node).__name__
     where = f"{kind} node {name!r}"
-    p = {f: _param(where, f, getattr(node, f), n) for f in
-         ("tau", "tau_mem", "tau_syn", "r", "v_leak", "v_threshold", "v_reset", "w_in")
-         if getattr(node, f, None) is not None}
+    fields = _FIELDS[kind]
+    p = {f: _param(where, f, getattr(node, f, None), n) for f in fields}
+    for f, default in (("v_reset", 0.0), ("w_in", 1.0)):
+        if f not in p and kind in _OPTIONAL[f]:
+            v = getattr(node, f, None)
+            p[f] = np.full(n, default) if v is None else _param(where, f, v, n)
     if isinstance(node, nir.LI | nir.CubaLI) and not last:
         raise WorkloadError(f"{where}: a leaky integrator (no spikes) can only be the last layer, read as a "
                             "membrane readout; hetsim's hidden layers pass spikes")
@@ -269,7 +290,11 @@ def snn_from_nir(graph, inputs: dict[str, np.ndarray], *, labels: dict[str, np.n
     where = str(source) if source is not None else name
     meta = _meta(graph)
     if dt is None:
-        dt = float(meta.get("dt", DEFAULT_DT_S))
+        dt = meta.get("dt", DEFAULT_DT_S)
+    try:
+        dt = float(np.asarray(dt, dtype=np.float64).reshape(()))
+    except (TypeError, ValueError):
+        raise WorkloadError(f"{where}: dt = {dt!r}; the time step must be one number of seconds > 0") from None
     if not (np.isfinite(dt) and dt > 0):
         raise WorkloadError(f"{where}: dt = {dt!r}; the time step must be a finite number of seconds > 0")
     if reset is not None and reset not in RESETS:
@@ -288,11 +313,12 @@ def snn_from_nir(graph, inputs: dict[str, np.ndarray], *, labels: dict[str, np.n
             if pending is not None:
                 raise WorkloadError(f"{where}: {kind} node {key!r} follows {pending[0]!r} with no neuron layer "
                                     "between; hetsim's layers are one affine node then one neuron node")
-            w = np.asarray(node.weight)
+            w = _real(f"{where}: {kind} node {key!r}", "weight", getattr(node, "weight", None))
             if w.ndim != 2 or 0 in w.shape:
                 raise WorkloadError(f"{where}: {kind} node {key!r} has weight shape {w.shape}; hetsim reads "
                                     "matrices [outputs, inputs]")
-            b = np.asarray(node.bias, dtype=np.float64) if isinstance(node, nir.Affine) else np.zeros(w.shape[0])
+            b = _real(f"{where}: Affine node {key!r}", "bias", getattr(node, "bias", None)) \
+                if isinstance(node, nir.Affine) else np.zeros(w.shape[0])
             if b.size == 1:
                 b = np.full(w.shape[0], b.reshape(()).item())
             if b.shape != (w.shape[0],):
