@@ -316,3 +316,30 @@ def test_a_file_written_by_snntorch_export_to_nir(tmp_path, mechanism):
     want = np.stack(want, axis=1) > 0
     assert want.any() and not want.all()
     assert np.array_equal(got.activity["input"][-1], want)
+
+
+def _bare(cls, **fields):
+    """A NIR node with exactly ``fields`` (bypassing NIR's constructor checks, as a hand-edited file may)."""
+    node = cls.__new__(cls)
+    node.__dict__.update(fields, metadata={})
+    return node
+
+
+@pytest.mark.parametrize("cell, fc, meta, needle", [
+    (_bare(nir.LIF, tau=None, r=np.ones(1), v_leak=np.zeros(1), v_threshold=np.ones(1)), None, {},
+     "LIF node 'cell': tau is missing"),
+    (_bare(nir.LIF, tau=np.ones(1), r=np.ones(1, complex), v_leak=np.zeros(1), v_threshold=np.ones(1)), None, {},
+     "LIF node 'cell': r has dtype complex128; expected real numbers"),
+    (_lif(), _bare(nir.Linear, weight=np.array([["a"]])), {}, "Linear node 'fc': weight has dtype <U1"),
+    (_lif(), _bare(nir.Affine, weight=np.ones((1, 1)), bias=np.full(1, np.nan)), {},
+     "Affine node 'fc': bias holds a non-finite value (nan)"),
+    (_lif(), None, {"dt": "x"}, "dt = 'x'; the time step must be one number of seconds > 0"),
+    (_lif(), None, {"readout": "max"}, "metadata readout is 'max'; allowed: spike_count, membrane_sum"),
+])
+def test_malformed_node_fields_are_workload_errors(cell, fc, meta, needle):
+    g = _graph(cell, meta=meta)
+    if fc is not None:
+        g.nodes["fc"] = fc
+    with pytest.raises(WorkloadError) as err:
+        _run(g)
+    assert needle in str(err.value)
