@@ -31,9 +31,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hetsim.activity_costs import ActivityCostModel, engines_of  # noqa: E402
+from hetsim.mappers.spikeduet import layer_choices, makespans, plan_network  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 from hetsim.snn.network import load_snn  # noqa: E402
-from hetsim.snn.planner import SnnCostModel, engines_of, plan  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------- paper figures
 # SpikeDuet = "SpikeDuet: CPU-Accelerator Co-Execution of Sparse SNNs on Commodity MCUs". All Linear1 figures
@@ -255,7 +256,7 @@ ANALOGUES = [
 ]
 
 
-def _layer_stats(cm: SnnCostModel, li: int, m33_res: str, mvp_res: str, hot: int) -> dict[str, float]:
+def _layer_stats(cm: ActivityCostModel, li: int, m33_res: str, mvp_res: str, hot: int) -> dict[str, float]:
     lc = cm.layers[li]
     act = lc.active.astype(float)
     return {
@@ -282,9 +283,9 @@ def analogues(platform, do_reorder: bool, fit: dict[str, float]) -> None:
           f"{'N_L':>7}{'N_P':>7}{'MVP rng':>9}{'dense':>9}{'MVP/M33':>8}")
     for path, paper_name, m33_res, mvp_res in ANALOGUES:
         snn = load_snn(ROOT / path)
-        cm = SnnCostModel(snn, platform, "plan")
-        base = plan(snn, platform, "all-m33", "blocking", costs=cm)
-        hot = base.layers[1].hot_columns if m33_res == "flash+hot" else 0
+        cm = ActivityCostModel.of(snn, platform, "plan")
+        base = plan_network(snn, platform, "all-m33", "blocking", costs=cm)
+        hot = layer_choices(base)[1].hot_columns if m33_res == "flash+hot" else 0
         label = f"{snn.layer_sizes[1]}x{snn.layer_sizes[2]} ({paper_name})"
         variants = [("trained", cm)]
         if reorder_fn is not None:
@@ -297,7 +298,7 @@ def analogues(platform, do_reorder: bool, fit: dict[str, float]) -> None:
                     reo = reorder_fn(snn, mvp)
                 snn_r = getattr(reo, "snn", reo)
                 ver = getattr(getattr(reo, "verification", None), "ok", "n/a")
-                variants.append(("reordered", SnnCostModel(snn_r, platform, "plan")))
+                variants.append(("reordered", ActivityCostModel.of(snn_r, platform, "plan")))
                 print(f"  ({snn.name}: reordered for {mvp_res} in {time.perf_counter() - t0:.1f} s, outputs "
                       f"verified: {ver})")
             except Exception as err:  # noqa: BLE001
@@ -319,21 +320,21 @@ def analogues(platform, do_reorder: bool, fit: dict[str, float]) -> None:
     print("paper (predicted, Sec. IV-D): SSC-64 1.28-1.33 trained -> 1.12 reordered")
 
     snn = load_snn(ROOT / ANALOGUES[0][0])
-    cm_plan = SnnCostModel(snn, platform, "plan")
-    cm_eval = SnnCostModel(snn, platform, "eval")
-    base = plan(snn, platform, "all-m33", "blocking", costs=cm_plan)
-    lat = cm_eval.makespans(base.layers, "blocking").mean() * 1e3
+    cm_plan = ActivityCostModel.of(snn, platform, "plan")
+    cm_eval = cm_plan.on_split("eval")
+    base = plan_network(snn, platform, "all-m33", "blocking", costs=cm_plan)
+    lat = makespans(cm_eval, layer_choices(base), "blocking").mean() * 1e3
     choice = ", ".join(f"Linear{i} {c.residency}{f' ({c.hot_columns} hot)' if c.hot_columns else ''}"
-                       for i, c in enumerate(base.layers))
-    print(f"\nall-M33 Braille-384 analogue, end to end: plan split {base.mean_latency_s * 1e3:.2f} ms, eval split "
-          f"{lat:.2f} ms ({choice}; {base.sram_bytes / 1024:.1f} KiB SRAM)")
+                       for i, c in enumerate(layer_choices(base)))
+    print(f"\nall-M33 Braille-384 analogue, end to end: plan split {base.stats['plan_mean_latency_s'] * 1e3:.2f} ms, "
+          f"eval split {lat:.2f} ms ({choice}; {base.stats['sram_bytes'] / 1024:.1f} KiB SRAM)")
     alt = platform.with_overrides({"devices.m33.col_cycles": round(fit["m33_col"], 3),
                                    "devices.m33.elem_cycles.sram": round(fit["m33_sram"], 4)})
-    cm_alt = SnnCostModel(snn, alt, "plan")
-    base_alt = plan(snn, alt, "all-m33", "blocking", costs=cm_alt)
-    lat_alt = SnnCostModel(snn, alt, "eval").makespans(base_alt.layers, "blocking").mean() * 1e3
+    cm_alt = ActivityCostModel.of(snn, alt, "plan")
+    base_alt = plan_network(snn, alt, "all-m33", "blocking", costs=cm_alt)
+    lat_alt = makespans(cm_alt.on_split("eval"), layer_choices(base_alt), "blocking").mean() * 1e3
     print(f"  the same with the unrounded A1 fit (C_col {fit['m33_col']:.2f}, c_sram {fit['m33_sram']:.4f}): "
-          f"plan split {base_alt.mean_latency_s * 1e3:.2f} ms, eval split {lat_alt:.2f} ms")
+          f"plan split {base_alt.stats['plan_mean_latency_s'] * 1e3:.2f} ms, eval split {lat_alt:.2f} ms")
     print(f"paper's implied hot-column M33 baseline: {B384_ASYNC_REORDERED_MS} x {B384_SPEEDUP} = "
           f"{B384_ASYNC_REORDERED_MS * B384_SPEEDUP:.2f} ms (different network: 24 inputs, 27 classes)")
 

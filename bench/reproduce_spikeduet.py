@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def table1(names: list[str], platform) -> None:
-    from hetsim.snn.pipeline import run_snn
+    from hetsim.pipeline import run
 
     print("Table I analogue: mean end-to-end latency (ms) and energy (uJ) per inference on the eval split")
     print(f"{'network':<24} {'order':<10} {'all-M33':>8} {'dense MVP':>10} {'blocking':>9} {'async':>8} "
@@ -28,7 +28,8 @@ def table1(names: list[str], platform) -> None:
     for name in names:
         for reorder in (False, True):
             t0 = time.perf_counter()
-            r = run_snn(platform, ROOT / "workloads" / "snn" / f"{name}.yaml", mode="async", reorder=reorder)
+            r = run(platform, ROOT / "workloads" / "snn" / f"{name}.yaml", mapper_options={"mode": "async"},
+                    reorder=reorder)
             c = r.summary["configs"]
             a, base = c["spikeduet-async"], c["all-m33"]
             eng = ", ".join(f"{x['engine']}/{x['residency']}" for x in a["layers"])
@@ -40,8 +41,8 @@ def table1(names: list[str], platform) -> None:
 
 
 def linear1(names: list[str], platform) -> None:
+    from hetsim.activity_costs import ActivityCostModel, engines_of, sram_budget_bytes
     from hetsim.snn.network import load_snn
-    from hetsim.snn.planner import SnnCostModel, engines_of, sram_budget_bytes
     from hetsim.snn.reorder import mvp_residencies, reorder
 
     print("\nSec. IV-C analogue: Linear1 (hidden -> next layer) cycles per timestep on the validation split")
@@ -57,13 +58,13 @@ def linear1(names: list[str], platform) -> None:
         reo = reorder(snn, mvp, residency=res, layers=[1])
         rows = []
         for net in (snn, reo.snn):
-            cm = SnnCostModel(net, platform, "plan")
+            cm = ActivityCostModel.of(net, platform, "plan")
             lc = cm.layers[1]
             m33_res = "sram" if lc.weight_bytes("m33") <= budget else "flash+hot"
             hot = min(lc.n_in, int(budget // (lc.n_out * 4))) if m33_res == "flash+hot" else 0
             m33 = float(lc.m33_cycles(m33_res, hot).mean())
             mvp_c = float(lc.mvp_range_cycles(res[1]).mean())
-            from hetsim.snn.costs import range_counts
+            from hetsim.snn.activity import range_counts
 
             rows.append((m33_res, m33, mvp_c, float(lc.launches[res[1]].mean()),
                          float(range_counts(net.split("plan")[1], 0)[0].mean())))
@@ -73,7 +74,7 @@ def linear1(names: list[str], platform) -> None:
 
 
 def ssc128_memory(platform) -> None:
-    from hetsim.snn.planner import plan
+    from hetsim.mappers.spikeduet import layer_choices, plan_network
     from hetsim.snn.synthetic import synthetic_snn
 
     print("\nSec. IV-D analogue: memory placement on a synthetic 700-128-128-35 network, T = 100 (hidden density "
@@ -82,9 +83,10 @@ def ssc128_memory(platform) -> None:
                         seed=0, name="synthetic-ssc128")
     for mode in ("blocking", "async"):
         for mapper in ("all-m33", "spikeduet"):
-            p = plan(snn, platform, mapper, mode)
-            eng = ", ".join(f"{c.engine}/{c.residency}" for c in p.layers)
-            print(f"  {mode:<9} {mapper:<10} {p.mean_latency_s * 1e3:8.2f} ms  SRAM {p.sram_bytes / 1024:6.1f} KiB  "
+            p = plan_network(snn, platform, mapper, mode)
+            eng = ", ".join(f"{c.engine}/{c.residency}" for c in layer_choices(p))
+            print(f"  {mode:<9} {mapper:<10} {p.stats['plan_mean_latency_s'] * 1e3:8.2f} ms  SRAM "
+                  f"{p.stats['sram_bytes'] / 1024:6.1f} KiB  "
                   f"{eng}")
 
 

@@ -21,11 +21,13 @@ def main() -> None:
     ap.add_argument("--no-reorder", action="store_true", help="skip timing the reordering")
     args = ap.parse_args()
 
+    from hetsim.activity_costs import ActivityCostModel, engines_of, sram_budget_bytes
+    from hetsim.mappers.spikeduet import dependencies, layer_choices, on_mvp, plan_network, snn_schedule
     from hetsim.platform import load_platform
+    from hetsim.sim import simulate
+    from hetsim.sim.analytic import evaluate_batch
     from hetsim.snn.network import load_snn
-    from hetsim.snn.planner import SnnCostModel, engines_of, plan, sram_budget_bytes
     from hetsim.snn.reorder import mvp_residencies, reorder
-    from hetsim.snn.schedule import evaluate, on_mvp, simulate_sample, unroll
 
     plat = load_platform(ROOT / "platforms" / "efr32mg24.yaml")
     names = args.networks or sorted(p.stem for p in (ROOT / "workloads" / "snn").glob("*.yaml"))
@@ -34,7 +36,7 @@ def main() -> None:
     for name in names:
         snn = load_snn(ROOT / "workloads" / "snn" / f"{name}.yaml")
         t0 = time.perf_counter()
-        cm = SnnCostModel(snn, plat, "plan")
+        cm = ActivityCostModel.of(snn, plat, "plan")
         build = time.perf_counter() - t0
         t_reo = ""
         if not args.no_reorder and snn.n_layers > 1:
@@ -43,20 +45,22 @@ def main() -> None:
             reorder(snn, mvp, residency=mvp_residencies(snn, mvp, sram_budget_bytes(plat)))
             t_reo = f"{time.perf_counter() - t0:.1f}"
         for mode in ("blocking", "async"):
-            p = plan(snn, plat, "spikeduet", mode, costs=cm)
-            u = unroll(snn.n_layers, snn.timesteps, on_mvp([c.engine for c in p.layers]), "async")
-            costs = cm.op_costs(u, p.layers)
+            p = plan_network(snn, plat, "spikeduet", mode, costs=cm)
+            choices = layer_choices(p)
+            steps, preds = dependencies(snn.n_layers, snn.timesteps, on_mvp([c.engine for c in choices]), "async")
+            costs = cm.step_costs(steps, choices)
             reps = 5
             t0 = time.perf_counter()
             for _ in range(reps):
-                evaluate(u, costs)
+                evaluate_batch(preds, costs)
             ev = reps * costs.size / (time.perf_counter() - t0)
+            sched = snn_schedule(cm, choices, "async", "spikeduet")
             t0 = time.perf_counter()
             for s in range(5):
-                simulate_sample(u, costs[:, s], "async")
-            sp = 5 * len(u.ops) / (time.perf_counter() - t0)
+                simulate(cm.at_sample(s % cm.samples), sched)
+            sp = 5 * len(steps) / (time.perf_counter() - t0)
             st = p.stats
-            print(f"{name:<22} {len(u.ops):>5} {build:>8.2f} {mode:<9} {st['plans']:>6} {st['fit']:>5} "
+            print(f"{name:<22} {len(steps):>5} {build:>8.2f} {mode:<9} {st['plans']:>6} {st['fit']:>5} "
                   f"{st['evaluated']:>9} {st['solve_time_s']:>7.2f} {ev / 1e6:>19.2f} {sp / 1e3:>13.1f} "
                   f"{t_reo if mode == 'async' else '':>10}")
 

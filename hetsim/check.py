@@ -255,13 +255,21 @@ def placement_violations(costs: CostModel, assignment: dict[str, str], splits: d
 
 def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20) -> list[str]:
     """Everything that keeps ``schedule`` from running on the cost model's platform (empty when it fits):
-    :func:`assignment_violations` (with the orders it gives) and :func:`capacity_violations`."""
+    :func:`assignment_violations` (with the orders it gives), control dependencies (``Schedule.after``) naming
+    ops of the workload, :func:`capacity_violations`, and the cost model's checks of the schedule's ``config``
+    (:meth:`~hetsim.costs.CostModel.schedule_violations`: an SNN's weight tables within SRAM and Flash)."""
     a, splits = schedule.assignment, schedule.splits
     order = fill_orders(costs, a, schedule.order, splits) if set(a) == set(costs.workload.ops) else None
     out = assignment_violations(costs, a, splits, order, limit)
+    ops = costs.workload.ops
+    for v, us in schedule.after.items():
+        bad = [x for x in (v, *us) if x not in ops]
+        if bad:
+            out.append(f"control dependency {v!r} after {us!r} names {bad[0]!r}, not an op of the workload")
+            break
     if out:
         return out[:limit]
-    return capacity_violations(costs, a, splits)[:limit]
+    return (capacity_violations(costs, a, splits) + costs.schedule_violations(schedule))[:limit]
 
 
 def require_feasible(costs: CostModel, schedule: Schedule) -> None:

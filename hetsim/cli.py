@@ -19,7 +19,6 @@ from hetsim import __version__
 from hetsim.errors import HetsimError, InputError
 from hetsim.mappers import MAPPERS, did_you_mean, mapper_option_names
 from hetsim.sim.engine import CONTENTION_KINDS
-from hetsim.snn.planner import SNN_MAPPERS
 
 DEFAULT_MAPPER = "cpsat"
 #: model files that are spiking networks: SNN specs and NIR graphs (the rest are ONNX models)
@@ -362,14 +361,14 @@ class SolverProgress:
 
 #: mapper option -> the command-line flag that sets it
 OPTION_FLAGS = {"time_limit_s": "--time-limit", "mip_rel_gap": "--gap", "threads": "--threads", "seed": "--seed",
-                "solver": "--solver", "objective": "--objective", "path": "--export"}
+                "solver": "--solver", "objective": "--objective", "path": "--export", "mode": "--mode"}
 
 
 def _given_options(args) -> dict:
     """The mapper options the user set on the command line (flags left at their ``None`` default are not)."""
     opts = {"time_limit_s": args.time_limit, "mip_rel_gap": args.gap, "threads": args.threads, "seed": args.seed,
             "solver": args.solver, "objective": getattr(args, "objective", None),
-            "path": getattr(args, "export", None)}
+            "path": getattr(args, "export", None), "mode": getattr(args, "mode", None)}
     return {k: v for k, v in opts.items() if v is not None}
 
 
@@ -399,7 +398,7 @@ def mapper_options(args, mapper: str | None = None) -> dict:
 def _check_mapper_name(args) -> None:
     """An unknown ``--mapper`` (a typo): suggest the closest name. A known mapper of the wrong kind (ONNX or SNN)
     is refused later, with its own message."""
-    known = [*sorted(MAPPERS), *SNN_MAPPERS]
+    known = sorted(MAPPERS)
     if args.mapper is not None and args.mapper not in known:
         hint = did_you_mean(args.mapper, known)
         raise InputError(f"--mapper: unknown mapper {args.mapper!r}{hint}{' A' if hint else '; a'}vailable: "
@@ -483,38 +482,52 @@ def _headless() -> None:
 
 
 def cmd_run(args) -> int:
+    """``hetsim run``: one path for ONNX models and spiking networks (:func:`hetsim.pipeline.run`)."""
     from hetsim.api import run
-    from hetsim.report.outputs import check_out_dir, write_outputs
+    from hetsim.pipeline import is_snn_path
+    from hetsim.report.outputs import OUTPUT_FILES, check_out_dir, write_outputs
+    from hetsim.report.snn import SNN_OUTPUT_FILES, format_snn_report
     from hetsim.report.text import DEFAULT_NAMES, format_report
 
     shapes = _input_shapes(args)
-    if args.model.suffix.lower() in SNN_MODEL_SUFFIXES:
-        return _run_snn(args)
-    if args.spikes is not None:
+    snn = is_snn_path(args.model)
+    seed = None
+    if not snn and args.spikes is not None:
         raise InputError("--spikes gives the input raster of a NIR graph (.nir), not of an ONNX model")
-    snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
-                if v not in (None, False)]
-    if snn_only:
-        raise InputError(f"{', '.join(snn_only)} apply to spiking networks (an SNN spec .yaml), not to ONNX models")
-    args.mapper = args.mapper or DEFAULT_MAPPER
-    if args.mapper in SNN_MAPPERS:
-        raise InputError(f"--mapper {args.mapper} maps spiking networks: give an SNN spec (.yaml), e.g. "
-                         "workloads/snn/braille384.yaml")
+    if snn:
+        onnx_only = [o for o, v in (("--objective", args.objective), ("--export", args.export),
+                                    ("--solver", args.solver), ("--gap", args.gap), ("--threads", args.threads),
+                                    ("--no-fold-constants", not args.fold_constants)) if v not in (None, False)]
+        if onnx_only:
+            raise InputError(f"{', '.join(onnx_only)} apply to ONNX models, not to spiking networks")
+        _check_not_swapped(args.platform, args.model)
+        args.mapper = args.mapper or "spikeduet"
+        seed, args.seed = args.seed, None  # an SNN run's --seed seeds the reordering, not the mapper
+    else:
+        snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
+                    if v not in (None, False)]
+        if snn_only:
+            raise InputError(f"{', '.join(snn_only)} apply to spiking networks (an SNN spec .yaml or a NIR "
+                             "graph .nir), not to ONNX models")
+        args.mapper = args.mapper or DEFAULT_MAPPER
     _no_options_with_schedule(args)
     options = mapper_options(args) if args.schedule is None else {}
+    if snn and args.schedule is None:
+        options.setdefault("time_limit_s", 30.0)
     if args.out is not None:
-        check_out_dir(args.out, args.force)  # fail before the work, not after
+        check_out_dir(args.out, args.force, SNN_OUTPUT_FILES if snn else OUTPUT_FILES)  # fail before the work
         _headless()
     model = args.model
     if shapes is not None:
         from hetsim.workload import load_onnx
 
         model = load_onnx(args.model, input_shapes=shapes)
+    extra = {"reorder": args.reorder, "sample": args.sample, "seed": seed or 0, "spikes": args.spikes} if snn else {}
     r = run(_platform(args), model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
-            fold_constants=args.fold_constants, **options)
+            fold_constants=args.fold_constants, **extra, **options)
     names = None if args.verbose else DEFAULT_NAMES
-    return _print_and_write(args, r.summary, lambda: format_report(r, max_names=names),
-                            lambda: write_outputs(r, args.out, force=args.force))
+    text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))
+    return _print_and_write(args, r.summary, text, lambda: write_outputs(r, args.out, force=args.force))
 
 
 def _print_and_write(args, summary: dict, text, write) -> int:
@@ -542,39 +555,6 @@ def _check_not_swapped(platform: Path, model: Path) -> None:
     if "layers" in keys(platform) or "devices" in keys(model):
         raise InputError(f"the platform comes first, then the model: hetsim run PLATFORM.yaml NET.yaml (got "
                          f"{platform} then {model})")
-
-
-def _run_snn(args) -> int:
-    """``hetsim run`` on an SNN spec: plan, evaluate, replay (:func:`hetsim.snn.pipeline.run_snn`)."""
-    from hetsim.snn.pipeline import run_snn
-    from hetsim.snn.report import SNN_OUTPUT_FILES, format_snn_report, write_snn_outputs
-
-    mapper = args.mapper or "spikeduet"
-    onnx_only = [o for o, v in (("--contention", args.contention != "none"), ("--objective", args.objective),
-                                ("--export", args.export), ("--solver", args.solver), ("--gap", args.gap),
-                                ("--threads", args.threads),
-                                ("--no-fold-constants", not args.fold_constants)) if v not in (None, False)]
-    if onnx_only:
-        raise InputError(f"{', '.join(onnx_only)} apply to ONNX models, not to spiking networks")
-    _check_not_swapped(args.platform, args.model)
-    if mapper not in SNN_MAPPERS:
-        raise InputError(f"--mapper {mapper} maps ONNX models; for a spiking network use one of "
-                         f"{', '.join(SNN_MAPPERS)}")
-    if args.schedule is not None:
-        raise InputError("--schedule replays ONNX schedules; an SNN run plans its own mapping")
-    if args.out is not None:
-        from hetsim.report.outputs import check_out_dir
-
-        check_out_dir(args.out, args.force, SNN_OUTPUT_FILES)
-        _headless()
-    from hetsim.snn.network import load_snn
-
-    net = load_snn(args.model, spikes=args.spikes)
-    r = run_snn(_platform(args), net, mapper=mapper, mode=args.mode or "async", reorder=args.reorder,
-                sample=args.sample, time_limit_s=30.0 if args.time_limit is None else args.time_limit,
-                seed=args.seed or 0)
-    return _print_and_write(args, r.summary, lambda: format_snn_report(r),
-                            lambda: write_snn_outputs(r, args.out, force=args.force))
 
 
 def cmd_reorder(args) -> int:
@@ -849,8 +829,8 @@ def cmd_inspect(args) -> int:
         raise InputError("--set changes the platform: give --platform PLATFORM.yaml too")
     plat = _platform(args) if args.platform else None  # a bad platform or --set fails before any output
     if args.model.suffix.lower() in SNN_MODEL_SUFFIXES:
+        from hetsim.report.snn import format_snn_costs, format_snn_inspect
         from hetsim.snn.network import load_snn
-        from hetsim.snn.report import format_snn_costs, format_snn_inspect
 
         if args.ops:
             raise InputError("--ops lists ONNX operators; for a spiking network give --platform for the per-layer "

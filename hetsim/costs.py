@@ -95,6 +95,16 @@ class CostModel:
                 f"no device of platform {platform.name!r} supports {', '.join(unsupported[:5])}{more}"
             )
 
+    def for_schedule(self, schedule) -> CostModel:
+        """The cost model a replay of ``schedule`` uses: this one (a cost model whose costs depend on decisions
+        a schedule carries in ``config``, an SNN's, returns one bound to them)."""
+        return self
+
+    def schedule_violations(self, schedule) -> list[str]:
+        """Problems with the decisions a schedule carries beyond parts, orders and placement (its ``config``);
+        none for ONNX workloads (an SNN's weight memories: :class:`hetsim.activity_costs.ActivityCostModel`)."""
+        return []
+
     def _fits_per_op(self, dev: DeviceBase, op: Op, n_channels: int | None) -> bool:
         caps = self.per_op[dev.name]
         if not caps:

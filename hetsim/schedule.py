@@ -73,6 +73,12 @@ class Schedule:
         makespan_s: the mapper's own makespan prediction, seconds (``None`` if none).
         stats: mapper/solver statistics (variables, constraints, solve time, status, MIP gap, ...).
         workload, platform: names of the workload and platform it was made for (``None`` if unknown).
+        after: op name -> ops that must have *finished* before it starts, beyond its data dependencies (control
+            dependencies: SpikeDuet's blocking execution, where the host waits for every MVP launch, is the
+            program order as such a chain). Empty for most schedules.
+        config: decisions of the mapper that the cost model reads besides the parts (an SNN's per affine layer
+            kernel and weight residency, ``{"layers": [{"engine", "residency", "hot_columns"}], "mode"}``:
+            :class:`hetsim.activity_costs.ActivityCostModel`). Empty for ONNX schedules.
 
     ``parts`` may map an op to a device name, shorthand for one whole part; ``splits`` (op -> {device: output
     channel indices}, each device's one contiguous block) makes those ops' parts.
@@ -91,6 +97,8 @@ class Schedule:
     stats: dict
     workload: str | None
     platform: str | None
+    after: dict[str, list[str]]
+    config: dict
 
     def __init__(
         self,
@@ -106,6 +114,8 @@ class Schedule:
         platform: str | None = None,
         *,
         splits: dict[str, dict[str, list[int]]] | None = None,
+        after: dict[str, list[str]] | None = None,
+        config: dict | None = None,
     ):
         self.mapper = mapper
         self.parts = {v: (whole(p) if isinstance(p, str) else list(p)) for v, p in parts.items()}
@@ -119,6 +129,8 @@ class Schedule:
         self.stats = dict(stats or {})
         self.workload = workload
         self.platform = platform
+        self.after = {v: list(us) for v, us in (after or {}).items() if us}
+        self.config = dict(config or {})
 
     def __repr__(self) -> str:
         n_split = sum(1 for p in self.parts.values() if len(p) > 1)
@@ -172,7 +184,13 @@ class Schedule:
         return list(self.order.get(device, []))
 
     def to_dict(self) -> dict:
+        extra = {}
+        if self.after:
+            extra["after"] = self.after
+        if self.config:
+            extra["config"] = self.config
         return {
+            **extra,
             "mapper": self.mapper,
             "workload": self.workload,
             "platform": self.platform,
@@ -216,6 +234,8 @@ class Schedule:
                 finish_s={k: float(v) for k, v in d.get("finish_s", {}).items()},
                 makespan_s=None if d.get("makespan_s") is None else float(d["makespan_s"]),
                 stats=dict(d.get("stats", {})),
+                after={str(k): [str(u) for u in v] for k, v in d.get("after", {}).items()},
+                config=dict(d.get("config", {})),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ScheduleError(f"malformed schedule: {err!r}") from None

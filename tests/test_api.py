@@ -115,7 +115,7 @@ def test_only_the_cli_selects_a_backend(tmp_path):
     """Importing the plotting modules leaves the backend alone (here the one MPLBACKEND names); the CLI
     selects Agg before it draws."""
     env = {**os.environ, "MPLBACKEND": "pdf"}
-    code = ("import hetsim.report.plots, hetsim.report.dse_plots, hetsim.snn.report, matplotlib;"
+    code = ("import hetsim.report.plots, hetsim.report.dse_plots, hetsim.report.snn, matplotlib;"
             "print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "pdf"
@@ -161,13 +161,48 @@ def test_platform_overrides_and_loaded_or_path_inputs(puma, yolo):
         puma.with_overrides({"devices.cim.crossbarz": 25})
 
 
-def test_snn_specs_are_not_onnx_workloads(puma):
-    with pytest.raises(InputError, match=r"spiking network, not an ONNX model: hetsim.load_snn.*hetsim run PLATFORM"):
-        hetsim.load_workload(SNN)
-    with pytest.raises(InputError, match="unknown SNN mapper 'greedy'; available: spikeduet"):
-        hetsim.run(ROOT / "platforms" / "efr32mg24.yaml", SNN, mapper="greedy")
-    with pytest.raises(InputError, match=r"^contention, threads: not an option for a spiking network"):
-        hetsim.run(ROOT / "platforms" / "efr32mg24.yaml", SNN, contention="links", threads=2)
+def test_snn_specs_run_through_the_one_pipeline(tmp_path, capsys):
+    """Done means of issue 11: ``hetsim run ... NET.yaml --out D`` and ``hetsim.run`` give the same makespan_s
+    (the mean latency over the eval split), and the trace names the devices as the platform YAML does."""
+    import json
+
+    import yaml
+
+    from hetsim.cli import main
+
+    efr = ROOT / "platforms" / "efr32mg24.yaml"
+    r = hetsim.run(efr, SNN)
+    assert isinstance(r, hetsim.RunResult) and r.snn is not None
+    assert r.makespan_s == pytest.approx(r.snn.result.latency_s.mean(), rel=1e-15)
+    assert r.energy_j == pytest.approx(r.snn.result.energy_j.mean(), rel=1e-15)
+    assert r.schedule.mapper == "spikeduet" and r.summary["mode"] == "async"
+    assert set(r.trace["device"]) <= {"m33", "mvp"} and len(r.ops) == len(r.workload)
+    assert main(["run", str(efr), str(SNN), "--out", str(tmp_path / "d")]) == 0
+    capsys.readouterr()
+    s = json.loads((tmp_path / "d" / "summary.json").read_text())
+    assert s["makespan_s"] == r.makespan_s
+    # the same platform with its devices renamed: same numbers, the trace uses the new names
+    data = yaml.safe_load(efr.read_text())
+    data["devices"] = {"core": data["devices"]["m33"], "matvec": data["devices"]["mvp"]}
+    data["host"] = "core"
+    for mem in data["memories"].values():
+        mem["shared_by"] = ["core", "matvec"]
+    (tmp_path / "renamed.yaml").write_text(yaml.safe_dump(data))
+    r2 = hetsim.run(tmp_path / "renamed.yaml", SNN)
+    assert r2.makespan_s == r.makespan_s
+    assert set(r2.trace["device"]) == {"core", "matvec"} == set(r2.schedule.order)
+    assert set(r2.snn.traces["blocking"]["device"]) <= {"core", "matvec"}
+    # the wrong kind of mapper, either way round, is one clear error
+    with pytest.raises(InputError, match="maps ONNX models"):
+        hetsim.run(efr, SNN, mapper="greedy")
+    with pytest.raises(InputError, match="maps spiking networks"):
+        hetsim.run(PUMA, YOLO, mapper="spikeduet")
+    with pytest.raises(InputError, match="unknown option 'threads' for mapper 'spikeduet'"):
+        hetsim.run(efr, SNN, threads=2)
+    from hetsim.snn.unroll import SnnWorkload
+
+    wl = hetsim.load_workload(SNN)  # the unrolled operator DAG
+    assert isinstance(wl, SnnWorkload) and len(wl) == len(r.workload) and wl.name == r.workload.name
 
 
 def test_replaying_a_schedule_takes_no_mapper_options(greedy_run, puma, yolo, tmp_path):

@@ -21,6 +21,23 @@ def test_no_device_kind_literal_outside_the_devices_package():
     assert hits == [], "\n".join(hits)
 
 
+def test_the_snn_package_is_a_front_end_only():
+    """Issue 11: hetsim/snn/ holds spec and NIR loading, LIF replay, reordering, synthetic networks and the
+    unrolling into the operator DAG; costs, mappers, the simulator and the reports are the one pipeline's (no
+    second world)."""
+    # (atomic file writes and text tables are shared helpers of hetsim.report.export / .table)
+    banned = re.compile(r"^\s*(import|from)\s+(simpy|matplotlib|hetsim\.(costs|sim|mappers|pipeline|schedule|check|"
+                        r"report\.(outputs|metrics|snn|plots|html)))\b")
+    hits = []
+    for p in sorted((ROOT / "hetsim" / "snn").glob("*.py")):
+        for i, line in enumerate(p.read_text().splitlines(), start=1):
+            if banned.search(line):
+                hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert hits == [], "\n".join(hits)
+    names = {p.stem for p in (ROOT / "hetsim" / "snn").glob("*.py")}
+    assert names == {"__init__", "activity", "network", "nir", "reorder", "synthetic", "unroll"}, names
+
+
 def test_every_registered_kind_comes_from_a_devices_module():
     from hetsim.devices import DEVICE_KINDS
 

@@ -230,9 +230,12 @@ def _refusal(name: str, costs: CostModel) -> tuple[str, str] | None:
     * a mapper that replays an export file (a ``path`` option, none given here): ``dnas-export``;
     * ODiMO's channel-split mappers (the ones built on ``hetsim.mappers._diana.diana_devices``) need two
       channel-splitting accelerators of different precision (DIANA's); the random platforms have none;
-    * ``ilp`` (the CPU-CIM ILP's MILP) models a single-core host.
+    * ``ilp`` (the CPU-CIM ILP's MILP) models a single-core host;
+    * the SNN mappers (``workloads`` without ``onnx``: spikeduet, all-m33, all-dense-mvp) map spiking networks.
     """
     cls = MAPPERS[name]
+    if "onnx" not in getattr(cls, "workloads", {"onnx"}):
+        return "maps spiking networks, not ONNX workloads", "spiking networks"
     params = inspect.signature(cls).parameters
     if "path" in params and params["path"].default is None:
         return "replays an export file, and none is given", "export"

@@ -248,10 +248,10 @@ def test_snn_density_plot_draws_every_network():
 # --- SNN timeline -------------------------------------------------------------------------------------------------
 
 def test_snn_timeline_legend_clear_of_panels():
-    from hetsim.snn.pipeline import run_snn
-    from hetsim.snn.report import snn_timeline_figure
+    import hetsim
+    from hetsim.report.snn import snn_timeline_figure
 
-    r = run_snn(ROOT / "platforms" / "efr32mg24.yaml", ROOT / "workloads" / "snn" / "digits64.yaml")
+    r = hetsim.run(ROOT / "platforms" / "efr32mg24.yaml", ROOT / "workloads" / "snn" / "digits64.yaml")
     fig = snn_timeline_figure(r)
     assert tuple(fig.get_size_inches()) == pytest.approx((3.5, 2.9))
     fig.canvas.draw()

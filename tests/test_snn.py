@@ -1,5 +1,6 @@
 """SNNs on the EFR32MG24 (SpikeDuet): cost models on hand-worked rasters, loading errors, bit-exact LIF replay,
-blocking vs asynchronous schedules (numpy evaluator == SimPy replay), and the exact planner vs brute force."""
+blocking vs asynchronous schedules (vectorised evaluator == the one SimPy replay), and the exact planner vs
+brute force."""
 
 from __future__ import annotations
 
@@ -12,12 +13,18 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsim.errors import MappingError, PlatformError, WorkloadError
+from hetsim.activity_costs import ActivityCostModel, LayerChoice, LayerCosts, sram_budget_bytes
+from hetsim.check import check_schedule
+from hetsim.devices.efr32 import max_merged_gap, options
+from hetsim.errors import MappingError, PlatformError, ScheduleError, WorkloadError
+from hetsim.mappers import get_mapper
+from hetsim.mappers.spikeduet import makespans, snn_schedule
 from hetsim.platform import load_platform
-from hetsim.snn.costs import LayerCosts, max_merged_gap, options, range_counts
+from hetsim.schedule import Schedule
+from hetsim.sim import simulate
+from hetsim.snn.activity import range_counts
 from hetsim.snn.network import load_snn, make_snn, replay, save_snn
-from hetsim.snn.planner import SnnCostModel, plan, sram_budget_bytes
-from hetsim.snn.schedule import evaluate, on_mvp, simulate_sample, unroll
+from hetsim.snn.unroll import unroll
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = ROOT / "platforms" / "efr32mg24.yaml"
@@ -27,6 +34,20 @@ NETS = sorted((ROOT / "workloads" / "snn").glob("*.yaml"))
 @pytest.fixture(scope="module")
 def plat():
     return load_platform(PLATFORM)
+
+
+def cost_model(snn, platform, split="plan") -> ActivityCostModel:
+    return ActivityCostModel(unroll(snn), platform, split)
+
+
+def plan(snn, platform, mapper="spikeduet", mode="async", costs=None, time_limit_s=None) -> Schedule:
+    """The registered mapper's schedule (planned on the plan split)."""
+    cm = costs if costs is not None else cost_model(snn, platform)
+    return get_mapper(mapper, mode=mode, time_limit_s=time_limit_s).map(cm)
+
+
+def choices_of(schedule: Schedule) -> list[LayerChoice]:
+    return [LayerChoice.from_dict(x) for x in schedule.config["layers"]]
 
 
 # ----------------------------------------------------------------------------- cost models, by hand
@@ -155,39 +176,83 @@ def test_save_and_load_round_trip(tmp_path):
 
 
 # ----------------------------------------------------------------------------- schedules
-@settings(max_examples=40, deadline=None)
+def _random_net(L: int, T: int, seed: int):
+    rng = np.random.default_rng(seed)
+    sizes = [int(x) for x in rng.integers(2, 9, L + 1)]
+    ws = [rng.normal(0, 1.5, (sizes[i + 1], sizes[i])).astype(np.float32) for i in range(L)]
+    base = make_snn(ws, name="rand")
+    act = {}
+    for split in ("train", "val"):
+        x = rng.random((2, T, sizes[0])) < 0.5
+        act[split] = [x, *replay(base, x).spikes]
+    return make_snn(ws, name="rand", activity=act)
+
+
+@settings(max_examples=30, deadline=None)
 @given(L=st.integers(1, 3), T=st.integers(1, 6), mvp_bits=st.integers(0, 7), seed=st.integers(0, 10**6))
 def test_evaluator_equals_simpy_and_async_never_slower(L, T, mvp_bits, seed):
-    mask = tuple(bool(mvp_bits >> i & 1) for i in range(L))
-    rng = np.random.default_rng(seed)
-    ua, ub = unroll(L, T, mask, "async"), unroll(L, T, mask, "blocking")
-    names = [o.name for o in ua.ops]
-    cost = {n: float(c) for n, c in zip(names, rng.uniform(0.1, 5.0, len(names)), strict=True)}
-    ca = np.array([[cost[o.name]] for o in ua.ops])
-    cb = np.array([[cost[o.name]] for o in ub.ops])
-    fa = evaluate(ua, ca)[1].max()
-    fb = evaluate(ub, cb)[1].max()
-    assert fb == pytest.approx(sum(cost.values()))          # blocking = the sum of every op
-    assert fa <= fb + 1e-9                                  # async never slower
-    tr, ms = simulate_sample(ua, ca[:, 0], "async")
-    assert ms == pytest.approx(fa, abs=1e-9)
-    # invariants of the replay: every dependency finished before its consumer starts; one op at a time per engine
-    start = dict(zip(tr["op"], tr["start_s"], strict=True))
-    end = dict(zip(tr["op"], tr["end_s"], strict=True))
-    for u, v in ua.graph.edges:
-        assert start[v] >= end[u] - 1e-12
-    for _, g in tr.groupby("device"):
-        g = g.sort_values("start_s")
-        assert (g["start_s"].to_numpy()[1:] >= g["end_s"].to_numpy()[:-1] - 1e-12).all()
+    plat = load_platform(PLATFORM)
+    snn = _random_net(L, T, seed)
+    cm = cost_model(snn, plat)
+    choices = [LayerChoice("mvp-range" if mvp_bits >> i & 1 else "m33", "sram") for i in range(L)]
+    fa, fb = makespans(cm, choices, "async"), makespans(cm, choices, "blocking")
+    wl = cm.workload
+    total = np.array([sum(cm.at_sample(k, choices).latency[v][d] for v, lat in cm.at_sample(k, choices).latency.items()
+                          for d in lat) for k in range(cm.samples)])
+    np.testing.assert_allclose(fb, total, rtol=1e-12)      # blocking = the sum of every op
+    assert (fa <= fb + 1e-12).all()                          # async never slower
+    for mode, want in (("async", fa), ("blocking", fb)):
+        sched = snn_schedule(cm, choices, mode, "test")
+        assert check_schedule(cm, sched).ok
+        for k in range(cm.samples):
+            r = simulate(cm.at_sample(k), sched)
+            assert r.makespan_s == pytest.approx(want[k], rel=1e-12, abs=1e-15)
+            assert set(r.trace["device"]) <= {"m33", "mvp"}   # the platform's device names
+            tr = r.trace
+            start = dict(zip(tr["op"], tr["start_s"], strict=True))
+            end = dict(zip(tr["op"], tr["end_s"], strict=True))
+            for u, v in wl.graph.edges:                      # every dependency finished before its consumer
+                assert start[v] >= end[u] - 1e-12
+            for _, g in tr.groupby("device"):                 # one op at a time per engine
+                g = g.sort_values("start_s")
+                assert (g["start_s"].to_numpy()[1:] >= g["end_s"].to_numpy()[:-1] - 1e-12).all()
+            if mode == "blocking":                            # the program runs one op at a time, in order
+                g = tr.sort_values("start_s")
+                assert (g["start_s"].to_numpy()[1:] >= g["end_s"].to_numpy()[:-1] - 1e-12).all()
+
+
+def test_schedule_round_trips_and_the_checker_enforces_the_memories(plat, tmp_path):
+    snn = load_snn(ROOT / "workloads" / "snn" / "braille384.yaml")
+    cm = cost_model(snn, plat, "eval")
+    sched = plan(snn, plat, "spikeduet", "blocking", costs=cm)
+    back = Schedule.from_json(sched.to_json())
+    assert back.config == sched.config and back.after == sched.after and back.order == sched.order
+    assert check_schedule(cm, back).ok
+    # Linear1 (384x384) in SRAM on the M33 (576 KiB FP32) exceeds the 240 KiB budget
+    bad = Schedule.from_json(sched.to_json())
+    bad.config["layers"][1] = {"engine": "m33", "residency": "sram", "hot_columns": 0}
+    for v, s in cm.workload.steps.items():
+        if s.kind == "affine" and s.layer == 2:
+            bad.parts[v] = back.parts["lif_1[0]"]
+    bad.order = {}
+    msgs = check_schedule(cm, bad).violations
+    assert any("SRAM" in m for m in msgs)
+    with pytest.raises(ScheduleError, match="SRAM"):
+        simulate(cm.at_sample(0), bad)
+    # an engine that disagrees with the device of the layer's ops is refused
+    wrong = Schedule.from_json(sched.to_json())
+    wrong.config["layers"] = [{"engine": "m33", "residency": "flash", "hot_columns": 0}] * 3
+    assert any("not on" in m for m in check_schedule(cm, wrong).violations) == any(
+        c.engine != "m33" for c in choices_of(sched))
 
 
 @pytest.mark.parametrize("name", ["braille384", "braille64x64"])
 def test_blocking_makespan_at_least_async_on_every_sample(plat, name):
     snn = load_snn(ROOT / "workloads" / "snn" / f"{name}.yaml")
-    cm = SnnCostModel(snn, plat, "eval")
+    cm = cost_model(snn, plat, "eval")
     for mode in ("async", "blocking"):
-        choices = plan(snn, plat, "spikeduet", mode, costs=cm).layers
-        a, b = cm.makespans(choices, "async"), cm.makespans(choices, "blocking")
+        choices = choices_of(plan(snn, plat, "spikeduet", mode, costs=cm))
+        a, b = makespans(cm, choices, "async"), makespans(cm, choices, "blocking")
         assert (b >= a - 1e-12).all()
         if any(c.engine != "m33" for c in choices):
             assert (b > a).all()  # the MVP overlaps M33 work on every sample
@@ -213,7 +278,7 @@ def _small_net(seed=3):
 def test_planner_equals_brute_force_and_respects_sram(plat, mode, sram_kib):
     p = plat.with_overrides({"memories.sram.size_kib": sram_kib})
     snn = _small_net()
-    cm = SnnCostModel(snn, p, "plan")
+    cm = cost_model(snn, p, "plan")
     budget = sram_budget_bytes(p)
     got = plan(snn, p, "spikeduet", mode, costs=cm)
     best, feasible = None, 0
@@ -226,14 +291,13 @@ def test_planner_equals_brute_force_and_respects_sram(plat, mode, sram_kib):
         feasible += 1
         choices, used = cm.allocate(combo)
         assert used <= budget
-        u = unroll(3, snn.timesteps, on_mvp([c.engine for c in choices]), mode)
-        costs = cm.op_costs(u, choices)
-        lat = np.mean([simulate_sample(u, costs[:, s], mode)[1] for s in range(costs.shape[1])])
+        sched = snn_schedule(cm, choices, mode, "brute-force")
+        lat = np.mean([simulate(cm.at_sample(k), sched).makespan_s for k in range(cm.samples)])
         if best is None or lat < best - 1e-15:
             best = lat
     assert got.stats["fit"] == feasible
-    assert got.mean_latency_s == pytest.approx(best, rel=1e-12)
-    assert got.sram_bytes <= budget
+    assert got.stats["plan_mean_latency_s"] == pytest.approx(best, rel=1e-12)
+    assert got.stats["sram_bytes"] <= budget
     if sram_kib < 100:
         assert feasible < 7**3  # the budget excluded some plans
 
@@ -246,11 +310,16 @@ def test_reserved_sram_beyond_the_memory_is_a_platform_error(plat):
 
 def test_baselines_use_one_engine(plat):
     snn = _small_net()
-    assert {c.engine for c in plan(snn, plat, "all-m33").layers} == {"m33"}
-    assert {c.engine for c in plan(snn, plat, "all-dense-mvp").layers} == {"mvp-dense"}
-    sd = plan(snn, plat, "spikeduet").mean_latency_s
-    assert sd <= plan(snn, plat, "all-m33").mean_latency_s + 1e-15
-    assert sd <= plan(snn, plat, "all-dense-mvp").mean_latency_s + 1e-15
+    assert {c.engine for c in choices_of(plan(snn, plat, "all-m33"))} == {"m33"}
+    assert {c.engine for c in choices_of(plan(snn, plat, "all-dense-mvp"))} == {"mvp-dense"}
+    assert set(plan(snn, plat, "all-dense-mvp").assignment.values()) == {"m33", "mvp"}  # LIF/readout on the host
+
+    def lat(m):
+        return plan(snn, plat, m).stats["plan_mean_latency_s"]
+
+    sd = lat("spikeduet")
+    assert sd <= lat("all-m33") + 1e-15
+    assert sd <= lat("all-dense-mvp") + 1e-15
 
 
 def test_input_only_activity_is_replayed(tmp_path):
@@ -277,13 +346,14 @@ def test_time_limit_returns_a_plan_with_an_honest_gap(plat):
     exact = plan(snn, plat, "spikeduet", "async")
     assert exact.stats["status"] == "optimal" and exact.stats["plans"] == 7**5
     quick = plan(snn, plat, "spikeduet", "async", time_limit_s=0.0)
-    assert quick.mean_latency_s >= exact.mean_latency_s - 1e-15
+    e, q = exact.stats["plan_mean_latency_s"], quick.stats["plan_mean_latency_s"]
+    assert q >= e - 1e-15
     if quick.stats["status"] == "time_limit":
         assert 0 <= quick.stats["gap"] < 1
         # the gap bounds the distance to the optimum: best >= optimum >= best * (1 - gap)
-        assert exact.mean_latency_s >= quick.mean_latency_s * (1 - quick.stats["gap"]) - 1e-15
+        assert e >= q * (1 - quick.stats["gap"]) - 1e-15
     else:
-        assert quick.mean_latency_s == exact.mean_latency_s
+        assert q == e
 
 
 def test_flash_capacity_is_enforced(plat):
@@ -293,7 +363,7 @@ def test_flash_capacity_is_enforced(plat):
     with pytest.raises(MappingError, match="fits the 240 KiB SRAM budget and the Flash"):
         plan(snn, small, "all-m33")
     p = plan(snn, plat.with_overrides({"memories.flash.size_kib": 300}), "spikeduet", "blocking")
-    flash = sum(lc.weight_bytes(c.engine) for lc, c in zip(SnnCostModel(snn, plat).layers, p.layers, strict=True)
+    flash = sum(lc.weight_bytes(c.engine) for lc, c in zip(cost_model(snn, plat).layers, choices_of(p), strict=True)
                 if c.residency != "sram")
     assert flash <= 300 * 1024  # the FP32 table (576 KiB) cannot be the Flash-resident one
 

@@ -89,7 +89,8 @@ def test_inspect_snn(capsys):
     (["run", EFR, ROOT / "workloads" / "snn" / "missing.yaml"], ["does not exist"]),
     (["reorder", EFR, NET, "-o", "x.npz"], [".yaml"]),
     (["run", NET, EFR], ["the platform comes first"]),
-    (["run", EFR, NET, "--contention", "links"], ["--contention apply to ONNX models"]),
+    (["run", EFR, NET, "--gap", "0.1"], ["--gap apply to ONNX models"]),
+    (["run", EFR, NET, "--mapper", "cpsat"], ["maps ONNX models", "spikeduet"]),
     (["run", ROOT / "platforms" / "puma.yaml", ROOT / "workloads" / "yolov5n.onnx", "--reorder"],
      ["--reorder apply to spiking networks"]),
     (["map", EFR, NET, "-o", "x.json"], ["hetsim run PLATFORM.yaml NET.yaml"]),
@@ -136,3 +137,13 @@ def test_rasters_the_weights_do_not_compute_are_flagged(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "run", EFR, tmp_path / "net.yaml")
     assert code == 0
     assert "warning      the recorded rasters are not what these weights compute: train" in out
+
+
+def test_contention_changes_nothing_between_engines_that_share_sram(capsys):
+    """One pipeline: --contention is accepted for SNNs; the M33 and the MVP share the SRAM, so no transfer
+    exists and the latency is the same."""
+    _, a, _ = run_cli(capsys, "run", EFR, NET, "--json")
+    _, b, _ = run_cli(capsys, "run", EFR, NET, "--json", "--contention", "links")
+    a, b = json.loads(a), json.loads(b)
+    assert b["makespan_s"] == a["makespan_s"] == pytest.approx(a["mean_latency_ms"] * 1e-3, rel=1e-15)
+    assert b["contention"] == ["links"]

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hetsim.devices.efr32 import MemoryCycles, Mvp
+from hetsim.devices.efr32 import MemoryCycles, Mvp, max_merged_gap
 from hetsim.errors import InputError, WorkloadError
 from hetsim.platform import load_platform
-from hetsim.snn.costs import max_merged_gap, range_counts
+from hetsim.snn.activity import range_counts
 from hetsim.snn.network import make_snn, replay
 from hetsim.snn.reorder import (
     _SwapSearch,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from hetsim.errors import WorkloadError
-from hetsim.snn.costs import range_counts
+from hetsim.snn.activity import range_counts
 from hetsim.snn.network import load_snn, replay, save_snn
 from hetsim.snn.synthetic import synthetic_snn
 

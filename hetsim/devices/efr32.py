@@ -16,25 +16,52 @@ The formulas (SpikeDuet Sec. III-B, III-D; constants and their calibration in ``
 * LIF update on the M33: ``C_call + n * c_neuron`` per layer and timestep; readout ``n_out * c_readout`` per
   timestep (spike-count or membrane accumulation).
 
-Neither device runs ONNX operators: :meth:`latency` returns ``None`` for every op.
+The formulas are the devices' capabilities: vectorised over samples and timesteps (numpy arrays of activity
+counts in, float64 cycles out), so that :class:`hetsim.activity_costs.ActivityCostModel` prices every sample
+of an evaluation split at once. Neither device runs ONNX operators: :meth:`latency` returns ``None`` for every
+op (an SNN's unrolled ops are priced per sample by the activity cost model, from these methods).
 """
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.devices.base import DeviceBase
 from hetsim.devices.fields import MAX_BITS, MAX_CLOCK_MHZ, MAX_CYCLES, MAX_KIB, Integer, Real
 from hetsim.workload.op import Op
 
-#: The two engines as resources of an SNN schedule (:mod:`hetsim.snn.schedule`; the ``device`` column of its
-#: trace): the Cortex-M33 and the MVP.
-M33, MVP = "m33", "mvp"
-#: What an SNN plan runs an affine layer as (:mod:`hetsim.snn.costs`): the M33's event-driven sparse kernel, one
-#: MVP launch over the whole matrix, or one MVP launch per range of active columns.
-ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE = M33, "mvp-dense", "mvp-range"
+#: What an SNN schedule runs an affine layer as (``Schedule.config["layers"][l]["engine"]``, priced by
+#: :class:`hetsim.activity_costs.ActivityCostModel`): the Cortex-M's event-driven sparse kernel, one MVP launch
+#: over the whole matrix, or one MVP launch per range of active columns. The devices themselves are named by
+#: the platform YAML.
+ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE = "m33", "mvp-dense", "mvp-range"
+ENGINES = (ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE)
+MVP_ENGINES = (ENGINE_MVP_DENSE, ENGINE_MVP_RANGE)
+#: Where an affine layer's weight table lives: SRAM, Flash, or Flash with its hottest columns copied to SRAM
+#: (Cortex-M only: the MVP reads contiguous FP16 ranges).
+RESIDENCIES = ("sram", "flash", "flash+hot")
+
+
+def options(engines=ENGINES) -> list[tuple[str, str]]:
+    """Every valid (engine, residency) pair, in a fixed order (7 for all three engines)."""
+    return [(e, r) for e in engines for r in RESIDENCIES if not (e != ENGINE_M33 and r == "flash+hot")]
+
+
+def max_merged_gap(launch_cycles: float, column_cycles: float, merge: bool = True) -> int:
+    """Largest gap (inactive columns between two active ranges) that is cheaper to process than a new launch:
+    merge when ``gap * C_P < C_L`` (SpikeDuet Sec. III-B). 0 when merging is off.
+
+    Example: ``C_L = 2510``, ``C_P = 100`` -> gaps of up to 25 columns are merged (25 * 100 = 2500 < 2510).
+    """
+    if not merge:
+        return 0
+    if column_cycles <= 0:  # processing a gap costs nothing: every gap merges
+        return 10**9
+    return max(0, math.ceil(launch_cycles / column_cycles) - 1)
 
 
 class MemoryCycles(BaseModel):
@@ -85,6 +112,29 @@ class CortexM(DeviceBase):
     def latency(self, op: Op) -> float | None:
         return None
 
+    @property
+    def hz(self) -> float:
+        """Clock, Hz."""
+        return self.clock_mhz * 1e6
+
+    def affine_cycles(self, n_out: int, active, n_sram) -> np.ndarray:
+        """Sparse (event-driven) affine: ``C_call + N_act * C_col + n_out * (N_sram * c_sram + (N_act - N_sram) *
+        c_flash)`` cycles (SpikeDuet Sec. III-B, III-D), where ``active`` counts the active input columns and
+        ``n_sram`` those read from SRAM (all of them for an SRAM table, the active hot ones for ``flash+hot``,
+        none for Flash). Arrays of any shape (e.g. ``[samples, T]``), float64."""
+        act = np.asarray(active, dtype=np.float64)
+        n_sram = np.asarray(n_sram, dtype=np.float64)
+        return (self.affine_call_cycles + act * self.col_cycles
+                + n_out * (n_sram * self.elem_cycles.sram + (act - n_sram) * self.elem_cycles.flash))
+
+    def lif_cycles(self, n: int) -> float:
+        """LIF update of ``n`` neurons for one timestep: ``C_call + n * c_neuron`` cycles."""
+        return self.lif_call_cycles + n * self.lif_neuron_cycles
+
+    def readout_cycles(self, n_out: int) -> float:
+        """Readout accumulation of ``n_out`` output neurons for one timestep, cycles."""
+        return n_out * self.readout_neuron_cycles
+
 
 class Mvp(DeviceBase):
     """A matrix-vector accelerator (``kind: mvp``, the EFR32MG24 MVP) running FP16 affine layers.
@@ -120,3 +170,23 @@ class Mvp(DeviceBase):
     def column_cycles(self, n_out: int, mem: str) -> float:
         """``C_P``: cycles to process one input column of an ``n_out``-row matrix held in ``mem``."""
         return self.col_cycles + n_out * self.elem_cycles[mem]
+
+    @property
+    def hz(self) -> float:
+        """Clock, Hz."""
+        return self.clock_mhz * 1e6
+
+    def max_gap(self, n_out: int, mem: str) -> int:
+        """Largest gap of inactive columns merged into one launch for an ``n_out``-row table in ``mem``
+        (:func:`max_merged_gap` with ``C_L`` and ``C_P``; 0 when ``merge_gaps`` is off)."""
+        return max_merged_gap(self.launch_cycles, self.column_cycles(n_out, mem), self.merge_gaps)
+
+    def dense_cycles(self, n_in: int, n_out: int, mem: str) -> float:
+        """Dense affine, one launch over the whole matrix: ``C0 + C_L + n_in * C_P`` cycles."""
+        return self.call_cycles + self.launch_cycles + n_in * self.column_cycles(n_out, mem)
+
+    def range_cycles(self, n_out: int, mem: str, launches, processed) -> np.ndarray:
+        """Range-sparse affine: ``C0 + C_L * N_L + C_P * N_P`` cycles (SpikeDuet Sec. III-B), for arrays of
+        launches ``N_L`` and processed columns ``N_P`` (after gap merging) of any shape, float64."""
+        return (self.call_cycles + self.launch_cycles * np.asarray(launches)
+                + self.column_cycles(n_out, mem) * np.asarray(processed)).astype(np.float64)

@@ -49,7 +49,7 @@ at its time limit) is terminated, never recorded.
 **SNN sweeps.** A sweep is either all-ONNX or all-SNN (mixing is an :class:`~hetsim.errors.InputError`). It is
 an SNN sweep when every workload is an SNN spec (``.yaml``, :func:`hetsim.snn.network.load_snn`) and/or a
 ``synthetic`` grid is given, and then every mapper must be an SNN mapper
-(:data:`hetsim.snn.planner.SNN_MAPPERS`; default ``spikeduet``)::
+(the mappers of :mod:`hetsim.mappers.spikeduet`; default ``spikeduet``)::
 
     name: snn-crossover
     workloads: [../workloads/snn/braille192.yaml]   # SNN specs; may be omitted when synthetic is given
@@ -80,7 +80,7 @@ regenerates exactly the networks it still needs (each worker process caches the 
 SNN rows (:data:`SNN_RESULT_COLUMNS`, after ``key``, workload, platform, mapper, mode, reorder, the synthetic
 arguments - ``layers`` as ``24-192-192-27``, a per-layer density as ``0.1;0.2;...``; for spec files
 ``layers``, ``timesteps`` and ``samples`` come from the network - and the sweep parameters) hold, from
-:func:`hetsim.snn.pipeline.run_snn` on the eval split: the measured mean spike density of the hidden layers;
+:func:`hetsim.pipeline.run` on the eval split: the measured mean spike density of the hidden layers;
 the mean latency (ms) of the chosen configuration and of each of SpikeDuet's Table I configurations (all-m33,
 all-dense-mvp, spikeduet-blocking, spikeduet-async); the chosen configuration's speed-up over all-m33; mean
 energy (uJ) of the chosen configuration and of all-m33; the chosen plan's ``engine/residency`` per affine
@@ -277,10 +277,11 @@ def load_sweep(path: str | Path) -> SweepSpec:
     """
     from hetsim.mappers import MAPPERS, get_mapper
     from hetsim.mappers.base import did_you_mean, mapper_option_names
+    from hetsim.mappers.spikeduet import MODES
     from hetsim.platform import load_platform, read_yaml_model
     from hetsim.sim.engine import parse_contention
-    from hetsim.snn.planner import SNN_MAPPERS
-    from hetsim.snn.schedule import MODES
+
+    SNN_MAPPERS = [m for m in sorted(MAPPERS) if "snn" in getattr(MAPPERS[m], "workloads", ())]
 
     p = Path(path)
     spec = read_yaml_model(p, SweepSpec, InputError, "sweep file", "workloads, platforms, parameters, mappers")
@@ -323,11 +324,12 @@ def load_sweep(path: str | Path) -> SweepSpec:
             except ValueError as err:
                 raise InputError(f"{p}: synthetic: {err}") from None
     else:
+        onnx_mappers = [m for m in sorted(MAPPERS) if m not in SNN_MAPPERS]
         for m in spec.mappers:
+            if m in SNN_MAPPERS:
+                raise InputError(f"{p}: mappers: {m!r} maps spiking networks, but this sweep's workloads are "
+                                 f"ONNX models ({mixing}); available: {', '.join(onnx_mappers)}")
             if m not in MAPPERS:
-                if m in SNN_MAPPERS:
-                    raise InputError(f"{p}: mappers: {m!r} maps spiking networks, but this sweep's workloads are "
-                                     f"ONNX models ({mixing}); available: {', '.join(sorted(MAPPERS))}")
                 raise InputError(f"{p}: mappers: unknown mapper {m!r}; available: {', '.join(sorted(MAPPERS))}")
         for opt in ("mode", "reorder"):
             if getattr(spec, opt) is not None:
@@ -348,7 +350,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
     for plat in spec.platforms:
         platform = load_platform(plat)
         if spec.is_snn:
-            from hetsim.snn.planner import engines_of
+            from hetsim.activity_costs import engines_of
 
             try:
                 engines_of(platform)
@@ -575,10 +577,11 @@ def _snn_synthetic(args_json: str, name: str):
 
 
 def _run_snn_point(point: dict) -> dict:
-    """One SNN point (:func:`hetsim.snn.pipeline.run_snn`) as a row (module docstring)."""
+    """One SNN point (:func:`hetsim.pipeline.run`, the function behind ``hetsim run``) as a row (module
+    docstring)."""
     import numpy as np
 
-    from hetsim.snn.pipeline import run_snn
+    from hetsim.pipeline import run
 
     row = {c: "" for c in SNN_RESULT_COLUMNS}
     row.update({"key": point["key"], "workload": point["name"], "mapper": point["mapper"], "mode": point["mode"],
@@ -598,9 +601,10 @@ def _run_snn_point(point: dict) -> dict:
         else:
             snn = _snn_file(point["workload"])
             row.update({"layers": "-".join(map(str, snn.layer_sizes)), "timesteps": snn.timesteps})
-        r = run_snn(plat, snn, point["mapper"], point["mode"], point["reorder"], timeline=False)
+        r = run(plat, snn, point["mapper"], mapper_options={"mode": point["mode"]}, reorder=point["reorder"],
+                timeline=False)
         s, cf = r.summary, r.summary["configs"]
-        rasters = r.snn.split("eval")
+        rasters = r.snn.network.split("eval")
         hidden = rasters[1:-1] or rasters[:1]
         layers = s["per_layer"]
         row.update({

@@ -15,7 +15,7 @@ import hetsim.mappers.all_ternary
 import hetsim.mappers.dnas_export
 import hetsim.mappers.io8_backbone_ternary
 import hetsim.mappers.min_cost  # noqa: F401
-from hetsim.mappers import all_host, cpsat, greedy, heft, ilp  # noqa: F401  (registration side effects)
+from hetsim.mappers import all_host, cpsat, greedy, heft, ilp, spikeduet  # noqa: F401  (registration side effects)
 from hetsim.mappers.base import (
     MAPPERS,
     Mapper,
@@ -40,6 +40,10 @@ DESCRIPTIONS = {
     "io8-backbone-ternary": "DIANA: first and last layer digital, the rest on the AIMC",
     "min-cost": "DIANA: per layer the channel split minimising objective='latency' or 'energy' (exact)",
     "dnas-export": "DIANA: the channel split of a DNAS search read from path=FILE (hetsim or ODiMO export)",
+    "spikeduet": "SNNs: per affine layer the engine (sparse M33, dense or range-sparse MVP) and weight residency "
+                 "minimising mean latency (exact; mode='async' or 'blocking')",
+    "all-m33": "SNNs: every affine layer on the sparse Cortex-M33 (best residency): the baseline of SNN speed-ups",
+    "all-dense-mvp": "SNNs: every affine layer on the dense MVP (best residency)",
 }
 
 

@@ -345,10 +345,10 @@ def write_run_html(run, path: str | os.PathLike, figures: Iterable[tuple[str | o
 
 
 def snn_report_html(r, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> str:
-    """The report of an SNN run (:class:`hetsim.snn.pipeline.SnnRunResult`): headline numbers, the per-layer
-    table (``layers.csv``), the configurations of SpikeDuet's Table I, the timeline and the per-sample
+    """The report of an SNN run (a :class:`~hetsim.pipeline.RunResult` with ``snn`` set): headline numbers, the
+    per-layer table (``layers.csv``), the configurations of SpikeDuet's Table I, the timeline and the per-sample
     latencies and energies (``samples.csv``)."""
-    from hetsim.snn.report import CONFIG_LABELS
+    from hetsim.report.snn import CONFIG_LABELS
 
     s = r.summary
     st = s.get("plan_stats") or {}
@@ -370,7 +370,7 @@ def snn_report_html(r, figures: Iterable[tuple[str | os.PathLike, str]] = ()) ->
         head.append(("plan", f"on the {st.get('split')} split: {st.get('fit')} of {st.get('plans')} plans fit the "
                              f"memories, {st.get('evaluated')} scheduled, {proof}"))
     head.append(("reported on", f"the {s['eval_split']} split ({s['samples']} samples); timeline: sample "
-                                f"{s.get('timeline_sample', r.sample)}"))
+                                f"{s.get('timeline_sample', r.snn.sample)}"))
     bad = {k: v for k, v in (s.get("replay_mismatch_bits") or {}).items() if v}
     if bad:
         head.append(("warning", "the recorded rasters are not what these weights compute: "
@@ -387,20 +387,20 @@ def snn_report_html(r, figures: Iterable[tuple[str | os.PathLike, str]] = ()) ->
             "layers": ", ".join(f"{x['engine']}/{x['residency']}" for x in c.get("layers", [])),
         })
     samples = [{"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e}
-               for name, c in r.configs.items()
+               for name, c in r.snn.configs.items()
                for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True))]
     sections = [
         ("Summary", kv_table(head)),
-        ("Layers", table_html(r.layers, scroll=False)
+        ("Layers", table_html(r.snn.layers, scroll=False)
          + "<p>cycles per timestep of the chosen engine and of each engine (mean on the eval split); "
            "active/t, ranges/t and launches/t: spikes, contiguous ranges and MVP launches per timestep.</p>"),
         ("Configurations (SpikeDuet Table I)", table_html(pd.DataFrame(cfg_rows), scroll=False)),
         ("Figures", _figures(figures)),
     ]
-    if r.reorder is not None:
+    if r.snn.reorder is not None:
         from hetsim.snn.reorder import format_reorder
 
-        sections.append(("Neuron reordering", pre_html(format_reorder(r.reorder))))
+        sections.append(("Neuron reordering", pre_html(format_reorder(r.snn.reorder))))
     sections += [
         (f"Samples ({len(samples):,} rows)", details_html("latency and energy per eval sample and configuration",
                                                           table_html(pd.DataFrame(samples)))),

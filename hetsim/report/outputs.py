@@ -104,6 +104,10 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
     from hetsim.report.plots import plot_breakdown, plot_timeline
 
+    if run.snn is not None:  # a spiking network: its own tables and both modes' timeline as extra files
+        from hetsim.report.snn import write_snn_outputs
+
+        return write_snn_outputs(run, out, force=force)
     check_out_dir(out, force)
     make_dirs(out)
     written = []

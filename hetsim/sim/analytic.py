@@ -132,3 +132,30 @@ def _processing_order(g: nx.DiGraph, chain_prev: dict[tuple[str, str], str]) -> 
         return list(nx.topological_sort(h))
     except nx.NetworkXUnfeasible:
         raise ScheduleError("the schedule's device order contradicts the data dependencies") from None
+
+
+def evaluate_batch(preds, cost_s):
+    """Start and finish times of a DAG's ops for many samples at once, with no contention: each op starts when
+    every op it waits for has finished. The form of :func:`list_schedule` for workloads whose costs differ per
+    sample (a spiking network's activity) on devices that share memory (no transfers) and run one op at a time
+    (each device's order is then one more predecessor per op: the op before it on its device).
+
+    Args:
+        preds: per op, in a topological order, the indices (into that order) of the ops it waits for.
+        cost_s: float ``[n_ops, samples]`` op durations in seconds, rows in the same order.
+
+    Returns:
+        ``(start, finish)``, float ``[n_ops, samples]`` seconds; the makespans are ``finish.max(axis=0)``.
+    """
+    import numpy as np
+
+    n, S = cost_s.shape
+    start = np.zeros((n, S))
+    finish = np.zeros((n, S))
+    for i, ps in enumerate(preds):
+        if len(ps) == 1:
+            start[i] = finish[ps[0]]
+        elif ps:
+            start[i] = finish[list(ps)].max(axis=0)
+        finish[i] = start[i] + cost_s[i]
+    return start, finish

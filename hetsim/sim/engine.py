@@ -16,6 +16,8 @@ transfers) have arrived and its device grants it:
   ``cim-cores`` (a core issues one MVM stream at a time: ops placed on a common core serialise their MVM
   phases; an op spanning several cores needs all of them, and takes them one by one in core order, holding
   those it has while it waits for the rest - a fixed lock order, so it never deadlocks).
+* control dependencies (``Schedule.after``): an op also waits for these ops to finish (SpikeDuet's blocking
+  execution: the host waits for every MVP launch).
 * links: a transfer holds ``bytes / bandwidth + latency`` (CPU-CIM ILP, Eq. 4); with ``links`` contention the
   link carries one transfer at a time, first come first served (ties in the order the consumers' processes
   were started: topological). A tensor crosses the link once per consumer edge (as the ILP's z_uv).
@@ -129,6 +131,7 @@ def simulate(
     bad = contention - set(CONTENTION_KINDS)
     if bad:
         raise InputError(f"unknown contention kind {sorted(bad)[0]!r}; allowed: {', '.join(CONTENTION_KINDS)}")
+    costs = costs.for_schedule(schedule)  # per-schedule costs (an SNN's engines and residencies), else itself
     wl = costs.workload
     g = wl.graph
     platform = costs.platform
@@ -176,7 +179,11 @@ def simulate(
         if "cim-cores" in contention and "cim-cores" in dev.contention and dev.slots is not None:
             core_res[name] = [simpy.Resource(env, capacity=1) for _ in dev.slots]
 
-    remaining = {v: g.in_degree(v) for v in g.nodes}
+    remaining = {v: g.in_degree(v) + len(schedule.after.get(v, ())) for v in g.nodes}
+    waiters: dict[str, list[str]] = {}  # control dependencies (Schedule.after): u -> ops waiting for u to finish
+    for v, us in schedule.after.items():
+        for u in us:
+            waiters.setdefault(u, []).append(v)
 
     def arrive(v: str) -> None:
         """One input of ``v`` is there; start ``v``'s process when all are."""
@@ -202,6 +209,8 @@ def simulate(
     def complete(u: str) -> None:
         """``u`` finished: send its outputs (a transfer per cross-device edge) to its consumers."""
         du = assignment[u]
+        for v in waiters.get(u, ()):
+            arrive(v)
         for v in g.successors(u):
             dv = assignment[v]
             if u in splits or v in splits or not costs.needs_transfer(u, v, du, dv):

@@ -6,7 +6,7 @@ holds old neuron ``p[i]``), ``W_l' = W_l[p, :]``, ``b_l' = b_l[p]`` (and ``beta`
 every later layer and the readout are unchanged. The order does change the cost of the range-sparse MVP
 affine that reads ``s_l`` (layer ``l + 1``): ``C0 + C_L * N_L + C_P * N_P`` per timestep, with ``N_L`` launches
 (contiguous ranges of active columns after merging gaps of at most ``max_gap`` columns, ``gap * C_P < C_L``)
-and ``N_P`` processed columns (:func:`hetsim.snn.costs.range_counts`). ``C0`` does not depend on the order.
+and ``N_P`` processed columns (:func:`hetsim.snn.activity.range_counts`). ``C0`` does not depend on the order.
 
 SpikeDuet's procedure, implemented here per hidden layer on the fit (training) split:
 
@@ -39,10 +39,10 @@ from numbers import Integral
 
 import numpy as np
 
-from hetsim.devices.efr32 import Mvp
+from hetsim.devices.efr32 import Mvp, max_merged_gap
 from hetsim.errors import InputError, WorkloadError
 from hetsim.report.table import text_table
-from hetsim.snn.costs import max_merged_gap, range_counts
+from hetsim.snn.activity import range_counts
 from hetsim.snn.network import SNN, replay
 
 #: weight residencies the MVP reads contiguous FP16 column ranges from (``C_P`` depends on it)
@@ -129,7 +129,7 @@ def cluster_order(raster: np.ndarray, method: str = "average") -> np.ndarray:
 def order_cost(raster: np.ndarray, order: np.ndarray, launch_cycles: float, column_cycles: float,
                max_gap: int) -> float:
     """Mean range-sparse MVP cost ``C_L * N_L + C_P * N_P`` (cycles per row, ``C0`` omitted) of ``raster``'s
-    columns in ``order``, with :func:`~hetsim.snn.costs.range_counts` (gaps of at most ``max_gap`` merged).
+    columns in ``order``, with :func:`~hetsim.snn.activity.range_counts` (gaps of at most ``max_gap`` merged).
 
     Args:
         raster: bool ``[samples, T, n]`` (or ``[rows, n]``); order: int ``[n]`` permutation.
@@ -321,7 +321,7 @@ def refine_order(raster: np.ndarray, order: np.ndarray, launch_cycles: float, co
                  *, seed: int | Sequence[int] = 0, max_passes: int = MAX_PASSES, time_limit_s: float | None = None,
                  ) -> tuple[np.ndarray, RefineInfo]:
     """Local-swap refinement of a neuron order (SpikeDuet Sec. III-C): minimise the mean over ``raster``'s rows
-    of ``C_L * N_L + C_P * N_P`` with gap merging as :func:`~hetsim.snn.costs.range_counts`.
+    of ``C_L * N_L + C_P * N_P`` with gap merging as :func:`~hetsim.snn.activity.range_counts`.
 
     Each pass visits every position ``i`` of a non-silent neuron (in a random order drawn from ``seed``), takes
     the swap partner ``j`` with the largest cost decrease (lowest ``j`` on ties) and applies it if it lowers the
@@ -333,7 +333,7 @@ def refine_order(raster: np.ndarray, order: np.ndarray, launch_cycles: float, co
     Args:
         raster: bool ``[samples, T, n]`` (or ``[rows, n]``), the fit split of the layer.
         order: int ``[n]`` starting permutation (new position ``i`` holds old neuron ``order[i]``).
-        launch_cycles: ``C_L``; column_cycles: ``C_P``; max_gap: from :func:`~hetsim.snn.costs.max_merged_gap`.
+        launch_cycles: ``C_L``; column_cycles: ``C_P``; max_gap: from :func:`~hetsim.devices.efr32.max_merged_gap`.
         seed: seeds the visiting order (``numpy.random.default_rng``); the result is deterministic given it.
 
     Returns:
@@ -744,7 +744,7 @@ def reorder(snn: SNN, mvp: Mvp, *, residency: str | dict[int, str] = "sram", lay
     For each hidden layer ``l``, :func:`reorder_layer` on ``snn.split("fit")[l]`` with ``C_L =
     mvp.launch_cycles``, ``C_P = mvp.column_cycles(n_{l+1}, residency)`` (layer ``l``'s spikes are the input
     columns of affine layer ``l + 1``, which has ``n_{l+1}`` outputs) and the merged gap of
-    :func:`~hetsim.snn.costs.max_merged_gap`; then :func:`permute_network` and :func:`verify_permutation`.
+    :func:`~hetsim.devices.efr32.max_merged_gap`; then :func:`permute_network` and :func:`verify_permutation`.
     Statistics are reported on ``snn.split("plan")`` (validation split; SpikeDuet Sec. IV-C reports launches
     per timestep on inputs not used to choose the order).
 
@@ -830,10 +830,10 @@ def reorder_for_platform(snn: SNN, platform, *, residency: str = "auto", seed: i
 
     Raises:
         ScheduleError: the permuted network's outputs differ from the original's (nothing to use).
-        PlatformError, WorkloadError, InputError: see :func:`hetsim.snn.planner.engines_of`, :func:`reorder`.
+        PlatformError, WorkloadError, InputError: see :func:`hetsim.activity_costs.engines_of`, :func:`reorder`.
     """
+    from hetsim.activity_costs import engines_of, sram_budget_bytes
     from hetsim.errors import ScheduleError
-    from hetsim.snn.planner import engines_of, sram_budget_bytes
 
     mvp = engines_of(platform)[1]
     res = mvp_residencies(snn, mvp, sram_budget_bytes(platform)) if residency == "auto" else residency
