@@ -152,6 +152,20 @@ class LayerCosts:
             return self.mvp_dense_cycles(residency)
         return self.mvp_range_cycles(residency)
 
+    def launches_of(self, engine: str, residency: str) -> np.ndarray:
+        """MVP launches ``[S, T]`` of this layer on ``engine``: 0 on the Cortex-M, 1 per timestep dense, ``N_L``
+        range-sparse."""
+        if engine == ENGINE_M33:
+            return np.zeros(self.active.shape)
+        if engine == ENGINE_MVP_DENSE:
+            return np.ones(self.active.shape)
+        return self.launches[residency]
+
+    def program_cycles(self, engine: str, residency: str) -> np.ndarray:
+        """Host cycles ``[S, T]`` to program the layer's MVP launches (:meth:`~hetsim.devices.efr32.CortexM.
+        program_cycles`; 0 on the Cortex-M)."""
+        return self.m33.program_cycles(self.launches_of(engine, residency))
+
     def weight_bytes(self, engine: str) -> int:
         """Size of the layer's weight table in the engine's format (FP32 on the Cortex-M, FP16 on the MVP)."""
         per = self.m33.weight_bytes if engine == ENGINE_M33 else self.mvp.weight_bytes
@@ -233,13 +247,15 @@ class ActivityCostModel(CostModel):
 
     def _bind(self, choices: list[LayerChoice] | None, sample: int) -> None:
         self.sample, self.choices = int(sample), choices
-        per_layer = {}
+        per_layer, program = {}, {}
         for li, lc in enumerate(self.layers):
             c = None if choices is None else choices[li]
             on_m33 = c is not None and c.engine == ENGINE_M33
             m33 = self.layer_cycles(li, c if on_m33 else LayerChoice(ENGINE_M33, "sram"))
             mvp = self.layer_cycles(li, c) if c is not None and not on_m33 else lc.mvp_range_cycles("sram")
             per_layer[li + 1] = {self.host: m33[sample] / self.m33_hz, self.mvp_name: mvp[sample] / self.mvp_hz}
+            prog = (lc.program_cycles(c.engine, c.residency) if c is not None else np.zeros(lc.active.shape))[sample]
+            program[li + 1] = prog / self.m33_hz
             if choices is not None:  # a bound schedule: the layer runs where it was mapped
                 keep = self.host if c.engine == ENGINE_M33 else self.mvp_name
                 per_layer[li + 1] = {keep: per_layer[li + 1][keep]}
@@ -248,6 +264,8 @@ class ActivityCostModel(CostModel):
         for name, s in self.workload.steps.items():
             if s.kind == "affine":
                 lat[name] = {d: float(v[s.t]) for d, v in per_layer[s.layer].items()}
+            elif s.kind == "program":
+                lat[name] = {self.host: float(program[s.layer][s.t])}
             elif s.kind == "lif":
                 lat[name] = {self.host: self.m33.lif_cycles(sizes[s.layer]) / self.m33_hz}
             else:
@@ -368,17 +386,24 @@ class ActivityCostModel(CostModel):
         hz = self.m33_hz if choice.engine == ENGINE_M33 else self.mvp_hz
         return self.layer_cycles(li, choice) / hz
 
+    def program_seconds(self, li: int, choice: LayerChoice) -> np.ndarray:
+        """Host seconds ``[samples, T]`` to program affine layer ``li + 1``'s MVP launches under ``choice``."""
+        return self.layers[li].program_cycles(choice.engine, choice.residency) / self.m33_hz
+
     def step_costs(self, steps, choices: list[LayerChoice]) -> np.ndarray:
         """Durations in seconds, float ``[len(steps), samples]``, of the unrolled ops ``steps``
         (:class:`~hetsim.snn.unroll.SnnStep`) under ``choices``."""
         sizes = self.snn.layer_sizes
         per_layer = [self.layer_seconds(li, c) for li, c in enumerate(choices)]
+        program = [self.program_seconds(li, c) for li, c in enumerate(choices)]
         lif = [self.m33.lif_cycles(n) / self.m33_hz for n in sizes[1:]]
         ro = self.m33.readout_cycles(sizes[-1]) / self.m33_hz
         out = np.empty((len(steps), self.samples))
         for i, op in enumerate(steps):
             if op.kind == "affine":
                 out[i] = per_layer[op.layer - 1][:, op.t]
+            elif op.kind == "program":
+                out[i] = program[op.layer - 1][:, op.t]
             elif op.kind == "lif":
                 out[i] = lif[op.layer - 1]
             else:
@@ -402,4 +427,6 @@ class ActivityCostModel(CostModel):
                 m33 = m33 + cyc / self.m33_hz
             else:
                 mvp = mvp + cyc / self.mvp_hz
+                if self.m33.mvp_launch_cycles:  # (skipped at 0: the sums stay bit-identical to the cost without it)
+                    m33 = m33 + self.program_seconds(li, c).sum(axis=1)
         return m33, mvp

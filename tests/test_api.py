@@ -49,12 +49,12 @@ def close_figures():
     plt.close("all")
 
 
-def _readme_example() -> str:
+def _readme_example(i: int = 0) -> str:
     text = (ROOT / "README.md").read_text()
     section = text.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert len(blocks) == 1, "the Python API section has one python code block"
-    return blocks[0]
+    assert len(blocks) == 2, "the Python API section has two python code blocks (ONNX, then spiking networks)"
+    return blocks[i]
 
 
 # ------------------------------------------------------------------------------------------------- README
@@ -76,6 +76,17 @@ def test_readme_python_api_example_runs_as_written(monkeypatch, capsys, close_fi
     assert isinstance(scope["fig"], Figure)
     assert scope["small"].devices["cim"].crossbars == 25
     assert set(ROOT.iterdir()) == before  # it writes nothing
+
+
+def test_readme_snn_example_runs_as_written(monkeypatch, capsys):
+    monkeypatch.chdir(ROOT)
+    scope: dict = {"hetsim": hetsim}
+    exec(compile(_readme_example(1), "README.md (Python API, SNN)", "exec"), scope)
+    out = capsys.readouterr().out
+    r = scope["r"]
+    assert "<RunResult braille7_12-384-384-7_T51 on efr32mg24, mapper spikeduet: makespan 74.524 ms" in out
+    assert r.makespan_s == pytest.approx(r.snn.configs["spikeduet-async"].latency_s.mean(), rel=1e-15)
+    assert list(r.snn.layers["engine"]) == ["mvp-range", "m33", "mvp-range"]
 
 
 # ------------------------------------------------------------------------------------------- the result

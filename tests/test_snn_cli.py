@@ -73,7 +73,7 @@ def test_reorder_writes_a_verified_network(capsys, tmp_path):
 def test_inspect_snn(capsys):
     code, out, _ = run_cli(capsys, "inspect", NET)
     assert code == 0
-    assert "12-64-7, T = 100" in out and "unrolled DAG: 500 ops" in out and "ranges/t" in out
+    assert "12-64-7, T = 100" in out and "unrolled DAG: 700 ops" in out and "ranges/t" in out
     code, out, _ = run_cli(capsys, "inspect", ROOT / "workloads" / "snn" / "braille384.yaml", "--platform", EFR)
     assert code == 0
     line = next(x for x in out.splitlines() if x.strip().startswith("Linear1"))

@@ -14,7 +14,9 @@ The formulas (SpikeDuet Sec. III-B, III-D; constants and their calibration in ``
   ``N_L`` launches (contiguous ranges of active columns after merging ranges whose gap is cheaper to process
   than to launch) and ``N_P`` columns processed (SpikeDuet Sec. III-B/III-C);
 * LIF update on the M33: ``C_call + n * c_neuron`` per layer and timestep; readout ``n_out * c_readout`` per
-  timestep (spike-count or membrane accumulation).
+  timestep (spike-count or membrane accumulation);
+* programming the MVP, on the M33: ``N_L * c_prog`` cycles per MVP-mapped layer and timestep (``c_prog`` =
+  ``mvp_launch_cycles``; the dense MVP has one launch per timestep).
 
 The formulas are the devices' capabilities: vectorised over samples and timesteps (numpy arrays of activity
 counts in, float64 cycles out), so that :class:`hetsim.activity_costs.ActivityCostModel` prices every sample
@@ -87,6 +89,8 @@ class CortexM(DeviceBase):
         elem_cycles: cycles per weight element added, by the memory the column is read from.
         lif_call_cycles, lif_neuron_cycles: LIF update per layer and timestep: call + per neuron.
         readout_neuron_cycles: readout accumulation per output neuron and timestep.
+        mvp_launch_cycles: cycles the core spends programming one MVP launch (range start, length, addresses,
+            start), during which it does nothing else; 0 = folded into the MVP's ``launch_cycles`` (docs/models.md).
         sram_reserved_kib: SRAM kept for the stack, neuron state, spike and MVP buffers and the runtime
             (not available to weights).
     """
@@ -103,6 +107,7 @@ class CortexM(DeviceBase):
     lif_call_cycles: Real = Field(ge=0, le=MAX_CYCLES)
     lif_neuron_cycles: Real = Field(ge=0, le=MAX_CYCLES)
     readout_neuron_cycles: Real = Field(0.0, ge=0, le=MAX_CYCLES)
+    mvp_launch_cycles: Real = Field(0.0, ge=0, le=MAX_CYCLES)
     sram_reserved_kib: Real = Field(0.0, ge=0, le=MAX_KIB)
 
     @property
@@ -126,6 +131,10 @@ class CortexM(DeviceBase):
         n_sram = np.asarray(n_sram, dtype=np.float64)
         return (self.affine_call_cycles + act * self.col_cycles
                 + n_out * (n_sram * self.elem_cycles.sram + (act - n_sram) * self.elem_cycles.flash))
+
+    def program_cycles(self, launches) -> np.ndarray:
+        """The core's cycles to program ``launches`` MVP launches: ``N_L * mvp_launch_cycles`` (any shape)."""
+        return self.mvp_launch_cycles * np.asarray(launches, dtype=np.float64)
 
     def lif_cycles(self, n: int) -> float:
         """LIF update of ``n`` neurons for one timestep: ``C_call + n * c_neuron`` cycles."""

@@ -85,11 +85,15 @@ def engine_orders(n_layers: int, timesteps: int, mvp: tuple[bool, ...], mode: st
     ops = program(n_layers, timesteps)
     if mode == "blocking":
         return {HOST: tuple(o for o in ops if _role(o, mvp) == HOST),
-                ACCEL: tuple(o for o in ops if _role(o, mvp) == ACCEL), "program": tuple(ops)}
+                ACCEL: tuple(o for o in ops if _role(o, mvp) == ACCEL)}
     s = _skews(mvp)
     kind_rank = {"affine": 0, "lif": 1, "readout": 2}
 
     def host_key(op: SnnStep):
+        if op.kind == "program":  # as soon as its inputs are there: right after the LIF update it waits for
+            if op.layer == 1:
+                return (op.t - 2 + s[0], 1, 1.5)
+            return (op.t + s[op.layer - 2], op.layer - 1, 1.5)
         return (op.t + s[op.layer - 1], op.layer, kind_rank[op.kind])
 
     def mvp_key(op: SnnStep):
@@ -99,6 +103,27 @@ def engine_orders(n_layers: int, timesteps: int, mvp: tuple[bool, ...], mode: st
 
     return {HOST: tuple(sorted((o for o in ops if _role(o, mvp) == HOST), key=host_key)),
             ACCEL: tuple(sorted((o for o in ops if _role(o, mvp) == ACCEL), key=mvp_key))}
+
+
+@lru_cache(maxsize=64)
+def blocking_after(n_layers: int, timesteps: int, mvp: tuple[bool, ...]) -> dict[SnnStep, tuple[SnnStep, ...]]:
+    """Blocking execution's control dependencies: the program runs stage by stage in program order, a stage
+    being one op, or an MVP-mapped layer's ``program_l[t]`` and ``affine_l[t]`` together (the host programs the
+    launches while they run, then polls); every op waits for every op of the previous stage on the other
+    engine (the previous ones on its own engine are its device order)."""
+    stages: list[list[SnnStep]] = []
+    for op in program(n_layers, timesteps):
+        if op.kind == "affine" and mvp[op.layer - 1]:
+            stages[-1].append(op)  # with its program_l[t]
+        else:
+            stages.append([op])
+    out = {}
+    for prev, cur in zip(stages, stages[1:], strict=False):
+        for b in cur:
+            other = tuple(a for a in prev if _role(a, mvp) != _role(b, mvp))
+            if other:
+                out[b] = other
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -112,11 +137,10 @@ def dependencies(n_layers: int, timesteps: int, mvp: tuple[bool, ...], mode: str
     g = nx.DiGraph()
     g.add_nodes_from(ops)
     g.add_edges_from(data_edges(n_layers, timesteps))
-    orders = engine_orders(n_layers, timesteps, mvp, mode)
-    for key, seq in orders.items():
-        if mode == "blocking" and key != "program":
-            continue
+    for seq in engine_orders(n_layers, timesteps, mvp, mode).values():
         g.add_edges_from(zip(seq, seq[1:], strict=False))
+    if mode == "blocking":
+        g.add_edges_from((a, b) for b, us in blocking_after(n_layers, timesteps, mvp).items() for a in us)
     rank = {op: i for i, op in enumerate(ops)}
     topo = list(nx.lexicographical_topological_sort(g, key=lambda o: rank[o]))
     index = {op: i for i, op in enumerate(topo)}
@@ -126,9 +150,10 @@ def dependencies(n_layers: int, timesteps: int, mvp: tuple[bool, ...], mode: str
 
 def makespans(cm: ActivityCostModel, choices: list[LayerChoice], mode: str) -> np.ndarray:
     """End-to-end latency of every sample of ``cm``'s split under ``choices`` in ``mode``, seconds
-    ``[samples]``: the contention-free times of the schedule :func:`snn_schedule` makes (blocking: the sum of
-    all op costs; async: :func:`~hetsim.sim.analytic.evaluate_batch`)."""
-    if mode == "blocking":  # the host waits for every launch: the makespan is all the work
+    ``[samples]``: the contention-free times of the schedule :func:`snn_schedule` makes
+    (:func:`~hetsim.sim.analytic.evaluate_batch`; blocking without launch programming costs: the sum of all
+    op costs)."""
+    if mode == "blocking" and not cm.m33.mvp_launch_cycles:  # the host waits for every launch: all the work
         return sum(cm.engine_work(choices))
     steps, preds = dependencies(cm.snn.n_layers, cm.timesteps, on_mvp([c.engine for c in choices]), mode)
     return evaluate_batch(preds, cm.step_costs(steps, choices))[1].max(axis=0)
@@ -146,20 +171,21 @@ def snn_schedule(cm: ActivityCostModel, choices: list[LayerChoice], mode: str, m
     order = {dev[k]: [s.name for s in seq] for k, seq in orders.items() if k in dev}
     after = {}
     if mode == "blocking":
-        seq = orders["program"]
-        after = {b.name: [a.name] for a, b in zip(seq, seq[1:], strict=False) if _role(a, mvp) != _role(b, mvp)}
+        after = {b.name: [a.name for a in us] for b, us in blocking_after(L, T, mvp).items()}
     return Schedule(mapper=mapper, parts=parts, order=order, stats=dict(stats or {}), workload=cm.workload.name,
                     platform=cm.platform.name, after=after,
                     config={"mode": mode, "layers": [c.to_dict() for c in choices]})
 
 
 def _option_bounds(cm: ActivityCostModel, opts: list[tuple[str, str]]):
-    """Per layer and option: SRAM bytes, Flash bytes and a lower bound on the host and MVP busy time per sample
-    (``flash+hot`` bounded by the all-hot cost), as arrays ``[L, n_opts]`` and ``[L, n_opts, samples]``."""
+    """Per layer and option: SRAM bytes, Flash bytes and a lower bound on the host's affine work, its launch
+    programming and the MVP's busy time per sample (``flash+hot`` bounded by the all-hot cost), as arrays
+    ``[L, n_opts]`` and ``[L, n_opts, samples]``."""
     L, n, S = len(cm.layers), len(opts), cm.samples
     sram = np.zeros((L, n))
     flash = np.zeros((L, n))
     m33 = np.zeros((L, n, S))
+    prog = np.zeros((L, n, S))
     mvp = np.zeros((L, n, S))
     for li, lc in enumerate(cm.layers):
         for k, (e, r) in enumerate(opts):
@@ -170,7 +196,8 @@ def _option_bounds(cm: ActivityCostModel, opts: list[tuple[str, str]]):
                 m33[li, k] = cyc / cm.m33_hz
             else:
                 mvp[li, k] = cyc / cm.mvp_hz
-    return sram, flash, m33, mvp
+                prog[li, k] = lc.program_cycles(e, r).sum(axis=1) / cm.m33_hz  # the host programs the launches
+    return sram, flash, m33, prog, mvp
 
 
 def plan(cm: ActivityCostModel, engines=ENGINES, mode: str = "async", time_limit_s: float | None = None,
@@ -199,7 +226,7 @@ def plan(cm: ActivityCostModel, engines=ENGINES, mode: str = "async", time_limit
     opts = options(engines)
     rank = {o: i for i, o in enumerate(options())}
     L, n = cm.snn.n_layers, len(opts)
-    sram, flash, m33w, mvpw = _option_bounds(cm, opts)
+    sram, flash, m33w, progw, mvpw = _option_bounds(cm, opts)
     fixed = cm.fixed_m33_s
     flash_cap = cm.flash_bytes if cm.flash_bytes is not None else 0
     lbs, idxs = [], []
@@ -216,7 +243,12 @@ def plan(cm: ActivityCostModel, engines=ENGINES, mode: str = "async", time_limit
             continue
         m = fixed + m33w[layers, idx].sum(axis=1)      # [c, S]
         v = mvpw[layers, idx].sum(axis=1)
-        lbs.append((np.maximum(m, v) if mode == "async" else m + v).mean(axis=1))
+        if mode == "async":  # each engine does all its work (the host's includes programming launches)
+            if cm.m33.mvp_launch_cycles:
+                m = m + progw[layers, idx].sum(axis=1)
+            lbs.append(np.maximum(m, v).mean(axis=1))
+        else:  # one op at a time, except programming, which overlaps its launches
+            lbs.append((m + v).mean(axis=1))
         idxs.append(idx)
     n_plans = n**L
     if not lbs:

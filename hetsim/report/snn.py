@@ -418,8 +418,8 @@ def format_snn_inspect(snn) -> str:
         f"{snn.name}: {'-'.join(map(str, snn.layer_sizes))}, T = {snn.timesteps}, "
         f"{sum(w.size for w in snn.weights):,} weights, LIF beta {float(snn.beta[0][0]):g}, threshold "
         f"{float(snn.threshold[0][0]):g}, reset {snn.reset}, readout {snn.readout}",
-        f"  unrolled DAG: {len(u):,} ops (affine_l[t], lif_l[t], readout[t]), {u.graph.number_of_edges():,} "
-        "edges",
+        f"  unrolled DAG: {len(u):,} ops (program_l[t], affine_l[t], lif_l[t], readout[t]), "
+        f"{u.graph.number_of_edges():,} edges",
         "  splits: " + ", ".join(f"{k} {v[0].shape[0]} samples" for k, v in snn.activity.items())
         + f"  (fit {snn.roles.fit}, plan {snn.roles.plan}, eval {snn.roles.eval})",
     ]
