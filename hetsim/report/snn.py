@@ -21,7 +21,8 @@ from hetsim.schedule import Schedule
 
 SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "ops.csv", "schedule.json", "trace.csv",
                     "trace.json", "timeline.png", "report.html")
-KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8"}
+KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8",
+                "program": "#e9a53a"}  # drawn in this order: programming on top of the M33's polling
 CONFIG_LABELS = {"all-m33": "all sparse M33", "all-dense-mvp": "all dense MVP, blocking", "all-dense-mvp-async":
                  "all dense MVP, async", "spikeduet-blocking": "spikeduet, blocking",
                  "spikeduet-async": "spikeduet, async"}
@@ -123,7 +124,7 @@ def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str 
                                    label=kind)
             span = float(tr["end_s"].max() * 1e3) if len(tr) else 0
             min_w = 0.011 * span * (7.2 / fig_w)  # a label needs about this much bar at this width
-            for _, row in tr[tr["step"] != "poll"].iterrows():
+            for _, row in tr[~tr["step"].isin(["poll", "program"])].iterrows():
                 w = (row["end_s"] - row["start_s"]) * 1e3
                 if w > min_w:
                     ax.text((row["start_s"] * 1e3 + w / 2), rows[row["device"]], f"{row['layer']}", ha="center",
@@ -140,9 +141,10 @@ def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str 
             whole = format_si(r.snn.traces[mode]["end_s"].max(), "s")
             ax.set_title(f"{mode}: {len(t_ends)} timesteps in {format_si(span * 1e-3, 's')} "
                          f"(of {whole})")
-            shown.update(tr["step"])
+            shown.update(tr.loc[tr["end_s"] > tr["start_s"], "step"])
         kinds = [k for k in KIND_COLOURS if k in shown]
-        names = {"affine": "affine", "lif": "LIF", "readout": "readout", "poll": "M33 waits (polls)"}
+        names = {"affine": "affine", "lif": "LIF", "readout": "readout", "poll": "M33 waits (polls)",
+                 "program": "M33 programs MVP launches"}
         handles = [plt.Rectangle((0, 0), 1, 1, color=KIND_COLOURS[k]) for k in kinds]
         handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="#ececec", edgecolor="#b0b0b0", linewidth=0.4))
         fig.legend(handles, [names[k] for k in kinds] + ["odd timesteps"], ncols=3 if fig_w < 5 else 5,
