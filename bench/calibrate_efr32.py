@@ -15,7 +15,7 @@ C. hetsim's own predictions for the same layers on our trained analogues (worklo
    ``hetsim.snn.reorder.reorder`` is available, after reordering; plus the all-M33 Braille-384 end-to-end
    latency against the baseline implied by the paper.
 
-Formulas: hetsim/devices/efr32.py and hetsim/snn/costs.py; documentation: docs/models.md, section
+Formulas: hetsim/devices/efr32.py and hetsim/activity_costs.py; documentation: docs/models.md, section
 "EFR32MG24 (SpikeDuet)". Takes about 20 s (most of it the reordering in part C).
 """
 
