@@ -1,7 +1,10 @@
 """SimPy replay of a Schedule on resources built from the Platform (``docs/architecture.md``, "Simulation semantics").
 
-One SimPy process per op and one per cross-device transfer. An op starts when all its inputs (and their
-transfers) have arrived and its device grants it:
+An op starts when all its inputs (and their transfers) have arrived and its device grants it. Ops and transfers
+are chains of callbacks on SimPy events (``simpy.Resource`` requests and timeouts), not SimPy processes: an op's
+chain starts when its last input arrives, asks for the resources it needs, waits for the grant, runs for its
+latency and releases them. Only a channel-split op, which waits for several devices at once, is a process. This
+keeps about three events per op on a serial device (request, timeout, release) and one per free-running op.
 
 * serial devices (``cpu``: a ``simpy.Resource(capacity=cores)``; a DIANA accelerator: capacity 1): ops
   request them in the schedule's order (``ordered`` replay: an op may not start before the op preceding it in
@@ -19,8 +22,9 @@ transfers) have arrived and its device grants it:
 * control dependencies (``Schedule.after``): an op also waits for these ops to finish (SpikeDuet's blocking
   execution: the host waits for every MVP launch).
 * links: a transfer holds ``bytes / bandwidth + latency`` (CPU-CIM ILP, Eq. 4); with ``links`` contention the
-  link carries one transfer at a time, first come first served (ties in the order the consumers' processes
-  were started: topological). A tensor crosses the link once per consumer edge (as the ILP's z_uv).
+  link carries one transfer at a time, first come first served (requests made at the same instant are served
+  in the order they were made: producers in the order they finished, each producer's consumers in graph
+  order). A tensor crosses the link once per consumer edge (as the ILP's z_uv).
 
 With every contention kind off this is exactly the CPU-CIM ILP's timing model, and the times equal
 :func:`hetsim.sim.analytic.list_schedule`'s.
@@ -28,7 +32,8 @@ With every contention kind off this is exactly the CPU-CIM ILP's timing model, a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import gc
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -66,6 +71,11 @@ class SimResult:
     contention: frozenset[str] = field(default_factory=frozenset)
     assignment: dict[str, str] = field(default_factory=dict)
     splits: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+
+
+def _row_key(row: tuple) -> tuple:
+    """The trace's order: by start, end, device, op."""
+    return row[4], row[5], row[1], row[0]
 
 
 def parse_contention(spec: str | Iterable[str] | None) -> frozenset[str]:
@@ -144,12 +154,13 @@ def simulate(
     devs = costs.devices
 
     if "cim-cores" in contention:
+        n_slots = {d: len(dev.slots) for d, dev in devs.items() if "cim-cores" in dev.contention and
+                   dev.slots is not None}
         for v, dv in assignment.items():
-            dev = devs[dv]
-            if "cim-cores" in dev.contention and dev.slots is not None and v not in splits:
+            if dv in n_slots and v not in splits:
                 placed = schedule.placement.get(v)
                 cores = [c for c, _ in placed or []]
-                if (not placed or any(not 0 <= c < len(dev.slots) for c in cores) or len(set(cores)) != len(cores)
+                if (not placed or any(not 0 <= c < n_slots[dv] for c in cores) or len(set(cores)) != len(cores)
                         or sum(n for _, n in placed) != costs.need[v][dv]):
                     raise ScheduleError(
                         f"CIM op {v!r} has no valid crossbar placement (distinct cores of {dv!r} holding its "
@@ -160,13 +171,16 @@ def simulate(
     rows: list[tuple] = []
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
-    granted = {n: env.event() for n in g.nodes}
+    granted: set[str] = set()  # ops that hold (or held) their serial devices
+    waiters: dict[str, list[Callable[[], object]]] = {}  # op -> what runs once it is granted
     prev_in_order: dict[tuple[str, str], str] = {}  # (device, op) -> the op before it in the device's order
     for dev in caps:
         seq = order[dev]
         for i in range(1, len(seq)):
             prev_in_order[(dev, seq[i])] = seq[i - 1]
     dev_rank = {d: i for i, d in enumerate(platform.devices)}
+    lat = costs.latency
+    succ = g.succ
 
     serial_res = {dev: simpy.Resource(env, capacity=cap) for dev, cap in caps.items()}
     link_res = (
@@ -180,61 +194,178 @@ def simulate(
             core_res[name] = [simpy.Resource(env, capacity=1) for _ in dev.slots]
 
     remaining = {v: g.in_degree(v) + len(schedule.after.get(v, ())) for v in g.nodes}
-    waiters: dict[str, list[str]] = {}  # control dependencies (Schedule.after): u -> ops waiting for u to finish
+    dependents: dict[str, list[str]] = {}  # control dependencies (Schedule.after): u -> ops waiting for u to finish
     for v, us in schedule.after.items():
         for u in us:
-            waiters.setdefault(u, []).append(v)
+            dependents.setdefault(u, []).append(v)
+
+    def grant(v: str) -> None:
+        """``v`` holds its serial device(s): the next op in each device's order may now ask for it."""
+        granted.add(v)
+        for fn in waiters.pop(v, ()):
+            fn()
+
+    def after_granted(prev: str | None, fn: Callable[[], object]) -> None:
+        """Run ``fn`` now if ``prev`` (the op before in a device's order) has been granted, else once it is."""
+        if prev is None or prev in granted:
+            fn()
+        else:
+            waiters.setdefault(prev, []).append(fn)
+
+    def take(resources: list, then: Callable[[list], None]) -> None:
+        """Request ``resources`` one by one in the given order (a fixed lock order: no deadlock), holding those
+        granted while waiting for the rest; call ``then(requests)`` once all are held."""
+        reqs: list = []
+
+        def step(_event=None) -> None:
+            if len(reqs) == len(resources):
+                then(reqs)
+                return
+            req = resources[len(reqs)].request()
+            reqs.append(req)
+            req.callbacks.append(step)
+
+        step()
 
     def arrive(v: str) -> None:
-        """One input of ``v`` is there; start ``v``'s process when all are."""
+        """One input of ``v`` is there; start ``v`` when all are."""
         remaining[v] -= 1
         if remaining[v] == 0:
-            env.process(run_op(v))
+            run_op(v)
 
-    def transfer(u: str, v: str, src: str, dst: str, link, dt: float, res: simpy.Resource):
-        with res.request() as req:
-            yield req
-            t0 = env.now
-            yield env.timeout(dt)
-        rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now, None))
-        arrive(v)
-
-    def transfer_done(u: str, v: str, link, t0: float):
+    def transfer_done(u: str, v: str, link, t0: float, res: simpy.Resource | None = None, req=None):
         def cb(_event) -> None:
+            if res is not None:
+                res.release(req)
             rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now, None))
             arrive(v)
 
         return cb
 
+    def contended_transfer(u: str, v: str, link, dt: float, res: simpy.Resource) -> None:
+        """A transfer over a link carrying one transfer at a time (first come first served)."""
+        req = res.request()
+
+        def got(_event) -> None:
+            env.timeout(dt).callbacks.append(transfer_done(u, v, link, env.now, res, req))
+
+        req.callbacks.append(got)
+
     def complete(u: str) -> None:
         """``u`` finished: send its outputs (a transfer per cross-device edge) to its consumers."""
         du = assignment[u]
-        for v in waiters.get(u, ()):
+        for v in dependents.get(u, ()):
             arrive(v)
-        for v in g.successors(u):
+        for v in succ[u]:
             dv = assignment[v]
-            if u in splits or v in splits or not costs.needs_transfer(u, v, du, dv):
+            if du == dv or u in splits or v in splits or not costs.needs_transfer(u, v, du, dv):
                 arrive(v)  # split ops share memory with their neighbours (checked): nothing moves
                 continue
             link = costs.link(du, dv)
             dt = link.transfer_time(costs.transfer_bytes(u, v, du, dv))
             res = link_res.get(link.name)
             if res is not None:
-                env.process(transfer(u, v, du, dv, link, dt, res))
+                contended_transfer(u, v, link, dt, res)
             else:
                 env.timeout(dt).callbacks.append(transfer_done(u, v, link, env.now))
 
-    def cim_phase(name: str, phase: str, dt: float, resources: list):
-        reqs = []
-        for r in resources:  # acquired in a fixed (ascending core) order: no deadlock
-            req = r.request()
-            reqs.append((r, req))
-            yield req
-        t0 = env.now
-        yield env.timeout(dt)
-        for r, req in reqs:
-            r.release(req)
-        rows.append((name, assignment[name], "compute", phase, t0, env.now, None))
+    def run_serial(v: str, dv: str) -> None:
+        """``v`` on serial device ``dv``: once the op before it in ``dv``'s order holds a unit, ask for one, run
+        for its latency, release it."""
+        res = serial_res[dv]
+
+        def ask() -> None:
+            req = res.request()
+
+            def got(_event) -> None:
+                start[v] = t0 = env.now
+                env.timeout(lat[v][dv]).callbacks.append(done(req, t0))
+                grant(v)
+
+            req.callbacks.append(got)
+
+        def done(req, t0: float):
+            def cb(_event) -> None:
+                finish[v] = env.now
+                res.release(req)
+                rows.append((v, dv, "compute", "", t0, finish[v], None))
+                complete(v)
+
+            return cb
+
+        after_granted(prev_in_order.get((dv, v)), ask)
+
+    def run_free(v: str, dv: str, phases) -> None:
+        """``v`` on a device whose ops overlap freely (no contended phases): it runs for its latency at once."""
+        start[v] = t0 = env.now
+
+        def done(_event) -> None:
+            finish[v] = t1 = env.now
+            if phases is None:
+                rows.append((v, dv, "compute", "", t0, t1, None))
+            else:  # phase rows laid end to end, op times kept exact
+                t, names = t0, devs[dv].phase_names
+                for i, (ph, dt) in enumerate(zip(names, phases, strict=True)):
+                    t_end = t1 if i == len(phases) - 1 else t + dt
+                    rows.append((v, dv, "compute", ph, t, t_end, None))
+                    t = t_end
+            complete(v)
+
+        env.timeout(lat[v][dv]).callbacks.append(done)
+
+    def run_phases(v: str, dv: str, phases) -> None:
+        """``v`` on a CIM device with contended phases: load (internal bus), mvm (its cores), store (bus)."""
+        bus = [bus_res[dv]] if dv in bus_res else []
+        cores = [core_res[dv][c] for c, _ in sorted(schedule.placement[v])] if dv in core_res else []
+        seq = (("load", phases[0], bus), ("mvm", phases[1], cores), ("store", phases[2], bus))
+
+        def phase(i: int) -> None:
+            name, dt, resources = seq[i]
+
+            def held(reqs: list) -> None:
+                t0 = env.now
+                if i == 0:
+                    start[v] = t0
+
+                def ended(_event) -> None:
+                    for r, req in zip(resources, reqs, strict=True):
+                        r.release(req)
+                    rows.append((v, dv, "compute", name, t0, env.now, None))
+                    if i + 1 < len(seq):
+                        phase(i + 1)
+                    else:
+                        finish[v] = env.now
+                        complete(v)
+
+                env.timeout(dt).callbacks.append(ended)
+
+            take(resources, held)
+
+        phase(0)
+
+    def run_split(v: str):
+        """All parts of a split op start together once every part's device is free (see the module doc)."""
+        parts = sorted(op_parts(costs, v, assignment, splits), key=lambda p: dev_rank[p[0]])
+        for d, _, _ in parts:
+            prev = prev_in_order.get((d, v))
+            if prev is not None and d in serial_res and prev not in granted:
+                ev = env.event()
+                waiters.setdefault(prev, []).append(ev.succeed)
+                yield ev
+        reqs = {}
+        for d, _, _ in parts:  # acquired in platform device order: a fixed lock order
+            if d in serial_res:
+                reqs[d] = serial_res[d].request()
+                yield reqs[d]
+        start[v] = t0 = env.now
+        for d, dt, n in parts:
+            if d in reqs:
+                env.timeout(dt).callbacks.append(release_at_end(d, reqs[d]))
+            rows.append((v, d, "compute", "", t0, t0 + dt, n))
+        grant(v)
+        yield env.timeout(max(dt for _, dt, _ in parts))
+        finish[v] = env.now
+        complete(v)
 
     def release_at_end(dev: str, req):
         def cb(_event) -> None:
@@ -242,82 +373,39 @@ def simulate(
 
         return cb
 
-    def run_split(v: str):
-        """All parts of a split op start together once every part's device is free (see the module doc)."""
-        parts = sorted(op_parts(costs, v, assignment, splits), key=lambda p: dev_rank[p[0]])
-        for d, _, _ in parts:
-            prev = prev_in_order.get((d, v))
-            if prev is not None and d in serial_res:
-                yield granted[prev]
-        reqs = {}
-        for d, _, _ in parts:  # acquired in platform device order: a fixed lock order
-            if d in serial_res:
-                reqs[d] = serial_res[d].request()
-                yield reqs[d]
-        granted[v].succeed()
-        start[v] = t0 = env.now
-        for d, dt, n in parts:
-            if d in reqs:
-                env.timeout(dt).callbacks.append(release_at_end(d, reqs[d]))
-            rows.append((v, d, "compute", "", t0, t0 + dt, n))
-        yield env.timeout(max(dt for _, dt, _ in parts))
-        finish[v] = env.now
-
-    def run_op(v: str):
-        """Started when all inputs of ``v`` have arrived."""
+    def run_op(v: str) -> None:
+        """Called when all inputs of ``v`` have arrived. Only a channel-split op, which waits for several
+        devices at once, is a SimPy process; every other op is a chain of callbacks on SimPy events (resource
+        requests and timeouts)."""
         dv = assignment[v]
         if v in splits:
-            yield from run_split(v)
+            env.process(run_split(v))
         elif dv in serial_res:
-            prev = prev_in_order.get((dv, v))
-            if prev is not None:
-                yield granted[prev]
-            res = serial_res[dv]
-            with res.request() as req:
-                yield req
-                granted[v].succeed()
-                start[v] = env.now
-                yield env.timeout(costs.latency[v][dv])
-                finish[v] = env.now
-            rows.append((v, dv, "compute", "", start[v], finish[v], None))
+            run_serial(v, dv)
         else:
             phases = costs.phases.get(v, {}).get(dv)
-            start[v] = env.now
-            granted[v].succeed()
             if phases is None or not (bus_res or core_res):
-                yield env.timeout(costs.latency[v][dv])
-                finish[v] = env.now
-                if phases is None:
-                    rows.append((v, dv, "compute", "", start[v], finish[v], None))
-                else:  # phase rows laid end to end, op times kept exact
-                    t0, names = start[v], devs[dv].phase_names
-                    for i, (ph, dt) in enumerate(zip(names, phases, strict=True)):
-                        t1 = finish[v] if i == len(phases) - 1 else t0 + dt
-                        rows.append((v, dv, "compute", ph, t0, t1, None))
-                        t0 = t1
+                run_free(v, dv, phases)
             else:
-                bus = [bus_res[dv]] if dv in bus_res else []
-                cores = []
-                if dv in core_res:
-                    cores = [core_res[dv][c] for c, _ in sorted(schedule.placement[v])]
-                yield from cim_phase(v, "load", phases[0], bus)
-                start[v] = rows[-1][4]
-                yield from cim_phase(v, "mvm", phases[1], cores)
-                yield from cim_phase(v, "store", phases[2], bus)
-                finish[v] = env.now
-        complete(v)
+                run_phases(v, dv, phases)
 
-    for v in topo:
-        if remaining[v] == 0:
-            env.process(run_op(v))
-    env.run()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the replay makes many short-lived acyclic objects; collecting mid-run only costs time
+    try:
+        for v in topo:
+            if remaining[v] == 0:
+                run_op(v)
+        env.run()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     if len(finish) != len(g):
         stuck = next(n for n in topo if n not in finish)
         raise ScheduleError(f"replay deadlocked: op {stuck!r} never ran (the device order contradicts the DAG)")
+    rows.sort(key=_row_key)  # stable: rows with equal keys keep the order they were recorded in
     trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
     trace["channels"] = trace["channels"].astype("Int64")
-    trace = trace.sort_values(["start_s", "end_s", "device", "op"], kind="stable").reset_index(drop=True)
-    makespan = float(trace["end_s"].max()) if len(trace) else 0.0
+    makespan = max((r[5] for r in rows), default=0.0)
     return SimResult(trace=trace, start_s=start, finish_s=finish, makespan_s=makespan, contention=contention,
                      assignment=dict(assignment), splits={k: dict(v) for k, v in splits.items()})
 
