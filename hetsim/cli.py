@@ -16,9 +16,11 @@ import traceback
 from pathlib import Path
 
 from hetsim import __version__
-from hetsim.errors import HetsimError, InputError
-from hetsim.mappers import MAPPERS, did_you_mean, mapper_option_names
-from hetsim.sim.engine import CONTENTION_KINDS
+from hetsim.errors import HetsimError, InputError, did_you_mean
+from hetsim.sim.contention import CONTENTION_KINDS
+
+# Building the parser and --help/--version import nothing heavy (onnx, pandas, networkx, numpy, pydantic,
+# SimPy, matplotlib, solvers): each command imports what it uses (tests/test_cli_usage.py checks this).
 
 DEFAULT_MAPPER = "cpsat"
 #: model files that are spiking networks: SNN specs and NIR graphs (the rest are ONNX models)
@@ -381,6 +383,8 @@ def mapper_options(args, mapper: str | None = None) -> dict:
     """
     mapper = mapper or args.mapper
     opts = _given_options(args)
+    from hetsim.mappers import mapper_option_names
+
     takes = mapper_option_names(mapper)
     if takes is None:
         return opts
@@ -398,6 +402,8 @@ def mapper_options(args, mapper: str | None = None) -> dict:
 def _check_mapper_name(args) -> None:
     """An unknown ``--mapper`` (a typo): suggest the closest name. A known mapper of the wrong kind (ONNX or SNN)
     is refused later, with its own message."""
+    from hetsim.mappers import MAPPERS
+
     known = sorted(MAPPERS)
     if args.mapper is not None and args.mapper not in known:
         hint = did_you_mean(args.mapper, known)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from hetsim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _usage_error(capsys, *argv) -> list[str]:
@@ -25,3 +31,19 @@ def test_a_misspelt_flag_gets_the_closest_one(capsys):
     lines = _usage_error(capsys, "run", "p.yaml", "m.onnx", "--time-limt", "3")
     assert len(lines) == 1
     assert "unrecognized arguments: --time-limt 3; did you mean '--time-limit'?" in lines[0]
+
+
+#: libraries that take 0.05-0.5 s each to import: only the commands that use them may import them
+HEAVY_MODULES = ("onnx", "onnxruntime", "ml_dtypes", "pandas", "networkx", "numpy", "scipy", "matplotlib",
+                 "ortools", "highspy", "pydantic", "simpy", "yaml", "rich")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["run", "--help"], ["sweep", "--help"]])
+def test_help_and_version_import_no_heavy_library(argv):
+    """``hetsim --help`` stays instant: building the parser imports none of the heavy libraries (checked in a
+    fresh interpreter, since this test process has imported them all)."""
+    code = (f"import sys\nfrom hetsim.cli import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            f"print('HEAVY:' + ','.join(m for m in {HEAVY_MODULES!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert "usage: hetsim" in out.stdout or "hetsim " in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "HEAVY:"

@@ -33,7 +33,7 @@ With every contention kind off this is exactly the CPU-CIM ILP's timing model, a
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -43,8 +43,10 @@ from hetsim.check import fill_orders, op_parts, require_feasible
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
+from hetsim.sim.contention import CONTENTION_KINDS, parse_contention
 
-CONTENTION_KINDS = ("links", "cim-bus", "cim-cores")
+__all__ = ["CONTENTION_KINDS", "TRACE_COLUMNS", "SimResult", "parse_contention", "simulate"]
+
 TRACE_COLUMNS = ["op", "device", "kind", "phase", "start_s", "end_s", "channels"]
 
 
@@ -76,47 +78,6 @@ class SimResult:
 def _row_key(row: tuple) -> tuple:
     """The trace's order: by start, end, device, op."""
     return row[4], row[5], row[1], row[0]
-
-
-def parse_contention(spec: str | Iterable[str] | None) -> frozenset[str]:
-    """``"links,cim-bus"`` -> ``{"links", "cim-bus"}``; ``"all"``/``"none"`` accepted; so is a set, list or
-    tuple of kinds (``{"links", "cim-bus"}``, ``[]``), or ``None`` (none).
-
-    Raises:
-        InputError: an unknown kind (the message suggests the closest one and lists the allowed ones), or
-            'all'/'none' inside a list.
-    """
-    if spec is None:
-        return frozenset()
-    if isinstance(spec, str):
-        if spec.strip() in ("", "none"):
-            return frozenset()
-        if spec.strip() == "all":
-            return frozenset(CONTENTION_KINDS)
-        kinds = {k.strip() for k in spec.split(",") if k.strip()}
-        if not kinds or kinds == {"none"}:
-            return frozenset()
-    else:
-        try:
-            kinds = set(spec)
-        except TypeError:
-            raise InputError(f"contention {spec!r}: give a string ('links,cim-bus', 'all', 'none') or a set of "
-                             f"kinds ({', '.join(CONTENTION_KINDS)})") from None
-        if any(not isinstance(k, str) for k in kinds):
-            raise InputError(f"contention {spec!r}: kinds are strings: {', '.join(CONTENTION_KINDS)}")
-        kinds = {k.strip() for k in kinds}
-    if kinds & {"all", "none"}:
-        raise InputError(f"contention {spec!r}: 'all' and 'none' stand alone, not in a list")
-    bad = kinds - set(CONTENTION_KINDS)
-    if bad:
-        import difflib
-
-        k = sorted(bad)[0]
-        close = difflib.get_close_matches(k, CONTENTION_KINDS, n=1)
-        allowed = f"{', '.join(CONTENTION_KINDS)}, all, none"
-        raise InputError(f"unknown contention kind {k!r}; did you mean {close[0]!r}? Allowed: {allowed}" if close
-                         else f"unknown contention kind {k!r}; allowed: {allowed}")
-    return frozenset(kinds)
 
 
 def simulate(

@@ -1,0 +1,55 @@
+"""The contention kinds a replay can model, and their parsing from the command line or the Python API.
+
+Kept apart from the engine so that naming them (``hetsim --help``) imports neither SimPy nor pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hetsim.errors import InputError
+
+#: ``links``: a link carries one transfer at a time; ``cim-bus``: one load/store phase at a time on a PUMA's
+#: internal bus; ``cim-cores``: a PUMA core issues one MVM stream at a time (``docs/architecture.md``)
+CONTENTION_KINDS = ("links", "cim-bus", "cim-cores")
+
+
+def parse_contention(spec: str | Iterable[str] | None) -> frozenset[str]:
+    """``"links,cim-bus"`` -> ``{"links", "cim-bus"}``; ``"all"``/``"none"`` accepted; so is a set, list or
+    tuple of kinds (``{"links", "cim-bus"}``, ``[]``), or ``None`` (none).
+
+    Raises:
+        InputError: an unknown kind (the message suggests the closest one and lists the allowed ones), or
+            'all'/'none' inside a list.
+    """
+    if spec is None:
+        return frozenset()
+    if isinstance(spec, str):
+        if spec.strip() in ("", "none"):
+            return frozenset()
+        if spec.strip() == "all":
+            return frozenset(CONTENTION_KINDS)
+        kinds = {k.strip() for k in spec.split(",") if k.strip()}
+        if not kinds or kinds == {"none"}:
+            return frozenset()
+    else:
+        try:
+            kinds = set(spec)
+        except TypeError:
+            raise InputError(f"contention {spec!r}: give a string ('links,cim-bus', 'all', 'none') or a set of "
+                             f"kinds ({', '.join(CONTENTION_KINDS)})") from None
+        if any(not isinstance(k, str) for k in kinds):
+            raise InputError(f"contention {spec!r}: kinds are strings: {', '.join(CONTENTION_KINDS)}")
+        kinds = {k.strip() for k in kinds}
+    if kinds & {"all", "none"}:
+        raise InputError(f"contention {spec!r}: 'all' and 'none' stand alone, not in a list")
+    bad = kinds - set(CONTENTION_KINDS)
+    if bad:
+        import difflib
+
+        k = sorted(bad)[0]
+        close = difflib.get_close_matches(k, CONTENTION_KINDS, n=1)
+        allowed = f"{', '.join(CONTENTION_KINDS)}, all, none"
+        raise InputError(f"unknown contention kind {k!r}; did you mean {close[0]!r}? Allowed: {allowed}" if close
+                         else f"unknown contention kind {k!r}; allowed: {allowed}")
+    return frozenset(kinds)
