@@ -350,23 +350,29 @@ def simulate(
             else:
                 run_phases(v, dv, phases)
 
+    # The replay allocates many small objects that die young and make no reference cycles (SimPy drops an event's
+    # callbacks once it is processed); the garbage collector's passes over them would only cost time.
     gc_was_enabled = gc.isenabled()
-    gc.disable()  # the replay makes many short-lived acyclic objects; collecting mid-run only costs time
+    gc.disable()
     try:
         for v in topo:
             if remaining[v] == 0:
                 run_op(v)
         env.run()
+        if len(finish) != len(g):
+            stuck = next(n for n in topo if n not in finish)
+            raise ScheduleError(f"replay deadlocked: op {stuck!r} never ran (the device order contradicts the DAG)")
+        rows.sort(key=_row_key)  # stable: rows with equal keys keep the order they were recorded in
+        trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
+        trace["channels"] = trace["channels"].astype("Int64")
+        makespan = max((r[5] for r in rows), default=0.0)
     finally:
+        # the callbacks above refer to each other through this frame's cells (a cycle only the collector
+        # frees): empty the large containers now rather than at its next pass
+        for container in (rows, remaining, granted, waiters, prev_in_order):
+            container.clear()
         if gc_was_enabled:
             gc.enable()
-    if len(finish) != len(g):
-        stuck = next(n for n in topo if n not in finish)
-        raise ScheduleError(f"replay deadlocked: op {stuck!r} never ran (the device order contradicts the DAG)")
-    rows.sort(key=_row_key)  # stable: rows with equal keys keep the order they were recorded in
-    trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
-    trace["channels"] = trace["channels"].astype("Int64")
-    makespan = max((r[5] for r in rows), default=0.0)
     return SimResult(trace=trace, start_s=start, finish_s=finish, makespan_s=makespan, contention=contention,
                      assignment=dict(assignment), splits={k: dict(v) for k, v in splits.items()})
 
