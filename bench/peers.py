@@ -29,6 +29,8 @@ and a transfer as ``size / link speed``):
   order on the serial host.
 
 Every SAGA schedule is re-scored by hetsim (``SAGA own`` is what SAGA itself predicted, in its serial model).
+SAGA keeps tasks in sets, so its ties are broken in string-hash order: the script runs itself with
+``PYTHONHASHSEED=0`` (unless set) so that the same inputs give the same table.
 Prints a Markdown table; the figures are recorded in docs/performance.md with the machine and load.
 """
 
@@ -123,6 +125,8 @@ def from_saga(costs, saga_schedule, name: str):
 
 
 def main() -> None:
+    if "PYTHONHASHSEED" not in os.environ:  # SAGA's set iteration order, hence its tie-breaking (docstring)
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--platform", default="platforms/puma.yaml")
     ap.add_argument("--models", default=",".join(MODELS),
