@@ -176,7 +176,7 @@ def main() -> None:
             rows.append((m, s.stats.get("status", "heuristic"), score(s), wall, "", ""))
         if saga_names:
             t0 = time.perf_counter()
-            network, task_graph, _ = saga_problem(costs)
+            network, task_graph, speed = saga_problem(costs)
             t_build = time.perf_counter() - t0
             for name in saga_names:
                 sched = getattr(saga_schedulers, SAGA_SCHEDULERS[name])()
@@ -185,7 +185,8 @@ def main() -> None:
                 wall = time.perf_counter() - t0
                 s, repaired = from_saga(costs, out, name)
                 rows.append((f"SAGA {name}", "heuristic", score(s), wall, str(repaired), f"{out.makespan * 1e3:.3f}"))
-            rows.append(("(SAGA graph build)", "", None, t_build, "", ""))
+            speeds = ", ".join(f"{d} {x:.3g}" for d, x in speed.items())
+            rows.append((f"(SAGA graph build; node speeds {speeds})", "", None, t_build, "", ""))
         ref_status, ref = rows[0][1], rows[0][2]
         for m, status, mk, wall, repaired, own in rows:
             rel = "" if mk is None else f"{(mk / ref - 1) * 100:+.2f} %"
