@@ -492,9 +492,10 @@ def cmd_run(args) -> int:
     from hetsim.api import run
     from hetsim.pipeline import is_snn_path
     from hetsim.report.outputs import OUTPUT_FILES, check_out_dir, write_outputs
-    from hetsim.report.snn import SNN_OUTPUT_FILES, format_snn_report
     from hetsim.report.text import DEFAULT_NAMES, format_report
 
+    if is_snn_path(args.model):  # the SNN report draws with matplotlib: imported only for SNNs
+        from hetsim.report.snn import SNN_OUTPUT_FILES, format_snn_report
     shapes = _input_shapes(args)
     snn = is_snn_path(args.model)
     seed = None

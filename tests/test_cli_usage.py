@@ -47,3 +47,14 @@ def test_help_and_version_import_no_heavy_library(argv):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert "usage: hetsim" in out.stdout or "hetsim " in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "HEAVY:"
+
+
+def test_an_onnx_run_imports_no_solver_nor_plotting_library():
+    """``hetsim run`` with a heuristic mapper and no ``--out`` draws nothing and solves nothing: matplotlib,
+    OR-Tools, HiGHS and onnxruntime (a model with static shapes) stay unimported."""
+    argv = ["run", "platforms/puma.yaml", "workloads/yolov5n.onnx", "--mapper", "all-host"]
+    code = (f"import sys\nfrom hetsim.cli import main\nrc = main({argv!r})\n"
+            "print('RC', rc, 'LOADED:' + ','.join(m for m in ('matplotlib', 'ortools', 'highspy', 'onnxruntime') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip().splitlines()[-1] == "RC 0 LOADED:"
