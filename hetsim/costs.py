@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from functools import cached_property
 
+import numpy as np
+
 from hetsim.devices.base import Capacity, DeviceBase
 from hetsim.errors import PlatformError, ScheduleError, UnsupportedOpError
 from hetsim.platform import Platform
@@ -212,21 +214,22 @@ class CostModel:
         """Devices that run channel-split parts (:meth:`splits_channels`), in platform order."""
         return [d for d in self.platform.devices if self.splits_channels(d)]
 
-    def layer_energy(self, part_s: dict[str, float]) -> float:
+    def layer_energy(self, part_s: dict[str, float], span_s=None, xp=np) -> float:
         """Energy in joules of one layer run alone with its parts in parallel, ODiMO Eq. 4 per layer.
 
         ``part_s`` maps devices to the seconds of their part (absent or 0 = no part). The layer lasts
-        ``M = max(part_s)``; every channel-splitting device ``d`` (:meth:`split_devices`) draws
-        ``active_w * L_d + idle_w * (M - L_d)``. With ``platforms/diana.yaml`` this equals the ODiMO code's
-        ``42.39 mW * min(L_a, L_d) + 28.74 mW * (L_a - min) + 24.96 mW * (L_d - min)``.
+        ``M = span_s`` (default ``max(part_s)``); every channel-splitting device ``d`` (:meth:`split_devices`)
+        draws ``active_w * L_d + idle_w * (M - L_d)``. With ``platforms/diana.yaml`` this equals the ODiMO code's
+        ``42.39 mW * min(L_a, L_d) + 28.74 mW * (L_a - min) + 24.96 mW * (L_d - min)``. ``xp`` evaluates it
+        (numpy; ``hetsim.search`` passes torch tensors and a torch namespace, for the energy regulariser).
         """
-        m = max(part_s.values(), default=0.0)
+        m = max(part_s.values(), default=0.0) if span_s is None else span_s
         e = 0.0
         for d in self.split_devices():
             dev = self.platform.devices[d]
             t = part_s.get(d, 0.0)
-            active, idle = dev.energy_j(t, m)
-            e += active + idle
+            active, idle = dev.energy_j(t, m, xp)
+            e = e + (active + idle)
         return e
 
     def part_latency(self, op: str, device: str, n_channels: int) -> float | None:

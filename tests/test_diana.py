@@ -137,6 +137,26 @@ def test_geometry_of_onnx_layers(resnet20):
     assert (g.c_in, g.c_out, g.f_x, g.f_y, g.o_x, g.o_y) == (64, 10, 1, 1, 1, 1)
 
 
+def test_non_square_layer_reads_height_as_x(plat):
+    """ODiMO's code reads ``k_x = kernel_size[0]`` and ``out_x = out_shape[-2]``: x is the *height* (NCHW)."""
+    from hetsim.workload import GemmView, Op
+
+    # 8 -> 16 channels, kernel 3 high x 1 wide, output 20 high x 4 wide
+    g = GemmView(m_v=16, n_v=8 * 3, n_mvm=20 * 4, groups=1, kernel=(3, 1), out_spatial=(20, 4), stride=(1, 1))
+    op = Op(name="c", op_type="Conv", index=0, input_shapes=((1, 8, 22, 4),), output_shapes=((1, 16, 20, 4),),
+            n_in=8 * 22 * 4, n_out=16 * 80, weight_shape=(16, 8, 3, 1), weight_elements=16 * 8 * 3, macs=g.macs,
+            bits=8, in_bytes=8 * 22 * 4, out_bytes=16 * 80, gemm=g)
+    geom = layer_geometry(op)
+    assert (geom.f_x, geom.f_y, geom.o_x, geom.o_y) == (3, 1, 20, 4)
+    # digital: ceil(16/16)=1 * 8 * ceil(20/16)=2 * 4 * 3 * 1 = 192; + 20*4*(16+8)/8 = 240 -> 432
+    # (the width reading, f_x=1 f_y=3 o_x=4 o_y=20, would give 1*8*1*20*3 + 240 = 720)
+    assert plat.devices["digital"].cycles(op) == 432
+    # AIMC: (u+3-1)*max(64,8)*1 <= 1152 and u*16 <= 512 -> ox_u = 8; 8*8*3*1 = 192; 1*1*(80/8 = 10)*18.2 = 182
+    # -> 374 (the width reading: (u+0)*64*3 <= 1152 -> ox_u = 4, 192 + 20*18.2 = 556)
+    assert plat.devices["aimc"].ox_unroll_for(geom) == 8
+    assert plat.devices["aimc"].cycles(op) == pytest.approx(374.0, rel=1e-12)
+
+
 # ------------------------------------------------------------------------------------- power, platform
 
 

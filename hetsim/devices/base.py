@@ -31,12 +31,13 @@ from hetsim.workload.op import Op
 Scope = Literal["resident", "per-op"]
 
 
-def power_energy_j(active_w: float, idle_w: float, units: int, busy_s, span_s):
+def power_energy_j(active_w: float, idle_w: float, units: int, busy_s, span_s, xp=np):
     """``(active, idle)`` energy in joules of a device busy ``busy_s`` unit-seconds over ``span_s`` seconds:
     ``active_w * busy`` and ``idle_w * (units * span - busy)`` (clamped at 0 against rounding). ODiMO Eq. 4,
     generalised from its two accelerators to every device and link; the one energy formula of hetsim (the
-    report, ODiMO's per-layer cost and the SNN engines all use it). Works on floats and numpy arrays."""
-    return active_w * busy_s, idle_w * np.maximum(units * span_s - busy_s, 0.0)
+    report, ODiMO's per-layer cost, the SNN engines and the search's energy regulariser all use it). Works on
+    floats and numpy arrays; ``xp`` is any namespace with a ``maximum`` (``hetsim.search`` passes a torch one)."""
+    return active_w * busy_s, idle_w * xp.maximum(units * span_s - busy_s, 0.0)
 
 
 @dataclass(frozen=True)
@@ -166,10 +167,10 @@ class DeviceBase(BaseModel):
 
     # -------------------------------------------------------------------------------------------- energy
 
-    def energy_j(self, busy_s, span_s):
+    def energy_j(self, busy_s, span_s, xp=np):
         """``(active, idle)`` energy in joules over ``span_s`` seconds with ``busy_s`` unit-seconds busy
-        (:func:`power_energy_j` with this device's power and units)."""
-        return power_energy_j(self.active_w, self.idle_w, self.units, busy_s, span_s)
+        (:func:`power_energy_j` with this device's power and units, evaluated by ``xp``)."""
+        return power_energy_j(self.active_w, self.idle_w, self.units, busy_s, span_s, xp)
 
     def op_energy_j(self, op: Op, n_channels: int | None = None) -> float:
         """Energy in joules an op (or a part of ``n_channels`` channels) costs beyond the device's power

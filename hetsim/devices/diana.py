@@ -12,8 +12,9 @@ channels from the whole input.
 Latency models (the text of the ODiMO paper hetsim was built from lacks its equations; these are the forms of the
 authors' public code, eml-eda/odimo ``models/hw_models.py``), in cycles at the clock ``F = clock_mhz`` (260 MHz), with
 ``ceil(x / N) = floor((x + N - 1) / N)`` and the layer's (or the part's) geometry: ``C_in``, ``C_out``
-output channels, ``groups``, kernel ``f_x`` (width) x ``f_y`` (height), output ``o_x`` (width) x ``o_y``
-(height)::
+output channels, ``groups``, kernel ``f_x`` x ``f_y`` and output ``o_x`` x ``o_y``, where, as in the authors'
+code (``models/profile_model.py``: ``k_x = kernel_size[0]``, ``out_x = out_shape[-2]``), ``f_x`` and ``o_x`` are
+the *height* (the first spatial dim of an NCHW tensor) and ``f_y``, ``o_y`` the width::
 
     L_dig = ceil((C_out / groups) / 16) * C_in * ceil(o_x / 16) * o_y * f_x * f_y      (compute)
           + o_x * o_y * (C_out + C_in) / 8                                               (activation load/store)
@@ -27,9 +28,17 @@ Both are 0 when ``C_out = 0``. Cycle counts are real numbers (the load/store and
 rounded, as in the code); latency = cycles / F. The constants are config fields (defaults = DIANA).
 
 Geometry from an :class:`~hetsim.workload.op.Op` (:func:`layer_geometry`): a convolution's kernel and output
-sizes come from its :class:`~hetsim.workload.op.GemmView` (``kernel``, ``out_spatial``); ``C_in = groups * n_v /
-prod(kernel)``, ``C_out = groups * m_v``; ``o_y = n_mvm / o_x`` (so a batch > 1 multiplies the rows). Gemm and
-MatMul are 1x1 convolutions with ``o_x = 1``, ``o_y = n_mvm`` (1 for a batch-1 FC layer).
+sizes come from its :class:`~hetsim.workload.op.GemmView` (``kernel``, ``out_spatial``, NCHW order: ``(height,
+width)``); ``f_x`` = kernel height, ``f_y`` = kernel width, ``o_x`` = output height; ``C_in = groups * n_v /
+prod(kernel)``, ``C_out = groups * m_v``; ``o_y = n_mvm / o_x`` (the output width; a batch > 1 multiplies it).
+Gemm and MatMul are 1x1 convolutions with ``o_x = 1``, ``o_y = n_mvm`` (1 for a batch-1 FC layer). The models are
+not symmetric in x and y (``ceil(o_x / 16)``, ``ox_u``), so a non-square layer's cost depends on this choice.
+
+**One formula, two evaluators.** :func:`digital_cycles_xp` and :func:`aimc_cycles_xp` write each model once,
+against an array namespace ``xp`` (:data:`NUMPY_OPS` here; ``hetsim.search`` passes a torch namespace whose
+ceiling and gate have straight-through gradients, as the ODiMO code's ``FloorSTE``/``GateSTE``), so the
+simulator and the search's cost regulariser, evaluated on fractional (relaxed) channel counts, use the same
+expressions. At integer counts both give the same numbers.
 
 A part of ``n`` output channels (a channel split) is the same layer with ``C_out = n``; for a grouped conv with
 ``m = C_out / groups`` channels per group, the part covers ``ceil(n / m)`` groups and reads their
@@ -43,6 +52,7 @@ import math
 from dataclasses import dataclass
 from typing import Annotated, ClassVar, Literal
 
+import numpy as np
 from pydantic import Field
 
 from hetsim.devices.base import Capacity, DeviceBase
@@ -91,22 +101,70 @@ class LayerGeometry:
 def layer_geometry(op: Op) -> LayerGeometry | None:
     """The :class:`LayerGeometry` of a GEMM-capable op, or ``None`` when it has no GEMM view.
 
-    Kernels or outputs with more than two spatial dims fold the leading ones into ``f_y`` / ``o_y``.
+    ``f_x``/``o_x`` are the kernel/output *height* (the ODiMO code's ``kernel_size[0]`` and ``out_shape[-2]``),
+    ``f_y``/``o_y`` the width. A 1-D convolution (one spatial dim) has ``f_x = o_x = 1``. Kernels or outputs with
+    more than two spatial dims fold the leading ones into ``f_x`` / ``o_x``.
     """
     g = op.gemm
     if g is None:
         return None
     k, out = g.kernel, g.out_spatial
-    f_x = k[-1] if k else 1
-    f_y = math.prod(k[:-1]) if len(k) > 1 else 1
-    o_x = out[-1] if out else 1
+    f_x = math.prod(k[:-1]) if len(k) > 1 else 1
+    f_y = k[-1] if k else 1
+    o_x = math.prod(out[:-1]) if len(out) > 1 else 1
     o_y = g.n_mvm // o_x if o_x else 0
     return LayerGeometry(c_in=g.c_in, c_out=g.c_out, groups=g.groups, f_x=f_x, f_y=f_y, o_x=o_x, o_y=o_y)
 
 
-def _ceil_div(a: int, b: int) -> int:
-    """``ceil(a / b) = floor((a + b - 1) / b)`` for non-negative integers."""
-    return -(-a // b)
+class _NumpyOps:
+    """The array namespace of the DIANA formulas for numbers and numpy arrays (module docstring)."""
+
+    @staticmethod
+    def ceil_div(x, n):
+        """``floor((x + n - 1) / n)``: ``ceil(x / n)`` for non-negative integers (the ODiMO code's ``_floor``)."""
+        return np.floor((x + n - 1) / n)
+
+    @staticmethod
+    def gate(x):
+        """1 where a part exists (``x >= 1`` channels), else 0 (the ODiMO code's ``GateSTE`` forward)."""
+        return (np.asarray(x) >= 1) * 1.0
+
+    where = staticmethod(np.where)
+    maximum = staticmethod(np.maximum)
+
+
+NUMPY_OPS = _NumpyOps()
+"""The numpy evaluator of :func:`digital_cycles_xp`, :func:`aimc_cycles_xp` and ``power_energy_j``."""
+
+
+def digital_cycles_xp(xp, c_out, c_in, groups, f_x, f_y, o_x, o_y, *, pe_rows, pe_cols, load_store_bytes_per_cycle):
+    """``L_dig`` in cycles (:class:`DianaDigital`), written once for every evaluator ``xp``.
+
+    ``c_out`` may be a relaxed (fractional) channel count or an array of them; the other arguments are numbers.
+    0 when ``c_out < 1`` (no part): the compute term vanishes through the ceiling, the load/store term is gated.
+    Source: eml-eda/odimo ``models/hw_models.py`` ``_digital_cycles``.
+    """
+    compute = xp.ceil_div(c_out / groups, pe_rows) * c_in * xp.ceil_div(o_x, pe_cols) * o_y * f_x * f_y
+    load_store = o_x * o_y * (c_out + c_in) / load_store_bytes_per_cycle
+    return compute + xp.gate(c_out) * load_store
+
+
+def aimc_cycles_xp(xp, c_out, c_in, f_x, f_y, o_x, o_y, *, array_rows, array_cols, ox_unroll, min_input_channels,
+                   input_channels_per_pass, t_mvm_ns, weight_load_cycles_per_row, clock_mhz):
+    """``L_ana`` in cycles (:class:`DianaAimc`, groups = 1), written once for every evaluator ``xp``.
+
+    ``c_out`` may be relaxed (fractional) or an array; ``ox_u`` is piecewise constant in it (no gradient flows
+    through it). 0 when ``c_out < 1``. Source: eml-eda/odimo ``models/hw_models.py`` ``_analog_cycles`` and
+    ``ComputeOxUnrollSTE``.
+    """
+    ox_u = 1
+    rows_in = max(min_input_channels, c_in) * f_y
+    for u in sorted(ox_unroll):
+        ox_u = xp.where((u * c_out <= array_cols) & ((u + f_x - 1) * rows_in <= array_rows), u, ox_u)
+    weights = weight_load_cycles_per_row * c_in * f_x * f_y
+    passes = xp.ceil_div(c_out, array_cols) * xp.ceil_div(c_in, input_channels_per_pass)
+    activations = passes * (o_x * o_y / ox_u)
+    return xp.gate(c_out) * weights + activations * t_mvm_ns * 1e-9 * clock_mhz * 1e6
 
 
 class _DianaAccelerator(DeviceBase):
@@ -213,15 +271,16 @@ class DianaDigital(_DianaAccelerator):
         return {"weight_memory": -(-n * g.n_v * self.weight_bits // 8)}
 
     def cycles_geometry(self, geom: LayerGeometry) -> float:
-        """``L_dig`` in cycles for ``geom`` (class docstring); 0 when ``C_out = 0``."""
-        if geom.c_out == 0:
-            return 0.0
-        compute = (
-            _ceil_div(geom.c_out, geom.groups * self.pe_rows) * geom.c_in * _ceil_div(geom.o_x, self.pe_cols)
-            * geom.o_y * geom.f_x * geom.f_y
-        )
-        load_store = geom.o_x * geom.o_y * (geom.c_out + geom.c_in) / self.load_store_bytes_per_cycle
-        return float(compute) + load_store
+        """``L_dig`` in cycles for ``geom`` (class docstring, :func:`digital_cycles_xp`); 0 when ``C_out = 0``."""
+        return float(self.cycles_xp(geom))
+
+    def cycles_xp(self, geom: LayerGeometry, c_out=None, xp=NUMPY_OPS):
+        """``L_dig`` of ``geom`` with ``c_out`` (default ``geom.c_out``; may be relaxed, or a tensor of the
+        namespace ``xp``) output channels, evaluated by ``xp`` (:func:`digital_cycles_xp`)."""
+        return digital_cycles_xp(
+            xp, geom.c_out if c_out is None else c_out, geom.c_in, geom.groups, geom.f_x, geom.f_y, geom.o_x,
+            geom.o_y, pe_rows=self.pe_rows, pe_cols=self.pe_cols,
+            load_store_bytes_per_cycle=self.load_store_bytes_per_cycle)
 
 
 class DianaAimc(_DianaAccelerator):
@@ -276,12 +335,18 @@ class DianaAimc(_DianaAccelerator):
         return max(fits, default=1)
 
     def cycles_geometry(self, geom: LayerGeometry) -> float | None:
-        """``L_ana`` in cycles for ``geom`` (class docstring); 0 when ``C_out = 0``; ``None`` for groups > 1."""
+        """``L_ana`` in cycles for ``geom`` (class docstring, :func:`aimc_cycles_xp`); 0 when ``C_out = 0``;
+        ``None`` for groups > 1."""
         if geom.groups != 1:
             return None
-        if geom.c_out == 0:
-            return 0.0
-        weights = self.weight_load_cycles_per_row * geom.c_in * geom.f_x * geom.f_y
-        passes = _ceil_div(geom.c_out, self.array_cols) * _ceil_div(geom.c_in, self.input_channels_per_pass)
-        activations = passes * (geom.o_x * geom.o_y / self.ox_unroll_for(geom))
-        return weights + activations * self.t_mvm_ns * 1e-9 * self.clock_mhz * 1e6
+        return float(self.cycles_xp(geom))
+
+    def cycles_xp(self, geom: LayerGeometry, c_out=None, xp=NUMPY_OPS):
+        """``L_ana`` of ``geom`` (groups = 1) with ``c_out`` (default ``geom.c_out``; may be relaxed, or a tensor
+        of the namespace ``xp``) output channels, evaluated by ``xp`` (:func:`aimc_cycles_xp`)."""
+        return aimc_cycles_xp(
+            xp, geom.c_out if c_out is None else c_out, geom.c_in, geom.f_x, geom.f_y, geom.o_x, geom.o_y,
+            array_rows=self.array_rows, array_cols=self.array_cols, ox_unroll=self.ox_unroll,
+            min_input_channels=self.min_input_channels, input_channels_per_pass=self.input_channels_per_pass,
+            t_mvm_ns=self.t_mvm_ns, weight_load_cycles_per_row=self.weight_load_cycles_per_row,
+            clock_mhz=self.clock_mhz)
