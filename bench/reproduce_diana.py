@@ -36,7 +36,8 @@ from hetsim.report.metrics import summarize  # noqa: E402
 from hetsim.sim import simulate  # noqa: E402
 from hetsim.workload import load_onnx  # noqa: E402
 
-WORKLOADS = ["resnet20_cifar10", "resnet18_tinyimagenet_int8_qdq", "mobilenet_v1_025_vww"]
+WORKLOADS = ["resnet20_cifar10", "resnet18_tinyimagenet_int8_qdq", "mobilenet_v1_025_vww",
+             "resnet18_tinyimagenet_torchvision_int8_qdq"]  # the last: torchvision stem, for comparison
 MAPPERS = [("all-8bit", {}), ("all-ternary", {}), ("io8-backbone-ternary", {}),
            ("min-cost", {"objective": "latency"}), ("min-cost", {"objective": "energy"})]
 CHECKPOINT = ROOT / "tests" / "data" / "odimo" / "resnet20_cifar10_minlat_max8.pth.tar"

@@ -491,8 +491,9 @@ def test_export_layers_match_by_order_and_shape_across_reordered_shortcuts(plat,
     doc = to_odimo_summary(costs, s)
     names = list(doc)
     # every layer is exported, also those whose weights exceed the 64 KiB digital weight memory (their digital
-    # parts are capped: 15 layers are split)
-    assert len(names) == 21 and len(s.splits) == 15
+    # parts are capped; 7 layers are split on ODiMO's 3x3/1-stem variant, 15 on torchvision's 7x7/2 + max-pool,
+    # whose layers see 16x fewer pixels)
+    assert len(names) == 21 and len(s.splits) == 7
     ds = next(i for i, n in enumerate(names) if "downsample" in n)
     assert "conv2" in names[ds + 1]
     names[ds], names[ds + 1] = names[ds + 1], names[ds]
