@@ -1,0 +1,114 @@
+"""``hetsim search``: ODiMO's accuracy-aware channel-split search (M. Risso et al., ISLPED 2023), trained with torch,
+costed with hetsim's own DIANA models, exported and replayed by hetsim.
+
+Install: ``pip install 'hetsim[search]'`` (torch, scikit-learn). torch is imported only when a search runs.
+
+Method (ODiMO Sec. III; ``hetsim/search/nets.py``, ``cost.py``, ``run.py``):
+
+1. **Warm-up**: the network trains in floating point with BatchNorm (ODiMO starts from a pre-trained network);
+   BatchNorm is then folded into the weights (DIANA has none).
+2. **Search**, once per strength ``lambda``: every Conv/FC layer computes with ``sum_i softmax(alpha_c / tau)_i *
+   Q_i(W_c)`` per output channel ``c`` (Eq. 1), ``Q_0`` 8-bit and ``Q_1`` ternary fake quantisation with trainable
+   scales (Eq. 5), activations on 7 bits; the loss is ``CE + lambda * L_R / L_R(all-8bit)`` with ``L_R`` the sum
+   over layers of the smooth max of the two accelerators' latencies (Eq. 3) or of their energy with active and
+   idle power (Eq. 4), from hetsim's DIANA models on the relaxed channel counts. Weights and alphas train together
+   (Adam); the search stops early when the validation loss has not improved for ``patience`` epochs.
+3. **Discretisation**: each channel on the accelerator of its largest alpha; **reordering** (Fig. 3) of the
+   producer -> consumer chains so that each accelerator's channels are contiguous; layers whose outputs join a
+   residual sum keep their channel order (the export lists their channels as they are; ``dnas-export`` makes each
+   device's part one block, which changes no cost).
+4. **Fine-tuning** with the exact formats (8-bit activations, the AIMC channels' inputs and outputs on 7 bits),
+   task loss only, keeping the best validation accuracy.
+5. **Baselines** all-8bit, all-ternary, io8-backbone-ternary and min-cost (hetsim's mappers on the same network)
+   fine-tuned with the same recipe from the same warm-up.
+
+Depthwise/grouped layers stay digital (DIANA). Outputs in ``--out DIR``: per point ``<label>/export.json``
+(hetsim's channel-split JSON) and ``<label>/model.onnx`` (the trained network with its exact-format weights as
+constants, activations as Clip); ``pareto.csv``; ``front.png`` (ODiMO Fig. 4 analogue); ``search.json`` (settings,
+split, timings, every point); ``network/model.onnx`` (the folded network the cost model reads). Every export
+replays with ``hetsim run PLATFORM <label>/model.onnx --mapper dnas-export --export <label>/export.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hetsim.errors import InputError
+
+DEFAULT_STRENGTHS = (0.1, 0.3, 1.0, 3.0)
+"""Default ``--strength`` values (the regulariser is normalised by the all-8bit cost)."""
+OBJECTIVES = ("latency", "energy")
+DEFAULT_MODELS = {"digits": "digits-resnet", "cifar10": "resnet20"}
+
+
+def _need_torch():
+    try:
+        import sklearn  # noqa: F401
+        import torch
+    except ImportError as err:
+        raise InputError(f"hetsim search needs torch and scikit-learn ({err.name} is missing): "
+                         "pip install 'hetsim[search]'") from None
+    return torch
+
+
+def search(platform, dataset: str = "digits", model: str | None = None, objective: str = "energy",
+           strengths=DEFAULT_STRENGTHS, out: str | Path = "search", data_root: str | None = None, seed: int = 0,
+           recipe=None, baselines=None, quiet: bool = False, threads: int = 1, limit: int | None = None,
+           datasets=None, force: bool = False) -> dict:
+    """Run ODiMO's search (module docstring) and write its outputs to ``out``.
+
+    Args:
+        platform: a :class:`~hetsim.platform.Platform` or a YAML path with DIANA's two accelerators.
+        dataset: ``digits`` (scikit-learn, bundled) or ``cifar10`` (``data_root``; torchvision).
+        model: a name of :data:`hetsim.search.nets.NETS` (default: per dataset, :data:`DEFAULT_MODELS`).
+        objective: ``latency`` (Eq. 3) or ``energy`` (Eq. 4).
+        strengths: the ``lambda`` values, one search each.
+        recipe: a :class:`hetsim.search.run.Recipe` (epochs, learning rates); ``baselines``: names (default all four).
+        threads: torch intra-op threads. ``limit``: keep only this many images per split (tests);
+        ``datasets``: ``(train, test)`` torch datasets for ``cifar10`` (tests pass FakeData).
+        force: replace the outputs of an earlier search in ``out``.
+
+    Returns:
+        the content of ``search.json``: settings, dataset split, seconds, and per point (label, kind, strength,
+        validation and test accuracy, model latency (s) and energy (J), replayed latency and energy, AIMC share,
+        Pareto flag, export paths).
+
+    Raises:
+        InputError: torch or scikit-learn missing, unknown dataset/model/objective, a strength that is not a
+            finite number >= 0, ``out`` holds an earlier search and ``force`` is false, CIFAR-10 not found.
+        PlatformError, MappingError: the platform is unreadable or has no DIANA digital + AIMC pair.
+    """
+    import math
+
+    from hetsim.platform import Platform, load_platform
+
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}; allowed: {', '.join(OBJECTIVES)}")
+    if dataset not in DEFAULT_MODELS:
+        raise InputError(f"unknown dataset {dataset!r}; allowed: {', '.join(DEFAULT_MODELS)}")
+    strengths = [float(s) for s in strengths]
+    if not strengths or any(not math.isfinite(s) or s < 0 for s in strengths):
+        raise InputError(f"strengths must be finite numbers >= 0, got {strengths}")
+    out = Path(out)
+    if (out / "pareto.csv").exists() and not force:
+        raise InputError(f"--out {str(out)!r} already holds a search (pareto.csv); pass --force to replace it")
+    plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    # fail before training when the platform has no pair of channel-splitting accelerators
+    split = [n for n, d in plat.devices.items() if getattr(d, "splits_channels", False)]
+    if len(split) != 2:
+        raise InputError(f"hetsim search: platform {plat.name!r} has {len(split)} channel-splitting accelerators; "
+                         "it needs DIANA's two (e.g. platforms/diana.yaml)")
+    torch = _need_torch()
+    from hetsim.search import data as data_mod
+    from hetsim.search.nets import NETS, build
+    from hetsim.search.run import BASELINES, Recipe, run_search
+
+    model = model or DEFAULT_MODELS[dataset]
+    if model not in NETS:
+        raise InputError(f"unknown model {model!r}; allowed: {', '.join(NETS)}")
+    torch.set_num_threads(max(1, int(threads)))
+    splits = (data_mod.digits(seed, limit) if dataset == "digits"
+              else data_mod.cifar10(data_root, seed, limit, datasets))
+    net = build(model, in_ch=splits.input_shape[1], num_classes=splits.num_classes)
+    return run_search(plat, net, splits, objective, strengths, out, recipe or Recipe(), seed,
+                      tuple(BASELINES if baselines is None else baselines), quiet, model)
