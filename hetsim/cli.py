@@ -57,6 +57,7 @@ examples:
   hetsim run platforms/efr32mg24.yaml workloads/snn/braille384.yaml --reorder --out results/braille384
   hetsim export-nir workloads/snn/braille64.yaml -o results/braille64.nir
   hetsim run platforms/efr32mg24.yaml results/braille64.nir --spikes workloads/snn/braille7_12-64-7_T100.npz
+  hetsim search platforms/diana.yaml --dataset digits --objective energy --out results/odimo
 """
 
 
@@ -306,6 +307,40 @@ def build_parser() -> argparse.ArgumentParser:
                    "layer's FP16 table fits the SRAM budget, else Flash)")
     p.add_argument("--seed", type=_nonnegative_int, default=0, help="refinement seed (default 0)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
+    _add_common(p)
+
+    p = sub.add_parser("search", help="ODiMO's accuracy-aware channel-split search on DIANA (needs hetsim[search])",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Train a network with ODiMO's DNAS (M. Risso et al., ISLPED 2023): per output "
+                       "channel of every Conv/FC layer, the 8-bit digital or the ternary AIMC accelerator, trading "
+                       "accuracy against hetsim's DIANA latency or energy model. Warm-up, one search per "
+                       "--strength (early stopping), argmax discretisation, function-preserving reordering, "
+                       "fine-tuning with the exact formats, and the baselines all-8bit, all-ternary, "
+                       "io8-backbone-ternary and min-cost trained with the same recipe. Writes per point "
+                       "LABEL/export.json and LABEL/model.onnx (replay: hetsim run PLATFORM LABEL/model.onnx "
+                       "--mapper dnas-export --export LABEL/export.json), pareto.csv, front.png and search.json.",
+                       epilog="datasets: digits = scikit-learn's load_digits (bundled, 8x8 upsampled to 16x16, "
+                       "stratified 60/20/20 train/val/test, seeded); cifar10 = a CIFAR-10 copy under --data-root "
+                       "(torchvision, never downloaded; 45k/5k/10k).\n"
+                       "example:\n  hetsim search platforms/diana.yaml --dataset digits --objective energy "
+                       "--out results/odimo")
+    p.add_argument("platform", type=Path, help="platform YAML with DIANA's two accelerators (platforms/diana.yaml)")
+    p.add_argument("--dataset", choices=("digits", "cifar10"), default="digits", help="default: digits")
+    p.add_argument("--model", choices=("digits-resnet", "resnet20"), default=None,
+                   help="network (default: digits-resnet for digits, resnet20 for cifar10)")
+    p.add_argument("--data-root", default=None, metavar="DIR", help="CIFAR-10 copy (cifar10 only)")
+    p.add_argument("--objective", choices=("latency", "energy"), default="energy",
+                   help="cost the regulariser minimises: latency (ODiMO Eq. 3) or energy (Eq. 4); default energy")
+    p.add_argument("--strength", default="0.1,0.3,1,3", metavar="L1,L2,...",
+                   help="regularisation strengths lambda, comma-separated; the cost is normalised by the all-8bit "
+                   "cost (default 0.1,0.3,1,3)")
+    p.add_argument("--epochs", default=None, metavar="W,S,F",
+                   help="maximum warm-up, search and fine-tuning epochs (default 30,20,10; baselines train S+F)")
+    p.add_argument("--seed", type=_nonnegative_int, default=0, help="seed of the split and of training (default 0)")
+    p.add_argument("--threads", type=_number(int, 0, True), default=1, help="torch threads (default 1)")
+    p.add_argument("--out", type=Path, default=Path("search"), help="output folder (default ./search)")
+    p.add_argument("--force", action="store_true", help="replace an earlier search's outputs in --out")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_common(p)
 
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views (or an SNN's "
@@ -609,6 +644,45 @@ def cmd_export_nir(args) -> int:
     return 0
 
 
+def _float_list(text: str, flag: str) -> list[float]:
+    try:
+        vals = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"{flag} {text!r}: give comma-separated numbers") from None
+    if not vals or any(not math.isfinite(v) or v < 0 for v in vals):
+        raise InputError(f"{flag} {text!r}: give finite numbers >= 0")
+    return vals
+
+
+def cmd_search(args) -> int:
+    from hetsim.search import search
+
+    strengths = _float_list(args.strength, "--strength")
+    recipe = None
+    if args.epochs is not None:
+        ep = _float_list(args.epochs, "--epochs")
+        if len(ep) != 3 or any(e != int(e) for e in ep):
+            raise InputError(f"--epochs {args.epochs!r}: give three integers W,S,F")
+        from hetsim.search.run import Recipe
+
+        recipe = Recipe(warmup_epochs=int(ep[0]), search_epochs=int(ep[1]), finetune_epochs=int(ep[2]))
+    r = search(args.platform, dataset=args.dataset, model=args.model, objective=args.objective, strengths=strengths,
+               out=args.out, data_root=args.data_root, seed=args.seed, recipe=recipe, quiet=args.quiet,
+               threads=args.threads, force=args.force)
+    key = "model_latency_s" if args.objective == "latency" else "model_energy_j"
+    unit, scale = ("ms", 1e3) if args.objective == "latency" else ("uJ", 1e6)
+    print(f"{r['dataset']}; {r['model']}; float test accuracy {r['float_test_accuracy'] * 100:.2f} %; "
+          f"{r['seconds']:.0f} s")
+    print(f"{'point':<22} {'test acc':>8} {'model ' + unit:>10} {'replay lat ms':>13} {'replay uJ':>10} "
+          f"{'AIMC ch':>7}  front")
+    for p in r["points"]:
+        print(f"{p['name']:<22} {p['test_accuracy'] * 100:>7.2f}% {p[key] * scale:>10.4f} "
+              f"{p['replay_latency_s'] * 1e3:>13.5f} {p['replay_energy_j'] * 1e6:>10.4f} {p['aimc_share'] * 100:>6.1f}%"
+              f"  {'*' if p['pareto'] else ''}")
+    print(f"\n  wrote {args.out}/pareto.csv, front.png, search.json and per point LABEL/export.json, LABEL/model.onnx")
+    return 0
+
+
 def _refuse_snn(model: Path, command: str) -> None:
     if model.suffix.lower() in SNN_MODEL_SUFFIXES:
         raise InputError(f"{command} works on ONNX models; a spiking network ({model.suffix}) is planned, evaluated "
@@ -890,7 +964,7 @@ def cmd_inspect(args) -> int:
 
 COMMANDS = {"run": cmd_run, "reorder": cmd_reorder, "export-nir": cmd_export_nir, "map": cmd_map,
             "validate": cmd_validate, "profile": cmd_profile, "sweep": cmd_sweep, "plot": cmd_plot,
-            "inspect": cmd_inspect}
+            "inspect": cmd_inspect, "search": cmd_search}
 
 
 def main(argv: list[str] | None = None) -> int:
