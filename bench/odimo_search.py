@@ -1,0 +1,70 @@
+"""Time the full default ODiMO search (``hetsim search platforms/diana.yaml --dataset digits``) and print its front.
+
+    python bench/odimo_search.py [--objective energy|latency] [--out DIR] [--threads N]
+
+Runs warm-up, the four default strengths (search + fine-tuning) and the four baselines, as the CLI does, and
+prints: the machine (CPU, cores, load average before and after: the machine may be shared), the wall time, and
+the points as a markdown table (test accuracy, model latency/energy, replayed latency/energy, AIMC share, Pareto
+flag, change vs all-8bit) for docs/reproduction.md and docs/performance.md. Needs ``pip install 'hetsim[search]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hetsim.search import DEFAULT_STRENGTHS, search  # noqa: E402
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--objective", choices=("energy", "latency"), default="energy")
+    ap.add_argument("--out", type=Path, default=Path("results/odimo_bench"))
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    load0 = os.getloadavg()
+    t0 = time.perf_counter()
+    r = search(ROOT / "platforms" / "diana.yaml", dataset="digits", objective=args.objective,
+               strengths=DEFAULT_STRENGTHS, out=args.out, force=True, threads=args.threads, quiet=True)
+    wall = time.perf_counter() - t0
+    load1 = os.getloadavg()
+    print(f"machine: {cpu_name()}, {os.cpu_count()} cores; load average (1/5/15 min) before "
+          f"{'/'.join(f'{x:.2f}' for x in load0)}, after {'/'.join(f'{x:.2f}' for x in load1)}")
+    print(f"objective {args.objective}, strengths {', '.join(f'{s:g}' for s in DEFAULT_STRENGTHS)}, "
+          f"{args.threads} torch thread(s): {wall:.0f} s wall ({r['dataset']})")
+    print(f"float (warm-up) test accuracy {r['float_test_accuracy'] * 100:.2f} %\n")
+    ref = next(p for p in r["points"] if p["name"] == "all-8bit")
+    print("| point | test acc. (%) | model latency (us) | model energy (nJ) | replayed latency (us) | replayed energy "
+          "(nJ) | AIMC channels | vs all-8bit: acc. / latency / energy | Pareto |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---|")
+    for p in r["points"]:
+        d_acc = (p["test_accuracy"] - ref["test_accuracy"]) * 100
+        d_lat = (p["model_latency_s"] / ref["model_latency_s"] - 1) * 100
+        d_en = (p["model_energy_j"] / ref["model_energy_j"] - 1) * 100
+        print(f"| {p['name']} | {p['test_accuracy'] * 100:.2f} | {p['model_latency_s'] * 1e6:.3f} | "
+              f"{p['model_energy_j'] * 1e9:.2f} | {p['replay_latency_s'] * 1e6:.3f} | "
+              f"{p['replay_energy_j'] * 1e9:.2f} | "
+              f"{p['aimc_share'] * 100:.1f} % | {d_acc:+.2f} pt / {d_lat:+.1f} % / {d_en:+.1f} % | "
+              f"{'yes' if p['pareto'] else ''} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
