@@ -11,6 +11,7 @@ flag, change vs all-8bit) for docs/reproduction.md and docs/performance.md. Need
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -38,7 +39,11 @@ def main() -> int:
     ap.add_argument("--objective", choices=("energy", "latency"), default="energy")
     ap.add_argument("--out", type=Path, default=Path("results/odimo_bench"))
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--from-json", type=Path, help="print the table of an earlier run's search.json (no training)")
     args = ap.parse_args()
+    if args.from_json:
+        table(json.loads(args.from_json.read_text()))
+        return 0
     load0 = os.getloadavg()
     t0 = time.perf_counter()
     r = search(ROOT / "platforms" / "diana.yaml", dataset="digits", objective=args.objective,
@@ -49,7 +54,13 @@ def main() -> int:
           f"{'/'.join(f'{x:.2f}' for x in load0)}, after {'/'.join(f'{x:.2f}' for x in load1)}")
     print(f"objective {args.objective}, strengths {', '.join(f'{s:g}' for s in DEFAULT_STRENGTHS)}, "
           f"{args.threads} torch thread(s): {wall:.0f} s wall ({r['dataset']})")
-    print(f"float (warm-up) test accuracy {r['float_test_accuracy'] * 100:.2f} %\n")
+    table(r)
+    return 0
+
+
+def table(r: dict) -> None:
+    """The points of a search (``search.json``) as a markdown table."""
+    print(f"float (warm-up) test accuracy {r['float_test_accuracy'] * 100:.2f} %, {r['seconds']:.0f} s\n")
     ref = next(p for p in r["points"] if p["name"] == "all-8bit")
     print("| point | test acc. (%) | model latency (us) | model energy (nJ) | replayed latency (us) | replayed energy "
           "(nJ) | AIMC channels | vs all-8bit: acc. / latency / energy | Pareto |")
@@ -63,7 +74,6 @@ def main() -> int:
               f"{p['replay_energy_j'] * 1e9:.2f} | "
               f"{p['aimc_share'] * 100:.1f} % | {d_acc:+.2f} pt / {d_lat:+.1f} % / {d_en:+.1f} % | "
               f"{'yes' if p['pareto'] else ''} |")
-    return 0
 
 
 if __name__ == "__main__":
