@@ -135,6 +135,12 @@ def test_tiny_search_end_to_end_replays(tmp_path, capsys):
         assert p["replay_latency_s"] <= p["model_latency_s"] * (1 + 1e-12)
         assert 0 <= p["test_accuracy"] <= 1 and math.isfinite(p["model_energy_j"])
     assert r["points"][1]["aimc_share"] == 0.0  # all-8bit
+    # deterministic: the same seed and inputs give the same search
+    again = search(DIANA_YAML, dataset="digits", objective="latency", strengths=[1.0], out=tmp_path / "s2",
+                   recipe=recipe, baselines=(), quiet=True, limit=64)
+    keys = ("test_accuracy", "val_accuracy", "model_latency_s", "model_energy_j", "aimc_share")
+    assert [again["points"][0][k] for k in keys] == [r["points"][0][k] for k in keys]
+    assert (tmp_path / "s2" / "lambda_1" / "export.json").read_text() == (out / "lambda_1" / "export.json").read_text()
     # the same search again is refused without --force, one line, exit 2
     assert main(["search", str(DIANA_YAML), "--out", str(out), "--quiet"]) == 2
     assert "pass --force" in capsys.readouterr().err
@@ -172,3 +178,11 @@ def test_cifar10_path(tmp_path):
     r = search(DIANA_YAML, dataset="cifar10", objective="energy", strengths=[1.0], out=tmp_path / "c",
                recipe=recipe, baselines=(), quiet=True, datasets=ds)
     assert r["model"] == "resnet20" and len(r["points"]) == 1
+
+
+def test_without_torch_the_error_names_the_extra(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    with pytest.raises(InputError, match=r"pip install 'hetsim\[search\]'"):
+        search(DIANA_YAML, out=tmp_path / "t", quiet=True)

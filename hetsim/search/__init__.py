@@ -39,6 +39,9 @@ DEFAULT_STRENGTHS = (0.1, 0.3, 1.0, 3.0)
 """Default ``--strength`` values (the regulariser is normalised by the all-8bit cost)."""
 OBJECTIVES = ("latency", "energy")
 DEFAULT_MODELS = {"digits": "digits-resnet", "cifar10": "resnet20"}
+OUTPUTS = ("pareto.csv", "search.json", "front.png", "network")
+"""What a search writes in ``out`` besides its per-point folders (an earlier search is not replaced without
+``force``)."""
 
 
 def _need_torch():
@@ -90,8 +93,11 @@ def search(platform, dataset: str = "digits", model: str | None = None, objectiv
     if not strengths or any(not math.isfinite(s) or s < 0 for s in strengths):
         raise InputError(f"strengths must be finite numbers >= 0, got {strengths}")
     out = Path(out)
-    if (out / "pareto.csv").exists() and not force:
-        raise InputError(f"--out {str(out)!r} already holds a search (pareto.csv); pass --force to replace it")
+    clash = [n for n in OUTPUTS if (out / n).exists()]
+    if clash and not force:
+        raise InputError(f"--out {str(out)!r} already holds a search ({', '.join(clash)}); pass --force to replace it")
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {str(out)!r} is a file, not a folder")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     # fail before training when the platform has no pair of channel-splitting accelerators
     split = [n for n, d in plat.devices.items() if getattr(d, "splits_channels", False)]
@@ -109,6 +115,7 @@ def search(platform, dataset: str = "digits", model: str | None = None, objectiv
     torch.set_num_threads(max(1, int(threads)))
     splits = (data_mod.digits(seed, limit) if dataset == "digits"
               else data_mod.cifar10(data_root, seed, limit, datasets))
+    torch.manual_seed(seed)  # the initial weights
     net = build(model, in_ch=splits.input_shape[1], num_classes=splits.num_classes)
     return run_search(plat, net, splits, objective, strengths, out, recipe or Recipe(), seed,
                       tuple(BASELINES if baselines is None else baselines), quiet, model)
