@@ -42,6 +42,7 @@ class Recipe:
     batch_size: int = 64
     lr: float = 3e-3
     alpha_lr: float = 5e-2
+    alpha_optimizer: str = "adam"  # or "sgd" (momentum 0.9), whose steps scale with lambda (docs/reproduction.md)
     tau: float = 1.0
     max_batches: int | None = None  # per epoch (tests)
 
@@ -132,7 +133,10 @@ def _train(net: ResNet, data: Splits, recipe: Recipe, epochs: int, seed: int, pr
     alphas = [p for n, p in net.named_parameters() if n.endswith("alpha")]
     others = [p for n, p in net.named_parameters() if not n.endswith("alpha") and p.requires_grad]
     opt = torch.optim.Adam(others, lr=recipe.lr)
-    opt_a = torch.optim.Adam(alphas, lr=recipe.alpha_lr) if reg is not None else None
+    opt_a = None
+    if reg is not None:
+        opt_a = (torch.optim.SGD(alphas, lr=recipe.alpha_lr, momentum=0.9) if recipe.alpha_optimizer == "sgd"
+                 else torch.optim.Adam(alphas, lr=recipe.alpha_lr))
     best, best_state, since, run = -math.inf, None, 0, 0
     task = progress.task(label, epochs)
     for _ep in range(epochs):
