@@ -162,22 +162,28 @@ def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
 
 
 def test_cifar10_path(tmp_path):
+    """ResNet-20 on CIFAR-shaped data: torchvision's FakeData when torchvision imports; otherwise the clear error
+    for a real --data-root and the same path on an in-memory stand-in of FakeData (random 3x32x32 images)."""
+    import numpy as np
+
     try:
-        import torchvision
-    except Exception:
-        torchvision = None
-    if torchvision is None:  # torchvision does not import beside this torch: a clear error, before any work
+        from torchvision.datasets import FakeData
+
+        ds = (FakeData(32, (3, 32, 32), 10, random_offset=0), FakeData(16, (3, 32, 32), 10, random_offset=1))
+    except Exception:  # torchvision missing, or not importable beside this torch
         with pytest.raises(InputError, match="needs torchvision"):
             search(DIANA_YAML, dataset="cifar10", data_root=str(tmp_path), out=tmp_path / "c", quiet=True)
-        return
-    from torchvision.datasets import FakeData
-
-    ds = (FakeData(64, (3, 32, 32), 10, transform=None, random_offset=0),
-          FakeData(16, (3, 32, 32), 10, transform=None, random_offset=1))
+        rng = np.random.default_rng(0)
+        ds = tuple([(rng.random((3, 32, 32), dtype=np.float32), int(rng.integers(10))) for _ in range(n)]
+                   for n in (32, 16))
     recipe = Recipe(warmup_epochs=1, search_epochs=1, finetune_epochs=1, max_batches=1, batch_size=16)
-    r = search(DIANA_YAML, dataset="cifar10", objective="energy", strengths=[1.0], out=tmp_path / "c",
-               recipe=recipe, baselines=(), quiet=True, datasets=ds)
+    r = search(DIANA_YAML, dataset="cifar10", objective="energy", strengths=[1.0], out=tmp_path / "c2",
+               recipe=recipe, baselines=(), quiet=True, datasets=ds, limit=16)
     assert r["model"] == "resnet20" and len(r["points"]) == 1
+    p = r["points"][0]
+    doc = json.loads((tmp_path / "c2" / p["export"]).read_text())
+    assert len(doc["layers"]) == 22  # ResNet-20: 21 Conv + the FC, as workloads/resnet20_cifar10.onnx
+    assert p["replay_latency_s"] <= p["model_latency_s"] * (1 + 1e-12)
 
 
 def test_without_torch_the_error_names_the_extra(tmp_path, monkeypatch):
