@@ -11,6 +11,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import time
 import traceback
 from pathlib import Path
@@ -311,14 +312,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="ODiMO's accuracy-aware channel-split search on DIANA (needs hetsim[search])",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="Train a network with ODiMO's DNAS (M. Risso et al., ISLPED 2023): per output "
+                       description=textwrap.fill(
+                           "Train a network with ODiMO's DNAS (M. Risso et al., ISLPED 2023): per output "
                        "channel of every Conv/FC layer, the 8-bit digital or the ternary AIMC accelerator, trading "
                        "accuracy against hetsim's DIANA latency or energy model. Warm-up, one search per "
                        "--strength (early stopping), argmax discretisation, function-preserving reordering, "
                        "fine-tuning with the exact formats, and the baselines all-8bit, all-ternary, "
                        "io8-backbone-ternary and min-cost trained with the same recipe. Writes per point "
                        "LABEL/export.json and LABEL/model.onnx (replay: hetsim run PLATFORM LABEL/model.onnx "
-                       "--mapper dnas-export --export LABEL/export.json), pareto.csv, front.png and search.json.",
+                       "--mapper dnas-export --export LABEL/export.json), pareto.csv, front.png and search.json.", 100),
                        epilog="datasets: digits = scikit-learn's load_digits (bundled, 8x8 upsampled to 16x16, "
                        "stratified 60/20/20 train/val/test, seeded); cifar10 = a CIFAR-10 copy under --data-root "
                        "(torchvision, never downloaded; 45k/5k/10k).\n"
