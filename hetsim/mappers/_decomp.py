@@ -153,7 +153,7 @@ class Front:
     solves: list[tuple[int, int, bool, int, int]] = field(default_factory=list)
     points: list[tuple[int, int, dict, dict]] = field(default_factory=list)
     up: dict[str, int] = field(default_factory=dict)  # segment op -> its shared need in units rounded up
-    marginal: tuple | None = None  # (reference assignment, op -> its marginal value there), see _knapsack_point
+    memo: dict = field(default_factory=dict)  # assignment -> fill schedule, see Decomposition._fill
 
     def lb_table(self, cap: int) -> np.ndarray:
         """The bound on ``L`` for every budget ``0 .. cap`` (non-increasing; INF below ``forced``)."""
@@ -390,7 +390,7 @@ class Decomposition:
         def evaluate(a, cur_order, cur_start):
             """The better of the list schedule and the current order with the moved ops taken out of or put
             into their cpu's sequence at their current start (which keeps every precedence)."""
-            order, ms = B.fill_schedule(sub, a, set(), _bottom(sub, a))
+            order, ms = self._fill(fr, a)
             o2 = {}
             for cpu, seq in cur_order.items():
                 keep = [v for v in seq if a[v] == cpu]
@@ -446,6 +446,15 @@ class Decomposition:
                 if evals >= IMPROVE_EVALS:
                     break
 
+    def _fill(self, fr: Front, a: dict[str, str]) -> tuple[dict[str, list[str]], int]:
+        """:func:`~hetsim.mappers._bounds.fill_schedule` of ``a`` in ``fr``'s segment, memoised per segment (the
+        searches at neighbouring budgets meet the same assignments)."""
+        key = tuple(a[v] for v in fr.sub.ops)
+        hit = fr.memo.get(key)
+        if hit is None:
+            hit = fr.memo[key] = B.fill_schedule(fr.sub, a, set(), _bottom(fr.sub, a))
+        return hit
+
     def _knapsack_point(self, fr: Front, c: int) -> None:
         """Schedules within ``c`` from offload sets a 0/1 knapsack picks when each op's value is its marginal
         effect on ``L`` at the best schedule within ``c`` so far (moved off the shared device if on it, onto it
@@ -469,7 +478,7 @@ class Decomposition:
                 a[v] = host if assign[v] == cim else cim
                 if not all(B.carried(sub, a, u, a[u]) for u in [v, *sub.preds[v], *sub.succs[v]]):
                     continue
-                _, ms = B.fill_schedule(sub, a, set(), _bottom(sub, a))
+                _, ms = self._fill(fr, a)
                 vals[v] = (ms - fr.off - L) if assign[v] == cim else (L - (ms - fr.off))
             items = [(v, fr.up.get(v, 0), val) for v, val in vals.items() if val > 0]
             fixed = sum(fr.up.get(v, 0) for v, d in assign.items() if d == cim and v not in vals)
@@ -495,7 +504,7 @@ class Decomposition:
             if key in tried or not all(B.carried(sub, a, v, a[v]) for v in sub.ops) or not self._fits_relaxed(sub, a):
                 return
             tried.add(key)
-            order, ms = B.fill_schedule(sub, a, set(), _bottom(sub, a))
+            order, ms = self._fill(fr, a)
             if ms - fr.off >= L:
                 return
             fr.points.append((self._used_up(fr, a), ms - fr.off, a, order))
