@@ -25,7 +25,7 @@ from hetsim.sim import simulate
 from hetsim.workload import Workload, load_onnx
 from hetsim.workload.synthetic import layered_dag
 
-TIME_KEYS = ("solve_time_s", "total_time_s", "fluid_time_s")
+TIME_KEYS = ("solve_time_s", "total_time_s", "fluid_time_s", "solver_calls_s", "phases_s")
 
 
 def solve(costs: CostModel, **kw) -> Schedule:

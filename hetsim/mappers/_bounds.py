@@ -142,10 +142,9 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
         worst = 0.0
         for a in devices[u]:
             for b in devices[v]:
-                try:
-                    t = costs.transfer_time(u, v, a, b)
-                except ScheduleError:
+                if not costs.carried(u, v, a, b):
                     continue  # no link between a and b: the pair is forbidden
+                t = costs.transfer_time(u, v, a, b)
                 m[(a, b)] = to_ticks(t, tick)
                 worst = max(worst, m[(a, b)] * tick - t)
         if not m:

@@ -58,6 +58,8 @@ Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` sa
   constraints but lose their interval (they may overlap anything, as a fluid); its bound is a valid bound
   of the real problem and its assignment, re-scheduled, a candidate.
 * ``hint``: the best candidate schedule as CP-SAT solution hint (assignment, starts, makespan).
+* ``chain``: a graph that is one chain of ops is solved exactly by a dynamic program over (device, crossbars
+  used) instead (:mod:`hetsim.mappers._chain`): no heuristics, no CP-SAT.
 
 The phases: heuristics (greedy, heft if registered, re-scheduled by ``fill``), bounds and fixing, the
 decomposition (up to ``decompose_share`` of the time limit), the fluid relaxation, and the full model for
@@ -95,6 +97,7 @@ from collections.abc import Callable
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError, ScheduleError
 from hetsim.mappers import _bounds as B
+from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
 from hetsim.mappers.base import MAPPERS, make_schedule, register
 from hetsim.schedule import Schedule
@@ -102,8 +105,11 @@ from hetsim.schedule import Schedule
 #: above this many ops the levers that need ancestor/descendant sets (``segments``, ``decompose``) are skipped
 MAX_CLOSURE_OPS = 5000
 
+#: the phases whose wall times ``stats["phases_s"]`` reports, in order (they add up to ``solve_time_s``)
+PHASES = ("model_s", "heuristics_s", "bounds_s", "decomposition_s", "fluid_s", "search_s", "schedule_s")
+
 ALL_LEVERS = ("heads_tails", "host_load", "segments", "knapsack", "fixing", "windows", "symmetry", "fill",
-              "decompose", "fluid", "hint")
+              "decompose", "fluid", "hint", "chain")
 
 
 def _ortools():
@@ -127,8 +133,9 @@ class CpSat:
     strengthening levers, determinism).
 
     Args:
-        time_limit_s: wall-clock limit of the whole mapping (default 30 s; ``stats["total_time_s"]`` is the wall
-            time spent, ``stats["solve_time_s"]`` the CP-SAT calls' share). A run that ends unproven returns a
+        time_limit_s: wall-clock limit of the whole mapping (default 30 s; ``stats["solve_time_s"]`` (and
+            ``total_time_s``) is the wall time spent, ``stats["phases_s"]`` its split into :data:`PHASES`,
+            ``stats["solver_calls_s"]`` the CP-SAT calls' share). A run that ends unproven returns a
             heuristic's schedule (greedy or heft, ``stats["fallback"]``) when none of its own is shorter.
         mip_rel_gap: relative gap of the rounded problem at which to stop and report ``optimal`` (default
             1e-4 as Gurobi's MIPGap; 0 = exact proof).
@@ -191,10 +198,35 @@ class CpSat:
         t0 = time.perf_counter()
         self._t0 = t0
         lv = self.levers
-        host = costs.host
+
+        phases: dict[str, float] = {}
+        self._phases = phases
+
+        def lap(name: str, since: float) -> float:
+            now = time.perf_counter()
+            phases[name] = phases.get(name, 0.0) + now - since
+            return now
+
+        # --- a chain is solved exactly by a DP (no heuristics, no CP-SAT)
+        g = costs.workload.graph
+        if "chain" in lv and g.number_of_edges() == g.number_of_nodes() - 1 \
+                and all(g.in_degree(v) <= 1 and g.out_degree(v) <= 1 for v in g):
+            tick = B.choose_tick(costs, self.resolution_s, _serial_horizon(costs))
+            p = B.build_problem(costs, tick)
+            t = lap("model_s", t0)
+            try:
+                sol = solve_chain(p)
+            except ValueError:
+                raise MappingError("cpsat: no feasible mapping of the chain (crossbar budget, device support or "
+                                   "links)") from None
+            t = lap("search_s", t)
+            if sol is not None:
+                return self._chain_schedule(costs, p, *sol, t)
 
         # --- candidates from the heuristics, the tick, the integer problem
+        t = time.perf_counter()
         heur = self._heuristics(costs)
+        t = lap("heuristics_s", t)
         horizon = min((s.makespan_s for s in heur), default=None) or _serial_horizon(costs)
         tick = B.choose_tick(costs, self.resolution_s, horizon)
         p = B.build_problem(costs, tick)
@@ -208,6 +240,7 @@ class CpSat:
             fired["skipped"] = f"segments, decompose (more than {MAX_CLOSURE_OPS} ops)"
         self._lv = lv
         head, tail = B.heads_tails(p)
+        t = lap("model_s", t)
 
         best: dict | None = None  # {'assign', 'order', 'ticks', 'source'}
 
@@ -232,8 +265,9 @@ class CpSat:
                     self._report(best["ticks"] * tick, None, p.rounding_bound_s, tick)
 
         for s in heur:
-            if all(s.assignment[v] in p.devices[v] and B.carried(p, s.assignment, v, s.assignment[v]) for v in topo):
-                offer(s.assignment, _cpu_orders(p, s), s.mapper)
+            a = s.assignment  # a property that builds a dict: once, not per op
+            if all(a[v] in p.devices[v] and B.carried(p, a, v, a[v]) for v in topo):
+                offer(a, _cpu_orders(p, s), s.mapper)
         if best is None and "fill" in lv:
             init = costs.initial_assignment()
             if all(init[v] in p.devices[v] and B.carried(p, init, v, init[v]) for v in topo):
@@ -241,6 +275,7 @@ class CpSat:
         ub = best["ticks"] if best is not None else None
         fired["heuristic_makespan_s"] = ub * tick if ub is not None else None
         fired["heuristic_source"] = best["source"] if best is not None else None
+        t = lap("heuristics_s", t)
 
         # --- bounds and fixing
         lb = 0
@@ -264,6 +299,7 @@ class CpSat:
         fired["root_bound_s"] = lb * tick
         twins = self._twins(p) if "symmetry" in lv else []
         fired["symmetric_pairs"] = sum(len(g) - 1 for g in twins)
+        t = lap("bounds_s", t)
 
         solve_time = 0.0
         # floating ops (no inputs, only parameter outputs) matter when their work is at the tolerance's scale
@@ -299,6 +335,7 @@ class CpSat:
                     fired["decompose_bound_s"] = r["lb"] * tick
                     lb = max(lb, min(r["lb"], ub) if ub is not None else r["lb"])
                 self._report(ub * tick if ub is not None else None, lb * tick, p.rounding_bound_s, tick)
+        t = lap("decomposition_s", t)
 
         # --- the fluid relaxation (only pays when floating ops carry work at the scale of the tolerance)
         if "fluid" in lv and floats_matter and lb < ub and (ub - lb) > self.mip_rel_gap * ub:
@@ -315,10 +352,12 @@ class CpSat:
                 offer(res["assign"], res["order"], "fluid")
                 ub = best["ticks"]
             self._report(ub * tick if ub is not None else None, lb * tick, p.rounding_bound_s, tick)
+            t = lap("fluid_s", t)
 
         # --- the full model (built in any case: its size is part of the statistics)
         code_opt = False
         built = self._build(p, lb, ub, head, tail, free, twins, best, fluid=False, fired=fired)
+        t = lap("model_s", t)
         proto = built.model.Proto()
         n_vars = len(proto.variables)
         n_bools = sum(1 for x in proto.variables if list(x.domain) == [0, 1])
@@ -338,8 +377,28 @@ class CpSat:
                 best = {"assign": res["assign"], "order": res["order"], "ticks": res["ticks"], "source": "cp-sat"}
                 ub = res["ticks"]
             code_opt = res["status"] == "optimal"
+            t = lap("search_s", t)
         if best is None:
             raise MappingError(f"cpsat: no schedule found within {self.time_limit_s} s")
+        return self._finish(costs, p, best, lb, ub, code_opt, heur, lv, fired, (n_vars, n_bools, n_cons),
+                            solve_time, t)
+
+    def _chain_schedule(self, costs: CostModel, p: B.IntProblem, assign: dict[str, str], ticks: int,
+                        t: float) -> Schedule:
+        """The chain DP's optimum (:mod:`hetsim.mappers._chain`) as a schedule with the usual statistics."""
+        order = {c: [v for v in p.ops if assign[v] == c] for c in p.cpus}
+        best = {"assign": assign, "order": order, "ticks": ticks, "source": "chain"}
+        fired = {"chain": True, "too_big_removed": p.removed["too_big"]}
+        return self._finish(costs, p, best, ticks, ticks, True, [], self.levers, fired, (0, 0, 0), 0.0, t)
+
+    def _finish(self, costs: CostModel, p: B.IntProblem, best: dict, lb: int, ub: int, code_opt: bool,
+                heur: list[Schedule], lv, fired: dict, size: tuple[int, int, int], solve_time: float,
+                t: float) -> Schedule:
+        """The schedule of ``best`` in real time with its statistics (status, bound and gap in real time, the
+        phases' wall times); not proven optimal: the best of it and the heuristics' schedules."""
+        t0 = self._t0
+        topo, tick, host = p.ops, p.tick, costs.host
+        n_vars, n_bools, n_cons = size
         lb = min(lb, ub)
         if code_opt:
             lb = ub
@@ -376,8 +435,7 @@ class CpSat:
             raise MappingError(f"cpsat: real makespan {real} exceeds the rounded objective {ub * tick} (bug)")
         bound_s = min(max(lb * tick - p.rounding_bound_s, 0.0), real)
         sched.stats.update({
-            "solve_time_s": solve_time,
-            "total_time_s": time.perf_counter() - t0,
+            "solver_calls_s": solve_time,
             "incumbent_s": real,
             "rounded_makespan_s": ub * tick,
             "bound_s": bound_s,
@@ -388,7 +446,7 @@ class CpSat:
             h = min(heur, key=lambda x: x.makespan_s, default=None)
             if h is not None and h.makespan_s < real:
                 stats = {**sched.stats, "solution_source": h.mapper, "solver_schedule_makespan_s": real,
-                         "offloaded": sum(1 for v in topo if h.assignment[v] != host)}
+                         "offloaded": sum(1 for d in h.assignment.values() if d != host)}
                 sched = make_schedule(costs, h.assignment, self.name, stats, order=h.order)
                 real = sched.makespan_s
                 bound_s = min(bound_s, real)
@@ -397,7 +455,12 @@ class CpSat:
             if sched.stats["solution_source"] in ("greedy", "heft"):
                 sched.stats["fallback"] = sched.stats["solution_source"]
                 sched.stats["fallback_makespan_s"] = real
-            sched.stats["total_time_s"] = time.perf_counter() - t0
+        phases = self._phases
+        now = time.perf_counter()
+        phases["schedule_s"] = phases.get("schedule_s", 0.0) + now - t
+        wall = now - t0
+        sched.stats.update({"solve_time_s": wall, "total_time_s": wall,
+                            "phases_s": {k: phases[k] for k in PHASES if k in phases}})
         if self.progress is not None:  # the final state, so a progress display never ends on a stale line
             self.progress({"time_s": time.perf_counter() - t0, "incumbent_s": real, "bound_s": bound_s,
                            "gap": sched.stats["mip_gap"], "final": True})
@@ -764,7 +827,8 @@ def _neg(x):
 
 
 def _cpu_orders(p: B.IntProblem, sched: Schedule) -> dict[str, list[str]]:
-    return {c: list(sched.order.get(c) or [v for v in p.ops if sched.assignment[v] == c]) for c in p.cpus}
+    a = sched.assignment
+    return {c: list(sched.order.get(c) or [v for v in p.ops if a[v] == c]) for c in p.cpus}
 
 
 def _serial_horizon(costs: CostModel) -> float:
@@ -776,10 +840,8 @@ def _serial_horizon(costs: CostModel) -> float:
         ts = []
         for a in costs.latency[u]:
             for b in costs.latency[v]:
-                try:
+                if costs.carried(u, v, a, b):  # else no link: the pair is never used
                     ts.append(costs.transfer_time(u, v, a, b))
-                except ScheduleError:  # no link: the pair is never used
-                    continue
         total += max(ts, default=0.0)
     return total
 

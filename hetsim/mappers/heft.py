@@ -136,7 +136,8 @@ class Heft:
 def _earliest_gap(intervals: list[tuple[float, float]], ready: float, dur: float) -> float:
     """Earliest start >= ``ready`` of a ``dur``-long slot between sorted, disjoint busy ``intervals``."""
     t = ready
-    for s, e in intervals:
+    # the intervals are disjoint and sorted, so their ends are too: skip those that end before ``ready``
+    for s, e in intervals[max(0, bisect.bisect_left(intervals, (ready,)) - 1):]:
         if e <= t:
             continue
         if s - t >= dur:

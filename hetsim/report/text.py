@@ -73,16 +73,24 @@ def _more(shown: int, total: int) -> str:
 def solver_line(st: dict) -> str:
     """The exact mappers' outcome in one line (the report's ``solver`` row) from their ``stats``.
 
-    The time is the wall time of the whole mapping (``total_time_s``; the solver calls' own share is added when
-    it differs at the shown precision). ``optimal (proven)`` only when the MIP gap is 0 to the shown precision;
+    The time is the wall time of the whole mapping (``total_time_s``), followed by its phases when the mapper
+    reports them (``phases_s``: model building, heuristics, bounds, decomposition, search, ...; those of at
+    least 5 ms) and the solver calls' own share (``solver_calls_s``, else ``solve_time_s``) when it differs at
+    the shown precision. ``optimal (proven)`` only when the MIP gap is 0 to the shown precision;
     a solve stopped by the relative gap tolerance says so and gives the gap. A time limit that returned a
     heuristic's schedule (``fallback``) names it and its makespan.
     """
     wall = st.get("total_time_s", st.get("solve_time_s")) or 0.0
     t = f"{wall:.2f} s"
-    solve = st.get("solve_time_s")
+    extra = []
+    phases = {k: v for k, v in (st.get("phases_s") or {}).items() if v >= 0.005}
+    if phases:
+        extra.append(", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v:.2f}" for k, v in phases.items()) + " s")
+    solve = st.get("solver_calls_s", st.get("solve_time_s"))
     if solve is not None and f"{solve:.2f}" != f"{wall:.2f}":
-        t += f" (solver calls {solve:.2f} s)"
+        extra.append(f"solver calls {solve:.2f} s")
+    if extra:
+        t += f" ({'; '.join(extra)})"
     gap = st.get("mip_gap")
     gap_txt = f"{gap * 100:.2f} %" if gap is not None else None
     bound = st.get("bound_s")
