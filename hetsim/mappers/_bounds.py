@@ -298,7 +298,10 @@ class LoadBound:
     scale: int = 1  # capacity units per knapsack unit (1 up to KNAPSACK_MAX_CAP)
 
     def _total(self) -> int:
-        return self.forced + sum(h for _, h in self.items.values())
+        tot = self.__dict__.get("_tot")  # computed once: per_op asks for it per op
+        if tot is None:
+            tot = self.__dict__["_tot"] = self.forced + sum(h for _, h in self.items.values())
+        return tot
 
     def _value(self, saving: int) -> int:
         if saving < 0:
@@ -509,7 +512,8 @@ def fill_schedule(p: IntProblem, assignment: dict[str, str], free: set[str], pri
     arrive = dict.fromkeys(p.ops, 0)
     finish: dict[str, int] = {}
     order: dict[str, list[str]] = {c: [] for c in cpus}
-    ready: dict[str, set[str]] = {c: set() for c in cpus}
+    ready: dict[str, set[str]] = {c: set() for c in cpus}  # ready floating ops that are not urgent
+    hard: dict[str, list] = {c: [] for c in cpus}  # heap (-prio, pos, op) of the other ready ops
     urgent: set[str] = set()
     inflight: list = []  # (arrival, pos, v) of cpu ops whose inputs are in flight
     events: list = []  # (finish time, pos, v)
@@ -527,8 +531,12 @@ def fill_schedule(p: IntProblem, assignment: dict[str, str], free: set[str], pri
     def mark_urgent(w: str) -> None:
         if n_hard[w] == 0:
             for u in p.preds[w]:
-                if u in free and u not in started:
+                if u in free and u not in started and u not in urgent:
                     urgent.add(u)
+                    c = assignment[u]
+                    if u in ready.get(c, ()):
+                        ready[c].discard(u)
+                        heapq.heappush(hard[c], (-prio[u], p.pos[u], u))
 
     for v in p.ops:
         if n_wait[v] == 0:
@@ -555,12 +563,15 @@ def fill_schedule(p: IntProblem, assignment: dict[str, str], free: set[str], pri
                     release(w)
         while inflight and inflight[0][0] <= now:
             _, _, v = heapq.heappop(inflight)
-            ready[assignment[v]].add(v)
+            c = assignment[v]
+            if v not in free or v in urgent:
+                heapq.heappush(hard[c], (-prio[v], p.pos[v], v))
+            else:
+                ready[c].add(v)
         for c, k in cpus.items():
-            while busy[c] < k and ready[c]:
-                hard = [v for v in ready[c] if v not in free or v in urgent]
-                if hard:
-                    v = max(hard, key=lambda x: (prio[x], -p.pos[x]))
+            while busy[c] < k and (hard[c] or ready[c]):
+                if hard[c]:
+                    v = heapq.heappop(hard[c])[2]
                 else:
                     nxt = min([t for t in (events[0][0] if events else None,
                                            inflight[0][0] if inflight else None) if t is not None],

@@ -84,8 +84,8 @@ class Heft:
         if any(rank_pos[u] > rank_pos[v] for u, v in g.edges):
             prio = topo
 
-        # per ordered device and core: sorted busy intervals (start, end)
-        busy: dict[str, list[list[tuple[float, float]]]] = {d: [[] for _ in range(c)] for d, c in caps.items()}
+        # per ordered device and core: its idle gaps (insertion-based scheduling)
+        busy: dict[str, list[_Core]] = {d: [_Core() for _ in range(c)] for d, c in caps.items()}
         assignment: dict[str, str] = {}
         start: dict[str, float] = {}
         finish: dict[str, float] = {}
@@ -101,7 +101,7 @@ class Heft:
                     default=0.0,
                 )
                 if dev in busy:
-                    s, core = min((_earliest_gap(iv, ready, dur), c) for c, iv in enumerate(busy[dev]))
+                    s, core = min((cr.earliest(ready, dur), c) for c, cr in enumerate(busy[dev]))
                 else:
                     s, core = ready, None
                 penalty = unit_price[dev] * costs.need[v][dev] if dev in budget else 0.0
@@ -121,7 +121,7 @@ class Heft:
             f = s + costs.latency[v][dev]
             assignment[v], start[v], finish[v] = dev, s, f
             if core is not None:
-                bisect.insort(busy[dev][core], (s, f))
+                busy[dev][core].insert(s, f)
             if dev in budget:
                 budget[dev] -= costs.need[v][dev]
         order = {d: sorted((v for v in topo if assignment[v] == d), key=lambda v: (start[v], pos[v])) for d in caps}
@@ -133,14 +133,36 @@ class Heft:
         return make_schedule(costs, assignment, self.name, stats, order=order)
 
 
-def _earliest_gap(intervals: list[tuple[float, float]], ready: float, dur: float) -> float:
-    """Earliest start >= ``ready`` of a ``dur``-long slot between sorted, disjoint busy ``intervals``."""
-    t = ready
-    # the intervals are disjoint and sorted, so their ends are too: skip those that end before ``ready``
-    for s, e in intervals[max(0, bisect.bisect_left(intervals, (ready,)) - 1):]:
-        if e <= t:
-            continue
-        if s - t >= dur:
-            return t
-        t = max(t, e)
-    return t
+class _Core:
+    """The busy time of one core as its idle gaps before the last busy end (sorted, disjoint) and that end:
+    the earliest fitting slot is found among the gaps only (a back-to-back core has none), not among all the
+    intervals scheduled so far."""
+
+    __slots__ = ("end", "gaps")
+
+    def __init__(self) -> None:
+        self.end = 0.0
+        self.gaps: list[tuple[float, float]] = []
+
+    def earliest(self, ready: float, dur: float) -> float:
+        """Earliest start >= ``ready`` of a ``dur``-long slot (insertion-based, HEFT)."""
+        gaps = self.gaps
+        for gs, ge in gaps[max(0, bisect.bisect_left(gaps, (ready,)) - 1):]:
+            if ge <= ready:
+                continue
+            st = max(gs, ready)
+            if ge - st >= dur:
+                return st
+        return max(ready, self.end)
+
+    def insert(self, s: float, f: float) -> None:
+        """Mark ``[s, f)`` busy (a slot :meth:`earliest` returned)."""
+        if s >= self.end:
+            if s > self.end:
+                self.gaps.append((self.end, s))
+            self.end = f
+            return
+        i = bisect.bisect_right(self.gaps, (s, float("inf"))) - 1
+        gs, ge = self.gaps[i]
+        new = ([(gs, s)] if s > gs else []) + ([(f, ge)] if ge > f else [])
+        self.gaps[i:i + 1] = new
