@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import textwrap
 import time
@@ -277,9 +276,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("sweep", type=Path, help="sweep YAML (e.g. sweeps/cpu-cim-ilp.yaml)")
     p.add_argument("-o", "--output", type=Path, help="results CSV (default: the sweep's 'output')")
     p.add_argument("--workers", type=_positive_int, default=None,
-                   help="local worker processes (default: CPU count)")
+                   help="local worker processes (default: the available cores divided by --threads)")
+    p.add_argument("--threads", type=_positive_int, default=None,
+                   help="solver threads per point for cpsat and ilp (default: the available cores divided by "
+                   "--workers, so workers x threads never exceeds the cores: one thread per point when there "
+                   "are more points than cores; 1 on a Dask scheduler). Not a setting of the results: changing "
+                   "it does not recompute finished points")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="run the points on this Dask distributed scheduler instead of local processes")
+                   help="run the points on this Dask distributed scheduler instead of local processes (each "
+                   "Dask worker thread runs one point)")
     _add_common(p)
 
     p = sub.add_parser("plot", help="plot a sweep's results table (CPU-CIM ILP Fig. 3, 4, 5)",
@@ -801,7 +806,13 @@ def cmd_sweep(args) -> int:
 
     spec = load_sweep(args.sweep)
     n = len(expand_points(spec))
-    where = args.scheduler or f"{args.workers or os.cpu_count()} local workers"
+    if args.scheduler:
+        where = f"{args.scheduler} ({args.threads or 1} solver thread(s) per point)"
+    else:
+        from hetsim.dse.sweep import plan_parallelism
+
+        w, t = plan_parallelism(n, args.workers, args.threads, spec.mapper_options.get("threads"))
+        where = f"{w} local worker{'s' if w != 1 else ''} x {t} solver thread{'s' if t != 1 else ''}"
     print(f"sweep {spec.name}: {n} points on {where}", flush=True)
     t0 = time.perf_counter()
     tty = sys.stderr.isatty()
@@ -821,7 +832,7 @@ def cmd_sweep(args) -> int:
 
     try:
         out, ran, skipped = run_sweep(spec, output=args.output, workers=args.workers, scheduler=args.scheduler,
-                                      progress=tick, notify=say)
+                                      threads=args.threads, progress=tick, notify=say)
     except SweepInterrupted as stop:
         kept = f"{stop.finished} point{'' if stop.finished == 1 else 's'} finished this run"
         print(f"{chr(10) if tty else ''}hetsim: sweep stopped by {stop}: {kept}, kept in {stop.output}; run the "

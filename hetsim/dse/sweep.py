@@ -364,6 +364,16 @@ def load_sweep(path: str | Path) -> SweepSpec:
     return spec
 
 
+def _takes_threads(mapper: str) -> bool:
+    from hetsim.mappers.base import mapper_option_names
+
+    try:
+        names = mapper_option_names(mapper)
+    except InputError:
+        return False
+    return names is not None and "threads" in names
+
+
 def options_for(mapper: str, options: dict) -> dict:
     """The ``options`` mapper ``mapper`` takes (all of them when it takes any keyword)."""
     from hetsim.mappers.base import mapper_option_names
@@ -642,8 +652,11 @@ def run_point(point: dict) -> dict:
         if point["params"]:
             plat = plat.with_overrides(point["params"])
         row.update({"platform": plat.name, "host": plat.host})
+        options = dict(point["mapper_options"])
+        if point.get("threads"):  # the runner's choice (run_sweep), not a setting of the row
+            options.setdefault("threads", point["threads"])
         r = run(plat, _workload(point["workload"]), mapper=point["mapper"],
-                contention=parse_contention(point["contention"]), mapper_options=point["mapper_options"],
+                contention=parse_contention(point["contention"]), mapper_options=options,
                 fold_constants=point.get("fold_constants", True))
         s, dev = r.summary, r.devices
         host = dev[dev["device"] == plat.host]
@@ -832,11 +845,42 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
             proc.join(timeout=2)
 
 
+def available_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one, else the CPU count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def plan_parallelism(n_points: int, workers: int | None = None, threads: int | None = None,
+                     spec_threads: int | None = None, cores: int | None = None) -> tuple[int, int]:
+    """``(worker processes, solver threads per point)`` for a local sweep of ``n_points`` points.
+
+    The runner keeps ``workers * threads`` within the ``cores`` (default :func:`available_cores`): points are
+    independent, so by default every core runs its own point with one solver thread (two CP-SAT workers per
+    point on top of two processes oversubscribed a 2-core machine, measured: +50 % solve time); with fewer
+    points than cores the spare cores become threads. Given either number, the other is the cores divided by
+    it; given both (``--workers`` and ``--threads``), they are used as given. ``spec_threads`` is a ``threads``
+    set in the sweep file's ``mapper_options`` (it then counts as ``threads``)."""
+    cores = cores or available_cores()
+    threads = threads or spec_threads
+    if workers and threads:
+        return workers, threads
+    if threads:
+        return max(1, min(cores // threads, n_points)), threads
+    if workers:
+        return workers, max(1, cores // workers)
+    w = max(1, min(cores, n_points))
+    return w, max(1, cores // w)
+
+
 def run_sweep(
     spec: SweepSpec,
     output: Path | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
+    threads: int | None = None,
     progress: Callable[[int, int, dict], None] | None = None,
     notify: Callable[[str], None] | None = None,
 ) -> tuple[Path, int, int]:
@@ -846,10 +890,16 @@ def run_sweep(
 
     Args:
         output: results CSV (default: ``spec.output``).
-        workers: local worker processes (default: CPU count); 0 runs the points in this process, which a
-            signal then stops only between points (and a CP-SAT solve in progress catches SIGINT itself, ending
-            as at its time limit), so the command line always uses worker processes.
-        scheduler: address of a Dask distributed scheduler (``tcp://HOST:PORT``) to run the points on instead.
+        workers: local worker processes (default: :func:`plan_parallelism`, the available cores); 0 runs the
+            points in this process, which a signal then stops only between points (and a CP-SAT solve in
+            progress catches SIGINT itself, ending as at its time limit), so the command line always uses worker
+            processes.
+        scheduler: address of a Dask distributed scheduler (``tcp://HOST:PORT``) to run the points on instead;
+            each point then uses ``threads`` solver threads (default 1: every Dask worker thread runs one point,
+            so the sweep scales with the cluster's threads).
+        threads: solver threads per point for mappers that take a ``threads`` option (``cpsat``, ``ilp``) and
+            whose sweep file does not set one (default: :func:`plan_parallelism`). A runtime choice, like
+            ``workers``: not one of a row's settings, so changing it does not recompute finished points.
         progress: called with (done, total, row) after each point.
         notify: called with a message when points are recomputed because their settings changed (default: a
             :class:`UserWarning`).
@@ -881,6 +931,15 @@ def run_sweep(
 
     if not points:
         return out, 0, skipped
+    if scheduler:
+        n_threads = threads or spec.mapper_options.get("threads") or 1
+    elif workers == 0:
+        n_threads = threads or spec.mapper_options.get("threads") or available_cores()
+    else:
+        workers, n_threads = plan_parallelism(len(points), workers, threads, spec.mapper_options.get("threads"))
+    for p in points:
+        if p.get("kind") != "snn" and "threads" not in p.get("mapper_options", {}) and _takes_threads(p["mapper"]):
+            p["threads"] = int(n_threads)
     try:
         with _stop_on_signals():
             _run_points(points, record, workers, scheduler)

@@ -259,14 +259,17 @@ def max_saving(items: list[tuple[int, int]], cap: int) -> int:
 
 def knapsack_table(items: list[tuple[int, int]], cap: int) -> list[int]:
     """:func:`max_saving` for every capacity ``0 .. cap`` at once (``O(items * cap)``)."""
-    dp = [0] * (cap + 1)
+    import numpy as np
+
+    dp = np.zeros(cap + 1, dtype=np.int64)
     for w, val in items:
         if w > cap or val <= 0:
             continue
-        for c in range(cap, w - 1, -1):
-            if dp[c - w] + val > dp[c]:
-                dp[c] = dp[c - w] + val
-    return dp
+        if w == 0:
+            dp += val
+        else:  # the right-hand side is built from the previous row before the assignment: 0/1, not unbounded
+            dp[w:] = np.maximum(dp[w:], dp[:-w] + val)
+    return dp.tolist()
 
 
 #: the largest knapsack capacity solved unit by unit; a larger budget (bytes of weight memory) is counted in units

@@ -105,6 +105,15 @@ from hetsim.schedule import Schedule
 #: above this many ops the levers that need ancestor/descendant sets (``segments``, ``decompose``) are skipped
 MAX_CLOSURE_OPS = 5000
 
+#: the largest ``items * (capacity + 1)`` for which ``fixing`` builds the per-op knapsack tables (memory and time
+#: grow with it: 100k candidate ops x 4096 units would take gigabytes)
+MAX_TABLE_CELLS = 5_000_000
+
+#: wall seconds per op to build the full CP-SAT model (measured ~3e-4 on a loaded 2-core machine, 10k-op DAG); on
+#: graphs of more than MAX_CLOSURE_OPS ops the model is skipped when less time than that is left (x4 when it
+#: would also have to be solved)
+BUILD_S_PER_OP = 5e-4
+
 #: the phases whose wall times ``stats["phases_s"]`` reports, in order (they add up to ``solve_time_s``)
 PHASES = ("model_s", "heuristics_s", "bounds_s", "decomposition_s", "fluid_s", "search_s", "schedule_s")
 
@@ -225,7 +234,8 @@ class CpSat:
 
         # --- candidates from the heuristics, the tick, the integer problem
         t = time.perf_counter()
-        heur = self._heuristics(costs)
+        large = costs.workload.graph.number_of_nodes() > MAX_CLOSURE_OPS
+        heur = [] if large else self._heuristics(costs)  # greedy and heft are O(n^2) on wide graphs
         t = lap("heuristics_s", t)
         horizon = min((s.makespan_s for s in heur), default=None) or _serial_horizon(costs)
         tick = B.choose_tick(costs, self.resolution_s, horizon)
@@ -268,10 +278,13 @@ class CpSat:
             a = s.assignment  # a property that builds a dict: once, not per op
             if all(a[v] in p.devices[v] and B.carried(p, a, v, a[v]) for v in topo):
                 offer(a, _cpu_orders(p, s), s.mapper)
-        if best is None and "fill" in lv:
+        if (best is None or large) and "fill" in lv:
             init = costs.initial_assignment()
             if all(init[v] in p.devices[v] and B.carried(p, init, v, init[v]) for v in topo):
                 offer(init, None, "initial")
+        if large and "fill" in lv:  # instead of greedy and heft: offload by host time saved per unit of budget
+            offer(_ratio_offload(p, costs.initial_assignment()), None, "ratio")
+            fired["heuristics"] = f"initial and ratio offload only (more than {MAX_CLOSURE_OPS} ops)"
         ub = best["ticks"] if best is not None else None
         fired["heuristic_makespan_s"] = ub * tick if ub is not None else None
         fired["heuristic_source"] = best["source"] if best is not None else None
@@ -354,15 +367,21 @@ class CpSat:
             self._report(ub * tick if ub is not None else None, lb * tick, p.rounding_bound_s, tick)
             t = lap("fluid_s", t)
 
-        # --- the full model (built in any case: its size is part of the statistics)
+        # --- the full model (built unless there is no time for it: its size is part of the statistics)
         code_opt = False
-        built = self._build(p, lb, ub, head, tail, free, twins, best, fluid=False, fired=fired)
-        t = lap("model_s", t)
-        proto = built.model.Proto()
-        n_vars = len(proto.variables)
-        n_bools = sum(1 for x in proto.variables if list(x.domain) == [0, 1])
-        n_cons = len(proto.constraints)
-        fired["full_model_solved"] = ub is None or (lb < ub and (ub - lb) > self.mip_rel_gap * ub)
+        open_gap = ub is None or (lb < ub and (ub - lb) > self.mip_rel_gap * ub)
+        if large and ub is not None and self._left() < len(topo) * BUILD_S_PER_OP * (1 + 3 * open_gap):
+            fired["full_model_skipped"] = "no time left to build and solve it"
+            n_vars = n_bools = n_cons = None
+            open_gap = False
+        else:
+            built = self._build(p, lb, ub, head, tail, free, twins, best, fluid=False, fired=fired)
+            t = lap("model_s", t)
+            proto = built.model.Proto()
+            n_vars = len(proto.variables)
+            n_bools = sum(1 for x in proto.variables if list(x.domain) == [0, 1])
+            n_cons = len(proto.constraints)
+        fired["full_model_solved"] = open_gap
         if fired["full_model_solved"]:
             res = self._solve(cp_model, built, self._left(), tick, p.rounding_bound_s, real=True, lb0=lb)
             solve_time += res["time"]
@@ -389,7 +408,7 @@ class CpSat:
         order = {c: [v for v in p.ops if assign[v] == c] for c in p.cpus}
         best = {"assign": assign, "order": order, "ticks": ticks, "source": "chain"}
         fired = {"chain": True, "too_big_removed": p.removed["too_big"]}
-        return self._finish(costs, p, best, ticks, ticks, True, [], self.levers, fired, (0, 0, 0), 0.0, t)
+        return self._finish(costs, p, best, ticks, ticks, True, [], self.levers, fired, (None, None, None), 0.0, t)
 
     def _finish(self, costs: CostModel, p: B.IntProblem, best: dict, lb: int, ub: int, code_opt: bool,
                 heur: list[Schedule], lv, fired: dict, size: tuple[int, int, int], solve_time: float,
@@ -711,7 +730,7 @@ class CpSat:
                     p.devices[v] = keep
                     changed = True
             lbnd = B.load_bound(p, head, tail)
-            if lbnd is not None:
+            if lbnd is not None and len(lbnd.items) * (max(lbnd.cap, 0) + 1) <= MAX_TABLE_CELLS:
                 for v, (stay, go) in lbnd.per_op().items():
                     ds = p.devices[v]
                     if stay > ub and go <= ub:  # must be offloaded
@@ -819,6 +838,32 @@ def _bottom_levels(p: B.IntProblem, assign: dict[str, str]) -> dict[str, int]:
     for v in reversed(p.ops):
         d = assign[v]
         out[v] = p.dur[v][d] + max((p.tr[(v, w)][(d, assign[w])] + out[w] for w in p.succs[v]), default=0)
+    return out
+
+
+def _ratio_offload(p: B.IntProblem, init: dict[str, str]) -> dict[str, str]:
+    """``init`` with ops moved from the host to the capacitated device whose budget binds
+    (:func:`~hetsim.mappers._bounds.shared_budget`), by host time saved per unit of its capacity, while it
+    fits (``O(n log n)``: the candidate of graphs too large for greedy and heft)."""
+    cim, cap = B.shared_budget(p)
+    if cim is None:
+        cim = next(iter(p.budget), None)
+        cap = p.budget.get(cim, 0)
+    out = dict(init)
+    if cim is None:
+        return out
+    cap -= sum(p.ncb[v][cim] for v in p.ops if out[v] == cim)
+    cands = []
+    for v in p.ops:
+        if out[v] == p.host and cim in p.devices[v]:
+            saved = p.dur[v][p.host] - p.dur[v][cim]
+            if saved > 0:
+                cands.append((-saved / max(1, p.ncb[v][cim]), p.pos[v], v))
+    for _, _, v in sorted(cands):
+        n = p.ncb[v][cim]
+        if n <= cap and B.carried(p, out, v, cim):
+            out[v] = cim
+            cap -= n
     return out
 
 
