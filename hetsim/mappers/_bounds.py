@@ -137,12 +137,18 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
         err_ops += max(max(0.0, dur[v][d] * tick - lat[d]) for d in ds)
     tr: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
     err_edges = 0.0
+    linked: dict[tuple[str, str], bool] = {}
     for u, v in g.edges:
         m: dict[tuple[str, str], int] = {}
         worst = 0.0
         for a in devices[u]:
             for b in devices[v]:
-                if not costs.carried(u, v, a, b):
+                if not costs.needs_transfer(u, v, a, b):
+                    m[(a, b)] = 0
+                    continue
+                if (a, b) not in linked:
+                    linked[(a, b)] = costs.carried(u, v, a, b)
+                if not linked[(a, b)]:
                     continue  # no link between a and b: the pair is forbidden
                 t = costs.transfer_time(u, v, a, b)
                 m[(a, b)] = to_ticks(t, tick)

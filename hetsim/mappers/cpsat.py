@@ -90,6 +90,7 @@ reproducible.
 from __future__ import annotations
 
 import bisect
+import gc
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -203,6 +204,17 @@ class CpSat:
 
     # ------------------------------------------------------------------------------------------------ map
     def map(self, costs: CostModel) -> Schedule:
+        # the phases allocate millions of small dicts and lists on large graphs, which the cyclic garbage
+        # collector would scan again and again (none of them forms a cycle that needs it)
+        gc_on = gc.isenabled()
+        gc.disable()
+        try:
+            return self._map(costs)
+        finally:
+            if gc_on:
+                gc.enable()
+
+    def _map(self, costs: CostModel) -> Schedule:
         cp_model = _ortools()
         t0 = time.perf_counter()
         self._t0 = t0
@@ -245,9 +257,10 @@ class CpSat:
         fired: dict[str, object] = {"too_big_removed": p.removed["too_big"], "floating_ops": len(free)}
         if p.removed["unlinked"]:
             fired["unlinked_removed"] = p.removed["unlinked"]
-        if len(topo) > MAX_CLOSURE_OPS:  # ancestor sets are O(n^2) bits: not for 100k-op synthetic graphs
-            lv = lv - {"segments", "decompose"}
-            fired["skipped"] = f"segments, decompose (more than {MAX_CLOSURE_OPS} ops)"
+        if len(topo) > MAX_CLOSURE_OPS:  # ancestor sets are O(n^2) bits: not for 100k-op synthetic graphs;
+            # fixing repeats longest-path passes to a fixpoint, for a model there is rarely time to solve
+            lv = lv - {"segments", "decompose", "fixing"}
+            fired["skipped"] = f"segments, decompose, fixing (more than {MAX_CLOSURE_OPS} ops)"
         self._lv = lv
         head, tail = B.heads_tails(p)
         t = lap("model_s", t)
@@ -882,11 +895,8 @@ def _serial_horizon(costs: CostModel) -> float:
     g = costs.workload.graph
     total = sum(max(lat.values()) for lat in costs.latency.values())
     for u, v in g.edges:
-        ts = []
-        for a in costs.latency[u]:
-            for b in costs.latency[v]:
-                if costs.carried(u, v, a, b):  # else no link: the pair is never used
-                    ts.append(costs.transfer_time(u, v, a, b))
+        ts = [costs.transfer_time(u, v, a, b) for a in costs.latency[u] for b in costs.latency[v]
+              if a != b and costs.carried(u, v, a, b)]  # a pair without a link is never used
         total += max(ts, default=0.0)
     return total
 
