@@ -342,26 +342,27 @@ class Decomposition:
         device back to the host, each time the one whose return hurts least (fill schedule), until it fits."""
         sub, cim = fr.sub, self.cim
         above = [pt for pt in fr.ub_points() if pt[0] > c]
-        if not above:
-            return
-        used, _, assign, _ = above[0]  # the least crossbars above c is the closest
-        assign = dict(assign)
-        while used > c:
-            best = None
-            for v in sub.ops:
-                if assign[v] != cim or sub.host not in sub.devices[v] or not B.carried(sub, assign, v, sub.host):
-                    continue
+        # from the closest schedule above c and from the best (often an exact solve at the largest budget)
+        for start in {id(pt): pt for pt in (above[:1] + above[-1:])}.values():
+            used, _, assign, _ = start
+            assign = dict(assign)
+            while used > c:
+                best = None
+                for v in sub.ops:
+                    if assign[v] != cim or sub.host not in sub.devices[v] or not B.carried(sub, assign, v, sub.host):
+                        continue
+                    assign[v] = sub.host
+                    o2, ms = self._fill(fr, assign)
+                    assign[v] = cim
+                    if best is None or ms < best[0]:
+                        best = (ms, v, o2)
+                if best is None:
+                    break
+                ms, v, order = best
                 assign[v] = sub.host
-                o2, ms = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
-                assign[v] = cim
-                if best is None or ms < best[0]:
-                    best = (ms, v, o2)
-            if best is None:
-                return
-            ms, v, order = best
-            assign[v] = sub.host
-            used -= fr.up[v]
-        fr.points.append((used, ms - fr.off, dict(assign), order))
+                used -= fr.up[v]
+            if used <= c:
+                fr.points.append((used, ms - fr.off, dict(assign), order))
 
     def _improve(self, fr: Front, c: int) -> None:
         """Local search from the best known schedule within ``c`` of the shared capacity: move one op to another
@@ -445,6 +446,71 @@ class Decomposition:
                     break
                 if evals >= IMPROVE_EVALS:
                     break
+            if not improved and cim is not None and evals < IMPROVE_EVALS:  # ejection chains
+                for new in self._chains(fr, c, assign, used, flex):
+                    if self._used_up(fr, new) > c or not ok(new):
+                        continue
+                    evals += 1
+                    o2, ms = self._fill(fr, new)
+                    u2 = self._used_up(fr, new)
+                    if ms - fr.off < L:
+                        assign, used, L, order = new, u2, ms - fr.off, o2
+                        fr.points.append((used, L, dict(assign), order))
+                        improved = True
+                        break
+
+    def _chains(self, fr: Front, c: int, assign: dict[str, str], used: int, flex: list[str]):
+        """Assignments one ejection chain away from ``assign`` (within ``c``): take one op off the shared device
+        and refill the room greedily (each step the op whose offload shortens the schedule most), or put one op
+        on it and make room greedily (each step the op whose return hurts least). Reaches the exchanges of
+        several ops for several others that offloads in parallel with host work need (YOLOv5n's 90-op segment at
+        14 crossbars: two ops of 3 and 1 crossbars out, four of 1 in)."""
+        sub, cim, host = fr.sub, self.cim, fr.sub.host
+        cand = [v for v in flex if set(sub.devices[v]) == {host, cim}]
+
+        def refill(a, room, banned):
+            while True:
+                best = None
+                for v in cand:
+                    if a[v] == host and v not in banned and fr.up.get(v, 0) <= room:
+                        a[v] = cim
+                        if all(B.carried(sub, a, u, a[u]) for u in (v, *sub.preds[v], *sub.succs[v])):
+                            ms = self._fill(fr, a)[1]
+                            if best is None or ms < best[0]:
+                                best = (ms, v)
+                        a[v] = host
+                if best is None or best[0] >= self._fill(fr, a)[1]:
+                    return a
+                a[best[1]] = cim
+                room -= fr.up.get(best[1], 0)
+
+        def make_room(a, over, banned):
+            while over > 0:
+                best = None
+                for v in cand:
+                    if a[v] == cim and v not in banned:
+                        a[v] = host
+                        if all(B.carried(sub, a, u, a[u]) for u in (v, *sub.preds[v], *sub.succs[v])):
+                            ms = self._fill(fr, a)[1]
+                            if best is None or ms < best[0]:
+                                best = (ms, v)
+                        a[v] = cim
+                if best is None:
+                    return None
+                a[best[1]] = host
+                over -= fr.up.get(best[1], 0)
+            return a
+
+        for v in cand:
+            a = dict(assign)
+            if a[v] == cim:
+                a[v] = host
+                yield refill(a, c - used + fr.up.get(v, 0), {v})
+            else:
+                a[v] = cim
+                a = make_room(a, used + fr.up.get(v, 0) - c, {v})
+                if a is not None:
+                    yield refill(a, c - self._used_up(fr, a), {v})
 
     def _fill(self, fr: Front, a: dict[str, str]) -> tuple[dict[str, list[str]], int]:
         """:func:`~hetsim.mappers._bounds.fill_schedule` of ``a`` in ``fr``'s segment, memoised per segment (the
@@ -465,11 +531,16 @@ class Decomposition:
         if cim is None:
             return
         tried: set = set()
-        for _ in range(8):
+        for it in range(9):
             pts = [pt for pt in fr.ub_points() if pt[0] <= c]
             if not pts or time.perf_counter() > self.deadline:
                 return
             used, L, assign, _ = pts[-1]
+            if it == 0:  # first, each op's gain when offloaded alone from the host (the reference is all-host)
+                assign = {v: host if set(sub.devices[v]) == {host, cim} else d for v, d in assign.items()}
+                if not all(B.carried(sub, assign, v, assign[v]) for v in sub.ops):
+                    continue
+                L = self._fill(fr, assign)[1] - fr.off
             vals: dict[str, int] = {}
             for v in sub.ops:
                 if set(sub.devices[v]) != {host, cim}:
@@ -505,7 +576,7 @@ class Decomposition:
                 return
             tried.add(key)
             order, ms = self._fill(fr, a)
-            if ms - fr.off >= L:
+            if it > 0 and ms - fr.off >= L:
                 return
             fr.points.append((self._used_up(fr, a), ms - fr.off, a, order))
 
