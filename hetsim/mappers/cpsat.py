@@ -118,6 +118,9 @@ MAX_TABLE_CELLS = 5_000_000
 #: would also have to be solved)
 BUILD_S_PER_OP = 5e-4
 
+#: CP-SAT's search branching with one worker (None: CP-SAT's default)
+SINGLE_WORKER_BRANCHING: str | None = "PORTFOLIO_WITH_QUICK_RESTART_SEARCH"
+
 #: the phases whose wall times ``stats["phases_s"]`` reports, in order (they add up to ``solve_time_s``)
 PHASES = ("model_s", "heuristics_s", "bounds_s", "decomposition_s", "fluid_s", "search_s", "schedule_s")
 
@@ -671,6 +674,8 @@ class CpSat:
         prm.log_search_progress = self.log
         if self.deterministic and self.threads > 1:
             prm.interleave_search = True
+        if self.threads == 1 and SINGLE_WORKER_BRANCHING is not None:
+            prm.search_branching = getattr(cp_model, SINGLE_WORKER_BRANCHING)
         # measured on the YOLOv5n segments: 1.5-3x faster proofs of the host order
         prm.use_dynamic_precedence_in_disjunctive = True
         if prm.interleave_search:
