@@ -158,3 +158,15 @@ def test_sweep_never_oversubscribes_the_cores_by_default(n, workers, threads, co
     else:
         assert w * t <= cores and w <= n
         assert w == min(n, cores)  # one point per core while there are points enough
+
+
+def test_reported_bound_is_never_below_the_trivial_bounds():
+    """With every lever off and a time limit too short for a proof, the bound still counts the critical path and
+    the host-load (knapsack) bound: a fan-out of 40 branches, whose host work dominates."""
+    costs = CostModel(fan_out(40, seed=1), make_platform(crossbars_per_core=2, crossbar=64))
+    s = get_mapper("cpsat", time_limit_s=0.5, levers="none").map(costs)
+    p = B.build_problem(costs, s.stats["tick_s"])
+    head, tail = B.heads_tails(p)
+    trivial = max(B.critical_path(p, head, tail), B.load_bound(p, head, tail).bound())
+    assert trivial > 0
+    assert s.stats["bound_s"] >= min(trivial * p.tick - p.rounding_bound_s, s.makespan_s) - 1e-12

@@ -326,6 +326,11 @@ class CpSat:
                 lb = max(lb, B.critical_path(p, head, tail))
             if "knapsack" in lv and (lbnd := B.load_bound(p, head, tail)) is not None:
                 lb = max(lb, lbnd.bound())
+        # the trivial bounds count even with their levers off: a reported bound is never below them
+        if "heads_tails" not in lv:
+            lb = max(lb, B.critical_path(p, head, tail))
+        if "knapsack" not in lv and (lb0 := B.load_bound(p, head, tail)) is not None:
+            lb = max(lb, lb0.bound())
         if ub is not None:
             lb = min(lb, ub)
         fired["root_bound_s"] = lb * tick
