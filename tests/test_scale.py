@@ -169,4 +169,5 @@ def test_reported_bound_is_never_below_the_trivial_bounds():
     head, tail = B.heads_tails(p)
     trivial = max(B.critical_path(p, head, tail), B.load_bound(p, head, tail).bound())
     assert trivial > 0
+    assert s.stats["presolve"]["root_bound_s"] == pytest.approx(trivial * p.tick)  # before any CP-SAT call
     assert s.stats["bound_s"] >= min(trivial * p.tick - p.rounding_bound_s, s.makespan_s) - 1e-12
