@@ -148,7 +148,10 @@ def test_tiny_search_end_to_end_replays(tmp_path, capsys):
 
 def test_bad_input_is_one_line_exit_2(tmp_path, capsys):
     for argv, msg in [(["--strength", "a,b"], "comma-separated numbers"), (["--strength", "-1"], ">= 0"),
-                      (["--epochs", "1,2"], "three integers")]:
+                      (["--epochs", "1,2"], "three integers"),
+                      (["--strength", "1,1.0"], "lambda_1 would be written more than once"),
+                      (["--strength", "0.1234561,0.1234562"], "distinct values"),
+                      (["--data-root", str(tmp_path)], "is for --dataset cifar10")]:
         assert main(["search", str(DIANA_YAML), "--out", str(tmp_path / "x"), *argv]) == 2
         err = capsys.readouterr().err
         assert msg in err and len(err.strip().splitlines()) == 1

@@ -78,7 +78,8 @@ def search(platform, dataset: str = "digits", model: str | None = None, objectiv
 
     Raises:
         InputError: torch or scikit-learn missing, unknown dataset/model/objective, a strength that is not a
-            finite number >= 0, ``out`` holds an earlier search and ``force`` is false, CIFAR-10 not found.
+            finite number >= 0, two strengths sharing a label (``lambda_{s:g}``), ``data_root`` with a dataset
+            other than cifar10, ``out`` holds an earlier search and ``force`` is false, CIFAR-10 not found.
         PlatformError, MappingError: the platform is unreadable or has no DIANA digital + AIMC pair.
     """
     import math
@@ -92,6 +93,14 @@ def search(platform, dataset: str = "digits", model: str | None = None, objectiv
     strengths = [float(s) for s in strengths]
     if not strengths or any(not math.isfinite(s) or s < 0 for s in strengths):
         raise InputError(f"strengths must be finite numbers >= 0, got {strengths}")
+    labels = [f"lambda_{s:g}" for s in strengths]  # each point's folder (run_search's label)
+    dup = sorted({lab for lab in labels if labels.count(lab) > 1})
+    if dup:
+        raise InputError(f"strengths {strengths}: each needs its own output folder, but {', '.join(dup)} "
+                         "would be written more than once; give distinct values")
+    if data_root is not None and dataset != "cifar10":
+        raise InputError(f"--data-root {str(data_root)!r} is for --dataset cifar10; {dataset} is bundled "
+                         "(drop --data-root)")
     out = Path(out)
     clash = [n for n in OUTPUTS if (out / n).exists()]
     if clash and not force:
