@@ -187,6 +187,21 @@ def test_bad_synthetic_field_is_named(tmp_path, synthetic, needle):
         load_sweep(write_spec(tmp_path, synthetic=syn))
 
 
+@pytest.mark.parametrize(("over", "needle"), [({"reorder": ["maybe"]}, "reorder.0: Input should be a valid boolean"),
+                                               ({"reorder": "maybe"}, "reorder.0: Input should be a valid boolean"),
+                                               ({"mode": 5}, "mode.0: Input should be a valid string")])
+def test_bad_mode_or_reorder_is_one_line(tmp_path, over, needle):
+    # a scalar or a list: one error line (was one per member of a bool | list[bool] union)
+    with pytest.raises(InputError) as e:
+        load_sweep(write_spec(tmp_path, **over))
+    assert needle in str(e.value) and len(str(e.value).splitlines()) == 1
+
+
+def test_scalar_mode_and_reorder_are_lists_of_one(tmp_path):
+    spec = load_sweep(write_spec(tmp_path, mode="blocking", reorder=True))
+    assert {(p["mode"], p["reorder"]) for p in expand_points(spec)} == {("blocking", True)}
+
+
 def test_onnx_sweep_rejects_snn_options(tmp_path):
     spec = write_spec(tmp_path, synthetic=None, mode=None, reorder=[True], mappers=["heft"],
                       workloads=[str(ROOT / "workloads/paper/resnet18_int8_ort.onnx")],

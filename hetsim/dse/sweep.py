@@ -154,8 +154,8 @@ class SweepSpec(BaseModel):
     mapper_options: dict = Field(default_factory=dict)
     contention: str = "none"
     fold_constants: bool = True
-    mode: str | list[str] | None = None
-    reorder: bool | list[bool] | None = None
+    mode: list[str] | None = None       # a scalar in the file is a list of one
+    reorder: list[bool] | None = None
     output: Path | None = None
 
     @property
@@ -168,6 +168,12 @@ class SweepSpec(BaseModel):
         if self.mappers is None:
             self.mappers = ["spikeduet"] if self.is_snn else ["cpsat"]
         return self
+
+    @field_validator("mode", "reorder", mode="before")
+    @classmethod
+    def _scalar_to_list(cls, v: Any) -> Any:
+        # one type, not a union: a bad value gets one error line, not one per union member
+        return v if v is None or isinstance(v, list) else [v]
 
     @field_validator("parameters")
     @classmethod
