@@ -102,6 +102,13 @@ def test_solver_line_never_says_proven_next_to_a_gap():
     assert "gap tolerance (0.01 %)" in line and "MIP gap 0.01 %" in line
 
 
+def test_solver_line_names_the_chain_dynamic_program():
+    st = {"status": "optimal", "mip_gap": 0.0, "total_time_s": 0.002, "solution_source": "chain",
+          "variables": None, "constraints": None}
+    assert solver_line(st) == "optimal (proven) in 0.00 s by the chain dynamic program"
+    assert solver_line({**st, "solution_source": "decompose"}) == "optimal (proven) in 0.00 s"
+
+
 def test_solver_line_fallback_and_wall_time():
     st = {"status": "time_limit", "total_time_s": 30.02, "solve_time_s": 17.12, "fallback": "heft",
           "fallback_makespan_s": 94.947e-3, "solver_schedule_makespan_s": None, "mip_gap": 0.1312,

@@ -78,7 +78,8 @@ def solver_line(st: dict) -> str:
     least 5 ms) and the solver calls' own share (``solver_calls_s``, else ``solve_time_s``) when it differs at
     the shown precision. ``optimal (proven)`` only when the MIP gap is 0 to the shown precision;
     a solve stopped by the relative gap tolerance says so and gives the gap. A time limit that returned a
-    heuristic's schedule (``fallback``) names it and its makespan.
+    heuristic's schedule (``fallback``) names it and its makespan. A chain solved by ``cpsat``'s dynamic program
+    (``solution_source`` ``chain``) says so.
     """
     wall = st.get("total_time_s", st.get("solve_time_s")) or 0.0
     t = f"{wall:.2f} s"
@@ -98,6 +99,8 @@ def solver_line(st: dict) -> str:
     if st["status"] == "optimal":
         size = (f", {st['variables']:,} variables, {st['constraints']:,} constraints"
                 if st.get("variables") is not None and st.get("constraints") is not None else "")
+        if st.get("solution_source") == "chain":  # cpsat's exact dynamic program on a chain: no model
+            size = " by the chain dynamic program" + size
         if gap_txt is None or gap_txt == "0.00 %":
             return f"optimal (proven) in {t}{size}"
         tol = st.get("mip_rel_gap", st.get("mip_rel_gap_limit"))
