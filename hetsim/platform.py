@@ -517,14 +517,17 @@ def load_platform(path: str | Path) -> Platform:
     Relative ``latency_table`` paths are resolved against the YAML file's folder.
 
     Raises:
-        PlatformError: missing file, YAML syntax error, or a validation error (message names the field path
-            and the expected value).
+        PlatformError: missing file, YAML syntax error, an SNN spec given as the platform, or a validation
+            error (message names the field path and the expected value).
     """
     from hetsim.plugins import load_plugins
 
     load_plugins()  # device kinds of installed plugins (hetsim/plugins.py)
     p = Path(path)
     data = read_yaml(p, PlatformError, "platform file")
+    if isinstance(data, dict) and "layers" in data and "devices" not in data:
+        raise PlatformError(f"{p}: an SNN spec (it has 'layers'), not a platform file; the platform comes first, "
+                            "e.g. hetsim run platforms/efr32mg24.yaml NET.yaml")
     if isinstance(data, dict) and isinstance(data.get("devices"), dict):
         for dev in data["devices"].values():
             if isinstance(dev, dict) and isinstance(dev.get("latency_table"), str) and dev["latency_table"]:

@@ -94,6 +94,10 @@ def test_inspect_snn(capsys):
     (["run", ROOT / "platforms" / "puma.yaml", ROOT / "workloads" / "yolov5n.onnx", "--reorder"],
      ["--reorder apply to spiking networks"]),
     (["map", EFR, NET, "-o", "x.json"], ["hetsim run PLATFORM.yaml NET.yaml"]),
+    # a platform where a spec belongs, and the reverse: one line naming the mix-up (was one line per field)
+    (["export-nir", EFR, "-o", "x.nir"], ["a platform file", "not an SNN spec"]),
+    (["inspect", EFR], ["a platform file", "not an SNN spec"]),
+    (["run", NET, ROOT / "workloads" / "yolov5n.onnx"], ["an SNN spec", "not a platform file"]),
 ])
 def test_bad_input_exits_2(capsys, argv, needles):
     code, _, err = run_cli(capsys, *argv)

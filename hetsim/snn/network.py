@@ -358,9 +358,10 @@ def load_snn(path: str | Path, spikes: str | Path | None = None) -> SNN:
             parameters out of range, empty or non-0/1 rasters, labels not one per sample), rasters whose width
             does not match their layer, T that differs between rasters or from ``timesteps``, ``classes`` of
             the wrong length, or a split role naming a split the activity does not have; ``spikes`` given for
-            a spec; for a ``.nir`` path, whatever :func:`hetsim.snn.nir.load_nir` refuses.
+            a spec; a platform file given as the spec; for a ``.nir`` path, whatever
+            :func:`hetsim.snn.nir.load_nir` refuses.
     """
-    from hetsim.platform import read_yaml_model
+    from hetsim.platform import read_yaml, read_yaml_model
 
     p = Path(path)
     if p.suffix.lower() == ".nir":
@@ -370,6 +371,10 @@ def load_snn(path: str | Path, spikes: str | Path | None = None) -> SNN:
     if spikes is not None:
         raise WorkloadError(f"{p}: spikes (--spikes) give the input of a NIR graph (.nir); an SNN spec names its own "
                             "activity file")
+    data = read_yaml(p, WorkloadError, "SNN spec")
+    if isinstance(data, dict) and "devices" in data and "layers" not in data:
+        raise WorkloadError(f"{p}: a platform file (it has 'devices'), not an SNN spec; give a network such as "
+                            "workloads/snn/braille384.yaml")
     spec = read_yaml_model(p, SnnSpec, WorkloadError, "SNN spec", "name, layers, timesteps, weights, ...")
     L = len(spec.layers) - 1
     if spec.classes is not None and len(spec.classes) != spec.layers[-1]:
