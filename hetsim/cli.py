@@ -548,7 +548,7 @@ def cmd_run(args) -> int:
                                     ("--solver", args.solver), ("--gap", args.gap), ("--threads", args.threads),
                                     ("--no-fold-constants", not args.fold_constants)) if v not in (None, False)]
         if onnx_only:
-            raise InputError(f"{', '.join(onnx_only)} apply to ONNX models, not to spiking networks")
+            raise InputError(f"{', '.join(onnx_only)} {_apply(onnx_only)} to ONNX models, not to spiking networks")
         _check_not_swapped(args.platform, args.model)
         args.mapper = args.mapper or "spikeduet"
         seed, args.seed = args.seed, None  # an SNN run's --seed seeds the reordering, not the mapper
@@ -556,8 +556,8 @@ def cmd_run(args) -> int:
         snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
                     if v not in (None, False)]
         if snn_only:
-            raise InputError(f"{', '.join(snn_only)} apply to spiking networks (an SNN spec .yaml or a NIR "
-                             "graph .nir), not to ONNX models")
+            raise InputError(f"{', '.join(snn_only)} {_apply(snn_only)} to spiking networks (an SNN spec .yaml or a "
+                             "NIR graph .nir), not to ONNX models")
         args.mapper = args.mapper or DEFAULT_MAPPER
     _no_options_with_schedule(args)
     options = mapper_options(args) if args.schedule is None else {}
@@ -588,6 +588,11 @@ def _print_and_write(args, summary: dict, text, write) -> int:
         if not args.json:
             print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
     return 0
+
+
+def _apply(flags: list) -> str:
+    """The verb for a list of flags: '--gap applies', '--gap, --solver apply'."""
+    return "applies" if len(flags) == 1 else "apply"
 
 
 def _check_not_swapped(platform: Path, model: Path) -> None:

@@ -127,7 +127,7 @@ def test_cli_map_validate_inspect_take_the_option(model, tmp_path, capsys):
 def test_snn_run_refuses_the_option(capsys):
     code = main(["run", str(ROOT / "platforms/efr32mg24.yaml"), str(ROOT / "workloads/snn/braille384.yaml"),
                  "--no-fold-constants"])
-    assert code == 2 and "--no-fold-constants apply to ONNX models" in capsys.readouterr().err
+    assert code == 2 and "--no-fold-constants applies to ONNX models" in capsys.readouterr().err
 
 
 def test_api_run_option(model):
