@@ -141,6 +141,13 @@ def test_tiny_search_end_to_end_replays(tmp_path, capsys):
     keys = ("test_accuracy", "val_accuracy", "model_latency_s", "model_energy_j", "aimc_share")
     assert [again["points"][0][k] for k in keys] == [r["points"][0][k] for k in keys]
     assert (tmp_path / "s2" / "lambda_1" / "export.json").read_text() == (out / "lambda_1" / "export.json").read_text()
+    # replacing a search (force) removes the earlier points' files; a folder with a file of the user's stays
+    (tmp_path / "s2" / "lambda_1" / "notes.txt").write_text("mine")
+    third = search(DIANA_YAML, dataset="digits", objective="latency", strengths=[3.0], out=tmp_path / "s2",
+                   recipe=recipe, baselines=(), quiet=True, limit=64, force=True)
+    assert [p["name"] for p in third["points"]] == ["lambda_3"]
+    assert sorted(f.name for f in (tmp_path / "s2" / "lambda_1").iterdir()) == ["notes.txt"]
+    assert (tmp_path / "s2" / "lambda_3" / "export.json").exists()
     # the same search again is refused without --force, one line, exit 2
     assert main(["search", str(DIANA_YAML), "--out", str(out), "--quiet"]) == 2
     assert "pass --force" in capsys.readouterr().err

@@ -3,6 +3,7 @@ exports, replay, Pareto front (``hetsim search``; :func:`hetsim.search.search` d
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import io
@@ -326,6 +327,7 @@ def run_search(platform: Platform, net: ResNet, data: Splits, objective: str, st
                model_name: str = "net") -> dict:
     """See :func:`hetsim.search.search`."""
     t0 = time.perf_counter()
+    earlier = _earlier_points(out)  # a search this one replaces (--force): its point folders go at the end
     make_dirs(out)
     with _Progress(quiet) as prog:
         # 1. warm-up: floating point with BatchNorm (ODiMO starts from a pre-trained float network)
@@ -380,4 +382,30 @@ def run_search(platform: Platform, net: ResNet, data: Splits, objective: str, st
         "seconds": time.perf_counter() - t0, "points": [asdict(p) for p in points],
     }
     atomic_write_text(out / "search.json", json.dumps(summary, indent=1) + "\n")
+    _remove_stale_points(out, earlier - {p.name for p in points})
     return summary
+
+
+#: what a search writes in each point's folder
+POINT_FILES = ("export.json", "model.onnx")
+
+
+def _earlier_points(out: Path) -> set[str]:
+    """The point labels of the search recorded in ``out/search.json`` (none when unreadable)."""
+    try:
+        old = json.loads((out / "search.json").read_text())
+        return {p["name"] for p in old["points"] if isinstance(p["name"], str) and "/" not in p["name"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def _remove_stale_points(out: Path, labels: set[str]) -> None:
+    """Delete the files a replaced search wrote for points this one does not have (``lambda_1`` of an earlier
+    ``--strength 1`` would otherwise sit beside the new points, unlisted); a folder holding anything else is
+    kept with that."""
+    for label in labels:
+        d = out / label
+        for f in POINT_FILES:
+            (d / f).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # not empty (a file of the user's) or already gone
+            d.rmdir()
