@@ -202,3 +202,15 @@ def test_without_torch_the_error_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
     with pytest.raises(InputError, match=r"pip install 'hetsim\[search\]'"):
         search(DIANA_YAML, out=tmp_path / "t", quiet=True)
+
+
+def test_earlier_points_are_plain_folders_of_out(tmp_path):
+    # --force deletes the replaced search's point files: only plain names inside --out qualify
+    from hetsim.search.run import _earlier_points
+
+    names = ["lambda_1", "all-8bit", "..", ".", "", "a/b", "../x", "c\\d", 7]
+    (tmp_path / "search.json").write_text(json.dumps({"points": [{"name": n} for n in names]}))
+    assert _earlier_points(tmp_path) == {"lambda_1", "all-8bit"}
+    (tmp_path / "search.json").write_text("{not json")
+    assert _earlier_points(tmp_path) == set()
+    assert _earlier_points(tmp_path / "missing") == set()

@@ -394,9 +394,11 @@ def _earlier_points(out: Path) -> set[str]:
     """The point labels of the search recorded in ``out/search.json`` (none when unreadable)."""
     try:
         old = json.loads((out / "search.json").read_text())
-        return {p["name"] for p in old["points"] if isinstance(p["name"], str) and "/" not in p["name"]}
+        names = {p["name"] for p in old["points"] if isinstance(p["name"], str)}
     except (OSError, ValueError, KeyError, TypeError):
         return set()
+    # only plain folder names inside ``out`` (an edited search.json naming '..' or 'a/b' removes nothing)
+    return {n for n in names if n not in ("", ".", "..") and Path(n).name == n and "\\" not in n}
 
 
 def _remove_stale_points(out: Path, labels: set[str]) -> None:
