@@ -357,7 +357,8 @@ KNOWN_BUGS = {
 
 #: KNOWN_BUGS fixed since the fuzzer found them: their reproducers in test_fuzz.py are plain regression tests now.
 FIXED_BUGS = {"platform-latency-table", "onnx-gemm-k", "onnx-init-size", "onnx-dangling-output", "onnx-duplicate-init",
-              "onnx-unknown-op", "onnx-zero-dim", "onnx-optype-bytes"}
+              "onnx-unknown-op", "onnx-zero-dim", "onnx-optype-bytes", "onnx-conv-kernel", "onnx-dtype",
+              "onnx-old-opset-shapes"}
 
 #: (model, node, attribute, value, certainly invalid[, known bug])
 ATTR_MUTATIONS = [

@@ -170,7 +170,7 @@ def _known_model(bug: str) -> bytes:
 def test_known_bug(workdir, bug, command, request):
     """Each finding of the fuzzer not fixed yet: the invalid model must be refused with exit 2 and one line."""
     reason = KNOWN_BUGS[bug.replace("-autopad", "-kernel")]
-    if bug not in FIXED_BUGS:  # open: expected to fail until fixed; fixed ones must pass
+    if bug.replace("-autopad", "-kernel") not in FIXED_BUGS:  # open: expected to fail until fixed; fixed ones pass
         request.applymarker(pytest.mark.xfail(strict=False, reason=f"fuzzer finding {bug}: {reason}"))
     model = workdir / f"known-{bug}.onnx"
     model.write_bytes(_known_model(bug))
@@ -180,6 +180,16 @@ def test_known_bug(workdir, bug, command, request):
         argv = ["inspect", str(model)]
     o = run_cli(argv)
     assert not problems(o, must_fail=True), o.stderr
+    assert REFUSAL.get(bug, "") in o.stderr
+
+
+#: what the refusal of a fixed finding says (the reason, not only that it is refused)
+REFUSAL = {
+    "onnx-dtype": "input 'x' (X) has type tensor(int64), which Conv-11 does not take",
+    "onnx-conv-kernel": "kernel_shape [5, 5] does not match the weight's kernel [3, 3]",
+    "onnx-conv-autopad": "has both auto_pad SAME_UPPER and pads",
+    "onnx-old-opset-shapes": "operand shapes (1, 4, 4, 4) ('cb') and (1, 4, 8, 8) ('x') do not match",
+}
 
 
 @pytest.mark.parametrize("value", ["7", "true", "[[1]]", "{x: 1}"])  # fuzzer finding platform-latency-table, fixed

@@ -207,6 +207,8 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     missing = _first_missing(infos, nodes, names)
     if missing is not None:
         infos, shapes_from = _recover_shapes(p, model, raw, runtime_inputs, infos, nodes, names, missing)
+    _check_node_types(p, model, nodes, names, infos)
+    _check_broadcasts(p, model, nodes, names, infos)
 
     constants = set(initializers)
     const_node = [False] * len(nodes)
@@ -542,6 +544,121 @@ def _infer_shapes(p: Path, model: onnx.ModelProto, raw: bytes, order: list[int])
     raise WorkloadError(f"{p}: ONNX shape inference failed: {msg}")
 
 
+# ------------------------------------------------------------------------------------------ node checks
+
+_VARIADIC = onnx.defs.OpSchema.FormalParameterOption.Variadic
+
+
+def _schema(model_opsets: dict[str, int], node: onnx.NodeProto) -> onnx.defs.OpSchema | None:
+    """The ONNX schema of a node of an ONNX domain at the model's opset, or ``None`` (other domains, unknown)."""
+    domain = _domain(node)
+    if domain not in ("", "ai.onnx.ml") or domain not in model_opsets:
+        return None
+    version = model_opsets[domain] if domain else min(model_opsets[""], int(onnx.defs.onnx_opset_version()))
+    try:
+        return onnx.defs.get_schema(node.op_type, version, domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _opsets(model: onnx.ModelProto) -> dict[str, int]:
+    return {("" if imp.domain in _DEFAULT_DOMAINS else imp.domain): int(imp.version) for imp in model.opset_import}
+
+
+def _type_str(elem_type: int) -> str:
+    """ONNX's type string of a tensor element type (``tensor(float)``, ``tensor(int64)``, ...)."""
+    return f"tensor({TensorProto.DataType.Name(elem_type).lower()})"
+
+
+def _check_node_types(
+    p: Path, model: onnx.ModelProto, nodes: list[onnx.NodeProto], names: list[str], infos: dict[str, _Tensor | str]
+) -> None:
+    """Input element types of every ONNX-domain node satisfy its schema's type constraints.
+
+    What ONNX Runtime checks when it loads a model ("Type Error: Type 'tensor(int64)' of input parameter ...")
+    and ``onnx.shape_inference`` checks only in strict mode: each input's type is one its formal parameter allows,
+    and inputs bound to the same type parameter (``T`` of Conv's X, W and B) have the same type (a heterogeneous
+    variadic parameter excepted). Inputs of unknown type are skipped.
+    """
+    opsets = _opsets(model)
+    for node, name in zip(nodes, names, strict=True):
+        schema = _schema(opsets, node)
+        if schema is None or not schema.inputs:
+            continue
+        allowed = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
+        bound: dict[str, tuple[str, str]] = {}
+        formals = list(schema.inputs)
+        for k, t in enumerate(node.input):
+            if not t:
+                continue
+            if k >= len(formals) and formals[-1].option != _VARIADIC:
+                raise WorkloadError(f"{p}: node {name!r} ({node.op_type}) has {len(node.input)} inputs; opset "
+                                    f"{schema.since_version} defines at most {len(formals)}")
+            formal = formals[min(k, len(formals) - 1)]
+            info = infos.get(t)
+            if not isinstance(info, _Tensor) or info.elem_type not in TensorProto.DataType.values():
+                continue
+            have = _type_str(info.elem_type)
+            ok = allowed.get(formal.type_str, {formal.type_str})
+            if have not in ok:
+                raise WorkloadError(
+                    f"{p}: node {name!r} ({node.op_type}): input {t!r} ({formal.name}) has type {have}, which "
+                    f"{node.op_type}-{schema.since_version} does not take (allowed: {', '.join(sorted(ok))})"
+                )
+            homogeneous = formal.option != _VARIADIC or formal.is_homogeneous
+            if formal.type_str in allowed and homogeneous:
+                first = bound.setdefault(formal.type_str, (t, have))
+                if first[1] != have:
+                    raise WorkloadError(
+                        f"{p}: node {name!r} ({node.op_type}): inputs {first[0]!r} ({first[1]}) and {t!r} ({have}) "
+                        f"must have the same type ({formal.type_str})"
+                    )
+
+
+# Element-wise ops with (multidirectional, numpy) broadcasting from opset 7 on; before, Add/Sub/Mul/Div/Pow/And/
+# Or/Xor/Equal/Greater/Less took a ``broadcast`` flag (B broadcast to A's shape only, aligned at ``axis``).
+_BROADCAST_OPS = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "And", "Or", "Xor", "Equal", "Greater", "Less",
+                  "GreaterOrEqual", "LessOrEqual", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Max",
+                  "Min", "Sum", "Mean", "Where"}  # fmt: skip
+
+
+def _check_broadcasts(
+    p: Path, model: onnx.ModelProto, nodes: list[onnx.NodeProto], names: list[str], infos: dict[str, _Tensor | str]
+) -> None:
+    """Operand shapes of element-wise ops broadcast (ONNX Broadcasting.md; ``onnx.shape_inference`` reports an
+    incompatible pair only in strict mode, and not at all for the opset-1..6 ``broadcast`` attribute form)."""
+    opsets = _opsets(model)
+    for node, name in zip(nodes, names, strict=True):
+        if _domain(node) != "" or node.op_type not in _BROADCAST_OPS:
+            continue
+        shapes = [(t, infos[t].shape) for t in _distinct(node.input) if isinstance(infos.get(t), _Tensor)]
+        if len(shapes) < 2:
+            continue
+        schema = _schema(opsets, node)
+        if schema is not None and schema.since_version < 7 and "broadcast" in schema.attributes:
+            (ta, a), (tb, b) = shapes[0], shapes[1]
+            if _attr_int(node, "broadcast", 0) == 0:
+                ok = a == b
+            else:
+                axis = _attr_int(node, "axis", len(a) - len(b))
+                axis = axis + len(a) if axis < 0 else axis
+                ok = 0 <= axis <= len(a) - len(b) and all(
+                    db in (1, da) for da, db in zip(a[axis:axis + len(b)], b, strict=True))
+            if not ok:
+                raise WorkloadError(
+                    f"{p}: node {name!r} ({node.op_type}-{schema.since_version}, broadcast="
+                    f"{_attr_int(node, 'broadcast', 0)}): operand shapes {a} ({ta!r}) and {b} ({tb!r}) do not match "
+                    "(opset 6 and older broadcast only B onto A, and only with broadcast=1)"
+                )
+            continue
+        rank = max(len(s) for _, s in shapes)
+        for k in range(1, rank + 1):
+            dims = {s[-k] for _, s in shapes if len(s) >= k} - {1}
+            if len(dims) > 1:
+                shown = ", ".join(f"{t!r} {s}" for t, s in shapes)
+                raise WorkloadError(f"{p}: node {name!r} ({node.op_type}): operand shapes do not broadcast: {shown}")
+
+
 # ---------------------------------------------------------------------------------------------- tensors
 
 
@@ -762,6 +879,7 @@ def _gemm_view(
             )
         spatial = y.shape[1:-1] if nhwc else y.shape[2:]
         strides = _attr_ints(node, "strides") or (1,) * len(spatial)
+        _check_conv_attributes(p, name, node, a.shape[1:-1] if nhwc else a.shape[2:], w.shape[2:], spatial)
         view = GemmView(
             m_v=c_out // groups,
             n_v=w.shape[1] * math.prod(w.shape[2:]),
@@ -811,6 +929,64 @@ def _gemm_view(
         view = GemmView(m_v=m, n_v=a.shape[-1], n_mvm=n_mvm)
         return a_name, view, view.macs
     return None, None, macs
+
+
+def _attr_str(node: onnx.NodeProto, name: str, default: str) -> str:
+    for a in node.attribute:
+        if a.name == name:
+            return a.s.decode("utf-8", "replace") if isinstance(a.s, bytes) else str(a.s)
+    return default
+
+
+def _check_conv_attributes(
+    p: Path, name: str, node: onnx.NodeProto, x_spatial: tuple[int, ...], kernel: tuple[int, ...],
+    y_spatial: tuple[int, ...],
+) -> None:
+    """A convolution's attributes agree with its weight and its input/output sizes (ONNX Conv; what ONNX Runtime
+    refuses at session creation or at run time, and ``onnx.shape_inference`` does not check).
+
+    ``kernel_shape`` (when given) equals the weight's spatial dims; ``auto_pad`` other than ``NOTSET`` comes
+    without ``pads``; ``strides``, ``dilations`` (positive) and ``pads`` (non-negative, begins then ends) have one
+    entry per spatial dim; each output size is ``floor((x + pad_begin + pad_end - ((k - 1) * d + 1)) / s) + 1``
+    (``NOTSET``), ``ceil(x / s)`` (``SAME_UPPER``/``SAME_LOWER``) or ``ceil((x - (k - 1) * d) / s)`` (``VALID``).
+    """
+    r = len(kernel)
+    where = f"{p}: node {name!r} ({node.op_type})"
+    ks = _attr_ints(node, "kernel_shape")
+    if ks and tuple(ks) != tuple(kernel):
+        raise WorkloadError(f"{where}: kernel_shape {list(ks)} does not match the weight's kernel {list(kernel)}")
+    auto_pad = _attr_str(node, "auto_pad", "NOTSET")
+    pads_given = any(a.name == "pads" for a in node.attribute)
+    if auto_pad not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+        raise WorkloadError(f"{where}: auto_pad {auto_pad!r} is none of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
+    if auto_pad != "NOTSET" and pads_given:
+        raise WorkloadError(f"{where}: has both auto_pad {auto_pad} and pads; give one of them")
+    strides = _attr_ints(node, "strides") or (1,) * r
+    dilations = _attr_ints(node, "dilations") or (1,) * r
+    pads = _attr_ints(node, "pads") or (0,) * (2 * r)
+    if len(strides) != r or len(dilations) != r or len(pads) != 2 * r:
+        raise WorkloadError(f"{where}: strides {list(strides)}, dilations {list(dilations)} and pads {list(pads)} "
+                            f"do not fit a {r}-D kernel (strides and dilations need {r} entries, pads {2 * r})")
+    if min(strides) <= 0 or min(dilations) <= 0 or min(pads) < 0:
+        raise WorkloadError(f"{where}: strides {list(strides)} and dilations {list(dilations)} must be positive, "
+                            f"pads {list(pads)} non-negative")
+    if len(x_spatial) != r or len(y_spatial) != r:
+        return
+    want = []
+    for i in range(r):
+        x, k, s, d = x_spatial[i], kernel[i], strides[i], dilations[i]
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            want.append(-(-x // s))
+        elif auto_pad == "VALID":
+            want.append(-(-(x - (k - 1) * d) // s))
+        else:
+            want.append((x + pads[i] + pads[i + r] - ((k - 1) * d + 1)) // s + 1)
+    if tuple(want) != tuple(y_spatial) or min(want) <= 0:
+        raise WorkloadError(
+            f"{where}: input size {list(x_spatial)}, kernel {list(kernel)}, strides {list(strides)}, dilations "
+            f"{list(dilations)}, pads {list(pads)} (auto_pad {auto_pad}) give output size {want}, the graph says "
+            f"{list(y_spatial)}"
+        )
 
 
 def _make_op(
