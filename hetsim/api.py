@@ -21,7 +21,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from hetsim.pipeline import RunResult, load_workload
@@ -84,6 +84,7 @@ def run(
     seed: int = 0,
     timeline: bool = True,
     spikes: str | Path | None = None,
+    input_shape: Mapping[str, Sequence[int]] | None = None,
     **options,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` with ``mapper``, replay the schedule, and summarise it, as
@@ -109,6 +110,9 @@ def run(
             verified; ``seed`` seeds its refinement), the eval sample replayed (default: the median one), and
             whether to replay both execution modes and count replay mismatches (:func:`hetsim.pipeline.run_snn`).
         spikes: for a NIR graph, the ``.npz`` of its input raster (:func:`load_snn`).
+        input_shape: fixes the dynamic dims of an ONNX model's graph inputs, ``{"x": [1, 3, 224, 224]}`` (the
+            CLI's ``--input-shape x=1,3,224,224``); dims the model fixes must agree. Only with a model path
+            (``load_workload(path, input_shape=...)`` for a workload read beforehand).
         **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="energy"`` (min-cost), ``mode="blocking"`` (spikeduet,
             all-m33, all-dense-mvp).
@@ -123,4 +127,4 @@ def run(
     """
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
-                timeline=timeline, spikes=spikes)
+                timeline=timeline, spikes=spikes, input_shape=input_shape)

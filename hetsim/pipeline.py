@@ -5,7 +5,7 @@ mapped by the SNN mappers of :mod:`hetsim.mappers.spikeduet` and replayed by the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,21 +142,31 @@ def is_snn_path(path: str | Path) -> bool:
     return Path(path).suffix.lower() in SNN_SUFFIXES
 
 
-def load_workload(path: str | Path, spikes: str | Path | None = None) -> Workload:
+def load_workload(path: str | Path, spikes: str | Path | None = None,
+                  input_shape: Mapping[str, Sequence[int]] | None = None) -> Workload:
     """Read an ONNX model into a :class:`~hetsim.workload.Workload`, or a spiking network (an SNN spec ``.yaml``
     or a NIR graph ``.nir`` with ``spikes``, its input raster: :func:`hetsim.snn.network.load_snn`) into its
     unrolled :class:`~hetsim.snn.unroll.SnnWorkload`.
 
+    Args:
+        path: an ONNX model, an SNN spec or a NIR graph.
+        spikes: a NIR graph's input raster (``.npz``).
+        input_shape: graph input name -> dims, fixing the dynamic dims of an ONNX model's inputs (the CLI's
+            ``--input-shape x=1,3,224,224``); see :func:`~hetsim.workload.load_onnx` (its ``input_shapes``).
+
     Raises:
-        InputError: a missing or malformed model or spec, a NIR graph without ``spikes``
+        InputError: a missing or malformed model or spec, a NIR graph without ``spikes``, ``input_shape`` for a
+            spiking network
             (:class:`~hetsim.errors.WorkloadError`).
     """
     if is_snn_path(path):
+        if input_shape is not None:
+            raise InputError("input_shape fixes the input dims of an ONNX model, not of a spiking network")
         from hetsim.snn.network import load_snn
         from hetsim.snn.unroll import unroll
 
         return unroll(load_snn(path, spikes=spikes))
-    return load_onnx(path)
+    return load_onnx(path, input_shapes=input_shape)
 
 
 def _mapper_workloads(m) -> frozenset[str]:
@@ -192,6 +202,7 @@ def run(
     seed: int = 0,
     timeline: bool = True,
     spikes: str | Path | None = None,
+    input_shape: Mapping[str, Sequence[int]] | None = None,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` and replay it; the baseline is the platform's ``baseline`` mapper
     (``all-host`` unless the platform says otherwise) on the same platform
@@ -212,6 +223,8 @@ def run(
             creation); ``False`` charges them like any op (:class:`~hetsim.costs.CostModel`).
         reorder, sample, seed, timeline: spiking networks only (:func:`run_snn`).
         spikes: for a NIR graph (``.nir``), the ``.npz`` of its input raster (:func:`hetsim.snn.network.load_snn`).
+        input_shape: graph input name -> dims for the dynamic dims of an ONNX model read from a path
+            (:func:`load_workload`); an error with a :class:`Workload` already read.
 
     Raises:
         InputError: (subclasses) for bad inputs, see :mod:`hetsim.errors`.
@@ -219,6 +232,8 @@ def run(
     kinds = parse_contention(contention)
     options = dict(mapper_options or {})
     net = _snn_of(workload, spikes)
+    if net is not None and input_shape is not None:
+        raise InputError("input_shape fixes the input dims of an ONNX model, not of a spiking network")
     if net is not None:
         return run_snn(platform, net, mapper or "spikeduet", kinds, options, schedule, reorder=reorder,
                        sample=sample, seed=seed, timeline=timeline)
@@ -239,7 +254,10 @@ def run(
             raise InputError(f"mapper {mapper!r} maps spiking networks: give an SNN spec (.yaml), e.g. "
                              "workloads/snn/braille384.yaml")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
-    wl = workload if isinstance(workload, Workload) else load_workload(workload)
+    if input_shape is not None and isinstance(workload, Workload):
+        raise InputError("input_shape applies when the model is read: give the ONNX path, or read it with "
+                         "load_workload(path, input_shape=...)")
+    wl = workload if isinstance(workload, Workload) else load_workload(workload, input_shape=input_shape)
     costs = CostModel(wl, plat, fold_constants=fold_constants)
     if schedule is not None:
         schedule.check_made_for(wl.name)

@@ -235,6 +235,76 @@ def test_cli_input_shape(tmp_path, capsys):
     assert_input_error(code, err, "spiking network")
 
 
+def test_python_api_input_shape(tmp_path):
+    import hetsim
+    from hetsim.errors import InputError
+
+    path = _dynamic(tmp_path)
+    r = hetsim.run(PUMA, path, mapper="heft", input_shape={"x": [2, 8, 6, 6]})
+    assert r.ops.set_index("op").loc["dw", "device"] is not None
+    assert hetsim.load_workload(path, input_shape={"x": [2, 8, 6, 6]}).meta["inputs"][0]["shape"] == [2, 8, 6, 6]
+    with pytest.raises(WorkloadError, match=r"input_shape=\{'x'"):
+        hetsim.run(PUMA, path, mapper="heft")
+    with pytest.raises(InputError, match="applies when the model is read"):
+        hetsim.run(PUMA, hetsim.load_workload(path, input_shape={"x": [1, 8, 6, 6]}), mapper="heft",
+                   input_shape={"x": [1, 8, 6, 6]})
+
+
+def _sweep(tmp_path, path, **over):
+    import yaml
+
+    spec = {"name": "shapes", "workloads": [str(path)], "platforms": [str(PUMA)], "mappers": ["heft"],
+            "output": str(tmp_path / "out.csv"), **over}
+    f = tmp_path / "sweep.yaml"
+    f.write_text(yaml.safe_dump(spec))
+    return f
+
+
+def test_sweep_input_shape_is_in_the_key_and_fixes_the_dims(tmp_path):
+    import pandas as pd
+
+    from hetsim.dse import expand_points, load_sweep, run_sweep
+
+    path = _dynamic(tmp_path)
+    spec = load_sweep(_sweep(tmp_path, path, input_shape={"x": [1, 8, 6, 6]}))
+    (point,) = expand_points(spec)
+    assert point["key"].endswith("|heft|input_shape=x=[1,8,6,6]")
+    run_sweep(spec, workers=0)
+    row = pd.read_csv(tmp_path / "out.csv").iloc[0]
+    assert row["key"] == point["key"] and pd.isna(row["error"]) and row["makespan_s"] > 0
+    two = load_sweep(_sweep(tmp_path, path, input_shape={"x": "2,8,6,6"}))  # the CLI's form
+    assert expand_points(two)[0]["key"].endswith("input_shape=x=[2,8,6,6]")
+    assert run_sweep(two, workers=0)[1] == 1  # another shape is another point: computed, not reused
+
+
+@pytest.mark.parametrize(
+    ("shape", "needles"),
+    [
+        (None, ["dynamic dimension 'batch'", "input_shape"]),
+        ({"x": [1, 8, True, 6]}, ["input_shape.x.2", "boolean"]),
+        ({"x": [1, 8, 0, 6]}, ["input_shape.x.2", "greater than 0"]),
+        ({"x": [1, 8, 6.5, 6]}, ["input_shape.x.2", "integer"]),
+        ({"x": []}, ["input_shape.x"]),
+        ({"z": [1, 8, 6, 6]}, ["input_shape:", "no graph input 'z'"]),
+        ({"x": [1, 8, 6]}, ["input_shape:", "4 dims"]),
+    ],
+)
+def test_sweep_bad_input_shape(tmp_path, capsys, shape, needles):
+    from hetsim.cli import main
+
+    over = {} if shape is None else {"input_shape": shape}
+    code = main(["sweep", str(_sweep(tmp_path, _dynamic(tmp_path), **over)), "--workers", "1"])
+    err = capsys.readouterr().err
+    if shape is None:  # no input_shape: the point fails (exit 1: points failed), its row says how to fix it
+        import pandas as pd
+
+        assert code == 1, err
+        msg = pd.read_csv(tmp_path / "out.csv").iloc[0]["error"]
+        assert all(n in msg for n in needles), msg
+        return
+    assert_input_error(code, err, *needles)
+
+
 # ------------------------------------------------------------------------------------ validation
 
 

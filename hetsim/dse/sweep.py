@@ -14,6 +14,10 @@ A sweep file::
     contention: none
     output: ../results/cpu-cim-ilp.csv                            # default: results/<name>.csv
 
+``input_shape: {x: [1, 3, 224, 224]}`` (or ``x: "1,3,224,224"``) fixes the dynamic dims of graph input ``x`` of
+every workload, as ``hetsim run --input-shape x=1,3,224,224`` does (each workload must have that input; ONNX
+sweeps only); it is part of each point's key.
+
 Points = workloads x platforms x the parameter grid x mappers. Each point is identified by a key made of
 its workload file, platform file, parameter values and mapper, the ``key`` column of the table
 (:func:`point_key`): ``resnet18_int8_ort.onnx|puma.yaml|devices.cim.crossbars=25,devices.cim.t_mvm_ns=50|cpsat``
@@ -107,8 +111,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from hetsim.devices.fields import MAX_COUNT, Integer
 from hetsim.devices.link import LINK_KIND
 from hetsim.errors import InputError
 
@@ -140,6 +145,18 @@ SNN_SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "hetsim_version"]
 _SNN_SUFFIXES = (".yaml", ".yml")
 
 
+def _dims_from_text(value: object) -> object:
+    """``"1,3,224,224"`` (the CLI's form) as ``[1, 3, 224, 224]``; anything else as given."""
+    if isinstance(value, str):
+        return [int(d) if d.strip().isdigit() else d for d in value.split(",")]
+    return value
+
+
+#: the dims of one graph input (``input_shape`` of a sweep file): positive integers, or ``"1,3,224,224"``
+InputDims = Annotated[list[Annotated[Integer, Field(gt=0, le=MAX_COUNT)]], BeforeValidator(_dims_from_text),
+                      Field(min_length=1)]
+
+
 class SweepSpec(BaseModel):
     """A sweep file (see the module docstring). Paths are resolved against the file's folder."""
 
@@ -154,6 +171,7 @@ class SweepSpec(BaseModel):
     mapper_options: dict = Field(default_factory=dict)
     contention: str = "none"
     fold_constants: bool = True
+    input_shape: dict[str, InputDims] | None = None
     mode: list[str] | None = None       # a scalar in the file is a list of one
     reorder: list[bool] | None = None
     output: Path | None = None
@@ -315,7 +333,8 @@ def load_sweep(path: str | Path) -> SweepSpec:
                 raise InputError(f"{p}: mappers: {m!r} {what}, but this sweep's workloads are spiking networks "
                                  f"({mixing}); SNN mappers: {', '.join(SNN_MAPPERS)}")
         for opt, given in (("contention", spec.contention != "none"), ("mapper_options", bool(spec.mapper_options)),
-                           ("fold_constants", not spec.fold_constants)):
+                           ("fold_constants", not spec.fold_constants),
+                           ("input_shape", spec.input_shape is not None)):
             if given:
                 raise InputError(f"{p}: {opt}: applies to ONNX sweeps only; this sweep's workloads are spiking "
                                  "networks")
@@ -353,6 +372,14 @@ def load_sweep(path: str | Path) -> SweepSpec:
                 get_mapper(m, **options_for(m, spec.mapper_options))
             except InputError as err:
                 raise InputError(f"{p}: mapper_options: {err}") from None
+    if spec.input_shape is not None:  # a wrong input name or rank fails here, not in every point
+        from hetsim.errors import WorkloadError
+
+        for w in spec.workloads:
+            try:
+                _workload(str(w), spec.input_shape)
+            except WorkloadError as err:
+                raise InputError(f"{p}: input_shape: {err}") from None
     for plat in spec.platforms:
         platform = load_platform(plat)
         if spec.is_snn:
@@ -402,7 +429,7 @@ def expand_points(spec: SweepSpec) -> list[dict]:
     points = []
     for w, p, values, m in itertools.product(spec.workloads, spec.platforms, grid, spec.mappers):
         params = dict(zip(names, values, strict=True))
-        key = point_key(w.name, p.name, params, m)
+        key = point_key(w.name, p.name, params, m, input_shape=spec.input_shape)
         options = options_for(m, spec.mapper_options)
         settings = {"workload_sha256": file_sha256(w), "platform_sha256": _platform_sha256(p, params),
                     "mapper_options": ",".join(f"{k}={_key_value(options[k])}" for k in sorted(options)),
@@ -410,7 +437,8 @@ def expand_points(spec: SweepSpec) -> list[dict]:
                     "hetsim_version": __version__}
         points.append({"key": key, "workload": str(w), "platform": str(p), "params": params, "mapper": m,
                        "mapper_options": options, "contention": spec.contention,
-                       "fold_constants": spec.fold_constants, "settings": settings})
+                       "fold_constants": spec.fold_constants, "input_shape": spec.input_shape,
+                       "settings": settings})
     return points
 
 
@@ -506,9 +534,12 @@ def _key_value(v) -> str:
     return json.dumps(v)
 
 
-def point_key(workload: str | dict, platform: str, params: dict, mapper: str, *snn) -> str:
+def point_key(workload: str | dict, platform: str, params: dict, mapper: str, *snn,
+              input_shape: dict | None = None) -> str:
     """The ``key`` of a design point (module docstring): ``workload|platform|name=value,...|mapper``, the
-    parameters sorted by name, and for SNN points (``snn`` = mode, reorder) ``|mode|reorder=false``. A synthetic
+    parameters sorted by name, and for SNN points (``snn`` = mode, reorder) ``|mode|reorder=false``; an ONNX
+    point whose graph inputs are fixed by ``input_shape`` ends with ``|input_shape=x=[1,3,224,224]`` (inputs
+    sorted by name; without it the key is as before, so older tables keep their rows). A synthetic
     network (``workload`` = ``{"synthetic": args}``) is written ``synthetic(layers=[...],timesteps=...,...)``
     with its arguments in :data:`SYNTHETIC_COLUMNS` then :data:`SYNTHETIC_OPTIONAL` order."""
     if isinstance(workload, dict):
@@ -520,6 +551,8 @@ def point_key(workload: str | dict, platform: str, params: dict, mapper: str, *s
     if snn:
         mode, reorder = snn
         parts += [mode, f"reorder={_key_value(reorder)}"]
+    if input_shape:
+        parts.append("input_shape=" + ",".join(f"{k}={_key_value(list(input_shape[k]))}" for k in sorted(input_shape)))
     return "|".join(parts)
 
 
@@ -552,15 +585,16 @@ def settings_columns(spec: SweepSpec) -> list[str]:
 
 
 # loaded files are cached while they are unchanged on disk (a long-lived process sees an edited file)
-def _workload(path: str):
-    return _workload_at(*_stamp(path))
+def _workload(path: str, input_shape: dict | None = None):
+    shapes = json.dumps(input_shape, sort_keys=True) if input_shape else ""
+    return _workload_at(*_stamp(path), shapes)
 
 
 @lru_cache(maxsize=16)
-def _workload_at(path: str, _mtime_ns: int, _size: int):
+def _workload_at(path: str, _mtime_ns: int, _size: int, input_shape_json: str = ""):
     from hetsim.workload import load_onnx
 
-    return load_onnx(path)
+    return load_onnx(path, input_shapes=json.loads(input_shape_json) if input_shape_json else None)
 
 
 def _platform(path: str):
@@ -661,7 +695,7 @@ def run_point(point: dict) -> dict:
         options = dict(point["mapper_options"])
         if point.get("threads"):  # the runner's choice (run_sweep), not a setting of the row
             options.setdefault("threads", point["threads"])
-        r = run(plat, _workload(point["workload"]), mapper=point["mapper"],
+        r = run(plat, _workload(point["workload"], point.get("input_shape")), mapper=point["mapper"],
                 contention=parse_contention(point["contention"]), mapper_options=options,
                 fold_constants=point.get("fold_constants", True))
         s, dev = r.summary, r.devices

@@ -464,7 +464,7 @@ def _check_dynamic_inputs(
             raise WorkloadError(
                 f"{p}: input {vi.name!r} has a dynamic dimension {label} (dim {k} is {how}; node "
                 f"{readers[vi.name]!r} needs a static shape): give --input-shape {vi.name}={example} "
-                f"(input_shapes={{{vi.name!r}: [...]}} in Python)"
+                f"(hetsim.run(..., input_shape={{{vi.name!r}: [...]}}) in Python, input_shape: in a sweep file)"
             )
 
 
