@@ -111,7 +111,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from hetsim.devices.fields import MAX_COUNT, Integer
 from hetsim.devices.link import LINK_KIND
@@ -143,6 +143,8 @@ SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "mapper_options", "con
 #: ... and of an SNN sweep's (mode, reorder and the synthetic arguments are in the key)
 SNN_SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "hetsim_version"]
 _SNN_SUFFIXES = (".yaml", ".yml")
+#: upper bound of a synthetic network's ``samples`` (per split)
+MAX_SYNTHETIC_SAMPLES = 10**6
 
 
 def _dims_from_text(value: object) -> object:
@@ -170,10 +172,10 @@ class SweepSpec(BaseModel):
     mappers: Annotated[list[str], Field(min_length=1)] | None = None
     mapper_options: dict = Field(default_factory=dict)
     contention: str = "none"
-    fold_constants: bool = True
+    fold_constants: StrictBool = True
     input_shape: dict[str, InputDims] | None = None
     mode: list[str] | None = None       # a scalar in the file is a list of one
-    reorder: list[bool] | None = None
+    reorder: list[StrictBool] | None = None
     output: Path | None = None
 
     @property
@@ -218,6 +220,7 @@ def _synthetic_grid(raw: object) -> dict[str, list]:
     import inspect
 
     from hetsim.errors import WorkloadError
+    from hetsim.snn.network import MAX_TIMESTEPS
     from hetsim.snn.synthetic import _validate, synthetic_snn
 
     if not isinstance(raw, dict):
@@ -243,6 +246,16 @@ def _synthetic_grid(raw: object) -> dict[str, list]:
         if not vals:
             raise ValueError(f"{k}: empty list of values")
         grid[k] = [_norm_synthetic(k, x) for x in vals]
+    for k, hi in (("timesteps", MAX_TIMESTEPS), ("samples", MAX_SYNTHETIC_SAMPLES), ("seed", 2**63 - 1),
+                  ("group_size", MAX_COUNT)):
+        for x in grid.get(k, ()):
+            if isinstance(x, bool) or not isinstance(x, int) or not (0 if k == "seed" else 1) <= x <= hi:
+                shown = repr(x) if len(repr(x)) <= 40 else f"an integer of {len(str(x))} digits"
+                raise ValueError(f"{k} must be an integer in [{0 if k == 'seed' else 1}, {hi}], got {shown}")
+    for layers in grid["layers"]:
+        if isinstance(layers, list) and any(isinstance(w, int) and not isinstance(w, bool) and w > MAX_COUNT
+                                            for w in layers):
+            raise ValueError(f"layers: a width is above {MAX_COUNT}: {layers}")
     if "shuffle" in grid and any(not isinstance(x, bool) for x in grid["shuffle"]):
         raise ValueError(f"shuffle must be true or false, got {grid['shuffle']!r}")
     for args in _combinations(grid):
@@ -390,10 +403,11 @@ def load_sweep(path: str | Path) -> SweepSpec:
             except InputError as err:
                 raise InputError(f"{p}: platforms: {err}") from None
         for key, values in spec.parameters.items():
-            try:
-                platform.with_overrides({key: values[0]})
-            except InputError as err:
-                raise InputError(f"{p}: parameters: {key!r} does not apply to {plat.name}: {err}") from None
+            for value in values:  # every value: a boolean or an infinity among them fails here, not in a point
+                try:
+                    platform.with_overrides({key: value})
+                except InputError as err:
+                    raise InputError(f"{p}: parameters: {key!r} does not apply to {plat.name}: {err}") from None
     return spec
 
 

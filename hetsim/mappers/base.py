@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import math
+import numbers
 from collections.abc import Callable
 from typing import Protocol
 
@@ -88,6 +90,49 @@ def check_mapper_options(name: str, options) -> None:
         if k not in takes:
             listed = f"{name} takes: {', '.join(takes)}" if takes else f"{name} takes no options"
             raise InputError(f"unknown option {k!r} for mapper {name!r}{did_you_mean(k, takes)} ({listed})")
+    _check_option_values(name, options)
+
+
+#: ranges of the numeric options mappers share: name -> (low, low included, high, high included)
+OPTION_RANGES = {
+    "time_limit_s": (0.0, False, 1e7, True), "det_time_limit": (0.0, False, 1e12, True),
+    "resolution_s": (0.0, False, 1e3, True), "mip_rel_gap": (0.0, True, 1.0, True),
+    "threads": (1, True, 1024, True), "seed": (0, True, 2**31 - 1, True), "fluid_share": (0.0, True, 1.0, True),
+    "decompose_share": (0.0, True, 1.0, True),
+}  # fmt: skip
+
+
+def _check_option_values(name: str, options) -> None:
+    """Numeric and boolean options by the constructor's annotation (``float``, ``int``, ``bool``, optionally
+    ``| None``): a number that is not a boolean, finite, an integer for ``int``, within :data:`OPTION_RANGES`;
+    ``true``/``false`` for ``bool``. Other options are the mapper's to check."""
+    params = inspect.signature(_mapper_class(name)).parameters
+    for k, v in options.items():
+        ann = str(params[k].annotation).replace(" ", "") if k in params else ""
+        kind = ann.removesuffix("|None")
+        if kind not in ("float", "int", "bool") or (v is None and ann.endswith("|None")):
+            continue
+        what = f"option {k!r} of mapper {name!r}"
+        shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+        if kind == "bool":
+            if not isinstance(v, bool):
+                raise InputError(f"{what} must be true or false, not {shown}")
+            continue
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise InputError(f"{what} must be {'an integer' if kind == 'int' else 'a number'}, not {shown}")
+        try:
+            x = float(v)
+        except OverflowError:
+            x = math.inf
+        if not math.isfinite(x):
+            raise InputError(f"{what} must be a finite number, not {shown}")
+        if kind == "int" and x != int(x):
+            raise InputError(f"{what} must be an integer, not {shown}")
+        if k in OPTION_RANGES:
+            lo, lo_in, hi, hi_in = OPTION_RANGES[k]
+            if not ((x >= lo if lo_in else x > lo) and (x <= hi if hi_in else x < hi)):
+                span = f"{'[' if lo_in else '('}{lo:g}, {hi:g}{']' if hi_in else ')'}"
+                raise InputError(f"{what} is {shown}; allowed: {span}")
 
 
 def get_mapper(name: str, **options) -> Mapper:

@@ -47,6 +47,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from hetsim.devices.fields import MAX_COUNT, Integer, Real
 from hetsim.errors import InputError, WorkloadError
 
 SPLITS = ("train", "val", "test")
@@ -56,13 +57,19 @@ _SPK_KEY = re.compile(r"^spk_(?P<split>.+)_L(?P<layer>\d+)$")
 _LAYER_KEY = re.compile(r"^(?P<kind>W|b|beta|threshold)(?P<layer>\d+)$")
 
 
+#: spec numbers: finite, not booleans (hetsim.devices.fields), within these bounds (float32 parameters; T and
+#: widths far above any recorded network, far below where sizes overflow)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+MAX_TIMESTEPS = 10**7
+
+
 class LifSpec(BaseModel):
     """LIF neuron parameters shared by every layer (per-neuron arrays may come from the weights file)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    beta: float = Field(0.9, gt=0, le=1, description="membrane decay per timestep")
-    threshold: float = Field(1.0, gt=0, description="firing threshold")
+    beta: Real = Field(0.9, gt=0, le=1, description="membrane decay per timestep")
+    threshold: Real = Field(1.0, gt=0, le=_FLOAT32_MAX, description="firing threshold")
     reset: Literal["subtract", "zero", "none"] = "subtract"
 
 
@@ -98,9 +105,9 @@ class SnnSpec(BaseModel):
 
     name: str
     description: str = ""
-    layers: list[Annotated[int, Field(ge=1)]] = Field(
+    layers: list[Annotated[Integer, Field(ge=1, le=MAX_COUNT)]] = Field(
         min_length=2, description="input width, then the width of each LIF layer (each >= 1)")
-    timesteps: int = Field(gt=0, description="T, timesteps per inference")
+    timesteps: Integer = Field(gt=0, le=MAX_TIMESTEPS, description="T, timesteps per inference")
     lif: LifSpec = Field(default_factory=LifSpec)
     readout: Literal["spike_count", "membrane_sum"] = "spike_count"
     weights: str = Field(description="npz file with W1..WL (and optional b1..bL)")
