@@ -395,3 +395,134 @@ def test_shipped_models_load_without_warnings():
         warnings.simplefilter("error")
         for path in sorted((ROOT / "workloads").glob("*.onnx"))[:4]:
             load_onnx(path)
+
+
+# ------------------------------------------------------------------------------------ end to end
+
+
+def _vit_like(ms_gelu: bool = False) -> tuple[list, list, list]:
+    """A tiny ViT/Swin-like classifier as torch.onnx exports one: a strided patch Conv, Reshape/Transpose to
+    tokens, a class token Concat and a position Add (Constants), the attention block of :func:`_attention`
+    (17 tokens), a window Slice/Pad as Swin's shifted windows do, the class token Gathered, LayerNorm and a Gemm
+    head."""
+    rng = np.random.default_rng(2)
+    d, t = 16, 17
+    att, _ = _attention(ms_gelu, d=d, t=t)
+    for n in att:  # the block reads the tokens, not the graph input
+        n.input[:] = ["tok" if i == "x" else i for i in n.input]
+    nodes = [
+        helper.make_node("Conv", ["x", "w_patch", "b_patch"], ["patches"], kernel_shape=[8, 8], strides=[8, 8],
+                         name="patch"),
+        _const("flat_shape", np.array([1, d, 16], np.int64)),
+        helper.make_node("Reshape", ["patches", "flat_shape"], ["flat"], name="flatten"),
+        helper.make_node("Transpose", ["flat"], ["tokens"], perm=[0, 2, 1], name="to_tokens"),
+        _const("cls", rng.standard_normal((1, 1, d)).astype(np.float32)),
+        helper.make_node("Concat", ["cls", "tokens"], ["seq"], axis=1, name="cat_cls"),
+        _const("pos", rng.standard_normal((1, t, d)).astype(np.float32)),
+        helper.make_node("Add", ["seq", "pos"], ["tok"], name="add_pos"),
+        *att,
+        # Swin-like: a shifted window cut and padded back (Slice + Pad on the activations)
+        _const("s0", np.array([1], np.int64)), _const("s1", np.array([17], np.int64)),
+        _const("sax", np.array([1], np.int64)),
+        helper.make_node("Slice", ["y", "s0", "s1", "sax"], ["win"], name="window"),
+        _const("wpads", np.array([0, 1, 0, 0, 0, 0], np.int64)),
+        helper.make_node("Pad", ["win", "wpads"], ["winp"], name="window_pad"),
+        helper.make_node("Add", ["winp", "y"], ["mixed"], name="window_add"),
+        _const("idx0", np.array(0, np.int64)),
+        helper.make_node("Gather", ["mixed", "idx0"], ["cls_out"], axis=1, name="take_cls"),
+        _const("g2", np.ones(d, np.float32)), _const("b2", np.zeros(d, np.float32)),
+        helper.make_node("LayerNormalization", ["cls_out", "g2", "b2"], ["cls_ln"], axis=-1, name="head_ln"),
+        helper.make_node("Gemm", ["cls_ln", "w_head", "b_head"], ["logits"], transB=1, name="head"),
+    ]
+    inits = [_init("w_patch", rng.standard_normal((d, 3, 8, 8)).astype(np.float32)),
+             _init("b_patch", np.zeros(d, np.float32)),
+             _init("w_head", rng.standard_normal((10, d)).astype(np.float32)),
+             _init("b_head", np.zeros(10, np.float32))]
+    return nodes, [_vi("x", [1, 3, 32, 32])], inits
+
+
+def _quantise(src: Path, fmt: str) -> Path:
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    pre = src.with_name(f"{src.stem}_pre.onnx")  # as bench/export_torchvision.py: ORT's pre-processing first
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        quant_pre_process(str(src), str(pre))
+    model = onnx.load(str(pre))
+    x = model.graph.input[0]
+    shape = [d.dim_value for d in x.type.tensor_type.shape.dim]
+    rng = np.random.default_rng(0)
+    batches = iter([{x.name: rng.standard_normal(shape).astype(np.float32)} for _ in range(2)])
+
+    class Reader(CalibrationDataReader):
+        def get_next(self):
+            return next(batches, None)
+
+    out = src.with_name(f"{src.stem}_{fmt}.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        quantize_static(str(pre), str(out), Reader(), activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8,
+                        quant_format=QuantFormat.QDQ if fmt == "qdq" else QuantFormat.QOperator)
+    return out
+
+
+_MATMULS = ("MatMul", "QLinearMatMul", "MatMulInteger")
+
+
+@pytest.mark.parametrize("fmt", ["fp32", "qdq", "qoperator"])
+@pytest.mark.parametrize("ms_gelu", [False, True], ids=["erf-gelu", "ms-gelu"])
+def test_vit_like_model_runs_end_to_end(tmp_path, capsys, fmt, ms_gelu):
+    """The zoo's transformer patterns, fp32 and quantised by onnxruntime (QDQ, QOperator), through ``hetsim run``:
+    exit 0; a MatMul between two activations (Q K^T, attention x V) stays on the host (a weight-stationary
+    crossbar holds constant weights only), the MatMuls with Constant weights and the patch Conv may offload."""
+    import hetsim
+
+    nodes, inputs, inits = _vit_like(ms_gelu)
+    path = _save(tmp_path, nodes, inputs, [_vi("logits", [1, 10])], inits, ms=ms_gelu, name="vit")
+    if fmt != "fp32":
+        path = _quantise(path, fmt)
+    code, out, err = run_cli(capsys, "run", PUMA, path, "--mapper", "heft")
+    assert code == 0, err
+    code, out, err = run_cli(capsys, "inspect", path, "--platform", PUMA)
+    assert code == 0, err
+    r = hetsim.run(PUMA, path, mapper="heft")
+    ops = r.ops.set_index("op")
+    wl = hetsim.load_workload(path)
+    act_act = [n for n in wl.graph if wl.graph.nodes[n]["op"].op_type in _MATMULS
+               and wl.graph.nodes[n]["op"].macs > 0 and wl.graph.nodes[n]["op"].gemm is None]
+    assert len(act_act) == 2, act_act  # Q K^T and attention x V, in every format
+    assert all(ops.loc[n, "device"] == "host" for n in act_act)
+    weighted = [n for n in wl.graph if wl.graph.nodes[n]["op"].gemm is not None]
+    assert len(weighted) >= 5  # patch Conv, Q/K/V MatMuls, head Gemm (or their quantised forms)
+    assert (ops.loc[weighted, "device"] == "cim").any()
+    assert r.makespan_s > 0 and r.makespan_s <= r.summary["baseline_makespan_s"] + 1e-15
+
+
+def test_vision_patterns_run_end_to_end(tmp_path, capsys):
+    nodes, inits = _vision_nodes()
+    path = _save(tmp_path, nodes, [_vi("x", [1, 8, 6, 6])], [_vi("y", [1, 4, 14, 14])], inits)
+    for fmt in ("fp32", "qdq", "qoperator"):
+        p = path if fmt == "fp32" else _quantise(path, fmt)
+        code, out, err = run_cli(capsys, "run", PUMA, p, "--mapper", "heft")
+        assert code == 0, (fmt, err)
+
+
+@pytest.mark.parametrize("elem", ["FLOAT16", "DOUBLE", "INT8", "UINT8", "INT16", "INT32", "INT64", "BOOL",
+                                  "BFLOAT16", "FLOAT8E4M3FN", "UINT16", "UINT32", "UINT64"])
+def test_inputs_of_any_type_onnxruntime_runs(tmp_path, capsys, elem):
+    """A graph input of any element type that onnxruntime casts (its Cast kernel) is accepted end to end; the
+    same input of float8 at opset 17 (Cast-13 has no float8) is refused, as onnxruntime refuses it."""
+    t = getattr(TensorProto, elem)
+    nodes = [helper.make_node("Cast", ["x"], ["xf"], to=F32, name="cast"),
+             helper.make_node("Relu", ["xf"], ["y"], name="relu")]
+    opset = 21 if elem.startswith("FLOAT8") else 17  # Cast takes float8 from opset 19 on
+    path = _save(tmp_path, nodes, [_vi("x", [2, 3], t)], [_vi("y", [2, 3])], opset=opset)
+    code, out, err = run_cli(capsys, "run", PUMA, path, "--mapper", "heft")
+    assert code == 0, err
+    assert load_onnx(path).meta["inputs"][0]["dtype"] == ("float64" if elem == "DOUBLE" else elem.lower())
+    if opset == 21:
+        code, out, err = run_cli(capsys, "run", PUMA, _save(tmp_path, nodes, [_vi("x", [2, 3], t)],
+                                                            [_vi("y", [2, 3])], name="old"), "--mapper", "heft")
+        assert_input_error(code, err, "Cast-13 does not take", "float8e4m3fn")
