@@ -28,6 +28,7 @@ Timings depend on the machine and its load: docs/models.md, "torchvision zoo", r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -93,10 +94,13 @@ def quantise(fp32: Path, out: Path, fmt: str, samples: int = 4) -> float:
     # ONNX Runtime's recommended pre-processing (its optimiser, shape inference); without it QOperator
     # quantisation of the TorchScript export fails in _adjust_weight_scale_for_int32_bias (onnxruntime 1.32)
     pre = out.with_name(out.stem + "_pre.onnx")
-    try:
-        quant_pre_process(str(fp32), str(pre))
-    except Exception:  # noqa: BLE001 - "Incomplete symbolic shape inference" (Swin): ONNX's shape inference only
-        quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=True)
+    # in the output folder: a failing symbolic shape inference leaves sym_shape_infer_temp.onnx and its data in
+    # the working directory
+    with contextlib.chdir(out.parent):
+        try:
+            quant_pre_process(str(fp32), str(pre))
+        except Exception:  # noqa: BLE001 - "Incomplete symbolic shape inference" (Swin): ONNX shape inference
+            quant_pre_process(str(fp32), str(pre), skip_symbolic_shape=True)
     model = onnx.load(str(pre), load_external_data=False)
     x = model.graph.input[0]
     shape = [d.dim_value for d in x.type.tensor_type.shape.dim]

@@ -9,6 +9,7 @@ Models are built with ``onnx.helper`` and written to ``tmp_path``.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from pathlib import Path
 
@@ -446,7 +447,7 @@ def _quantise(src: Path, fmt: str) -> Path:
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
     pre = src.with_name(f"{src.stem}_pre.onnx")  # as bench/export_torchvision.py: ORT's pre-processing first
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), contextlib.chdir(src.parent):  # ORT may leave temporary files in the cwd
         warnings.simplefilter("ignore")
         quant_pre_process(str(src), str(pre))
     model = onnx.load(str(pre))
