@@ -102,7 +102,7 @@ def test_sweep_numbers(tmp_path, capsys, snn, over, needles):
         ({"time_limit_s": True}, "must be a number, not True"),
         ({"time_limit_s": float("inf")}, "finite"),
         ({"time_limit_s": BIG}, "finite"),
-        ({"time_limit_s": -1}, "allowed: (0, 1e+07]"),
+        ({"time_limit_s": -1}, "allowed: [0, 1e+07]"),
         ({"time_limit_s": "10"}, "must be a number, not '10'"),
         ({"threads": 0}, "allowed: [1, 1024]"),
         ({"mip_rel_gap": 2.0}, "allowed: [0, 1]"),

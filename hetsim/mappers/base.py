@@ -95,7 +95,7 @@ def check_mapper_options(name: str, options) -> None:
 
 #: ranges of the numeric options mappers share: name -> (low, low included, high, high included)
 OPTION_RANGES = {
-    "time_limit_s": (0.0, False, 1e7, True), "det_time_limit": (0.0, False, 1e12, True),
+    "time_limit_s": (0.0, True, 1e7, True), "det_time_limit": (0.0, True, 1e12, True),
     "resolution_s": (0.0, False, 1e3, True), "mip_rel_gap": (0.0, True, 1.0, True),
     "threads": (1, True, 1024, True), "seed": (0, True, 2**31 - 1, True), "fluid_share": (0.0, True, 1.0, True),
     "decompose_share": (0.0, True, 1.0, True),
