@@ -850,6 +850,10 @@ def _stop_on_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    from hetsim import _interrupt
+
+    if _interrupt.seen:  # a SIGINT before this point that an extension module's import may have swallowed
+        raise SweepInterrupted(_interrupt.seen[0])
     hit = []
 
     def handler(signum, _frame):
