@@ -81,6 +81,13 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT at the default, as in a terminal. A test run started in the background by
+    a non-interactive shell (``pytest &``, a CI runner) has SIGINT ignored, its children inherit that, and a
+    SIGINT sent before the sweep installs its own handler was then ignored (the sweep ran to the end, exit 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _rows(out: Path) -> int:
     return max(0, len(out.read_bytes().splitlines()) - 1) if out.exists() else 0
 
@@ -92,6 +99,7 @@ def test_a_signal_stops_the_sweep_keeps_finished_points_and_leaves_no_worker(tmp
     out = tmp_path / "out.csv"
     with (tmp_path / "stderr.txt").open("w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", str(workers)],
+                                preexec_fn=_default_sigint,
                                 cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=err)
         try:
             deadline = time.monotonic() + 120
@@ -146,6 +154,7 @@ def test_sigint_stops_a_cp_sat_solve_at_once(tmp_path):
         "mappers": ["cpsat"], "mapper_options": {"time_limit_s": 20, "levers": "none"}, "output": "out.csv"}))
     with (tmp_path / "stderr.txt").open("w") as err:
         proc = subprocess.Popen([sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", "1"],
+                                preexec_fn=_default_sigint,
                                 cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)
         try:
             time.sleep(4)  # loading and solving
@@ -184,6 +193,7 @@ def test_sigint_while_starting_stops_the_sweep_with_one_line(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for delay in (0.3, 0.6, 0.9, 1.2):
         proc = subprocess.Popen([sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", "1"],
+                                preexec_fn=_default_sigint,
                                 cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             time.sleep(delay)
@@ -213,7 +223,8 @@ def test_a_sigint_lost_before_the_sweep_started_still_stops_it(tmp_path, monkeyp
         "name": "lost", "workloads": [str(ROOT / "workloads/paper/resnet18_int8_ort.onnx")],
         "platforms": [str(ROOT / "platforms/puma.yaml")], "mappers": ["heft"], "output": str(tmp_path / "o.csv")}))
     monkeypatch.setattr(_interrupt, "seen", [signal.SIGINT])
+    before = signal.getsignal(signal.SIGINT)
     with pytest.raises(SweepInterrupted) as stop:
         run_sweep(load_sweep(spec), workers=0)
     assert stop.value.signum == signal.SIGINT and stop.value.finished == 0
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers left as they were
+    assert signal.getsignal(signal.SIGINT) is before  # handlers left as they were
