@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -21,17 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hetsim.profile import cpu_model  # noqa: E402
 from hetsim.search import DEFAULT_STRENGTHS, search  # noqa: E402
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main() -> int:
@@ -50,7 +40,7 @@ def main() -> int:
                strengths=DEFAULT_STRENGTHS, out=args.out, force=True, threads=args.threads, quiet=True)
     wall = time.perf_counter() - t0
     load1 = os.getloadavg()
-    print(f"machine: {cpu_name()}, {os.cpu_count()} cores; load average (1/5/15 min) before "
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; load average (1/5/15 min) before "
           f"{'/'.join(f'{x:.2f}' for x in load0)}, after {'/'.join(f'{x:.2f}' for x in load1)}")
     print(f"objective {args.objective}, strengths {', '.join(f'{s:g}' for s in DEFAULT_STRENGTHS)}, "
           f"{args.threads} torch thread(s): {wall:.0f} s wall ({r['dataset']})")

@@ -169,6 +169,25 @@ def load_workload(path: str | Path, spikes: str | Path | None = None,
     return load_onnx(path, input_shapes=input_shape)
 
 
+def _mapper_or_schedule(mapper: str, options: dict, schedule, kind: str, wrong_kind: str):
+    """The mapper to run (``None`` when a saved ``schedule`` is replayed) and the schedule read if it is a path.
+
+    Raises:
+        InputError: mapper options given with a schedule to replay, or a mapper that does not map ``kind``
+            workloads (``wrong_kind`` finishes the message); an unknown mapper or option (from
+            :func:`hetsim.mappers.get_mapper`, before the model is read).
+    """
+    if schedule is not None:
+        if options:
+            raise InputError(f"mapper options ({', '.join(options)}) apply when a mapper runs, not when a schedule "
+                             "is replayed")
+        return None, schedule if isinstance(schedule, Schedule) else Schedule.load(schedule)
+    m = get_mapper(mapper, **options)
+    if kind not in _mapper_workloads(m):
+        raise InputError(f"mapper {mapper!r} {wrong_kind}")
+    return m, None
+
+
 def _mapper_workloads(m) -> frozenset[str]:
     return getattr(m, "workloads", frozenset({"onnx"}))
 
@@ -241,18 +260,9 @@ def run(
     if snn_only:
         raise InputError(f"{', '.join(snn_only)} apply to spiking networks (an SNN spec .yaml), not to ONNX models")
     mapper = mapper or "cpsat"
-    if schedule is not None:
-        if options:
-            raise InputError(f"mapper options ({', '.join(options)}) apply when a mapper runs, not when a schedule "
-                             "is replayed")
-        if not isinstance(schedule, Schedule):
-            schedule = Schedule.load(schedule)
-        m = None
-    else:
-        m = get_mapper(mapper, **options)  # a misspelt name or option fails before the model is read
-        if "onnx" not in _mapper_workloads(m):
-            raise InputError(f"mapper {mapper!r} maps spiking networks: give an SNN spec (.yaml), e.g. "
-                             "workloads/snn/braille384.yaml")
+    m, schedule = _mapper_or_schedule(mapper, options, schedule, "onnx",
+                                      "maps spiking networks: give an SNN spec (.yaml), e.g. "
+                                      "workloads/snn/braille384.yaml")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     if input_shape is not None and isinstance(workload, Workload):
         raise InputError("input_shape applies when the model is read: give the ONNX path, or read it with "
@@ -328,18 +338,8 @@ def run_snn(
     from hetsim.snn.unroll import SnnWorkload, unroll
 
     options = dict(mapper_options or {})
-    if schedule is not None:
-        if options:
-            raise InputError(f"mapper options ({', '.join(options)}) apply when a mapper runs, not when a schedule "
-                             "is replayed")
-        if not isinstance(schedule, Schedule):
-            schedule = Schedule.load(schedule)
-        m = None
-    else:
-        m = get_mapper(mapper, **options)
-        if "snn" not in _mapper_workloads(m):
-            raise InputError(f"mapper {mapper!r} maps ONNX models; spiking networks take spikeduet, all-m33 or "
-                             "all-dense-mvp")
+    m, schedule = _mapper_or_schedule(mapper, options, schedule, "snn",
+                                      "maps ONNX models; spiking networks take spikeduet, all-m33 or all-dense-mvp")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     net = network.snn if isinstance(network, SnnWorkload) else (
         network if isinstance(network, SNN) else load_snn(network))
