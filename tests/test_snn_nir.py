@@ -10,13 +10,13 @@ import nir
 import numpy as np
 import pytest
 import yaml
+from conftest import ROOT, assert_input_error, run_cli
 
 import hetsim
 from hetsim.errors import WorkloadError
 from hetsim.pipeline import run as run_pipeline
 from hetsim.snn.network import load_snn, replay
 from hetsim.snn.nir import NEVER_FIRES, load_nir, save_nir, snn_from_nir
-from tests.conftest import ROOT, assert_input_error, run_cli
 
 PLATFORM = ROOT / "platforms" / "efr32mg24.yaml"
 SHIPPED = sorted((ROOT / "workloads" / "snn").glob("*.yaml"))
