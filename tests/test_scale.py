@@ -107,6 +107,20 @@ def test_knapsack_table_is_the_brute_force_knapsack(items, cap):
         assert tab[c] == best
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(1, 20)), max_size=7), st.integers(0, 12))
+def test_knapsack_rows_and_pick_are_the_brute_force_knapsack(items, cap):
+    """The row-by-row table (the host-load bound's prefix/suffix tables) and the picked set (the decomposition's
+    knapsack move) against brute force: the pick fits, and its value is the optimum."""
+    rows = B.knapsack_rows(items, cap)
+    assert len(rows) == len(items) + 1
+    best = max(sum(v for _, v in sub) for k in range(len(items) + 1) for sub in itertools.combinations(items, k)
+               if sum(w for w, _ in sub) <= cap)
+    assert rows[-1][cap] == best
+    pick = B.knapsack_pick(items, cap)
+    assert sum(items[i][0] for i in pick) <= cap and sum(items[i][1] for i in pick) == best
+
+
 # ------------------------------------------------------------------------------------------- HEFT gaps
 def _scan(intervals, ready, dur):
     """Reference: first gap of the sorted busy intervals that fits (HEFT's insertion policy)."""

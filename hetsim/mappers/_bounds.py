@@ -278,6 +278,33 @@ def knapsack_table(items: list[tuple[int, int]], cap: int) -> list[int]:
     return dp.tolist()
 
 
+def knapsack_rows(items: list[tuple[int, int]], cap: int) -> list[list[int]]:
+    """0/1 knapsack table row by row: ``rows[n][c]`` is the largest total value of the first ``n`` of the
+    ``(weight, value)`` items with total weight <= ``c`` (``n + 1`` rows of ``cap + 1``; ``O(items * cap)``).
+    Kept whole (unlike :func:`knapsack_table`) for prefix/suffix combinations and :func:`knapsack_pick`."""
+    rows = [[0] * (cap + 1)]
+    for w, val in items:
+        prev = rows[-1]
+        cur = list(prev)
+        for c in range(w, cap + 1):
+            if prev[c - w] + val > cur[c]:
+                cur[c] = prev[c - w] + val
+        rows.append(cur)
+    return rows
+
+
+def knapsack_pick(items: list[tuple[int, int]], cap: int) -> set[int]:
+    """Indices of ``(weight, value)`` items that an optimal 0/1 knapsack of capacity ``cap`` takes (traced back
+    through :func:`knapsack_rows`; among optimal sets, the one that prefers later items)."""
+    rows = knapsack_rows(items, cap)
+    pick, c = set(), cap
+    for n in range(len(items), 0, -1):
+        if rows[n][c] != rows[n - 1][c]:
+            pick.add(n - 1)
+            c -= items[n - 1][0]
+    return pick
+
+
 #: the largest knapsack capacity solved unit by unit; a larger budget (bytes of weight memory) is counted in units
 #: of ``ceil(budget / KNAPSACK_MAX_CAP)``, each op's need rounded down (a relaxation: the bound stays valid)
 KNAPSACK_MAX_CAP = 4096
@@ -331,16 +358,7 @@ class LoadBound:
         neg = -(1 << 60)
 
         def table(seq):
-            rows = [[0] * (cap + 1)]
-            for v in seq:
-                w, h = self.items[v]
-                prev = rows[-1]
-                cur = list(prev)
-                for c in range(w, cap + 1):
-                    if prev[c - w] + h > cur[c]:
-                        cur[c] = prev[c - w] + h
-                rows.append(cur)
-            return rows
+            return knapsack_rows([self.items[v] for v in seq], cap)
 
         pre = table(names)
         suf = table(list(reversed(names)))

@@ -556,20 +556,7 @@ class Decomposition:
             cap = c - fixed
             if cap < 0 or not items:
                 return
-            dp = [[0] * (cap + 1)]
-            for _, w, val in items:
-                prev = dp[-1]
-                cur = list(prev)
-                for k in range(w, cap + 1):
-                    if prev[k - w] + val > cur[k]:
-                        cur[k] = prev[k - w] + val
-                dp.append(cur)
-            pick, k = set(), cap
-            for n in range(len(items), 0, -1):
-                if dp[n][k] != dp[n - 1][k]:
-                    v, w, _ = items[n - 1]
-                    pick.add(v)
-                    k -= w
+            pick = {items[i][0] for i in B.knapsack_pick([(w, val) for _, w, val in items], cap)}
             a = {v: (cim if v in pick else host) if v in vals else d for v, d in assign.items()}
             key = frozenset(pick)
             if key in tried or not all(B.carried(sub, a, v, a[v]) for v in sub.ops) or not self._fits_relaxed(sub, a):
