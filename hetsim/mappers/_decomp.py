@@ -468,17 +468,24 @@ class Decomposition:
         sub, cim, host = fr.sub, self.cim, fr.sub.host
         cand = [v for v in flex if set(sub.devices[v]) == {host, cim}]
 
+        def best_move(a, frm, to, banned, room=None):
+            """(makespan, op) of the candidate on ``frm`` (not ``banned``, needing at most ``room`` of the shared
+            device if given) whose move to ``to`` gives the shortest schedule with every link carried, or
+            ``None``; ``a`` is left as it was."""
+            best = None
+            for v in cand:
+                if a[v] == frm and v not in banned and (room is None or fr.up.get(v, 0) <= room):
+                    a[v] = to
+                    if all(B.carried(sub, a, u, a[u]) for u in (v, *sub.preds[v], *sub.succs[v])):
+                        ms = self._fill(fr, a)[1]
+                        if best is None or ms < best[0]:
+                            best = (ms, v)
+                    a[v] = frm
+            return best
+
         def refill(a, room, banned):
             while True:
-                best = None
-                for v in cand:
-                    if a[v] == host and v not in banned and fr.up.get(v, 0) <= room:
-                        a[v] = cim
-                        if all(B.carried(sub, a, u, a[u]) for u in (v, *sub.preds[v], *sub.succs[v])):
-                            ms = self._fill(fr, a)[1]
-                            if best is None or ms < best[0]:
-                                best = (ms, v)
-                        a[v] = host
+                best = best_move(a, host, cim, banned, room)
                 if best is None or best[0] >= self._fill(fr, a)[1]:
                     return a
                 a[best[1]] = cim
@@ -486,15 +493,7 @@ class Decomposition:
 
         def make_room(a, over, banned):
             while over > 0:
-                best = None
-                for v in cand:
-                    if a[v] == cim and v not in banned:
-                        a[v] = host
-                        if all(B.carried(sub, a, u, a[u]) for u in (v, *sub.preds[v], *sub.succs[v])):
-                            ms = self._fill(fr, a)[1]
-                            if best is None or ms < best[0]:
-                                best = (ms, v)
-                        a[v] = cim
+                best = best_move(a, cim, host, banned)
                 if best is None:
                     return None
                 a[best[1]] = host
