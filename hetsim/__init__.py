@@ -15,6 +15,7 @@ The Python API (:mod:`hetsim.api`)::
 ``import hetsim`` stays cheap (no ONNX, pandas or matplotlib).
 """
 
+from hetsim._lazy import attach
 from hetsim.errors import HetsimError, InputError
 
 __version__ = "0.1.0"
@@ -26,23 +27,11 @@ _LAZY = {
     "load_workload": "hetsim.api",
     "load_snn": "hetsim.api",
     "RunResult": "hetsim.pipeline",
+    "mappers": "hetsim.mappers",  # the package, which is callable: hetsim.mappers() lists the mappers
 }
 
 __all__ = ["HetsimError", "InputError", "RunResult", "load_platform", "load_snn", "load_workload", "mappers", "run",
            "__version__"]
 
 
-def __getattr__(name: str):
-    import importlib
-
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    if name == "mappers":  # the package, which is callable: hetsim.mappers() lists the mappers
-        return importlib.import_module("hetsim.mappers")
-    raise AttributeError(f"module 'hetsim' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = attach(__name__, _LAZY, __all__)

@@ -6,6 +6,8 @@ for ``hetsim --help``) can be imported without SimPy, pandas or networkx.
 
 from __future__ import annotations
 
+from hetsim._lazy import attach
+
 _LAZY = {
     "simulate": "hetsim.sim.engine",
     "SimResult": "hetsim.sim.engine",
@@ -16,15 +18,4 @@ _LAZY = {
 __all__ = ["simulate", "SimResult", "CONTENTION_KINDS", "list_schedule"]
 
 
-def __getattr__(name: str):
-    import importlib
-
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'hetsim.sim' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = attach(__name__, _LAZY, __all__)

@@ -6,6 +6,8 @@ only the commands that read an ONNX model need.
 
 from __future__ import annotations
 
+from hetsim._lazy import attach
+
 _LAZY = {
     "GemmView": "hetsim.workload.op",
     "Op": "hetsim.workload.op",
@@ -16,15 +18,4 @@ _LAZY = {
 __all__ = ["GemmView", "Op", "Workload", "load_onnx"]
 
 
-def __getattr__(name: str):
-    import importlib
-
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'hetsim.workload' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = attach(__name__, _LAZY, __all__)
