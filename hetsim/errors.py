@@ -40,6 +40,12 @@ class OutputExistsError(InputError):
     """An output file already exists and ``--force`` was not given."""
 
 
+class InternalError(RuntimeError):
+    """hetsim's own result is inconsistent (e.g. a mapper built an order that contradicts the data dependencies):
+    a bug in hetsim or in a plug-in mapper, never the user's input. Not an :class:`InputError`: the CLI reports
+    it as an internal error (exit code 1) so that it is reported rather than worked around."""
+
+
 def did_you_mean(word: str, choices) -> str:
     """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``word`` (``difflib``), else ``""``."""
     import difflib

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from hetsim.costs import CostModel
-from hetsim.errors import MappingError, ScheduleError
+from hetsim.errors import InternalError, MappingError
 
 #: values within this many ticks of an integer are snapped to it before rounding up (floating-point noise:
 #: 2560 ns computed as 2.56e-6 s / 1e-9 is 2560.0000000000005, which must stay 2560 ticks).
@@ -429,11 +429,14 @@ def int_list_schedule(p: IntProblem, assignment: dict[str, str], order: dict[str
     """Integer-tick ASAP evaluation of an assignment and per-cpu order (as :func:`list_schedule`).
 
     Raises:
-        ScheduleError: the order contradicts the data dependencies.
+        InternalError: the order contradicts the data dependencies (orders here are built by the mappers: a
+            mapper bug, not an input error).
     """
     start, finish = asap_starts(p, assignment, order)
     if len(start) != len(p.ops):
-        raise ScheduleError("order contradicts the data dependencies")
+        stuck = next(v for v in p.ops if v not in start)
+        raise InternalError(f"a mapper's order contradicts the data dependencies (op {stuck!r} is never ready); "
+                            "this is a bug in hetsim, please report it")
     return start, max(finish.values(), default=0)
 
 
@@ -620,5 +623,5 @@ def fill_schedule(p: IntProblem, assignment: dict[str, str], free: set[str], pri
             break
         now = max(now, min(nxt))
     if len(finish) != len(p.ops):
-        raise ScheduleError("fill_schedule: some ops never became ready (cyclic graph?)")
+        raise InternalError("fill_schedule: some ops never became ready (a bug in hetsim, please report it)")
     return order, max(finish.values(), default=0)

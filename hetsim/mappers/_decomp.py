@@ -805,7 +805,11 @@ def insert_floating(p: B.IntProblem, assign: dict[str, str], order: dict[str, li
         flo = sorted((v for v in free if assign[v] == c),
                      key=lambda v: (min((start[w] for w in p.succs[v] if w in start), default=INF), p.pos[v]))
         dls = {v: min((start[w] for w in p.succs[v] if w in start), default=INF) for v in flo}
-        place = _pack(gaps, flo, {v: p.dur[v][c] for v in flo}, dls, pack_time)
+        # a deadline alone does not keep a floating op before its consumer when the consumer (or the ops
+        # before it) take zero ticks (shape and constant ops): the gap must also lie before the consumer
+        at_seq = {v: i for i, v in enumerate(seq)}
+        first = {v: min((at_seq[w] for w in p.succs[v] if w in at_seq), default=len(seq)) for v in flo}
+        place = _pack(gaps, flo, {v: p.dur[v][c] for v in flo}, dls, pack_time, first)
         inserts: dict[int, list[str]] = {}
         late: list[str] = []
         for v in flo:
@@ -825,6 +829,8 @@ def insert_floating(p: B.IntProblem, assign: dict[str, str], order: dict[str, li
             for i, x in enumerate(new):
                 if x not in free and start[x] + p.dur[x][c] <= dl:
                     at = i + 1
+            # never after a consumer (a zero-tick consumer ends by the deadline it sets)
+            at = min([at] + [i for i, x in enumerate(new) if x in p.succs[v]])
             new.insert(at, v)
         out[c] = new
     for c in p.cpus:
@@ -838,11 +844,13 @@ def insert_floating(p: B.IntProblem, assign: dict[str, str], order: dict[str, li
     return out, ms
 
 
-def _pack(gaps, flo, dur, dls, limit: float) -> dict[str, int]:
+def _pack(gaps, flo, dur, dls, limit: float, first: dict[str, int]) -> dict[str, int]:
     """Floating op -> gap index: maximise the work placed; in each gap the ops run by deadline, so each gap
     holds at most its length and, for every deadline ``d`` inside it, the ops due by ``d`` fit before ``d``.
+    ``first[v]``: the sequence index of ``v``'s first consumer on the core (a gap must lie before it).
     First-fit by deadline when CP-SAT finds nothing better."""
-    allowed = {v: [g for g, (a, b, _) in enumerate(gaps) if a + dur[v] <= min(b, dls[v])] for v in flo}
+    allowed = {v: [g for g, (a, b, i) in enumerate(gaps) if a + dur[v] <= min(b, dls[v]) and i <= first[v]]
+               for v in flo}
     greedy: dict[str, int] = {}
     fill = [a for a, _, _ in gaps]  # EDD within a gap: an op placed there ends at the running fill
     for v in flo:  # flo is sorted by deadline

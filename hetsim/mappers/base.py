@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from hetsim.costs import CostModel
-from hetsim.errors import InputError, MappingError, did_you_mean
+from hetsim.errors import InputError, InternalError, MappingError, ScheduleError, did_you_mean
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
 
@@ -195,7 +195,8 @@ def make_schedule(
     name one of the op's devices. A split op is in the order of every device holding one of its parts.
 
     Raises:
-        ScheduleError: ``order`` contradicts the data dependencies or the assignment.
+        InternalError: ``order`` contradicts the data dependencies or the assignment (the mapper's own
+            inconsistency: a bug to report, not an input error).
         MappingError: a resident capacity is exceeded.
     """
     topo = costs.workload.topological_order()
@@ -207,7 +208,11 @@ def make_schedule(
             if d not in given:
                 order[d].append(v)
     placement = place(costs, {v: d for v, d in assignment.items() if v not in splits})
-    start, finish, makespan = list_schedule(costs, assignment, order, splits)
+    try:
+        start, finish, makespan = list_schedule(costs, assignment, order, splits)
+    except ScheduleError as err:
+        raise InternalError(f"mapper {mapper!r} built an inconsistent schedule: {err} (a bug in the mapper, "
+                            "please report it)") from err
     counts = {v: {d: len(ch) for d, ch in p.items()} for v, p in splits.items()}
     return Schedule.from_assignment(
         mapper, {v: assignment[v] for v in topo if v in assignment}, counts,
