@@ -99,7 +99,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from hetsim.costs import CostModel
-from hetsim.errors import MappingError, ScheduleError
+from hetsim.errors import InternalError, MappingError, ScheduleError
 from hetsim.mappers import _bounds as B
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
@@ -221,95 +221,92 @@ class CpSat:
                 gc.enable()
 
     def _map(self, costs: CostModel) -> Schedule:
-        cp_model = _ortools()
+        """The phases in order (module docstring): the chain DP, candidates, bounds and fixing, the
+        decomposition, the fluid relaxation, the full model; each step reads and updates one :class:`_Search`."""
         t0 = time.perf_counter()
         self._t0 = t0
-        lv = self.levers
+        self._phases = {}
+        sched = self._map_chain(costs, t0)
+        if sched is not None:
+            return sched
+        s = self._candidates(costs)
+        self._bounds_and_fixing(s)
+        self._decompose(s)
+        self._fluid(s)
+        self._full_model(s)
+        if s.best is None:
+            raise MappingError(f"cpsat: no schedule found within {self.time_limit_s} s")
+        return self._finish(costs, s.p, s.best, s.lb, s.ub, s.code_opt, s.heur, s.lv, s.fired, s.size,
+                            s.solve_time, s.t)
 
-        phases: dict[str, float] = {}
-        self._phases = phases
+    def _lap(self, name: str, since: float) -> float:
+        """Add the wall time since ``since`` to phase ``name`` (:data:`PHASES`); returns now."""
+        now = time.perf_counter()
+        self._phases[name] = self._phases.get(name, 0.0) + now - since
+        return now
 
-        def lap(name: str, since: float) -> float:
-            now = time.perf_counter()
-            phases[name] = phases.get(name, 0.0) + now - since
-            return now
-
-        # --- a chain is solved exactly by a DP (no heuristics, no CP-SAT)
+    def _map_chain(self, costs: CostModel, t0: float) -> Schedule | None:
+        """A graph that is one chain of ops, solved exactly by the DP (lever ``chain``); None otherwise."""
         g = costs.workload.graph
-        if "chain" in lv and g.number_of_edges() == g.number_of_nodes() - 1 \
-                and all(g.in_degree(v) <= 1 and g.out_degree(v) <= 1 for v in g):
-            tick = B.choose_tick(costs, self.resolution_s, _serial_horizon(costs))
-            p = B.build_problem(costs, tick)
-            t = lap("model_s", t0)
-            try:
-                sol = solve_chain(p)
-            except ValueError:
-                raise MappingError("cpsat: no feasible mapping of the chain (crossbar budget, device support or "
-                                   "links)") from None
-            t = lap("search_s", t)
-            if sol is not None:
-                return self._chain_schedule(costs, p, *sol, t)
+        if "chain" not in self.levers or g.number_of_edges() != g.number_of_nodes() - 1 \
+                or not all(g.in_degree(v) <= 1 and g.out_degree(v) <= 1 for v in g):
+            return None
+        tick = B.choose_tick(costs, self.resolution_s, _serial_horizon(costs))
+        p = B.build_problem(costs, tick)
+        t = self._lap("model_s", t0)
+        try:
+            sol = solve_chain(p)
+        except ValueError:
+            raise MappingError("cpsat: no feasible mapping of the chain (crossbar budget, device support or "
+                               "links)") from None
+        t = self._lap("search_s", t)
+        return self._chain_schedule(costs, p, *sol, t) if sol is not None else None
 
-        # --- candidates from the heuristics, the tick, the integer problem
+    def _candidates(self, costs: CostModel) -> _Search:
+        """The heuristics' schedules (greedy, heft), the tick, the integer problem, and the best candidate of
+        the heuristics re-scheduled (``fill``, floating ops in the gaps)."""
         t = time.perf_counter()
         large = costs.workload.graph.number_of_nodes() > MAX_CLOSURE_OPS
         heur = [] if large else self._heuristics(costs)  # greedy and heft are O(n^2) on wide graphs
-        t = lap("heuristics_s", t)
+        t = self._lap("heuristics_s", t)
         horizon = min((s.makespan_s for s in heur), default=None) or _serial_horizon(costs)
         tick = B.choose_tick(costs, self.resolution_s, horizon)
         p = B.build_problem(costs, tick)
-        topo = p.ops
         free = B.free_ops(costs, p)
         fired: dict[str, object] = {"too_big_removed": p.removed["too_big"], "floating_ops": len(free)}
         if p.removed["unlinked"]:
             fired["unlinked_removed"] = p.removed["unlinked"]
-        if len(topo) > MAX_CLOSURE_OPS:  # ancestor sets are O(n^2) bits: not for 100k-op synthetic graphs;
+        lv = self.levers
+        if len(p.ops) > MAX_CLOSURE_OPS:  # ancestor sets are O(n^2) bits: not for 100k-op synthetic graphs;
             # fixing repeats longest-path passes to a fixpoint, for a model there is rarely time to solve
             lv = lv - {"segments", "decompose", "fixing"}
             fired["skipped"] = f"segments, decompose, fixing (more than {MAX_CLOSURE_OPS} ops)"
         self._lv = lv
-        head, tail = B.heads_tails(p)
-        t = lap("model_s", t)
-
-        best: dict | None = None  # {'assign', 'order', 'ticks', 'source'}
-
-        def offer(assign: dict[str, str], order: dict[str, list[str]] | None, source: str) -> None:
-            nonlocal best
-            if not B.fits(p, assign):  # a candidate for a relaxed problem, or outside the choices left
-                return
-            cands = []
-            if order is not None:
-                _, ms = B.int_list_schedule(p, assign, order)
-                cands.append((ms, order, source))
-            if "fill" in lv:
-                o2, _ = B.fill_schedule(p, assign, free, _bottom_levels(p, assign))
-                _, ms2 = B.int_list_schedule(p, assign, o2)  # same makespan, computed the canonical way
-                cands.append((ms2, o2, source + "+fill"))
-                if free and order is not None:  # the given order's other ops, floating ops in its gaps
-                    o3, ms3 = insert_floating(p, dict(assign), order, free)
-                    cands.append((ms3, o3, source + "+gaps"))
-            for ms, order, src in cands:
-                if best is None or ms < best["ticks"]:
-                    best = {"assign": dict(assign), "order": order, "ticks": ms, "source": src}
-                    self._report(best["ticks"] * tick, None, p.rounding_bound_s, tick)
-
-        for s in heur:
-            a = s.assignment  # a property that builds a dict: once, not per op
+        s = _Search(self, p, free, lv, fired, heur, large)
+        s.head, s.tail = B.heads_tails(p)
+        t = self._lap("model_s", t)
+        topo = p.ops
+        for h in heur:
+            a = h.assignment  # a property that builds a dict: once, not per op
             if all(a[v] in p.devices[v] and B.carried(p, a, v, a[v]) for v in topo):
-                offer(a, _cpu_orders(p, s), s.mapper)
-        if (best is None or large) and "fill" in lv:
+                s.offer(a, _cpu_orders(p, h), h.mapper)
+        if (s.best is None or large) and "fill" in lv:
             init = costs.initial_assignment()
             if all(init[v] in p.devices[v] and B.carried(p, init, v, init[v]) for v in topo):
-                offer(init, None, "initial")
+                s.offer(init, None, "initial")
         if large and "fill" in lv:  # instead of greedy and heft: offload by host time saved per unit of budget
-            offer(_ratio_offload(p, costs.initial_assignment()), None, "ratio")
+            s.offer(_ratio_offload(p, costs.initial_assignment()), None, "ratio")
             fired["heuristics"] = f"initial and ratio offload only (more than {MAX_CLOSURE_OPS} ops)"
-        ub = best["ticks"] if best is not None else None
-        fired["heuristic_makespan_s"] = ub * tick if ub is not None else None
-        fired["heuristic_source"] = best["source"] if best is not None else None
-        t = lap("heuristics_s", t)
+        s.ub = s.best["ticks"] if s.best is not None else None
+        fired["heuristic_makespan_s"] = s.ub * tick if s.ub is not None else None
+        fired["heuristic_source"] = s.best["source"] if s.best is not None else None
+        s.t = self._lap("heuristics_s", t)
+        return s
 
-        # --- bounds and fixing
+    def _bounds_and_fixing(self, s: _Search) -> None:
+        """The root bound (critical path, host-load knapsack), fixing by path and load, symmetric twins."""
+        p, lv, fired, tick = s.p, s.lv, s.fired, s.p.tick
+        head, tail = s.head, s.tail
         lb = 0
         if "heads_tails" in lv:
             lb = B.critical_path(p, head, tail)
@@ -319,9 +316,9 @@ class CpSat:
             if lbnd is not None:
                 fired["knapsack_bound_s"] = lbnd.bound() * tick
                 lb = max(lb, lbnd.bound())
-        if "fixing" in lv and ub is not None:
-            fired["fixed_by_path"], fired["fixed_by_load"] = self._fix(p, ub)
-            head, tail = B.heads_tails(p)
+        if "fixing" in lv and s.ub is not None:
+            fired["fixed_by_path"], fired["fixed_by_load"] = self._fix(p, s.ub)
+            head, tail = s.head, s.tail = B.heads_tails(p)
             if "heads_tails" in lv:
                 lb = max(lb, B.critical_path(p, head, tail))
             if "knapsack" in lv and (lbnd := B.load_bound(p, head, tail)) is not None:
@@ -331,100 +328,103 @@ class CpSat:
             lb = max(lb, B.critical_path(p, head, tail))
         if "knapsack" not in lv and (lb0 := B.load_bound(p, head, tail)) is not None:
             lb = max(lb, lb0.bound())
-        if ub is not None:
-            lb = min(lb, ub)
+        if s.ub is not None:
+            lb = min(lb, s.ub)
+        s.lb = lb
         fired["root_bound_s"] = lb * tick
-        twins = self._twins(p) if "symmetry" in lv else []
-        fired["symmetric_pairs"] = sum(len(g) - 1 for g in twins)
-        t = lap("bounds_s", t)
-
-        solve_time = 0.0
+        s.twins = self._twins(p) if "symmetry" in lv else []
+        fired["symmetric_pairs"] = sum(len(g) - 1 for g in s.twins)
+        s.t = self._lap("bounds_s", s.t)
         # floating ops (no inputs, only parameter outputs) matter when their work is at the tolerance's scale
-        fwork = sum(min(p.dur[v].values()) for v in free)
+        fwork = sum(min(p.dur[v].values()) for v in s.free)
         fired["floating_work_s"] = fwork * tick
-        floats_matter = bool(free) and ub is not None and fwork > 10 * max(self.mip_rel_gap, 1e-5) * ub
-        # --- the decomposition at cut ops: floating ops left out (a bound, and a schedule once they are packed
-        # into the idle gaps), then, when they carry real work, attached to their consumers' segments (a
-        # schedule only)
-        if "decompose" in lv and (ub is None or lb < ub):
+        s.floats_matter = bool(s.free) and s.ub is not None and fwork > 10 * max(self.mip_rel_gap, 1e-5) * s.ub
+
+    def _decompose(self, s: _Search) -> None:
+        """The decomposition at cut ops (:mod:`hetsim.mappers._decomp`): floating ops left out (a bound, and a
+        schedule once they are packed into the idle gaps), then, when they carry real work, attached to their
+        consumers' segments (a schedule only)."""
+        p, free, fired, tick, t0 = s.p, s.free, s.fired, s.p.tick, self._t0
+        if "decompose" in s.lv and (s.ub is None or s.lb < s.ub):
             deadline = t0 + self.time_limit_s * self.decompose_share
-            for attach in (False, True) if floats_matter else (False,):
-                if ub is not None and (ub - lb) <= self.mip_rel_gap * ub:
+            for attach in (False, True) if s.floats_matter else (False,):
+                if s.ub is not None and (s.ub - s.lb) <= self.mip_rel_gap * s.ub:
                     break
                 dec = Decomposition(self, p, free, deadline, attach=attach)
-                if not dec.applicable or max((len(s) for s in dec.segs), default=0) >= 0.8 * len(topo):
+                if not dec.applicable or max((len(g) for g in dec.segs), default=0) >= 0.8 * len(p.ops):
                     break
                 if attach:  # the first pass got the deadline share it needed; give this one the rest
                     dec.deadline = max(deadline, t0 + self.time_limit_s * (1 + self.decompose_share) / 2)
                 r = dec.run(tol=self.mip_rel_gap)
-                solve_time += r["solve_time"]
+                s.solve_time += r["solve_time"]
                 key = "decompose_attached" if attach else "decompose"
                 fired[key] = {k: r[k] for k in ("cuts", "largest_segment", "solves", "shortcuts", "timeouts",
                                                 "rounds", "exact")}
                 if r["assign"] is not None:
                     if attach:
-                        offer(r["assign"], r["order"], key)
+                        s.offer(r["assign"], r["order"], key)
                     else:
                         order, _ = insert_floating(p, r["assign"], r["order"], free)
-                        offer(r["assign"], order, key)
-                    ub = best["ticks"]
+                        s.offer(r["assign"], order, key)
+                    s.ub = s.best["ticks"]
                 if not attach:  # a bound of the problem without floating ops: a bound of this one
                     fired["decompose_bound_s"] = r["lb"] * tick
-                    lb = max(lb, min(r["lb"], ub) if ub is not None else r["lb"])
-                self._report(ub * tick if ub is not None else None, lb * tick, p.rounding_bound_s, tick)
-        t = lap("decomposition_s", t)
+                    s.lb = max(s.lb, min(r["lb"], s.ub) if s.ub is not None else r["lb"])
+                s.report()
+        s.t = self._lap("decomposition_s", s.t)
 
-        # --- the fluid relaxation (only pays when floating ops carry work at the scale of the tolerance)
-        if "fluid" in lv and floats_matter and lb < ub and (ub - lb) > self.mip_rel_gap * ub:
-            budget = self._left() * self.fluid_share
-            built = self._build(p, lb, ub, head, tail, free, twins, best, fluid=True, fired=fired)
-            res = self._solve(cp_model, built, budget, tick, p.rounding_bound_s, real=False)
-            solve_time += res["time"]
-            fired["fluid_status"] = res["status"]
-            fired["fluid_time_s"] = res["time"]
-            if res["bound"] is not None and res["bound"] > lb:
-                lb = min(res["bound"], ub) if ub is not None else res["bound"]
-            fired["fluid_bound_s"] = lb * tick
-            if res["assign"] is not None:
-                offer(res["assign"], res["order"], "fluid")
-                ub = best["ticks"]
-            self._report(ub * tick if ub is not None else None, lb * tick, p.rounding_bound_s, tick)
-            t = lap("fluid_s", t)
+    def _fluid(self, s: _Search) -> None:
+        """The fluid relaxation (lever ``fluid``; only pays when floating ops carry work at the scale of the
+        tolerance): a bound of the real problem and a candidate."""
+        lb, ub = s.lb, s.ub
+        if not ("fluid" in s.lv and s.floats_matter and lb < ub and (ub - lb) > self.mip_rel_gap * ub):
+            return
+        budget = self._left() * self.fluid_share
+        built = self._build(s.p, lb, ub, s.head, s.tail, s.free, s.twins, s.best, fluid=True, fired=s.fired)
+        res = self._solve(_ortools(), built, budget, s.p.tick, s.p.rounding_bound_s, real=False)
+        s.solve_time += res["time"]
+        s.fired["fluid_status"] = res["status"]
+        s.fired["fluid_time_s"] = res["time"]
+        if res["bound"] is not None and res["bound"] > lb:
+            s.lb = min(res["bound"], ub) if ub is not None else res["bound"]
+        s.fired["fluid_bound_s"] = s.lb * s.p.tick
+        if res["assign"] is not None:
+            s.offer(res["assign"], res["order"], "fluid")
+            s.ub = s.best["ticks"]
+        s.report()
+        s.t = self._lap("fluid_s", s.t)
 
-        # --- the full model (built unless there is no time for it: its size is part of the statistics)
-        code_opt = False
+    def _full_model(self, s: _Search) -> None:
+        """The full model, built unless there is no time for it (its size is part of the statistics), and
+        solved for the rest of the time when the gap is still open."""
+        lb, ub, lv, fired, p = s.lb, s.ub, s.lv, s.fired, s.p
         open_gap = ub is None or (lb < ub and (ub - lb) > self.mip_rel_gap * ub)
-        if large and ub is not None and self._left() < len(topo) * BUILD_S_PER_OP * (1 + 3 * open_gap):
+        if s.large and ub is not None and self._left() < len(p.ops) * BUILD_S_PER_OP * (1 + 3 * open_gap):
             fired["full_model_skipped"] = "no time left to build and solve it"
-            n_vars = n_bools = n_cons = None
             open_gap = False
         else:
-            built = self._build(p, lb, ub, head, tail, free, twins, best, fluid=False, fired=fired)
-            t = lap("model_s", t)
+            built = self._build(p, lb, ub, s.head, s.tail, s.free, s.twins, s.best, fluid=False, fired=fired)
+            s.t = self._lap("model_s", s.t)
             proto = built.model.Proto()
-            n_vars = len(proto.variables)
-            n_bools = sum(1 for x in proto.variables if list(x.domain) == [0, 1])
-            n_cons = len(proto.constraints)
+            s.size = (len(proto.variables), sum(1 for x in proto.variables if list(x.domain) == [0, 1]),
+                      len(proto.constraints))
         fired["full_model_solved"] = open_gap
-        if fired["full_model_solved"]:
-            res = self._solve(cp_model, built, self._left(), tick, p.rounding_bound_s, real=True, lb0=lb)
-            solve_time += res["time"]
-            if res["status"] == "infeasible":
-                if ub is not None and "windows" in lv:
-                    raise MappingError("cpsat: CP-SAT reports the model infeasible although a known schedule "
-                                       "fits it (bug)")
-                raise MappingError("cpsat: no feasible mapping (crossbar budget or device support)")
-            if res["bound"] is not None:
-                lb = max(lb, res["bound"])
-            if res["assign"] is not None and (ub is None or res["ticks"] < ub):
-                best = {"assign": res["assign"], "order": res["order"], "ticks": res["ticks"], "source": "cp-sat"}
-                ub = res["ticks"]
-            code_opt = res["status"] == "optimal"
-            t = lap("search_s", t)
-        if best is None:
-            raise MappingError(f"cpsat: no schedule found within {self.time_limit_s} s")
-        return self._finish(costs, p, best, lb, ub, code_opt, heur, lv, fired, (n_vars, n_bools, n_cons),
-                            solve_time, t)
+        if not open_gap:
+            return
+        res = self._solve(_ortools(), built, self._left(), p.tick, p.rounding_bound_s, real=True, lb0=lb)
+        s.solve_time += res["time"]
+        if res["status"] == "infeasible":
+            if ub is not None and "windows" in lv:
+                raise InternalError("cpsat: CP-SAT reports the model infeasible although a known schedule fits "
+                                    "it (a bug in hetsim, please report it)")
+            raise MappingError("cpsat: no feasible mapping (crossbar budget or device support)")
+        if res["bound"] is not None:
+            s.lb = max(lb, res["bound"])
+        if res["assign"] is not None and (ub is None or res["ticks"] < ub):
+            s.best = {"assign": res["assign"], "order": res["order"], "ticks": res["ticks"], "source": "cp-sat"}
+            s.ub = res["ticks"]
+        s.code_opt = res["status"] == "optimal"
+        s.t = self._lap("search_s", s.t)
 
     def _chain_schedule(self, costs: CostModel, p: B.IntProblem, assign: dict[str, str], ticks: int,
                         t: float) -> Schedule:
@@ -515,13 +515,50 @@ class CpSat:
         """The CP-SAT model; ``fluid``: floating ops get no interval (the relaxation); ``xb_weight``: minimise
         ``T * xb_weight + capacity used`` instead of ``T`` (lexicographic, for the decomposition); ``xb_units``:
         device -> (multiplier, divisor) weighing each device's capacity in that sum (``ceil(n / divisor) *
-        multiplier``; default: every unit of every capacity counts 1)."""
+        multiplier``; default: every unit of every capacity counts 1).
+
+        The steps, in the order the model is built (CP-SAT's search depends on it): the variables, the
+        makespan's lower limits, the serial devices' intervals (CPU-CIM ILP Eq. 11-12), the precedences with
+        transfers (Eq. 8), the resident capacities (Eq. 14), the host-load and segment cuts, the hint and the
+        objective."""
         cp_model = _ortools()
         lv = self._lv
-        topo = p.ops
         m = cp_model.CpModel()
+        lit, start, T = self._variables(m, p, lb, ub, head, tail)
+
+        def end(v):
+            return start[v] + sum(p.dur[v][d] * lit[v][d] for d in p.devices[v])
+
+        self._makespan_rows(m, p, lit, start, end, T, head, tail, free, fluid)
+        self._device_intervals(m, p, lit, start, free, fluid)
+        self._precedences(m, p, lit, start, end)
+        self._capacities(m, p, lit)
+        if "host_load" in lv:
+            for c, cores in p.cpus.items():
+                ops_c = [v for v in p.ops if c in p.devices[v]]
+                if ops_c:
+                    r0 = min(head[v][c] for v in ops_c)
+                    q0 = min(tail[v][c] for v in ops_c)
+                    m.Add(cores * (T - r0 - q0) >= sum(p.dur[v][c] * lit[v][c] for v in ops_c))
+        n_seg = self._segments(m, p, lit, start, end, T, head, tail, free) if "segments" in lv else 0
+        fired["segment_constraints"] = n_seg
+        self._hint(m, p, lit, start, T, twins, best)
+        if xb_weight is None:
+            m.Minimize(T)
+        else:
+            units = xb_units or {}
+            m.Minimize(T * xb_weight + sum(_weight(units, d, p.ncb[v][d]) * x for v in p.ops
+                                           for d, x in lit[v].items() if d in p.budget and not isinstance(x, int)))
+        return _Built(m, lit, start, T, list(p.cpus))
+
+    def _variables(self, m, p: B.IntProblem, lb, ub, head, tail):
+        """The placement literals ``lit[v][d]`` (the CPU-CIM ILP's ``x_v`` generalised: exactly one device per
+        op; a constant 1 for an op with one device), the makespan ``T`` and the start ``s_v`` of every op,
+        within its window (lever ``windows``: head and tail) below the horizon (``ub`` with ``windows``, else
+        CPU-CIM ILP Eq. 13's serial sum)."""
+        lv = self._lv
         lit: dict[str, dict[str, object]] = {}
-        for v in topo:
+        for v in p.ops:
             ds = p.devices[v]
             if len(ds) == 1:
                 lit[v] = {ds[0]: 1}
@@ -531,29 +568,34 @@ class CpSat:
         hi = ub if (ub is not None and "windows" in lv) else _int_horizon(p)
         T = m.NewIntVar(min(lb, hi), hi, "T")
         start = {}
-        for v in topo:
+        for v in p.ops:
             ds = p.devices[v]
             lo = min(head[v][d] for d in ds) if ("windows" in lv or "heads_tails" in lv) else 0
             up = hi - min(p.dur[v][d] + (tail[v][d] if "windows" in lv else 0) for d in ds)
             start[v] = m.NewIntVar(lo, max(lo, up), f"s[{p.pos[v]}]")
+        return lit, start, T
 
-        def end(v):
-            return start[v] + sum(p.dur[v][d] * lit[v][d] for d in p.devices[v])
-
-        if "heads_tails" in lv:
-            for v in topo:
+    def _makespan_rows(self, m, p: B.IntProblem, lit, start, end, T, head, tail, free, fluid: bool) -> None:
+        """``T`` at least every op's end (CPU-CIM ILP Eq. 6); with lever ``heads_tails`` its end plus its tail
+        (and its start at least its head on the chosen device)."""
+        if "heads_tails" in self._lv:
+            for v in p.ops:
                 ds = p.devices[v]
                 if len(ds) > 1 and len({head[v][d] for d in ds}) > 1:
                     m.Add(start[v] >= sum(head[v][d] * lit[v][d] for d in ds))
                 if not fluid or v not in free:
                     m.Add(start[v] + sum((p.dur[v][d] + tail[v][d]) * lit[v][d] for d in ds) <= T)
         else:
-            for v in topo:
+            for v in p.ops:
                 if not p.succs[v]:
                     m.Add(end(v) <= T)
 
+    @staticmethod
+    def _device_intervals(m, p: B.IntProblem, lit, start, free, fluid: bool) -> None:
+        """One (optional) interval per op and serial device: no overlap on a one-core cpu, at most ``cores`` at
+        once on a multi-core one (CPU-CIM ILP Eq. 11-12; ``fluid``: floating ops get none)."""
         intervals: dict[str, list] = defaultdict(list)
-        for v in topo:
+        for v in p.ops:
             if fluid and v in free:
                 continue
             for d in p.devices[v]:
@@ -570,7 +612,12 @@ class CpSat:
             else:
                 m.AddCumulative(ivs, [1] * len(ivs), p.cpus[d])
 
-        for u in topo:
+    @staticmethod
+    def _precedences(m, p: B.IntProblem, lit, start, end) -> None:
+        """Every edge: the consumer starts after the producer's end plus the transfer of the devices chosen
+        (CPU-CIM ILP Eq. 8; ``z``: the two are on different devices); device pairs without a link are
+        forbidden."""
+        for u in p.ops:
             for v in p.succs[u]:
                 tr = p.tr[(u, v)]
                 du, dv = p.devices[u], p.devices[v]
@@ -598,8 +645,14 @@ class CpSat:
                         enf = [x for x in (lit[u][a], lit[v][b]) if not isinstance(x, int)]
                         m.Add(start[v] >= end(u) + t).OnlyEnforceIf(enf)
 
+    @staticmethod
+    def _capacities(m, p: B.IntProblem, lit) -> None:
+        """Every resident capacity (crossbars, weight memory): the ops placed there fit (CPU-CIM ILP Eq. 14).
+
+        Raises:
+            MappingError: the ops only that device runs already exceed it."""
         for d, cap in p.budget.items():
-            terms = [(p.ncb[v][d], lit[v][d]) for v in topo if d in p.devices[v]]
+            terms = [(p.ncb[v][d], lit[v][d]) for v in p.ops if d in p.devices[v]]
             var = [(n, x) for n, x in terms if not isinstance(x, int)]
             fixed_use = sum(n for n, x in terms if isinstance(x, int))
             if fixed_use > cap:
@@ -608,38 +661,23 @@ class CpSat:
             if var and sum(n for n, _ in var) + fixed_use > cap:
                 m.Add(sum(n * x for n, x in var) <= cap - fixed_use)
 
-        if "host_load" in lv:
-            for c, cores in p.cpus.items():
-                ops_c = [v for v in topo if c in p.devices[v]]
-                if ops_c:
-                    r0 = min(head[v][c] for v in ops_c)
-                    q0 = min(tail[v][c] for v in ops_c)
-                    m.Add(cores * (T - r0 - q0) >= sum(p.dur[v][c] * lit[v][c] for v in ops_c))
-
-        n_seg = self._segments(m, p, lit, start, end, T, head, tail, free) if "segments" in lv else 0
-        fired["segment_constraints"] = n_seg
-
+    def _hint(self, m, p: B.IntProblem, lit, start, T, twins, best) -> None:
+        """The symmetry breaking of ``twins`` (lever ``symmetry``) and the best candidate as solution hint
+        (lever ``hint``: its assignment, its ASAP starts and makespan)."""
         hint = None
-        if best is not None and "hint" in lv:
+        if best is not None and "hint" in self._lv:
             hs, _ = B.int_list_schedule(p, best["assign"], best["order"])
             hint = (dict(best["assign"]), hs)
         if twins:
             self._symmetry(m, p, lit, start, twins, hint)
         if hint is not None:
             assign, hs = hint
-            for v in topo:
+            for v in p.ops:
                 for d, x in lit[v].items():
                     if not isinstance(x, int):
                         m.AddHint(x, d == assign[v])
                 m.AddHint(start[v], hs[v])
             m.AddHint(T, best["ticks"])
-        if xb_weight is None:
-            m.Minimize(T)
-        else:
-            units = xb_units or {}
-            m.Minimize(T * xb_weight + sum(_weight(units, d, p.ncb[v][d]) * x for v in topo for d, x in lit[v].items()
-                                           if d in p.budget and not isinstance(x, int)))
-        return _Built(m, lit, start, T, list(p.cpus))
 
     def _segments(self, m, p: B.IntProblem, lit, start, end, T, head, tail, free) -> int:
         """Host-load constraints over DAG windows (lever ``segments``, see the module docstring)."""
@@ -895,6 +933,56 @@ def _ratio_offload(p: B.IntProblem, init: dict[str, str]) -> dict[str, str]:
 
 def _neg(x):
     return x.Not() if not isinstance(x, int) else 1 - x
+
+
+class _Search:
+    """The state one :meth:`CpSat._map` passes through its steps: the integer problem, its floating ops, the
+    best candidate (``best``: ``{'assign', 'order', 'ticks', 'source'}``) and its makespan ``ub``, the bound
+    ``lb`` (ticks), what the levers did (``fired``, the ``presolve`` statistics) and the time spent."""
+
+    def __init__(self, mapper: CpSat, p: B.IntProblem, free: set[str], lv, fired: dict, heur: list[Schedule],
+                 large: bool):
+        self.m, self.p, self.free, self.lv, self.fired, self.heur, self.large = mapper, p, free, lv, fired, heur, large
+        self.head: dict = {}
+        self.tail: dict = {}
+        self.best: dict | None = None
+        self.ub: int | None = None
+        self.lb = 0
+        self.twins: list[list[str]] = []
+        self.floats_matter = False
+        self.solve_time = 0.0
+        self.code_opt = False
+        self.size: tuple = (None, None, None)  # the full model's variables, Booleans, constraints
+        self.t = time.perf_counter()  # the end of the last phase timed
+
+    def report(self) -> None:
+        """Progress: the incumbent and the bound so far."""
+        p = self.p
+        self.m._report(self.ub * p.tick if self.ub is not None else None, self.lb * p.tick, p.rounding_bound_s,
+                       p.tick)
+
+    def offer(self, assign: dict[str, str], order: dict[str, list[str]] | None, source: str) -> None:
+        """A candidate assignment (and cpu order, or None): kept when it fits and beats ``best``; with lever
+        ``fill`` also re-scheduled by :func:`~hetsim.mappers._bounds.fill_schedule` and, given an order, with
+        the floating ops put into its gaps (:func:`~hetsim.mappers._decomp.insert_floating`)."""
+        p, free = self.p, self.free
+        if not B.fits(p, assign):  # a candidate for a relaxed problem, or outside the choices left
+            return
+        cands = []
+        if order is not None:
+            _, ms = B.int_list_schedule(p, assign, order)
+            cands.append((ms, order, source))
+        if "fill" in self.lv:
+            o2, _ = B.fill_schedule(p, assign, free, _bottom_levels(p, assign))
+            _, ms2 = B.int_list_schedule(p, assign, o2)  # same makespan, computed the canonical way
+            cands.append((ms2, o2, source + "+fill"))
+            if free and order is not None:  # the given order's other ops, floating ops in its gaps
+                o3, ms3 = insert_floating(p, dict(assign), order, free)
+                cands.append((ms3, o3, source + "+gaps"))
+        for ms, o, src in cands:
+            if self.best is None or ms < self.best["ticks"]:
+                self.best = {"assign": dict(assign), "order": o, "ticks": ms, "source": src}
+                self.m._report(self.best["ticks"] * p.tick, None, p.rounding_bound_s, p.tick)
 
 
 def _cpu_orders(p: B.IntProblem, sched: Schedule) -> dict[str, list[str]]:
