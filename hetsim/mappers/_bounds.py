@@ -426,7 +426,17 @@ def load_bound(p: IntProblem, head, tail, cim: str | None = None) -> LoadBound |
 
 
 def int_list_schedule(p: IntProblem, assignment: dict[str, str], order: dict[str, list[str]]) -> tuple[dict, int]:
-    """Integer-tick ASAP evaluation of an assignment and per-cpu order (as :func:`list_schedule`).
+    """Integer-tick ASAP evaluation of an assignment and per-cpu order: :func:`asap_starts` that refuses an
+    order leaving ops out, and the makespan.
+
+    The mappers' evaluator (with :func:`asap_starts`, its core); the same timing rules as
+    :func:`hetsim.sim.analytic.list_schedule` (CPU-CIM ILP Eq. 7-8, 11-12: inputs and transfers, then the device
+    order and the earliest free core), kept apart from it because it times the *rounded* problem: integer ticks,
+    every latency and transfer rounded up (:func:`build_problem`), exactly the numbers the CP-SAT model
+    optimises, so a candidate's makespan and CP-SAT's objective compare without floating-point noise and the
+    real makespan is within ``rounding_bound_s`` of it (tests/test_evaluators.py); and because the decomposition
+    calls it thousands of times on sub-problems that have no :class:`~hetsim.costs.CostModel` (plain dicts of
+    ints, no channel splits, no assignment checks).
 
     Raises:
         InternalError: the order contradicts the data dependencies (orders here are built by the mappers: a
@@ -444,7 +454,9 @@ def asap_starts(
     p: IntProblem, assignment: dict[str, str], order: dict[str, list[str]], skip: frozenset[str] | set = frozenset()
 ) -> tuple[dict[str, int], dict[str, int]]:
     """ASAP integer start and finish ticks of the ops not in ``skip`` (skipped ops, and edges from them, are
-    treated as absent; ``order`` must not list them). Ops an inconsistent order blocks are left out."""
+    treated as absent; ``order`` must not list them). Ops an inconsistent order blocks are left out (the local
+    search tries orders that may be inconsistent and checks ``len(start)``; :func:`int_list_schedule` refuses
+    them)."""
     import heapq
 
     chain_prev = {}
@@ -533,6 +545,10 @@ def fill_schedule(p: IntProblem, assignment: dict[str, str], free: set[str], pri
     dequantisation) only run early when they fit in the idle time before the next op can become ready
     (highest priority first), or when an op waits for nothing but floating ops (then they are urgent).
     Returns the per-cpu order and the makespan (ticks).
+
+    Not a second evaluator but a list scheduler: it *chooses* the order (by priority, as events happen) where
+    :func:`int_list_schedule` times a given one; the order it returns timed ASAP by :func:`int_list_schedule` is
+    never later than the makespan returned here, and the mappers keep that timing.
     """
     import heapq
 

@@ -790,7 +790,7 @@ def insert_floating(p: B.IntProblem, assign: dict[str, str], order: dict[str, li
             if assign[v] in left:
                 left[assign[v]] -= p.ncb[v][assign[v]]
     base = {c: [v for v in seq if v not in free] for c, seq in order.items()}
-    start, _ = _starts_without(p, assign, base, free)
+    start, _ = B.asap_starts(p, assign, base, skip=free)  # the floating ops absent
     out = {c: list(seq) for c, seq in base.items()}
     for c, seq in base.items():
         k = p.cpus[c]
@@ -886,11 +886,6 @@ def _pack(gaps, flo, dur, dls, limit: float, first: dict[str, int]) -> dict[str,
     if sum(dur[v] for v in got) <= sum(dur[v] for v in greedy):
         return greedy
     return got
-
-
-def _starts_without(p: B.IntProblem, assign, order, free):
-    """ASAP starts of the non-floating ops in ``order`` (floating ops treated as absent)."""
-    return B.asap_starts(p, assign, order, skip=free)
 
 
 def _bottom(p: B.IntProblem, assign) -> dict[str, int]:

@@ -974,7 +974,7 @@ class _Search:
             cands.append((ms, order, source))
         if "fill" in self.lv:
             o2, _ = B.fill_schedule(p, assign, free, _bottom_levels(p, assign))
-            _, ms2 = B.int_list_schedule(p, assign, o2)  # same makespan, computed the canonical way
+            _, ms2 = B.int_list_schedule(p, assign, o2)  # its order timed ASAP: never later
             cands.append((ms2, o2, source + "+fill"))
             if free and order is not None:  # the given order's other ops, floating ops in its gaps
                 o3, ms3 = insert_floating(p, dict(assign), order, free)

@@ -140,6 +140,12 @@ def evaluate_batch(preds, cost_s):
     sample (a spiking network's activity) on devices that share memory (no transfers) and run one op at a time
     (each device's order is then one more predecessor per op: the op before it on its device).
 
+    Kept apart from :func:`list_schedule` (not merged): it times thousands of samples of one schedule at once as
+    NumPy rows, the inner loop of the SpikeDuet planner (:mod:`hetsim.mappers.spikeduet`), where
+    :func:`list_schedule` times one schedule per call with per-edge transfers, multi-core slots and channel
+    splits, none of which an SNN's unrolled program has; the replay of the same schedule for one sample gives
+    the same times (tests/test_snn.py, test_evaluator_equals_simpy_and_async_never_slower).
+
     Args:
         preds: per op, in a topological order, the indices (into that order) of the ops it waits for.
         cost_s: float ``[n_ops, samples]`` op durations in seconds, rows in the same order.
