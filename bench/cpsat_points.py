@@ -4,6 +4,17 @@
     python bench/cpsat_points.py --full           # 4 models x {25,50,100,200} x {50,100,500,1000} x ARM/x86
     python bench/cpsat_points.py --models yolov5n --crossbars 25 --tmvm 50 --hosts arm --levers none
     python bench/cpsat_points.py --models yolov5n --qdq         # workloads/yolov5n_int8_qdq.onnx instead
+    python bench/cpsat_points.py --three-devices  # every shipped ONNX workload on cim-npu.yaml and soc-2npu.yaml
+
+``--three-devices`` runs cpsat with its defaults (30 s limit) on every ``workloads/*.onnx`` and
+``workloads/paper/*.onnx`` on ``platforms/cim-npu.yaml`` (host + CIM + NPU) and ``platforms/soc-2npu.yaml`` (two-core
+host + two NPUs + CIM): per point the status, the gap at the end beside the bound, the wall time and the same
+time in reference-core seconds (below).
+
+Calibration: before every point a fixed pure-Python loop (:func:`calibration_loop`) is timed; each line shows the
+median of the measurements so far, and the times divided by it and multiplied by :data:`REF_LOOP_S` are
+"reference-core seconds" (our definition: a reference core runs the loop in ``REF_LOOP_S``), so runs on machines
+or loads of different speed compare.
 
 Models are the CPU-CIM ILP paper's graphs ``workloads/paper/<model>_int8_ort.onnx`` (onnxruntime's fused QLinear
 graphs, the operator counts of Table I) when they load, else ``workloads/<model>_int8_qdq.onnx``.
@@ -27,6 +38,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 MODELS = ("resnet18", "resnet50", "mobilenet_v2", "yolov5n")
+THREE_DEVICE_PLATFORMS = ("cim-npu.yaml", "soc-2npu.yaml")
+#: seconds a reference core takes for :func:`calibration_loop` (a definition: about a quiet 2020s x86 core)
+REF_LOOP_S = 0.25
+
+
+def calibration_loop() -> float:
+    """Wall seconds of a fixed pure-Python loop (integer arithmetic and a list append, 2.5 M iterations)."""
+    t0 = time.perf_counter()
+    acc, xs = 0, []
+    for i in range(2_500_000):
+        acc = (acc * 31 + i) % 1_000_003
+        if not i & 1023:
+            xs.append(acc)
+    return time.perf_counter() - t0
 HOSTS = {"arm": "puma.yaml", "x86": "puma-x86.yaml"}
 
 
@@ -111,7 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--qdq", action="store_true", help="use workloads/<model>_int8_qdq.onnx, not the paper graphs")
     ap.add_argument("--gap", type=float, default=1e-4, help="mip_rel_gap (default 1e-4; 0 = exact proof)")
     ap.add_argument("--nondeterministic", action="store_true", help="no interleaved search (faster)")
+    ap.add_argument("--three-devices", action="store_true",
+                    help="every shipped ONNX workload on cim-npu.yaml and soc-2npu.yaml, cpsat defaults, calibrated")
     args = ap.parse_args(argv)
+    if args.three_devices:
+        return three_devices(args)
 
     if args.full:
         models, hosts, cbs, tmvms = list(MODELS), list(HOSTS), [25, 50, 100, 200], [50, 100, 500, 1000]
@@ -160,6 +189,54 @@ def main(argv: list[str] | None = None) -> int:
                     n_opt += st["status"] == "optimal"
                     worst = max(worst, wall)
     print(f"# {n_opt}/{n} proven optimal; slowest point {worst:.2f} s")
+    return 0
+
+
+def three_devices(args) -> int:
+    """The three-device grid (module docstring): one line per workload x platform."""
+    import statistics
+
+    from hetsim.costs import CostModel
+    from hetsim.mappers import get_mapper
+    from hetsim.platform import load_platform
+    from hetsim.workload import load_onnx
+
+    files = sorted((ROOT / "workloads").glob("*.onnx")) + sorted((ROOT / "workloads" / "paper").glob("*.onnx"))
+    if args.models:
+        files = [f for f in files if any(m in f.name for m in args.models.split(","))]
+    limit = 30.0 if args.time_limit == 60.0 else args.time_limit  # cpsat's own default unless set
+    print(f"# three-device grid: cpsat time limit {limit} s, {args.threads} threads, seed {args.seed}, "
+          f"gap {args.gap}; ref_s = wall / calibration median * {REF_LOOP_S} (reference-core seconds)")
+    print(f"{'workload':<44} {'platform':<9} {'status':<10} {'gap':>8} {'bound_ms':>10} {'makespan_ms':>11} "
+          f"{'wall_s':>7} {'ref_s':>7} {'calib_s':>7}  devices used")
+    calib: list[float] = []
+    n = n_opt = 0
+    worst = 0.0
+    for pname in THREE_DEVICE_PLATFORMS:
+        plat = load_platform(ROOT / "platforms" / pname)
+        for f in files:
+            costs = CostModel(load_onnx(f), plat)
+            calib.append(calibration_loop())
+            t0 = time.perf_counter()
+            s = get_mapper("cpsat", time_limit_s=limit, threads=args.threads, seed=args.seed,
+                           mip_rel_gap=args.gap).map(costs)
+            wall = time.perf_counter() - t0
+            med = statistics.median(calib)
+            ref = wall / med * REF_LOOP_S
+            st = s.stats
+            used = {}
+            for d in s.assignment.values():
+                used[d] = used.get(d, 0) + 1
+            name = str(f.relative_to(ROOT / "workloads"))
+            print(f"{name:<44} {pname.removesuffix('.yaml'):<9} {st['status']:<10} {st['mip_gap']:8.2e} "
+                  f"{st['bound_s'] * 1e3:10.4f} {s.makespan_s * 1e3:11.4f} {wall:7.2f} {ref:7.2f} {med:7.3f}  "
+                  + ",".join(f"{d}={k}" for d, k in sorted(used.items())), flush=True)
+            n += 1
+            n_opt += st["status"] == "optimal"
+            worst = max(worst, ref)
+    calib.append(calibration_loop())
+    print(f"# {n_opt}/{n} proven optimal; slowest point {worst:.2f} reference-core s; calibration loop median "
+          f"{statistics.median(calib):.3f} s (min {min(calib):.3f}, max {max(calib):.3f}, {len(calib)} runs)")
     return 0
 
 
