@@ -191,6 +191,22 @@ def test_two_cim_devices_match_brute_force(problem, cb2, t2):
         assert sched.makespan_s == pytest.approx(ref, rel=1e-9), levers
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_problem(), st.integers(1, 3), st.sampled_from([30, 100, 300]))
+def test_the_bound_with_every_budget_never_exceeds_the_optimum(problem, cb2, t2):
+    """``multi_load_bound`` (both CIM devices' crossbars counted) never above the brute-force optimum."""
+    from hetsim.mappers import _bounds as B
+
+    base, lat_ns = problem
+    plat = two_cim_platform(base.platform.devices["host"].cores, 1, cb2, 100, t2)
+    costs = CostModel(base.workload, plat.with_overrides({"links.bus.latency_ns": lat_ns}))
+    p = B.build_problem(costs, 1e-9)
+    head, tail = B.heads_tails(p)
+    mb = B.multi_load_bound(p, head, tail)
+    assert mb is not None
+    assert mb * 1e-9 <= brute_force(costs, lat_ns) * (1 + 1e-9)
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_problem())
 def test_coarse_tick_stays_within_the_rounding_bound(problem):

@@ -641,3 +641,74 @@ def fill_schedule(p: IntProblem, assignment: dict[str, str], free: set[str], pri
     if len(finish) != len(p.ops):
         raise InternalError("fill_schedule: some ops never became ready (a bug in hetsim, please report it)")
     return order, max(finish.values(), default=0)
+
+
+def multi_load_bound(p: IntProblem, head, tail) -> int | None:
+    """The host-load bound with *every* capacity counted (several accelerators with budgets, e.g. a CIM's
+    crossbars and an NPU's weight memory), where :func:`load_bound` counts one and relaxes the others (an op
+    that may go to another capacitated device is free to leave the host there). Ours, the CPU-CIM ILP's knapsack
+    bound generalised: ``T >= r0 + ceil((W - saving) / cores) + q0`` as in :class:`LoadBound`, with ``saving``
+    the host time an offload set within all budgets can remove, bounded above by the smaller of
+
+    * the sum over capacitated devices of each one's 0/1 knapsack (an op counted in several: a relaxation), and
+    * the LP relaxation of the assignment (each op offloaded at most once in total, fractionally; HiGHS via
+      :func:`scipy.optimize.linprog`).
+
+    An op that may leave the host for an uncapacitated device saves its whole host time. None when the host is not
+    a serial device or fewer than two devices have a budget (then :func:`load_bound` is this bound).
+    """
+    cpu = p.host
+    if cpu not in p.cpus or len(p.budget) < 2:
+        return None
+    caps = dict(p.budget)
+    r0 = min((head[v][cpu] for v in p.ops if cpu in head[v]), default=0)
+    q0 = min((tail[v][cpu] for v in p.ops if cpu in tail[v]), default=0)
+    total = free_save = 0
+    items: list[tuple[str, int, list[str]]] = []  # op, host ticks, the capacitated devices it may use
+    for v in p.ops:
+        ds = p.devices[v]
+        if cpu not in ds:
+            if len(ds) == 1 and ds[0] in caps:
+                caps[ds[0]] -= p.ncb[v][ds[0]]
+            continue
+        total += p.dur[v][cpu]
+        if len(ds) == 1:
+            continue
+        if any(d != cpu and d not in p.budget for d in ds):
+            free_save += p.dur[v][cpu]
+        else:
+            items.append((v, p.dur[v][cpu], [d for d in ds if d != cpu]))
+    if any(c < 0 for c in caps.values()):
+        return 1 << 62  # the ops only a capacitated device runs exceed it: infeasible
+    by_knapsack = 0
+    for d, cap in caps.items():
+        scale = max(1, -(-cap // KNAPSACK_MAX_CAP))
+        by_knapsack += max_saving([(p.ncb[v][d] // scale, h) for v, h, ds in items if d in ds], cap // scale)
+    saving = by_knapsack
+    if items:
+        saving = min(saving, _lp_saving(p, items, caps))
+    return r0 + q0 + -(-(total - free_save - saving) // p.cpus[cpu])
+
+
+def _lp_saving(p: IntProblem, items, caps: dict[str, int]) -> int:
+    """An upper bound (integer) on the host time offloadable within ``caps``: the LP relaxation of the assignment
+    of ``items`` (op, host ticks, devices) to the capacitated devices, each op at most once."""
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    cols = [(i, d) for i, (_, _, ds) in enumerate(items) for d in ds]
+    devs = {d: k for k, d in enumerate(caps)}
+    rows, cidx, vals = [], [], []
+    for j, (i, d) in enumerate(cols):
+        rows += [devs[d], len(devs) + i]
+        cidx += [j, j]
+        vals += [float(p.ncb[items[i][0]][d]), 1.0]
+    a = coo_matrix((vals, (rows, cidx)), shape=(len(devs) + len(items), len(cols))).tocsr()
+    b = np.array([float(caps[d]) for d in caps] + [1.0] * len(items))
+    c = -np.array([float(items[i][1]) for i, _ in cols])
+    res = linprog(c, A_ub=a, b_ub=b, bounds=(0, 1), method="highs")
+    if res.status != 0:  # no LP optimum (should not happen: x = 0 is feasible): no tightening
+        return sum(h for _, h, _ in items)
+    opt = -res.fun
+    return int(opt + 1e-6 * max(1.0, opt))

@@ -766,10 +766,32 @@ class Decomposition:
                         seen.add(v)
                         order[c].append(v)
         if not self._fits_relaxed(self.p, assign, every=True):  # the segments overspent a relaxed capacity
-            out.update(exact=False, relaxed_exceeded=True)
+            out.update(exact=False, relaxed_exceeded=True, repaired=self._repair(assign))
             return out
         out.update(ub=ub, assign=assign, order=order)
         return out
+
+
+    def _repair(self, assign: dict[str, str]) -> dict[str, str] | None:
+        """The assembled assignment made to fit every capacity: while a device is over its budget, the op on
+        it that costs the least host time per unit of its need moves to the host (ours, a greedy repair; the
+        caller re-schedules it). None when no op can move."""
+        p, host = self.p, self.p.host
+        a = dict(assign)
+        for d, cap in p.budget.items():
+            use = sum(p.ncb[v][d] for v in a if a[v] == d)
+            movable = sorted((v for v in a if a[v] == d and host in p.devices[v] and p.ncb[v].get(d, 0) > 0),
+                             key=lambda v: ((p.dur[v][host] - p.dur[v][d]) / p.ncb[v][d], p.pos[v]))
+            for v in movable:
+                if use <= cap:
+                    break
+                a[v] = host
+                use -= p.ncb[v][d]
+            if use > cap:
+                return None
+        if not all(B.carried(p, a, v, a[v]) for v in p.ops if v in a):
+            return None
+        return a
 
 
 def insert_floating(p: B.IntProblem, assign: dict[str, str], order: dict[str, list[str]], free: set[str],

@@ -32,7 +32,9 @@ Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` sa
 * ``knapsack``: exact 0/1 knapsack over crossbars of the host work an offload set can remove:
   ``T >= r0 + (W - best saving) / cores + q0``. With several accelerators, over the budget of one of them
   (:func:`~hetsim.mappers._bounds.shared_budget`), an op that may go elsewhere needing none of it; a budget
-  of more than 4096 units counted in coarser units, needs rounded down (a valid, weaker bound).
+  of more than 4096 units counted in coarser units, needs rounded down (a valid, weaker bound). With several
+  budgets also :func:`~hetsim.mappers._bounds.multi_load_bound` (ours): every budget counted, the saving
+  bounded by the sum of the per-device knapsacks and by the LP relaxation of the assignment.
 * ``fixing``: with the best known makespan ``UB``, a device is removed from an op when the op's head +
   duration + tail there, or the knapsack bound with the op forced there, exceeds ``UB`` (to a fixpoint).
   Every schedule of makespan ``<= UB`` survives, so the optimum does.
@@ -316,6 +318,9 @@ class CpSat:
             if lbnd is not None:
                 fired["knapsack_bound_s"] = lbnd.bound() * tick
                 lb = max(lb, lbnd.bound())
+            if (mb := B.multi_load_bound(p, head, tail)) is not None:  # several budgets: all counted
+                fired["multi_knapsack_bound_s"] = mb * tick
+                lb = max(lb, mb)
         if "fixing" in lv and s.ub is not None:
             fired["fixed_by_path"], fired["fixed_by_load"] = self._fix(p, s.ub)
             head, tail = s.head, s.tail = B.heads_tails(p)
@@ -323,6 +328,8 @@ class CpSat:
                 lb = max(lb, B.critical_path(p, head, tail))
             if "knapsack" in lv and (lbnd := B.load_bound(p, head, tail)) is not None:
                 lb = max(lb, lbnd.bound())
+            if "knapsack" in lv and (mb := B.multi_load_bound(p, head, tail)) is not None:
+                lb = max(lb, mb)
         # the trivial bounds count even with their levers off: a reported bound is never below them
         if "heads_tails" not in lv:
             lb = max(lb, B.critical_path(p, head, tail))
@@ -367,6 +374,13 @@ class CpSat:
                         order, _ = insert_floating(p, r["assign"], r["order"], free)
                         s.offer(r["assign"], order, key)
                     s.ub = s.best["ticks"]
+                elif r.get("repaired") is not None:  # over a relaxed capacity: its greedy repair, re-scheduled
+                    rep = dict(r["repaired"])
+                    for v in free:  # floating ops: where the best candidate has them
+                        rep.setdefault(v, s.best["assign"][v] if s.best else p.host)
+                    if all(v in rep for v in p.ops):
+                        s.offer(rep, None, key + "+repair")
+                        s.ub = s.best["ticks"] if s.best is not None else s.ub
                 if not attach:  # a bound of the problem without floating ops: a bound of this one
                     fired["decompose_bound_s"] = r["lb"] * tick
                     s.lb = max(s.lb, min(r["lb"], s.ub) if s.ub is not None else r["lb"])
