@@ -138,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nondeterministic", action="store_true", help="no interleaved search (faster)")
     ap.add_argument("--three-devices", action="store_true",
                     help="every shipped ONNX workload on cim-npu.yaml and soc-2npu.yaml, cpsat defaults, calibrated")
+    ap.add_argument("--reference-limit", type=float,
+                    help="with --three-devices: the time limit in reference-core seconds (each point's wall limit is "
+                         "this x the calibration median / REF_LOOP_S), so a loaded machine gets the same work")
+    ap.add_argument("--platforms", help="with --three-devices: comma list of platform files (default both)")
     args = ap.parse_args(argv)
     if args.three_devices:
         return three_devices(args)
@@ -205,18 +209,22 @@ def three_devices(args) -> int:
     if args.models:
         files = [f for f in files if any(m in f.name for m in args.models.split(","))]
     limit = 30.0 if args.time_limit == 60.0 else args.time_limit  # cpsat's own default unless set
-    print(f"# three-device grid: cpsat time limit {limit} s, {args.threads} threads, seed {args.seed}, "
+    plats = args.platforms.split(",") if args.platforms else THREE_DEVICE_PLATFORMS
+    what = (f"{args.reference_limit} reference-core s" if args.reference_limit else f"{limit} s")
+    print(f"# three-device grid: cpsat time limit {what}, {args.threads} threads, seed {args.seed}, "
           f"gap {args.gap}; ref_s = wall / calibration median * {REF_LOOP_S} (reference-core seconds)")
     print(f"{'workload':<44} {'platform':<9} {'status':<10} {'gap':>8} {'bound_ms':>10} {'makespan_ms':>11} "
           f"{'wall_s':>7} {'ref_s':>7} {'calib_s':>7}  devices used")
     calib: list[float] = []
     n = n_opt = 0
     worst = 0.0
-    for pname in THREE_DEVICE_PLATFORMS:
+    for pname in plats:
         plat = load_platform(ROOT / "platforms" / pname)
         for f in files:
             costs = CostModel(load_onnx(f), plat)
             calib.append(calibration_loop())
+            if args.reference_limit:
+                limit = args.reference_limit * statistics.median(calib) / REF_LOOP_S
             t0 = time.perf_counter()
             s = get_mapper("cpsat", time_limit_s=limit, threads=args.threads, seed=args.seed,
                            mip_rel_gap=args.gap).map(costs)
