@@ -366,6 +366,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_common(p)
 
+    from hetsim.calibrate import add_parser as _add_calibrate  # hetsim calibrate: its own module
+
+    _add_common(_add_calibrate(sub))
+
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views (or an SNN's "
                        "layers and spike activity)")
     p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml) or NIR graph (.nir, "
@@ -1004,7 +1008,8 @@ def cmd_inspect(args) -> int:
 
 COMMANDS = {"run": cmd_run, "reorder": cmd_reorder, "export-nir": cmd_export_nir, "map": cmd_map,
             "validate": cmd_validate, "profile": cmd_profile, "sweep": cmd_sweep, "plot": cmd_plot,
-            "inspect": cmd_inspect, "search": cmd_search}
+            "inspect": cmd_inspect, "search": cmd_search,
+            "calibrate": lambda args: __import__("hetsim.calibrate", fromlist=["cmd_calibrate"]).cmd_calibrate(args)}
 
 
 def main(argv: list[str] | None = None) -> int:
