@@ -58,6 +58,7 @@ examples:
   hetsim export-nir workloads/snn/braille64.yaml -o results/braille64.nir
   hetsim run platforms/efr32mg24.yaml results/braille64.nir --spikes workloads/snn/braille7_12-64-7_T100.npz
   hetsim search platforms/diana.yaml --dataset digits --objective energy --out results/odimo
+  hetsim calibrate profiles/*.csv -o results/host.yaml
 """
 
 
