@@ -1,11 +1,14 @@
 """Time the full default ODiMO search (``hetsim search platforms/diana.yaml --dataset digits``) and print its front.
 
-    python bench/odimo_search.py [--objective energy|latency] [--out DIR] [--threads N]
+    python bench/odimo_search.py [--objective energy|latency] [--preset default|small] [--out DIR] [--threads N]
+    python bench/odimo_search.py --from-json results/odimo_bench/search.json   # the table again, no training
 
 Runs warm-up, the four default strengths (search + fine-tuning) and the four baselines, as the CLI does, and
 prints: the machine (CPU, cores, load average before and after: the machine may be shared), the wall time, and
 the points as a markdown table (test accuracy, model latency/energy, replayed latency/energy, AIMC share, Pareto
-flag, change vs all-8bit) for docs/reproduction.md and docs/performance.md. Needs ``pip install 'hetsim[search]'``.
+flag, change vs all-8bit) for docs/reproduction.md and docs/performance.md, and a machine-speed calibration
+measured in the same run (a fixed pure-Python loop, median of samples before and after the search), so that wall
+times from a loaded or another machine compare. Needs ``pip install 'hetsim[search]'``.
 """
 
 from __future__ import annotations
@@ -21,7 +24,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hetsim.profile import cpu_model  # noqa: E402
-from hetsim.search import DEFAULT_STRENGTHS, search  # noqa: E402
+from hetsim.search import search  # noqa: E402
+
+
+def calibration() -> float:
+    """Seconds of a fixed pure-Python loop (one sample)."""
+    t0 = time.perf_counter()
+    s = 0
+    for i in range(2_000_000):
+        s += i * i % 7
+    return time.perf_counter() - t0
 
 
 def main() -> int:
@@ -29,21 +41,30 @@ def main() -> int:
     ap.add_argument("--objective", choices=("energy", "latency"), default="energy")
     ap.add_argument("--out", type=Path, default=Path("results/odimo_bench"))
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--preset", choices=("default", "small"), default="default")
     ap.add_argument("--from-json", type=Path, help="print the table of an earlier run's search.json (no training)")
     args = ap.parse_args()
     if args.from_json:
         table(json.loads(args.from_json.read_text()))
         return 0
+    import statistics
+
+    cal = [calibration() for _ in range(3)]
     load0 = os.getloadavg()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     r = search(ROOT / "platforms" / "diana.yaml", dataset="digits", objective=args.objective,
-               strengths=DEFAULT_STRENGTHS, out=args.out, force=True, threads=args.threads, quiet=True)
-    wall = time.perf_counter() - t0
+               out=args.out, force=True, threads=args.threads, quiet=True, preset=args.preset)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     load1 = os.getloadavg()
+    cal += [calibration() for _ in range(3)]
+    med = statistics.median(cal)
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores; load average (1/5/15 min) before "
           f"{'/'.join(f'{x:.2f}' for x in load0)}, after {'/'.join(f'{x:.2f}' for x in load1)}")
-    print(f"objective {args.objective}, strengths {', '.join(f'{s:g}' for s in DEFAULT_STRENGTHS)}, "
-          f"{args.threads} torch thread(s): {wall:.0f} s wall ({r['dataset']})")
+    print(f"preset {args.preset}, objective {args.objective}, strengths {', '.join(f'{s:g}' for s in r['strengths'])}, "
+          f"{args.threads} torch thread(s): {wall:.0f} s wall, {cpu:.0f} s CPU ({r['dataset']})")
+    print(f"calibration: fixed Python loop, median of {len(cal)} (3 before, 3 after) {med:.3f} s "
+          f"(range {min(cal):.3f}-{max(cal):.3f}); wall / calibration = {wall / med:.0f}")
+    print(f"environment: {r.get('environment', {})}")
     table(r)
     return 0
 

@@ -8,6 +8,7 @@ launches) before and after reordering; then the SSC-128 memory-placement effect 
 
     python bench/reproduce_spikeduet.py                     # every shipped network (~2 min on 2 cores)
     python bench/reproduce_spikeduet.py braille384 braille192
+    python bench/reproduce_spikeduet.py braille192 --set devices.mvp.merge_gaps=false   # hetsim's gap merging off
 """
 
 from __future__ import annotations
@@ -94,10 +95,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("networks", nargs="*", help="names under workloads/snn (default: all)")
     ap.add_argument("--platform", default=str(ROOT / "platforms" / "efr32mg24.yaml"))
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                    help="platform override, as hetsim run's --set (e.g. devices.mvp.merge_gaps=false)")
     args = ap.parse_args()
+    import yaml
+
     from hetsim.platform import load_platform
 
     platform = load_platform(args.platform)
+    if args.set:
+        platform = platform.with_overrides({k: yaml.safe_load(v) for k, v in (a.split("=", 1) for a in args.set)})
     names = args.networks or sorted(p.stem for p in (ROOT / "workloads" / "snn").glob("*.yaml"))
     table1(names, platform)
     linear1(names, platform)

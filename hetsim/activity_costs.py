@@ -88,6 +88,17 @@ def sram_budget_bytes(platform: Platform) -> int:
     return int((size - m33.sram_reserved_kib) * 1024)
 
 
+def once_on_counts(A: np.ndarray) -> np.ndarray:
+    """The raster a layer evaluated once on accumulated spike counts sees (SpikeDuet Sec. III-D's readout,
+    ``readout_form: once``): no column active before the last timestep, and at the last one every column that
+    fired at least once (a count of 0 contributes nothing and is skipped, as a zero spike is). bool ``[S, T, n]``.
+    """
+    A = np.asarray(A, dtype=bool)
+    out = np.zeros_like(A)
+    out[:, -1, :] = A.any(axis=1)
+    return out
+
+
 @dataclass
 class LayerCosts:
     """Per-sample, per-timestep activity of one affine layer (``n_out x n_in``) and its cycles on every engine
@@ -106,9 +117,14 @@ class LayerCosts:
     launches: dict[str, np.ndarray]   # residency -> N_L [S, T]
     processed: dict[str, np.ndarray]  # residency -> N_P [S, T]
 
+    only_last: bool = False           # the layer runs at the last timestep only (readout_form: once)
+
     @classmethod
-    def build(cls, A: np.ndarray, n_out: int, m33: CortexM, mvp: Mvp, hot: np.ndarray) -> LayerCosts:
-        """Args: ``A`` bool ``[S, T, n_in]``; ``hot`` the column order of :func:`~hetsim.snn.activity.hot_order`."""
+    def build(cls, A: np.ndarray, n_out: int, m33: CortexM, mvp: Mvp, hot: np.ndarray,
+              only_last: bool = False) -> LayerCosts:
+        """Args: ``A`` bool ``[S, T, n_in]``; ``hot`` the column order of :func:`~hetsim.snn.activity.hot_order`;
+        ``only_last``: every cost and launch is 0 before the last timestep (the layer is evaluated once, on
+        :func:`once_on_counts` of its raster)."""
         A = np.asarray(A, dtype=bool)
         n_in = A.shape[-1]
         cum = np.concatenate([np.zeros(A.shape[:-1] + (1,), np.int32),
@@ -116,7 +132,14 @@ class LayerCosts:
         launches, processed = {}, {}
         for mem in ("sram", "flash"):
             launches[mem], processed[mem] = range_counts(A, mvp.max_gap(n_out, mem))
-        return cls(n_in, n_out, m33, mvp, A.sum(axis=-1), cum, launches, processed)
+        return cls(n_in, n_out, m33, mvp, A.sum(axis=-1), cum, launches, processed, only_last)
+
+    def _when(self, cycles: np.ndarray) -> np.ndarray:
+        """``cycles`` ``[S, T]`` with the timesteps before the last zeroed when the layer runs once."""
+        if self.only_last:
+            cycles = cycles.copy()
+            cycles[..., :-1] = 0.0
+        return cycles
 
     def m33_cycles(self, residency: str, hot_columns: int = 0) -> np.ndarray:
         """Sparse Cortex-M affine cycles ``[S, T]`` (:meth:`~hetsim.devices.efr32.CortexM.affine_cycles`), with
@@ -128,15 +151,17 @@ class LayerCosts:
             n_sram = np.zeros_like(act)
         else:
             n_sram = self.hot_cum[..., min(hot_columns, self.n_in)].astype(np.float64)
-        return self.m33.affine_cycles(self.n_out, act, n_sram)
+        return self._when(self.m33.affine_cycles(self.n_out, act, n_sram))
 
     def mvp_dense_cycles(self, residency: str) -> np.ndarray:
         """Dense MVP affine cycles, the same at every timestep (:meth:`~hetsim.devices.efr32.Mvp.dense_cycles`)."""
-        return np.full(self.active.shape, self.mvp.dense_cycles(self.n_in, self.n_out, residency), dtype=np.float64)
+        return self._when(np.full(self.active.shape, self.mvp.dense_cycles(self.n_in, self.n_out, residency),
+                                  dtype=np.float64))
 
     def mvp_range_cycles(self, residency: str) -> np.ndarray:
         """Range-sparse MVP affine cycles ``[S, T]`` (:meth:`~hetsim.devices.efr32.Mvp.range_cycles`)."""
-        return self.mvp.range_cycles(self.n_out, residency, self.launches[residency], self.processed[residency])
+        return self._when(self.mvp.range_cycles(self.n_out, residency, self.launches[residency],
+                                                self.processed[residency]))
 
     def cycles(self, engine: str, residency: str, hot_columns: int = 0) -> np.ndarray:
         """Cycles ``[S, T]`` of this layer on ``engine`` with weights in ``residency``.
@@ -158,8 +183,8 @@ class LayerCosts:
         if engine == ENGINE_M33:
             return np.zeros(self.active.shape)
         if engine == ENGINE_MVP_DENSE:
-            return np.ones(self.active.shape)
-        return self.launches[residency]
+            return self._when(np.ones(self.active.shape))
+        return self.launches[residency]  # 0 before the last timestep under only_last (once_on_counts)
 
     def program_cycles(self, engine: str, residency: str) -> np.ndarray:
         """Host cycles ``[S, T]`` to program the layer's MVP launches (:meth:`~hetsim.devices.efr32.CortexM.
@@ -217,8 +242,12 @@ class ActivityCostModel(CostModel):
             _fit = (orders, freqs)
         self._fit = _fit
         self.hot_freq: list[np.ndarray] = list(_fit[1])
-        self.layers: list[LayerCosts] = [LayerCosts.build(rasters[li], sizes[li + 1], self.m33, self.mvp, _fit[0][li])
-                                         for li in range(snn.n_layers)]
+        self.readout_once = self.m33.readout_form == "once"
+        self.layers: list[LayerCosts] = [
+            LayerCosts.build(once_on_counts(rasters[li]) if self.readout_once and li == snn.n_layers - 1
+                             else rasters[li], sizes[li + 1], self.m33, self.mvp, _fit[0][li],
+                             only_last=self.readout_once and li == snn.n_layers - 1)
+            for li in range(snn.n_layers)]
         self.m33_hz, self.mvp_hz = self.m33.hz, self.mvp.hz
         self.budget_sram = sram_budget_bytes(platform)
         flash = platform.memories.get("flash")
@@ -259,7 +288,6 @@ class ActivityCostModel(CostModel):
             if choices is not None:  # a bound schedule: the layer runs where it was mapped
                 keep = self.host if c.engine == ENGINE_M33 else self.mvp_name
                 per_layer[li + 1] = {keep: per_layer[li + 1][keep]}
-        sizes = self.snn.layer_sizes
         lat = {}
         for name, s in self.workload.steps.items():
             if s.kind == "affine":
@@ -267,9 +295,9 @@ class ActivityCostModel(CostModel):
             elif s.kind == "program":
                 lat[name] = {self.host: float(program[s.layer][s.t])}
             elif s.kind == "lif":
-                lat[name] = {self.host: self.m33.lif_cycles(sizes[s.layer]) / self.m33_hz}
+                lat[name] = {self.host: self.lif_step_cycles(s.layer) / self.m33_hz}
             else:
-                lat[name] = {self.host: self.m33.readout_cycles(sizes[-1]) / self.m33_hz}
+                lat[name] = {self.host: self.readout_step_cycles() / self.m33_hz}
         self.latency = lat
 
     def at_sample(self, sample: int, choices: list[LayerChoice] | None = None) -> ActivityCostModel:
@@ -396,8 +424,8 @@ class ActivityCostModel(CostModel):
         sizes = self.snn.layer_sizes
         per_layer = [self.layer_seconds(li, c) for li, c in enumerate(choices)]
         program = [self.program_seconds(li, c) for li, c in enumerate(choices)]
-        lif = [self.m33.lif_cycles(n) / self.m33_hz for n in sizes[1:]]
-        ro = self.m33.readout_cycles(sizes[-1]) / self.m33_hz
+        lif = [self.lif_step_cycles(layer) / self.m33_hz for layer in range(1, len(sizes))]
+        ro = self.readout_step_cycles() / self.m33_hz
         out = np.empty((len(steps), self.samples))
         for i, op in enumerate(steps):
             if op.kind == "affine":
@@ -414,8 +442,22 @@ class ActivityCostModel(CostModel):
     def fixed_m33_s(self) -> float:
         """Cortex-M time per inference that no mapping changes: LIF updates and readout over T timesteps, s."""
         sizes = self.snn.layer_sizes
-        return self.timesteps * (sum(self.m33.lif_cycles(n) for n in sizes[1:])
-                                 + self.m33.readout_cycles(sizes[-1])) / self.m33_hz
+        return self.timesteps * (sum(self.lif_step_cycles(layer) for layer in range(1, len(sizes)))
+                                 + self.readout_step_cycles()) / self.m33_hz
+
+    def lif_step_cycles(self, layer: int) -> float:
+        """Cortex-M cycles of ``lif_layer[t]`` (layer 1..L), every timestep: the LIF update of the layer's
+        neurons; 0 for the output layer under ``readout_form: once`` (a linear readout has no neuron state)."""
+        if self.readout_once and layer == self.snn.n_layers:
+            return 0.0
+        return self.m33.lif_cycles(self.snn.layer_sizes[layer])
+
+    def readout_step_cycles(self) -> float:
+        """Cortex-M cycles of ``readout[t]``, every timestep: ``n_out * c_readout`` (accumulating the outputs,
+        hetsim's form) or, under ``readout_form: once``, ``n_in * c_readout`` (adding the last affine layer's
+        ``n_in`` input spikes to their counts; the layer itself runs once, at the last timestep)."""
+        sizes = self.snn.layer_sizes
+        return self.m33.readout_cycles(sizes[-2] if self.readout_once else sizes[-1])
 
     def engine_work(self, choices: list[LayerChoice]) -> tuple[np.ndarray, np.ndarray]:
         """Total Cortex-M and MVP busy time per sample, seconds (each is a lower bound on the makespan)."""

@@ -10,11 +10,18 @@ The formulas (SpikeDuet Sec. III-B, III-D; constants and their calibration in ``
   (C_col + n_out * c_elem[mem(j)])`` - adding column ``j`` of ``W`` to the output costs ``c_elem`` cycles per
   element, more when the column is read from Flash than from SRAM (hot columns live in SRAM);
 * dense MVP affine (FP16): ``C0 + C_L + n_in * C_P`` - one launch over the whole matrix;
-* range-sparse MVP affine (FP16): ``C0 + C_L * N_L + C_P * N_P`` with ``C_P = C_write + n_out * c_elem[mem]``,
-  ``N_L`` launches (contiguous ranges of active columns after merging ranges whose gap is cheaper to process
-  than to launch) and ``N_P`` columns processed (SpikeDuet Sec. III-B/III-C);
+* range-sparse MVP affine (FP16): ``C0 + C_L * N_L + C_P * N_P`` (the form of SpikeDuet Sec. III-C) with
+  ``C_P = C_write + n_out * c_elem[mem]`` (the split of ``C_P`` is hetsim's), ``N_L`` launches and ``N_P``
+  columns processed. A launch covers one contiguous range of active columns; with ``merge_gaps`` (hetsim's own
+  assumption, not the paper's: ``docs/models.md``) two ranges whose gap is cheaper to process than a launch
+  share one launch;
 * LIF update on the M33: ``C_call + n * c_neuron`` per layer and timestep; readout ``n_out * c_readout`` per
-  timestep (spike-count or membrane accumulation);
+  timestep (spike-count or membrane accumulation) with ``readout_form: every-timestep`` (hetsim's default); with
+  ``readout_form: once`` (SpikeDuet Sec. III-D's firmware form: a non-resetting linear readout "evaluates the
+  readout once on accumulated spike counts rather than at every timestep") the last affine layer runs once, at
+  the last timestep, on the counts of its input columns (the columns that fired at least once), the output
+  layer has no LIF update, and the readout op adds the layer's ``n_in`` input spikes to the counts each
+  timestep (``n_in * c_readout``; hetsim's cost of the accumulation, the paper gives none);
 * programming the MVP, on the M33: ``N_L * c_prog`` cycles per MVP-mapped layer and timestep (``c_prog`` =
   ``mvp_launch_cycles``; the dense MVP has one launch per timestep).
 
@@ -55,7 +62,8 @@ def options(engines=ENGINES) -> list[tuple[str, str]]:
 
 def max_merged_gap(launch_cycles: float, column_cycles: float, merge: bool = True) -> int:
     """Largest gap (inactive columns between two active ranges) that is cheaper to process than a new launch:
-    merge when ``gap * C_P < C_L`` (SpikeDuet Sec. III-B). 0 when merging is off.
+    merge when ``gap * C_P < C_L``. 0 when merging is off. Gap merging is hetsim's assumption (SpikeDuet counts
+    ranges of active columns and describes no merging; ``docs/models.md`` argues the default).
 
     Example: ``C_L = 2510``, ``C_P = 100`` -> gaps of up to 25 columns are merged (25 * 100 = 2500 < 2510).
     """
@@ -91,6 +99,9 @@ class CortexM(DeviceBase):
         readout_neuron_cycles: readout accumulation per output neuron and timestep.
         mvp_launch_cycles: cycles the core spends programming one MVP launch (range start, length, addresses,
             start), during which it does nothing else; 0 = folded into the MVP's ``launch_cycles`` (docs/models.md).
+        readout_form: ``every-timestep`` (hetsim's: the last affine layer and its LIF every timestep, then the
+            output accumulated) or ``once`` (SpikeDuet Sec. III-D: input counts accumulated every timestep, the
+            last affine layer evaluated once on them; no output LIF).
         sram_reserved_kib: SRAM kept for the stack, neuron state, spike and MVP buffers and the runtime
             (not available to weights).
     """
@@ -108,6 +119,7 @@ class CortexM(DeviceBase):
     lif_neuron_cycles: Real = Field(ge=0, le=MAX_CYCLES)
     readout_neuron_cycles: Real = Field(0.0, ge=0, le=MAX_CYCLES)
     mvp_launch_cycles: Real = Field(0.0, ge=0, le=MAX_CYCLES)
+    readout_form: Literal["every-timestep", "once"] = "every-timestep"
     sram_reserved_kib: Real = Field(0.0, ge=0, le=MAX_KIB)
 
     @property
@@ -155,7 +167,8 @@ class Mvp(DeviceBase):
         launch_cycles: ``C_L``, cycles per MVP launch (one contiguous column range).
         col_cycles: cycles per processed column besides its weights (the FP16 spike write of its input).
         elem_cycles: cycles per FP16 weight element processed, by the memory the weights are read from.
-        merge_gaps: merge two ranges of active columns when processing the gap costs less than a launch.
+        merge_gaps: merge two ranges of active columns when processing the gap costs less than a launch
+            (hetsim's assumption, not SpikeDuet's; false = one launch per range of active columns).
     """
 
     workloads: ClassVar[frozenset[str]] = frozenset({"snn"})
@@ -195,7 +208,7 @@ class Mvp(DeviceBase):
         return self.call_cycles + self.launch_cycles + n_in * self.column_cycles(n_out, mem)
 
     def range_cycles(self, n_out: int, mem: str, launches, processed) -> np.ndarray:
-        """Range-sparse affine: ``C0 + C_L * N_L + C_P * N_P`` cycles (SpikeDuet Sec. III-B), for arrays of
+        """Range-sparse affine: ``C0 + C_L * N_L + C_P * N_P`` cycles (SpikeDuet Sec. III-C), for arrays of
         launches ``N_L`` and processed columns ``N_P`` (after gap merging) of any shape, float64."""
         return (self.call_cycles + self.launch_cycles * np.asarray(launches)
                 + self.column_cycles(n_out, mem) * np.asarray(processed)).astype(np.float64)

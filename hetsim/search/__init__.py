@@ -1,7 +1,13 @@
 """``hetsim search``: ODiMO's accuracy-aware channel-split search (M. Risso et al., ISLPED 2023), trained with torch,
 costed with hetsim's own DIANA models, exported and replayed by hetsim.
 
-Install: ``pip install 'hetsim[search]'`` (torch, scikit-learn). torch is imported only when a search runs.
+Install: ``pip install 'hetsim[search]'`` (torch, scikit-learn); for torch's CPU-only wheels (about 200 MB
+instead of several GB of CUDA libraries) install torch first from PyTorch's CPU index: ``pip install torch
+--index-url https://download.pytorch.org/whl/cpu``, then ``pip install 'hetsim[search]'``. torch is imported only
+when a search runs; CIFAR-10 is read from its own python-format batches with numpy (no torchvision).
+
+Settings that ODiMO's text leaves open follow the authors' code by default (softmax temperature 5, optional
+annealing, the softmax-weighted mean as smooth max, lambda on the un-normalised cost): :mod:`hetsim.search.recipe`.
 
 Method (ODiMO Sec. III; ``hetsim/search/nets.py``, ``cost.py``, ``run.py``):
 
@@ -9,10 +15,11 @@ Method (ODiMO Sec. III; ``hetsim/search/nets.py``, ``cost.py``, ``run.py``):
    BatchNorm is then folded into the weights (DIANA has none).
 2. **Search**, once per strength ``lambda``: every Conv/FC layer computes with ``sum_i softmax(alpha_c / tau)_i *
    Q_i(W_c)`` per output channel ``c`` (Eq. 1), ``Q_0`` 8-bit and ``Q_1`` ternary fake quantisation with trainable
-   scales (Eq. 5), activations on 7 bits; the loss is ``CE + lambda * L_R / L_R(all-8bit)`` with ``L_R`` the sum
-   over layers of the smooth max of the two accelerators' latencies (Eq. 3) or of their energy with active and
-   idle power (Eq. 4), from hetsim's DIANA models on the relaxed channel counts. Weights and alphas train together
-   (Adam); the search stops early when the validation loss has not improved for ``patience`` epochs.
+   scales (Eq. 5), activations on 7 bits; the loss is ``CE + lambda * L_R`` (Eq. 2) with ``L_R`` the sum over
+   layers of the smooth max of the two accelerators' latencies (Eq. 3) or of their energy with active and idle
+   power (Eq. 4), from hetsim's DIANA models on the relaxed channel counts (``hetsim/search/cost.py``).
+   Weights and alphas train together (Adam); the search stops early when the validation loss has not improved
+   for ``patience`` epochs.
 3. **Discretisation**: each channel on the accelerator of its largest alpha; **reordering** (Fig. 3) of the
    producer -> consumer chains so that each accelerator's channels are contiguous; layers whose outputs join a
    residual sum keep their channel order (the export lists their channels as they are; ``dnas-export`` makes each
@@ -36,7 +43,8 @@ from pathlib import Path
 from hetsim.errors import InputError
 
 DEFAULT_STRENGTHS = (0.1, 0.3, 1.0, 3.0)
-"""Default ``--strength`` values (the regulariser is normalised by the all-8bit cost)."""
+"""The strengths of ``normalise = "all-8bit"`` (hetsim's earlier default); the defaults of each setting are
+:func:`hetsim.search.recipe.default_strengths`."""
 OBJECTIVES = ("latency", "energy")
 DEFAULT_MODELS = {"digits": "digits-resnet", "cifar10": "resnet20"}
 OUTPUTS = ("pareto.csv", "search.json", "front.png", "network")
@@ -55,18 +63,21 @@ def _need_torch():
 
 
 def search(platform, dataset: str = "digits", model: str | None = None, objective: str = "energy",
-           strengths=DEFAULT_STRENGTHS, out: str | Path = "search", data_root: str | None = None, seed: int = 0,
+           strengths=None, out: str | Path = "search", data_root: str | None = None, seed: int = 0,
            recipe=None, baselines=None, quiet: bool = False, threads: int = 1, limit: int | None = None,
-           datasets=None, force: bool = False) -> dict:
+           datasets=None, force: bool = False, preset: str = "default") -> dict:
     """Run ODiMO's search (module docstring) and write its outputs to ``out``.
 
     Args:
         platform: a :class:`~hetsim.platform.Platform` or a YAML path with DIANA's two accelerators.
-        dataset: ``digits`` (scikit-learn, bundled) or ``cifar10`` (``data_root``; torchvision).
+        dataset: ``digits`` (scikit-learn, bundled) or ``cifar10`` (``data_root``: CIFAR-10's python batches).
         model: a name of :data:`hetsim.search.nets.NETS` (default: per dataset, :data:`DEFAULT_MODELS`).
         objective: ``latency`` (Eq. 3) or ``energy`` (Eq. 4).
-        strengths: the ``lambda`` values, one search each.
-        recipe: a :class:`hetsim.search.run.Recipe` (epochs, learning rates); ``baselines``: names (default all four).
+        strengths: the ``lambda`` values, one search each (default :func:`~hetsim.search.recipe.default_strengths`
+            of the recipe's normalisation, the objective and the preset).
+        recipe: a :class:`hetsim.search.recipe.Recipe` (epochs, learning rates, temperature, smooth max,
+            normalisation; default: the preset's); ``baselines``: names (default all four; the small preset two).
+        preset: ``default`` or ``small`` (about a minute: shorter epochs, two strengths, two baselines).
         threads: torch intra-op threads. ``limit``: keep only this many images per split (tests);
         ``datasets``: ``(train, test)`` torch datasets for ``cifar10`` (tests pass FakeData).
         force: replace the outputs of an earlier search in ``out``.
@@ -85,9 +96,18 @@ def search(platform, dataset: str = "digits", model: str | None = None, objectiv
     import math
 
     from hetsim.platform import Platform, load_platform
+    from hetsim.search.recipe import PRESET_BASELINES, PRESETS, Recipe, default_strengths
 
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; allowed: {', '.join(OBJECTIVES)}")
+    if preset not in PRESETS:
+        raise InputError(f"unknown preset {preset!r}; allowed: {', '.join(PRESETS)}")
+    recipe = recipe if recipe is not None else Recipe(**PRESETS[preset])
+    recipe.check()
+    if strengths is None:
+        strengths = default_strengths(recipe.normalise, objective, preset)
+    if baselines is None:
+        baselines = PRESET_BASELINES[preset]
     if dataset not in DEFAULT_MODELS:
         raise InputError(f"unknown dataset {dataset!r}; allowed: {', '.join(DEFAULT_MODELS)}")
     strengths = [float(s) for s in strengths]
@@ -122,9 +142,30 @@ def search(platform, dataset: str = "digits", model: str | None = None, objectiv
     if model not in NETS:
         raise InputError(f"unknown model {model!r}; allowed: {', '.join(NETS)}")
     torch.set_num_threads(max(1, int(threads)))
+    # the same numbers on every run of one machine and torch build (docs/reproduction.md says what varies across)
+    torch.use_deterministic_algorithms(True, warn_only=True)
     splits = (data_mod.digits(seed, limit) if dataset == "digits"
               else data_mod.cifar10(data_root, seed, limit, datasets))
     torch.manual_seed(seed)  # the initial weights
     net = build(model, in_ch=splits.input_shape[1], num_classes=splits.num_classes)
-    return run_search(plat, net, splits, objective, strengths, out, recipe or Recipe(), seed,
-                      tuple(BASELINES if baselines is None else baselines), quiet, model)
+    return run_search(plat, net, splits, objective, strengths, out, recipe, seed,
+                      tuple(BASELINES if baselines is None else baselines), quiet, model,
+                      environment=environment(torch, threads))
+
+
+def environment(torch, threads: int) -> dict:
+    """What a search's numbers depend on besides its inputs and seed (recorded in ``search.json``): torch's
+    version and CPU kernels (float sums in another order round differently, and training amplifies it), the
+    thread count, numpy's and Python's versions, the CPU."""
+    import platform as pf
+
+    import numpy as np
+
+    from hetsim.profile import cpu_model
+
+    try:
+        isa = torch.backends.cpu.get_cpu_capability()
+    except Exception:  # older torch
+        isa = "unknown"
+    return {"torch": torch.__version__, "torch_cpu_capability": isa, "torch_threads": int(threads),
+            "numpy": np.__version__, "python": pf.python_version(), "cpu": cpu_model(), "machine": pf.machine()}

@@ -6,9 +6,17 @@ Each Conv/FC layer of the network is matched to its op in the network's ONNX exp
 layer with ``p = softmax(alpha / tau)`` the relaxed channel counts are ``n_d = sum_c p[0, c]`` and ``n_a =
 sum_c p[1, c]``; the part latencies are the devices' ``cycles_xp(geometry, n, TORCH_OPS) / F`` and
 
-* latency (Eq. 3): ``M = max(L_d, L_a)``, in training the smooth max ``t * logsumexp(L / t)`` with ``t`` 2 % of
-  the layer's all-8bit latency;
-* energy (Eq. 4): :meth:`~hetsim.costs.CostModel.layer_energy` of the two parts over ``M``.
+* latency (Eq. 3): ``M = max(L_d, L_a)``, in training a smooth max: ``softmax-mean`` (default, the ODiMO code's
+  ``dot(softmax(L), L)`` over the two parts' cycle counts, i.e. ``sum_i softmax(L / t)_i L_i`` with ``t`` = 1
+  cycle) or ``logsumexp`` (hetsim's earlier form, ``t * logsumexp(L / t)`` with ``t`` 2 % of the layer's
+  all-8bit latency);
+* energy (Eq. 4): :meth:`~hetsim.costs.CostModel.layer_energy` of the two parts over the span ``M``; with
+  ``softmax-mean`` the span is ``L_d + L_a - m``, ``m`` the softmin-weighted mean (the code's smooth overlap
+  ``min(L_d, L_a)``; ``max + min = L_d + L_a`` exactly, so this is the code's ``p_hyb m + p_ana (L_a - m) + p_dig
+  (L_d - m)``), with ``logsumexp`` ``M`` as for latency.
+
+``L_R`` is the sum over layers, in the code's units (cycles; mW x cycles) with ``normalise = "none"`` (default)
+or divided by the all-8bit cost with ``normalise = "all-8bit"`` (:mod:`hetsim.search.recipe`).
 
 At integer counts with the exact max these equal the simulator's per-layer numbers (tested).
 """
@@ -122,8 +130,10 @@ class Regulariser:
         MappingError: the platform has no DIANA digital + AIMC pair, or a layer matches no op.
     """
 
-    def __init__(self, net: ResNet, costs: CostModel, objective: str):
+    def __init__(self, net: ResNet, costs: CostModel, objective: str, smooth_max: str = "softmax-mean",
+                 normalise: str = "none"):
         self.costs, self.objective = costs, objective
+        self.smooth_max, self.normalise = smooth_max, normalise
         self.digital, self.aimc = diana_devices(costs, "search")
         self.dev_d, self.dev_a = costs.devices[self.digital], costs.devices[self.aimc]
         export = []
@@ -156,9 +166,16 @@ class Regulariser:
         l_a = torch.as_tensor(l_a, dtype=torch.float64)
         if exact:
             m = torch.maximum(l_d, l_a)
-        else:
+        elif self.smooth_max == "logsumexp":
             t = SMOOTH_FRACTION * lc.ref_latency_s
             m = t * torch.logsumexp(torch.stack([l_d, l_a]) / t, dim=0)
+        else:  # the ODiMO code's softmax-weighted mean over cycle counts (temperature 1 cycle)
+            parts = torch.stack([l_d, l_a])
+            cyc = parts * self.dev_d.clock_mhz * 1e6
+            if self.objective == "latency":
+                m = torch.dot(torch.softmax(cyc, dim=0), parts)
+            else:
+                m = l_d + l_a - torch.dot(torch.softmax(-cyc, dim=0), parts)
         if self.objective == "latency":
             return m
         return self.costs.layer_energy({self.digital: l_d, self.aimc: l_a}, span_s=m, xp=TORCH_OPS)
@@ -188,9 +205,23 @@ class Regulariser:
             tot = tot + self.layer_cost(lc, n_d, n_a, exact)
         return tot
 
+    @property
+    def unit(self) -> float:
+        """Factor from seconds (latency) or joules (energy) to the regulariser's units: the ODiMO code's cycles at
+        the accelerators' clock, or mW x cycles (``normalise = "none"``); ``1 / L_R(all-8bit)`` (``all-8bit``)."""
+        if self.normalise == "all-8bit":
+            return 1.0 / self.reference
+        f = self.dev_d.clock_mhz * 1e6
+        return f if self.objective == "latency" else 1e3 * f
+
     def loss(self):
-        """``L_R`` normalised by the all-8bit cost (dimensionless; ``lambda`` multiplies it)."""
-        return self.total(relaxed=True, exact=False) / self.reference
+        """``L_R`` in the units of :attr:`unit` (``lambda`` multiplies it)."""
+        return self.total(relaxed=True, exact=False) * self.unit
+
+    def relative(self) -> float:
+        """The relaxed cost over the all-8bit cost (for progress lines, whatever the normalisation)."""
+        with torch.no_grad():
+            return float(self.total(relaxed=True, exact=False) / self.reference)
 
     def model_numbers(self) -> tuple[float, float]:
         """``(latency_s, energy_j)`` of the discrete assignment, layer-sequential (ODiMO's model)."""

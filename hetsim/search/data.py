@@ -1,5 +1,5 @@
 """Datasets of ``hetsim search``: scikit-learn's bundled handwritten digits (default, offline) and CIFAR-10 from a
-copy the user has (torchvision, ``download=False``).
+copy the user has (its python-format batches, read with numpy; nothing is downloaded).
 
 Splits (fixed seed): digits: 1,797 8x8 images (upsampled to 16x16), stratified 60 % train / 20 % validation / 20 % test
 (``sklearn.model_selection.train_test_split``, ``random_state = seed``); CIFAR-10: the 50,000 training images split
@@ -9,7 +9,9 @@ the final numbers. Pixels are scaled to ``[0, 1]``.
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -70,15 +72,77 @@ def digits(seed: int = 0, limit: int | None = None, size: int = DIGITS_SIZE) -> 
     return Splits("digits", *(_t(a, b) for a, b in parts), num_classes=10)
 
 
-def _cifar_module():
+CIFAR_DIR = "cifar-10-batches-py"
+CIFAR_TRAIN = tuple(f"data_batch_{i}" for i in range(1, 6))
+CIFAR_TEST = "test_batch"
+_ALLOWED_GLOBALS = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+                    ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
+                    ("numpy._core.multiarray", "scalar"), ("_codecs", "encode")}
+
+
+class _BatchUnpickler(pickle.Unpickler):
+    """CIFAR-10's batches are pickles; this reads only what they hold (dicts, lists, bytes, numpy arrays) and
+    refuses any other object, so a file in their place cannot run code."""
+
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED_GLOBALS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a CIFAR-10 batch")
+
+
+def read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """One batch of CIFAR-10's python version (``data_batch_1`` ... ``test_batch``): images uint8 ``[N, 3, 32, 32]``
+    (the file's rows are 3072 bytes, the red, green and blue 32x32 planes in turn) and labels int64 ``[N]``.
+
+    Raises:
+        InputError: unreadable, not a CIFAR-10 batch, or rows that are not 3072 bytes.
+    """
     try:
-        import torchvision
-    except Exception as err:  # ImportError, or a torchvision built for another torch
-        raise InputError(
-            f"--dataset cifar10 needs torchvision, which does not import here ({type(err).__name__}: "
-            f"{str(err).splitlines()[0] if str(err) else ''}); install the torchvision matching your torch, or use "
-            "--dataset digits") from None
-    return torchvision
+        with open(path, "rb") as f:
+            d = _BatchUnpickler(f, encoding="bytes").load()
+        data = d[b"data"] if b"data" in d else d["data"]
+        labels = d[b"labels"] if b"labels" in d else d["labels"]
+        x = np.asarray(data, dtype=np.uint8)
+        y = np.asarray(labels, dtype=np.int64)
+    except (OSError, pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError, AttributeError) as err:
+        raise InputError(f"{path}: not a CIFAR-10 python batch ({type(err).__name__}: {err})") from None
+    if x.ndim != 2 or x.shape[1] != 3 * 32 * 32 or y.shape != (x.shape[0],):
+        raise InputError(f"{path}: expected images of 3072 bytes and one label each, got data {x.shape}, "
+                         f"labels {y.shape}")
+    if len(y) and (y.min() < 0 or y.max() > 9):
+        raise InputError(f"{path}: labels outside 0..9")
+    return x.reshape(-1, 3, 32, 32), y
+
+
+def _cifar_files(root: str | Path) -> Path:
+    """The folder holding CIFAR-10's batches: ``root/cifar-10-batches-py`` or ``root`` itself."""
+    root = Path(root)
+    for d in (root / CIFAR_DIR, root):
+        if all((d / n).is_file() for n in (*CIFAR_TRAIN, CIFAR_TEST)):
+            return d
+    raise InputError(f"--data-root {str(root)!r}: no CIFAR-10 copy there (expected {CIFAR_DIR}/data_batch_1..5 and "
+                     "test_batch, the python version from https://www.cs.toronto.edu/~kriz/cifar.html, unpacked)")
+
+
+class _ArrayDataset:
+    """Images uint8 ``[N, 3, 32, 32]`` and labels as an indexable dataset of ``(float image in [0, 1], label)``."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        self.x, self.y = x, y
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def __getitem__(self, i):
+        return self.x[i].astype(np.float32) / 255.0, int(self.y[i])
+
+
+def cifar_datasets(root: str | Path) -> tuple[_ArrayDataset, _ArrayDataset]:
+    """CIFAR-10's training (the five batches) and test sets from ``root``, read with numpy."""
+    d = _cifar_files(root)
+    parts = [read_cifar_batch(d / n) for n in CIFAR_TRAIN]
+    train = _ArrayDataset(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    return train, _ArrayDataset(*read_cifar_batch(d / CIFAR_TEST))
 
 
 def _to_arrays(ds, n: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -97,21 +161,17 @@ def _to_arrays(ds, n: int | None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cifar10(root: str | None, seed: int = 0, limit: int | None = None, datasets=None) -> Splits:
-    """CIFAR-10 from ``root`` (torchvision's ``CIFAR10(root, download=False)`` layout), split as the module
-    docstring says. ``datasets``: ``(train, test)`` torch datasets to use instead (tests pass ``FakeData``).
+    """CIFAR-10 from ``root`` (its python version, ``root/cifar-10-batches-py/data_batch_1..5, test_batch``, the
+    layout torchvision's ``CIFAR10(root)`` also reads; read with numpy, no torchvision), split as the module
+    docstring says. ``datasets``: ``(train, test)`` indexable datasets of ``(image, label)`` to use instead.
 
     Raises:
-        InputError: no ``root``, torchvision missing, or no CIFAR-10 copy under ``root``.
+        InputError: no ``root``, no CIFAR-10 copy under ``root``, or a batch that is not one.
     """
     if datasets is None:
         if root is None:
             raise InputError("--dataset cifar10 needs --data-root DIR (a CIFAR-10 copy; nothing is downloaded)")
-        tv = _cifar_module()
-        try:
-            datasets = (tv.datasets.CIFAR10(root, train=True, download=False),
-                        tv.datasets.CIFAR10(root, train=False, download=False))
-        except RuntimeError as err:
-            raise InputError(f"--data-root {root!r}: no CIFAR-10 copy there ({str(err).splitlines()[0]})") from None
+        datasets = cifar_datasets(root)
     train, test = datasets
     x, y = _to_arrays(train, None if limit is None else 2 * limit)
     perm = np.random.default_rng(seed).permutation(len(y))

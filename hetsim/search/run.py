@@ -25,27 +25,11 @@ from hetsim.report.metrics import summarize
 from hetsim.search.cost import Regulariser, onnx_bytes
 from hetsim.search.data import Splits
 from hetsim.search.nets import AIMC, DIGITAL, ResNet
+from hetsim.search.recipe import ANNEAL_FACTOR, Recipe
 from hetsim.sim import simulate
 from hetsim.workload import load_onnx
 
 BASELINES = ("all-8bit", "all-ternary", "io8-backbone-ternary", "min-cost")
-
-
-@dataclass
-class Recipe:
-    """Training hyper-parameters (epochs are maxima: the search stops early, the fine-tuning keeps the best
-    validation accuracy)."""
-
-    warmup_epochs: int = 30
-    search_epochs: int = 20
-    finetune_epochs: int = 10
-    patience: int = 4
-    batch_size: int = 64
-    lr: float = 3e-3
-    alpha_lr: float = 5e-2
-    alpha_optimizer: str = "adam"  # or "sgd" (momentum 0.9), whose steps scale with lambda (docs/reproduction.md)
-    tau: float = 1.0
-    max_batches: int | None = None  # per epoch (tests)
 
 
 @dataclass
@@ -162,7 +146,10 @@ def _train(net: ResNet, data: Splits, recipe: Recipe, epochs: int, seed: int, pr
             with torch.no_grad():
                 cost = float(reg.loss())
             score = -(vloss + strength * cost)
-            info += f"  cost {cost:.3f} x all-8bit"
+            info += f"  cost {reg.relative():.3f} x all-8bit"
+            if recipe.anneal:  # the ODiMO code's --anneal-temp: after every search epoch
+                for _, m in net.qlayers():
+                    m.tau *= ANNEAL_FACTOR
         else:
             score = acc
         progress.step(task, info)
@@ -324,7 +311,7 @@ def _finish(net: ResNet, data: Splits, reg: Regulariser, platform: Platform, out
 
 def run_search(platform: Platform, net: ResNet, data: Splits, objective: str, strengths: list[float], out: Path,
                recipe: Recipe, seed: int = 0, baselines: tuple[str, ...] = BASELINES, quiet: bool = False,
-               model_name: str = "net") -> dict:
+               model_name: str = "net", environment: dict | None = None) -> dict:
     """See :func:`hetsim.search.search`."""
     t0 = time.perf_counter()
     earlier = _earlier_points(out)  # a search this one replaces (--force): its point folders go at the end
@@ -344,7 +331,7 @@ def run_search(platform: Platform, net: ResNet, data: Splits, objective: str, st
         geom_onnx = d / "model.onnx"
         atomic_write_bytes(geom_onnx, onnx_bytes(net, data.input_shape))
         costs = CostModel(load_onnx(geom_onnx), platform)
-        reg = Regulariser(net, costs, objective)
+        reg = Regulariser(net, costs, objective, recipe.smooth_max, recipe.normalise)
         points: list[Point] = []
         # 2. the search, one strength at a time
         for lam in strengths:
@@ -379,7 +366,8 @@ def run_search(platform: Platform, net: ResNet, data: Splits, objective: str, st
         "platform": platform.name, "model": model_name, "dataset": data.describe(), "objective": objective,
         "strengths": strengths, "seed": seed, "recipe": asdict(recipe), "warmup_epochs_run": warm_epochs,
         "float_test_accuracy": float_acc, "reference_all8bit_cost": reg.reference,
-        "seconds": time.perf_counter() - t0, "points": [asdict(p) for p in points],
+        "seconds": time.perf_counter() - t0, "environment": environment or {},
+        "points": [asdict(p) for p in points],
     }
     atomic_write_text(out / "search.json", json.dumps(summary, indent=1) + "\n")
     _remove_stale_points(out, earlier - {p.name for p in points})
