@@ -287,15 +287,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "Dask worker thread runs one point)")
     _add_common(p)
 
-    p = sub.add_parser("plot", help="plot a sweep's results table (CPU-CIM ILP Fig. 3, 4, 5)",
-                       description="From a results CSV of 'hetsim sweep': per workload a speedup heatmap "
-                       "crossbars x MVM latency per host (Fig. 3) and the latency share per device per "
-                       "configuration (Fig. 5); speedup per model grouped by crossbar count at one MVM latency "
-                       "(Fig. 4). PNG, SVG and PDF, and a self-contained report.html.")
-    p.add_argument("results", type=Path, help="results CSV")
-    p.add_argument("-o", "--out", type=Path, required=True, help="folder for the figures")
-    p.add_argument("--t-mvm", type=float, default=None, help="MVM latency (ns) of Fig. 4 (default: the smallest)")
-    p.add_argument("--force", action="store_true", help="replace existing figures")
+    p = sub.add_parser("plot", help="plot a sweep's results table (any sweep; CPU-CIM ILP Fig. 3, 4, 5 presets)",
+                       description="From a results CSV of 'hetsim sweep': the metric (speedup) against the swept "
+                       "axes you pick by column name (--x, --y, --hue, --col, --row), every axis not drawn "
+                       "aggregated and named on the figure; for the CPU-CIM ILP sweep (workloads x hosts x "
+                       "crossbars x MVM latency) also its Fig. 3 (speedup heatmaps), Fig. 4 (speedup per model) and "
+                       "Fig. 5 (latency share per device); for an SNN sweep the speed-up vs spike density. PNG, SVG "
+                       "and PDF, and a self-contained report.html.")
+    from hetsim.cli_plot import add_arguments as _plot_arguments
+
+    _plot_arguments(p)
     _add_common(p)
 
     p = sub.add_parser("reorder", help="reorder an SNN's hidden neurons for the range-sparse MVP (function-preserving)",
@@ -860,64 +861,9 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    import pandas as pd
+    from hetsim.cli_plot import cmd_plot as _cmd_plot
 
-    from hetsim.errors import OutputExistsError
-    from hetsim.report.dse_plots import (
-        T_MVM,
-        is_snn_table,
-        plot_speedup_heatmap,
-        plot_speedup_models,
-        plot_sweep_breakdown,
-        snn_plot_jobs,
-    )
-    from hetsim.report.export import make_dirs
-    from hetsim.report.plots import PAPER_FORMATS
-
-    if not args.results.is_file():
-        raise InputError(f"results table {str(args.results)!r} does not exist")
-    _headless()
-    try:
-        df = pd.read_csv(args.results)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
-        raise InputError(f"{args.results}: not a results CSV: {err}") from None
-    if is_snn_table(df):
-        jobs = snn_plot_jobs(df, formats=PAPER_FORMATS)  # speed-up vs spike density per clustering (SNN sweeps)
-    else:
-        if "workload" not in df.columns or T_MVM not in df.columns:
-            raise InputError(f"{args.results}: not a sweep table (needs columns workload and {T_MVM}, or an SNN "
-                             "sweep's)")
-        t_mvm = args.t_mvm if args.t_mvm is not None else float(pd.to_numeric(df[T_MVM]).min())
-        jobs = []
-        for w in dict.fromkeys(df["workload"]):
-            stem = w.removesuffix(".onnx")
-            jobs.append((f"fig3_speedup_{stem}",
-                         lambda s, w=w: plot_speedup_heatmap(df, w, s, formats=PAPER_FORMATS)))
-            jobs.append((f"fig5_breakdown_{stem}",
-                         lambda s, w=w: plot_sweep_breakdown(df, w, s, formats=PAPER_FORMATS)))
-        jobs.append((f"fig4_speedup_models_{t_mvm:g}ns",
-                     lambda s: plot_speedup_models(df, t_mvm, s, formats=PAPER_FORMATS)))
-    from hetsim.report.outputs import check_parent_dirs, check_writable
-
-    if args.out.exists() and not args.out.is_dir():
-        raise OutputExistsError(f"-o {str(args.out)!r} exists and is not a directory")
-    check_parent_dirs(args.out)
-    clash = [args.out / f"{stem}{ext}" for stem, _ in jobs for ext in PAPER_FORMATS
-             if (args.out / f"{stem}{ext}").exists()] + [p for p in [args.out / "report.html"] if p.exists()]
-    if clash and not args.force:
-        raise OutputExistsError(f"{clash[0]} exists (and {len(clash) - 1} more); pass --force to replace them")
-    check_writable(args.out)
-    make_dirs(args.out)
-    written = []
-    for stem, fn in jobs:
-        written += fn(args.out / stem)
-    from hetsim.report.html import figure_caption, write_sweep_html
-
-    write_sweep_html(df, args.out / "report.html", source=args.results.name,
-                     figures=[(p, figure_caption(p.stem)) for p in sorted(
-                         (p for p in written if p.suffix == ".png"), key=lambda p: p.name.split("_")[0])])
-    print(f"wrote {len(written)} figures and report.html to {args.out}/")
-    return 0
+    return _cmd_plot(args)
 
 
 def cmd_inspect(args) -> int:
