@@ -217,8 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_map_args(p)
     _add_contention(p)
     p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
-                   "trace.json (Chrome trace, opens in Perfetto), timeline.png and breakdown.png here (SNNs: "
-                   "summary.json, layers.csv, samples.csv, trace.csv, trace.json, timeline.png)")
+                   "trace.json (Chrome trace, opens in Perfetto), timeline.png, breakdown.png and report.html "
+                   "(the run in one self-contained page) here (SNNs: summary.json, layers.csv, samples.csv, "
+                   "ops.csv, schedule.json, trace.csv, trace.json, timeline.png and report.html)")
     p.add_argument("--force", action="store_true", help="replace existing files in --out")
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
@@ -244,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
                         help="check a mapper's schedule and replay it against its promise",
-                       description="(a) check the schedule's feasibility (support, crossbar budget, precedence "
+                       description="(a) check the schedule's feasibility (support, each device's capacity, precedence "
                        "with transfers, host capacity); (b) replay it without contention and require the makespan "
                        "the mapper predicted, to --rel-tol; (c) replay with link contention and report the "
                        "difference as the contention-free model's error. Exit code 0 valid, 1 invalid.")
@@ -753,8 +754,10 @@ def cmd_validate(args) -> int:
         for v in rep.violations:
             print(f"    - {v}")
         return 1
-    print("  (a) feasible: operator support, crossbar budget (Eq. 14), precedence with transfers (Eq. 8), "
-          "host capacity (Eq. 11-12)")
+    from hetsim.validate import capacity_phrase
+
+    print(f"  (a) feasible: operator support, {capacity_phrase(costs.platform)}, precedence with transfers "
+          "(Eq. 8), host capacity (Eq. 11-12)")
     pred, rep_ms = rep.predicted_makespan_s, rep.replay_makespan_s
     if rep.divergence:
         print(f"  (b) INVALID: {rep.divergence}")
