@@ -49,3 +49,16 @@ def test_validate_names_each_devices_capacity_not_the_crossbar_budget(capsys):
     assert main(["validate", str(root / "platforms/puma.yaml"), r20, "--mapper", "greedy"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if "(a)" in x)
     assert "cim: 100 crossbars [resident; CPU-CIM ILP, Eq. 14]" in line
+
+
+def test_extending_docs_list_every_op_and_gemm_view_field():
+    import dataclasses
+    from pathlib import Path
+
+    from hetsim.workload.op import GemmView, Op
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "extending.md").read_text()
+    missing = [f"op.{f.name}" for f in dataclasses.fields(Op) if f"`op.{f.name}`" not in doc and f.name not in
+               ("name", "index")]  # the op's identity, not a cost input
+    missing += [f"gemm.{f.name}" for f in dataclasses.fields(GemmView) if f"`gemm.{f.name}`" not in doc]
+    assert not missing, missing
