@@ -218,8 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_map_args(p)
     _add_contention(p)
     p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
-                   "trace.json (Chrome trace, opens in Perfetto), timeline.png and breakdown.png here (SNNs: "
-                   "summary.json, layers.csv, samples.csv, trace.csv, trace.json, timeline.png)")
+                   "trace.json (Chrome trace, opens in Perfetto), timeline.png, breakdown.png and report.html "
+                   "(the run in one self-contained page) here (SNNs: summary.json, layers.csv, samples.csv, "
+                   "ops.csv, schedule.json, trace.csv, trace.json, timeline.png and report.html)")
     p.add_argument("--force", action="store_true", help="replace existing files in --out")
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
@@ -245,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
                         help="check a mapper's schedule and replay it against its promise",
-                       description="(a) check the schedule's feasibility (support, crossbar budget, precedence "
+                       description="(a) check the schedule's feasibility (support, each device's capacity, precedence "
                        "with transfers, host capacity); (b) replay it without contention and require the makespan "
                        "the mapper predicted, to --rel-tol; (c) replay with link contention and report the "
                        "difference as the contention-free model's error. Exit code 0 valid, 1 invalid.")
@@ -288,15 +289,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "Dask worker thread runs one point)")
     _add_common(p)
 
-    p = sub.add_parser("plot", help="plot a sweep's results table (CPU-CIM ILP Fig. 3, 4, 5)",
-                       description="From a results CSV of 'hetsim sweep': per workload a speedup heatmap "
-                       "crossbars x MVM latency per host (Fig. 3) and the latency share per device per "
-                       "configuration (Fig. 5); speedup per model grouped by crossbar count at one MVM latency "
-                       "(Fig. 4). PNG, SVG and PDF, and a self-contained report.html.")
-    p.add_argument("results", type=Path, help="results CSV")
-    p.add_argument("-o", "--out", type=Path, required=True, help="folder for the figures")
-    p.add_argument("--t-mvm", type=float, default=None, help="MVM latency (ns) of Fig. 4 (default: the smallest)")
-    p.add_argument("--force", action="store_true", help="replace existing figures")
+    p = sub.add_parser("plot", help="plot a sweep's results table (any sweep; CPU-CIM ILP Fig. 3, 4, 5 presets)",
+                       description="From a results CSV of 'hetsim sweep': the metric (speedup) against the swept "
+                       "axes you pick by column name (--x, --y, --hue, --col, --row), every axis not drawn "
+                       "aggregated and named on the figure; for the CPU-CIM ILP sweep (workloads x hosts x "
+                       "crossbars x MVM latency) also its Fig. 3 (speedup heatmaps), Fig. 4 (speedup per model) and "
+                       "Fig. 5 (latency share per device); for an SNN sweep the speed-up vs spike density. PNG, SVG "
+                       "and PDF, and a self-contained report.html.")
+    from hetsim.cli_plot import add_arguments as _plot_arguments
+
+    _plot_arguments(p)
     _add_common(p)
 
     p = sub.add_parser("reorder", help="reorder an SNN's hidden neurons for the range-sparse MVP (function-preserving)",
@@ -779,8 +781,10 @@ def cmd_validate(args) -> int:
         for v in rep.violations:
             print(f"    - {v}")
         return 1
-    print("  (a) feasible: operator support, crossbar budget (Eq. 14), precedence with transfers (Eq. 8), "
-          "host capacity (Eq. 11-12)")
+    from hetsim.validate import capacity_phrase
+
+    print(f"  (a) feasible: operator support, {capacity_phrase(costs.platform)}, precedence with transfers "
+          "(Eq. 8), host capacity (Eq. 11-12)")
     pred, rep_ms = rep.predicted_makespan_s, rep.replay_makespan_s
     if rep.divergence:
         print(f"  (b) INVALID: {rep.divergence}")
@@ -887,64 +891,9 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    import pandas as pd
+    from hetsim.cli_plot import cmd_plot as _cmd_plot
 
-    from hetsim.errors import OutputExistsError
-    from hetsim.report.dse_plots import (
-        T_MVM,
-        is_snn_table,
-        plot_speedup_heatmap,
-        plot_speedup_models,
-        plot_sweep_breakdown,
-        snn_plot_jobs,
-    )
-    from hetsim.report.export import make_dirs
-    from hetsim.report.plots import PAPER_FORMATS
-
-    if not args.results.is_file():
-        raise InputError(f"results table {str(args.results)!r} does not exist")
-    _headless()
-    try:
-        df = pd.read_csv(args.results)
-    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:
-        raise InputError(f"{args.results}: not a results CSV: {err}") from None
-    if is_snn_table(df):
-        jobs = snn_plot_jobs(df, formats=PAPER_FORMATS)  # speed-up vs spike density per clustering (SNN sweeps)
-    else:
-        if "workload" not in df.columns or T_MVM not in df.columns:
-            raise InputError(f"{args.results}: not a sweep table (needs columns workload and {T_MVM}, or an SNN "
-                             "sweep's)")
-        t_mvm = args.t_mvm if args.t_mvm is not None else float(pd.to_numeric(df[T_MVM]).min())
-        jobs = []
-        for w in dict.fromkeys(df["workload"]):
-            stem = w.removesuffix(".onnx")
-            jobs.append((f"fig3_speedup_{stem}",
-                         lambda s, w=w: plot_speedup_heatmap(df, w, s, formats=PAPER_FORMATS)))
-            jobs.append((f"fig5_breakdown_{stem}",
-                         lambda s, w=w: plot_sweep_breakdown(df, w, s, formats=PAPER_FORMATS)))
-        jobs.append((f"fig4_speedup_models_{t_mvm:g}ns",
-                     lambda s: plot_speedup_models(df, t_mvm, s, formats=PAPER_FORMATS)))
-    from hetsim.report.outputs import check_parent_dirs, check_writable
-
-    if args.out.exists() and not args.out.is_dir():
-        raise OutputExistsError(f"-o {str(args.out)!r} exists and is not a directory")
-    check_parent_dirs(args.out)
-    clash = [args.out / f"{stem}{ext}" for stem, _ in jobs for ext in PAPER_FORMATS
-             if (args.out / f"{stem}{ext}").exists()] + [p for p in [args.out / "report.html"] if p.exists()]
-    if clash and not args.force:
-        raise OutputExistsError(f"{clash[0]} exists (and {len(clash) - 1} more); pass --force to replace them")
-    check_writable(args.out)
-    make_dirs(args.out)
-    written = []
-    for stem, fn in jobs:
-        written += fn(args.out / stem)
-    from hetsim.report.html import figure_caption, write_sweep_html
-
-    write_sweep_html(df, args.out / "report.html", source=args.results.name,
-                     figures=[(p, figure_caption(p.stem)) for p in sorted(
-                         (p for p in written if p.suffix == ".png"), key=lambda p: p.name.split("_")[0])])
-    print(f"wrote {len(written)} figures and report.html to {args.out}/")
-    return 0
+    return _cmd_plot(args)
 
 
 def cmd_inspect(args) -> int:

@@ -47,8 +47,16 @@ class InternalError(RuntimeError):
 
 
 def did_you_mean(word: str, choices) -> str:
-    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``word`` (``difflib``), else ``""``."""
+    """``"; did you mean 'x'?"`` for the closest of ``choices`` to a misspelt ``word`` (``difflib``), else ``""``.
+    Case is ignored (``CPSAT`` -> ``cpsat``, ``conv`` -> ``Conv``); among equally close names the first wins."""
     import difflib
 
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    names = [str(c) for c in choices]
+    lower: dict[str, str] = {}
+    for n in names:
+        lower.setdefault(n.lower(), n)
+    w = str(word).lower()
+    if w in lower:
+        return f"; did you mean {lower[w]!r}?"
+    close = difflib.get_close_matches(w, list(lower), n=1)
+    return f"; did you mean {lower[close[0]]!r}?" if close else ""

@@ -136,8 +136,13 @@ class Platform(BaseModel):
                 return link
         return None
 
-    def with_overrides(self, overrides: dict[str, object]) -> Platform:
+    def with_overrides(self, overrides: dict[str, object], *, name: str | None = None) -> Platform:
         """A copy with dotted-path overrides applied, e.g. ``{"devices.cim.t_mvm_ns": 100}``.
+
+        The copy's name says what changed, as ``hetsim run --set`` does: ``puma-arm with
+        devices.cim.crossbars=25`` (its ``repr``, ``summary["platform"]`` and the reports show it; overriding
+        an overridden platform adds to the list). ``name`` (or a ``"name"`` key in ``overrides``) sets it
+        instead; a sweep keeps the base name (its table has the parameters in columns of their own).
 
         Raises:
             PlatformError: the path does not exist (the message names the part that does not and suggests the
@@ -154,7 +159,18 @@ class Platform(BaseModel):
                                else to_jsonable_python(below))
                 node = node[k]
             node[keys[-1]] = value
+        if name is None and "name" not in overrides and overrides:
+            name = override_name(self.name, overrides)
+        if name is not None:
+            data["name"] = name
         return _validate(data, f"{self.name} with overrides")
+
+
+def override_name(base: str, overrides: dict[str, object]) -> str:
+    """The name of platform ``base`` changed by ``overrides``: ``puma-arm with devices.cim.crossbars=25,
+    links.bus.bandwidth_gb_s=20.48`` (a name that already lists overrides gets these appended)."""
+    given = ", ".join(f"{k}={v}" for k, v in overrides.items())
+    return f"{base}, {given}" if " with " in base else f"{base} with {given}"
 
 
 #: what the entries of the platform's mappings are called in messages

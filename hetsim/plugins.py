@@ -9,8 +9,10 @@ A plugin is a Python module that registers what it defines when imported (``@reg
       [project.entry-points."hetsim.plugins"]
       my_kinds = "my_kinds"
 
-* the modules listed, comma-separated, in the environment variable ``HETSIM_PLUGINS`` (``HETSIM_PLUGINS=my_kinds
-  hetsim run dsp.yaml model.onnx``, with ``my_kinds.py`` importable: in the current folder or on ``PYTHONPATH``).
+* the modules listed, comma-separated, in the environment variable ``HETSIM_PLUGINS``: a module name
+  (``HETSIM_PLUGINS=my_kinds hetsim run dsp.yaml model.onnx``, with ``my_kinds.py`` importable: in the current
+  folder or on ``PYTHONPATH``) or a file path ending in ``.py`` (``HETSIM_PLUGINS=~/soc/my_kinds.py``; imported as
+  the module named by its stem, from wherever it is).
 
 :func:`load_plugins` runs once per process, when the command line starts, a platform file is loaded or a mapper
 is looked up by name.
@@ -48,10 +50,38 @@ def load_plugins() -> list[str]:
         sys.path.append(os.getcwd())  # HETSIM_PLUGINS=my_kinds finds ./my_kinds.py, as `python -m` would
     for name in dict.fromkeys(names):
         try:
-            importlib.import_module(name)
+            _import(name)
         except Exception as err:  # a broken plugin is the user's input: one line, exit 2
             _loaded = None
             raise InputError(f"plugin {name!r} (from {ENV} or the {GROUP!r} entry points) failed to import: "
                              f"{type(err).__name__}: {err}") from None
         _loaded.append(name)
     return _loaded
+
+
+def _import(name: str) -> None:
+    """Import plugin ``name``: a module name, or a ``.py`` file path (module docstring).
+
+    Raises:
+        FileNotFoundError: a ``.py`` path that is not a file; whatever the module raises when imported.
+    """
+    if not name.endswith(".py"):
+        importlib.import_module(name)
+        return
+    from importlib.util import module_from_spec, spec_from_file_location
+    from pathlib import Path
+
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"no file {str(path)!r}")
+    mod_name = path.stem
+    spec = spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {str(path)!r}")
+    module = module_from_spec(spec)
+    sys.modules[mod_name] = module  # a kind's class must be picklable by module name (sweep workers)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(mod_name, None)
+        raise

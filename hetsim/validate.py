@@ -81,3 +81,16 @@ def validate_schedule(
     if contention:
         rep.contention_makespan_s = simulate(costs, schedule, contention).makespan_s
     return rep
+
+
+def capacity_phrase(platform) -> str:
+    """What the capacity check of ``platform`` covered, device by device (``hetsim validate``'s line (a)):
+    ``capacity of cim: 100 crossbars [resident; CPU-CIM ILP, Eq. 14]``, ``... of npu: weight_memory 1,048,576 B
+    [resident; ...]``; ``no device capacity`` on a platform whose devices have none."""
+    parts = []
+    for name, dev in platform.devices.items():
+        for cap in dev.capacities().values():
+            amount = f"{cap.amount:,} {cap.unit}" if cap.unit == cap.name else f"{cap.name} {cap.amount:,} {cap.unit}"
+            src = f"; {cap.source}" if cap.source else ""
+            parts.append(f"{name}: {amount} [{cap.scope}{src}]")
+    return "capacity of " + ", ".join(parts) if parts else "no device capacity"

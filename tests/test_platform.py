@@ -366,3 +366,22 @@ def test_make_platform_helper_is_valid():
     p = make_platform(host_cores=3, cim_cores=2, crossbars_per_core=5)
     assert p.devices["host"].units == 3
     assert p.devices["cim"].crossbars == 10
+
+
+def test_an_overridden_platform_names_its_changes():
+    p = load_platform(PLATFORMS / "puma.yaml")
+    q = p.with_overrides({"devices.cim.crossbars": 25, "links.bus.bandwidth_gb_s": 20.48})
+    assert q.name == "puma-arm with devices.cim.crossbars=25, links.bus.bandwidth_gb_s=20.48"
+    assert repr(q).startswith(f"Platform(name={q.name!r}")
+    assert q.with_overrides({"devices.cim.t_mvm_ns": 100}).name == f"{q.name}, devices.cim.t_mvm_ns=100"
+    assert p.with_overrides({"devices.cim.crossbars": 25}, name="small").name == "small"
+    assert p.with_overrides({"name": "mine", "devices.cim.crossbars": 25}).name == "mine"
+    assert p.with_overrides({}).name == "puma-arm"  # nothing changed
+    # the same name as the command line's --set gives
+    from hetsim.cli import _platform
+
+    class Args:
+        platform = PLATFORMS / "puma.yaml"
+        overrides = ["devices.cim.crossbars=25", "links.bus.bandwidth_gb_s=20.48"]
+
+    assert _platform(Args).name == q.name

@@ -38,3 +38,16 @@ def test_a_kind_from_hetsim_plugins_runs_on_the_command_line(tmp_path):
     broken = _hetsim(tmp_path, "no_such_plugin", "run", "dsp.yaml", model)
     assert broken.returncode == 2 and "plugin 'no_such_plugin'" in broken.stderr
     assert "Traceback" not in broken.stderr + missing.stderr
+
+
+def test_a_plugin_found_by_its_file_path(tmp_path):
+    _example(tmp_path)
+    elsewhere = tmp_path / "plugins"
+    elsewhere.mkdir()
+    (tmp_path / "my_kinds.py").rename(elsewhere / "my_kinds.py")  # not in the current folder nor on the path
+    model = str(ROOT / "workloads" / "resnet20_cifar10.onnx")
+    out = _hetsim(tmp_path, str(elsewhere / "my_kinds.py"), "run", "dsp.yaml", model, "--mapper", "heft")
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"^\s+dsp\s+dsp\s+\d+", out.stdout, re.M), out.stdout
+    gone = _hetsim(tmp_path, str(elsewhere / "nope.py"), "run", "dsp.yaml", model)
+    assert gone.returncode == 2 and "nope.py" in gone.stderr and "Traceback" not in gone.stderr

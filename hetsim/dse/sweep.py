@@ -535,7 +535,7 @@ def platform_sha256(platform) -> str:
 
 def _platform_sha256(path: Path, params: dict) -> str:
     plat = _platform(str(path))
-    return platform_sha256(plat.with_overrides(params) if params else plat)
+    return platform_sha256(plat.with_overrides(params, name=plat.name) if params else plat)
 
 
 def _key_value(v) -> str:
@@ -658,7 +658,7 @@ def _run_snn_point(point: dict) -> dict:
     try:
         plat = _platform(point["platform"])
         if point["params"]:
-            plat = plat.with_overrides(point["params"])
+            plat = plat.with_overrides(point["params"], name=plat.name)
         row["platform"] = plat.name
         if syn is not None:
             snn = _snn_synthetic(json.dumps(syn, sort_keys=True), point["name"])
@@ -704,7 +704,7 @@ def run_point(point: dict) -> dict:
     try:
         plat = _platform(point["platform"])
         if point["params"]:
-            plat = plat.with_overrides(point["params"])
+            plat = plat.with_overrides(point["params"], name=plat.name)
         row.update({"platform": plat.name, "host": plat.host})
         options = dict(point["mapper_options"])
         if point.get("threads"):  # the runner's choice (run_sweep), not a setting of the row

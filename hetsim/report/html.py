@@ -7,9 +7,11 @@ figures and its table (:func:`sweep_report_html`). The page holds everything it 
 as base64 data URIs (PNG, or SVG for a ``.svg`` file), the style sheet and the few lines of script that sort
 a table by a clicked column are inline, and nothing is fetched from the network (no CSS, JS or fonts).
 
-Tables are plain HTML built with :func:`html.escape`. A column whose name ends in ``_s`` (seconds) or ``_j``
-(joules) is shown in one SI prefix per column (``start (ms)``, ``energy (µJ)``), picked from the column's
-largest value, with :data:`SIG_DIGITS` significant digits; the column's name in the CSV is its tooltip and
+Tables are plain HTML built with :func:`html.escape`. Units come from the column names
+(:mod:`hetsim.report.units`): the columns in seconds, joules or watts (``_s``, ``_j``, ``_w``) of a table share
+one SI prefix per unit (``start (ms)``, ``energy (µJ)``), picked from their largest value, with
+:data:`SIG_DIGITS` significant digits; a column in another unit keeps it (``links.bus.bandwidth (GB/s)``,
+``t_mvm (ns)``); the column's name in the CSV is its tooltip and
 each cell keeps its exact value in ``data-v`` for sorting. Files are written atomically
 (:func:`hetsim.report.export.atomic_write_text`).
 """
@@ -28,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 import hetsim
+from hetsim.report.units import field_unit, rescalable
+from hetsim.report.units import si_prefix as _si_prefix
 
 SIG_DIGITS = 5
 """Significant digits of the numbers in a report's tables (headline numbers get one more)."""
@@ -35,8 +39,6 @@ SIG_DIGITS = 5
 FIGURE_ZOOM = 1.5
 """A PNG figure is shown this many times its print size (as a PDF viewer at 150 %), at most the page's width."""
 
-_PREFIXES = ((1.0, ""), (1e-3, "m"), (1e-6, "\u00b5"), (1e-9, "n"), (1e-12, "p"))
-_UNIT_SUFFIXES = {"_s": "s", "_j": "J"}
 _MIME = {".png": "image/png", ".svg": "image/svg+xml"}
 
 CSS = """
@@ -102,15 +104,8 @@ def _sig(x: float, digits: int = SIG_DIGITS) -> str:
 
 def si_prefix(values: Iterable[float]) -> tuple[float, str]:
     """The SI prefix ``(scale, symbol)`` in which the largest absolute value of ``values`` lies in [1, 1000)
-    (``(1.0, "")`` for values of 1 and more, pico at the smallest)."""
-    vals = [abs(float(v)) for v in values if not _missing(v) and not isinstance(v, str | bytes | bool)]
-    top = max((v for v in vals if math.isfinite(v)), default=0.0)
-    if top == 0:
-        return 1.0, ""
-    for scale, sym in _PREFIXES:
-        if top >= scale * (1 - 1e-12):
-            return scale, sym
-    return _PREFIXES[-1]
+    (``(1.0, "")`` for values of 1 and more, pico at the smallest): :func:`hetsim.report.units.si_prefix`."""
+    return _si_prefix(values)
 
 
 def quantity(x: float | None, unit: str, digits: int = SIG_DIGITS + 1) -> str:
@@ -156,21 +151,40 @@ def _cell(v, scale: float = 1.0, integer: bool = False) -> str:
     return f"<td>{escape(str(v))}</td>"
 
 
+def shared_prefixes(df: pd.DataFrame) -> dict[str, tuple[float, str]]:
+    """One SI prefix per base unit of a table (s, J, W): the columns in that unit share the prefix of their
+    largest value, so a device table reads ``active (mJ)``, ``op (mJ)``, ``transfer (mJ)`` and not mJ, µJ
+    and J side by side (units from the column names, :func:`hetsim.report.units.field_unit`)."""
+    by_unit: dict[str, list] = {}
+    for col in df.columns:
+        s = df[col]
+        fu = field_unit(str(col))
+        if rescalable(fu.unit) and pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
+            by_unit.setdefault(fu.unit.base, []).extend(s.tolist())
+    return {u: si_prefix(v) for u, v in by_unit.items()}
+
+
 def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = True) -> str:
-    """``df`` as a sortable HTML table (all rows): ``_s`` and ``_j`` columns in one SI prefix each, a
+    """``df`` as a sortable HTML table (all rows): columns in seconds, joules or watts (``_s``, ``_j``, ``_w``)
+    in one SI prefix per unit (:func:`shared_prefixes`), other units named as in the column (``bandwidth
+    (GB/s)``, :mod:`hetsim.report.units`), a
     ``utilisation`` column in percent, integral columns as integers, the rest with :data:`SIG_DIGITS`
     significant digits; empty cells for missing values. ``scroll``: in a box of limited height that scrolls
     (long tables), else only as wide as the page, scrolling sideways."""
     heads, fmts = [], []
+    prefixes = shared_prefixes(df)
     for col in df.columns:
         s = df[col]
         name = str(col)
         numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
         scale, label = 1.0, name
-        suffix = next((u for u in _UNIT_SUFFIXES if name.lower().endswith(u)), None)
-        if numeric and suffix is not None:
-            scale, sym = si_prefix(s)
-            label = f"{name[: -len(suffix)]} ({sym}{_UNIT_SUFFIXES[suffix]})"
+        fu = field_unit(name)
+        suffix = fu.unit if numeric else None
+        if suffix is not None and rescalable(suffix):
+            scale, sym = prefixes[suffix.base]
+            label = fu.label(sym + suffix.base)
+        elif suffix is not None:
+            label = fu.label()
         elif numeric and name == "utilisation":
             scale, label = 0.01, "utilisation (%)"
         integer = numeric and suffix is None and name != "utilisation" and _is_int_column(s)

@@ -1,0 +1,64 @@
+"""Small things a new user met (issue "What a user meets", rough edges): each one's fix, tested where it can
+fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from hetsim.cli import build_parser
+from hetsim.errors import InputError, did_you_mean
+
+
+def _help(*argv: str) -> str:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    p = sub.choices[argv[0]]
+    return " ".join(p.format_help().split())
+
+
+def test_run_help_lists_every_out_file():
+    from hetsim.report.outputs import OUTPUT_FILES
+    from hetsim.report.snn import SNN_OUTPUT_FILES
+
+    text = _help("run")
+    missing = [f for f in (*OUTPUT_FILES, *SNN_OUTPUT_FILES) if f not in text]
+    assert not missing, missing
+
+
+def test_suggestions_ignore_case():
+    assert did_you_mean("CPSAT", ["cpsat", "heft"]) == "; did you mean 'cpsat'?"
+    assert did_you_mean("conv", ["Conv", "ConvInteger"]) == "; did you mean 'Conv'?"
+    assert did_you_mean("Hefft", ["cpsat", "heft"]) == "; did you mean 'heft'?"
+    assert did_you_mean("zzz", ["cpsat", "heft"]) == ""
+    from hetsim.mappers import get_mapper
+
+    with pytest.raises(InputError, match="did you mean 'cpsat'"):
+        get_mapper("CPSAT")
+
+
+def test_validate_names_each_devices_capacity_not_the_crossbar_budget(capsys):
+    from pathlib import Path
+
+    from hetsim.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    r20 = str(root / "workloads/resnet20_cifar10.onnx")
+    assert main(["validate", str(root / "platforms/diana.yaml"), r20, "--mapper", "all-8bit"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "(a)" in x)
+    assert "crossbar" not in line and "digital: weight_memory 65,536 B [per-op" in line
+    assert main(["validate", str(root / "platforms/puma.yaml"), r20, "--mapper", "greedy"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "(a)" in x)
+    assert "cim: 100 crossbars [resident; CPU-CIM ILP, Eq. 14]" in line
+
+
+def test_extending_docs_list_every_op_and_gemm_view_field():
+    import dataclasses
+    from pathlib import Path
+
+    from hetsim.workload.op import GemmView, Op
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "extending.md").read_text()
+    missing = [f"op.{f.name}" for f in dataclasses.fields(Op) if f"`op.{f.name}`" not in doc and f.name not in
+               ("name", "index")]  # the op's identity, not a cost input
+    missing += [f"gemm.{f.name}" for f in dataclasses.fields(GemmView) if f"`gemm.{f.name}`" not in doc]
+    assert not missing, missing
