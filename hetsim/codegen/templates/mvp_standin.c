@@ -13,10 +13,10 @@
 #include "snn_fw.h"
 #include "network.h"
 
-static mvp_program_t regs;                 /* the loaded program's registers */
-static mvp_range_t reg_ranges[FW_MAX_RANGES];
-static int64_t acc[FW_MAX_N];
-static int pending;                        /* launched, not yet executed */
+static mvp_program_t regs FW_STANDIN;             /* the loaded program's registers */
+static mvp_range_t reg_ranges[FW_MAX_RANGES] FW_STANDIN;
+static int64_t acc[FW_MAX_N] FW_STANDIN;
+static int pending FW_STANDIN;                    /* launched, not yet executed */
 
 static void execute(void)
 {

@@ -17,6 +17,8 @@
 #include "network.h"
 #include "semihost.h"
 
+uint32_t fw_stack_used(void);
+
 static int64_t acc[FW_MAX_N];
 static uint32_t out_count[FW_N_OUT];
 static float out_msum[FW_N_OUT];
@@ -301,6 +303,7 @@ int main(void)
     for (int l = 1; l <= FW_LAYERS; l++)
         out_printf("R %d %u %u\n", l, (unsigned)launches[l], (unsigned)processed[l]);
     out_printf("C %u %u\n", (unsigned)cal, 200000u);
+    out_printf("K %u\n", (unsigned)fw_stack_used());
     for (int c = 0; c < N_PROF; c++)
         out_printf("P %d %u %u\n", c, (unsigned)(prof_ticks[c] >> 32), (unsigned)prof_ticks[c]);
     out_printf("E\n");

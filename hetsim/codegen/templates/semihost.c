@@ -99,6 +99,13 @@ void semihost_exit(int status)
     }
 }
 
+/* errno for libm (tanh -> expm1 -> __math_oflow): a plain int instead of newlib's 1 KiB reentrancy struct */
+int *__errno(void)
+{
+    static int e;
+    return &e;
+}
+
 void fw_fail(const char *why)
 {
     out_printf("FAIL %s\n", why);

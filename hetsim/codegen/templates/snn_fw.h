@@ -26,8 +26,12 @@
 
 enum { ENGINE_M33 = 0, ENGINE_MVP_DENSE = 1, ENGINE_MVP_RANGE = 2 };
 enum { RES_SRAM = 0, RES_FLASH = 1, RES_FLASH_HOT = 2 };
-enum { RESET_SUBTRACT = 0, RESET_ZERO = 1, RESET_NONE = 2 };
-enum { READOUT_SPIKE_COUNT = 0, READOUT_MEMBRANE_SUM = 1 };
+/* macros, not enum constants: network.h's FW_RESET and FW_READOUT are tested by #if */
+#define RESET_SUBTRACT 0
+#define RESET_ZERO 1
+#define RESET_NONE 2
+#define READOUT_SPIKE_COUNT 0
+#define READOUT_MEMBRANE_SUM 1
 /* host-program entries: kind << 30 | layer << 24 | t */
 enum { OP_PROGRAM = 0, OP_AFFINE = 1, OP_LIF = 2, OP_READOUT = 3 };
 #define OP_KIND(e) ((uint32_t)(e) >> 30)
@@ -41,6 +45,8 @@ enum { OP_PROGRAM = 0, OP_AFFINE = 1, OP_LIF = 2, OP_READOUT = 3 };
 #define FW_SRAM_WEIGHTS __attribute__((section(".data.weights_sram"), aligned(4)))
 #define FW_HOT_WEIGHTS __attribute__((section(".bss.weights_hot"), aligned(4)))
 #define FW_TESTDATA __attribute__((section(".testdata"), aligned(4)))
+/* the MVP stand-in's registers and accumulators: the peripheral's own state, outside the chip's SRAM */
+#define FW_STANDIN __attribute__((section(".standin")))
 
 typedef struct {
     uint16_t n_in, n_out;

@@ -4,7 +4,18 @@
 #include <stdint.h>
 #include "semihost.h"
 
-extern uint32_t __stack_top, __data_load, __data_start, __data_end, __bss_start, __bss_end;
+extern uint32_t __stack_top, __stack_bottom, __data_load, __data_start, __data_end, __bss_start, __bss_end,
+    __standin_start, __standin_end;
+#define STACK_PAINT 0x5AC5AC5Au
+
+/* bytes of the stack ever used: the painted words below the deepest use are intact */
+uint32_t fw_stack_used(void)
+{
+    const uint32_t *p = &__stack_bottom;
+    while (p < &__stack_top && *p == STACK_PAINT)
+        p++;
+    return (uint32_t)((uintptr_t)&__stack_top - (uintptr_t)p);
+}
 int main(void);
 
 void Reset_Handler(void)
@@ -14,6 +25,13 @@ void Reset_Handler(void)
         *dst++ = *src++;
     for (uint32_t *dst = &__bss_start; dst < &__bss_end;)
         *dst++ = 0u;
+    for (uint32_t *dst = &__standin_start; dst < &__standin_end;)
+        *dst++ = 0u;
+    /* paint the stack below the current frame (measured by fw_stack_used) */
+    uint32_t *sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    for (uint32_t *dst = &__stack_bottom; dst < sp - 16;)
+        *dst++ = STACK_PAINT;
     *(volatile uint32_t *)0xE000ED88u |= 0xFu << 20;   /* CPACR: CP10, CP11 full access (FPU) */
     __asm__ volatile("dsb\n\tisb" ::: "memory");
     semihost_exit(main());
