@@ -87,6 +87,9 @@ def run(args) -> int:
     from hetsim.codegen.firmware import prepare_firmware, write_firmware
     from hetsim.errors import InputError, OutputExistsError
 
+    if args.model.suffix.lower() not in (".yaml", ".yml", ".nir"):
+        raise InputError(f"{str(args.model)!r}: firmware is generated for spiking networks, an SNN spec (.yaml) or a "
+                         "NIR graph (.nir), e.g. workloads/snn/braille384.yaml")
     out = args.output
     if out.exists() and not out.is_dir():
         raise InputError(f"-o {str(out)!r} is a file; give a folder for the firmware")
