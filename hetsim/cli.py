@@ -398,6 +398,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "snnTorch's export_to_nir constant)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     _add_common(p)
+
+    from hetsim.codegen.command import add_parser as add_codegen_parser
+
+    p = add_codegen_parser(sub)
+    _add_spikes(p)
+    _add_common(p)
     return parser
 
 
@@ -956,9 +962,15 @@ def cmd_inspect(args) -> int:
     return 0
 
 
+def cmd_codegen(args) -> int:
+    from hetsim.codegen.command import run
+
+    return run(args)
+
+
 COMMANDS = {"run": cmd_run, "reorder": cmd_reorder, "export-nir": cmd_export_nir, "map": cmd_map,
             "validate": cmd_validate, "profile": cmd_profile, "sweep": cmd_sweep, "plot": cmd_plot,
-            "inspect": cmd_inspect, "search": cmd_search,
+            "inspect": cmd_inspect, "search": cmd_search, "codegen": cmd_codegen,
             "calibrate": lambda args: __import__("hetsim.calibrate", fromlist=["cmd_calibrate"]).cmd_calibrate(args)}
 
 
