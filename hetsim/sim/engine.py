@@ -40,6 +40,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from operator import itemgetter
 
 import pandas as pd
 import simpy
@@ -82,9 +84,8 @@ class SimResult:
     splits: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
 
-def _row_key(row: tuple) -> tuple:
-    """The trace's order: by start, end, device, op."""
-    return row[4], row[5], row[1], row[0]
+#: The trace's order: by start, end, device, op.
+_row_key = itemgetter(4, 5, 1, 0)
 
 
 class Plan:
@@ -293,31 +294,30 @@ class Request:
     def run_serial(self, v: str, dv: str) -> None:
         """``v`` on serial device ``dv``: once the op before it in ``dv``'s order holds a unit, ask for one (by
         the dispatch policy), run for its latency, release it."""
+        prev = self.plan.prev_in_order.get((dv, v))
+        if prev is None or prev in self.granted:
+            self.ask_serial(v, dv)
+        else:
+            self.waiters.setdefault(prev, []).append(partial(self.ask_serial, v, dv))
+
+    def ask_serial(self, v: str, dv: str) -> None:
         res = self.hw.serial[dv]
-        env = self.env
+        if self.hw.synchronous:
+            res.request(partial(self.serial_granted, v, dv))
+        else:  # a SimPy request: its event is the request (the token to release)
+            self.hw.dispatch.request(res, self).callbacks.append(partial(self.serial_granted, v, dv))
 
-        def got(req) -> None:
-            self.start[v] = t0 = env.now
-            env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(done(req, t0))
-            self.grant(v)
+    def serial_granted(self, v: str, dv: str, req) -> None:
+        self.start[v] = t0 = self.env.now
+        self.env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(partial(self.serial_done, v, dv, req, t0))
+        self.grant(v)
 
-        def ask() -> None:
-            if self.hw.synchronous:
-                res.request(got)
-            else:
-                req = self.hw.dispatch.request(res, self)
-                req.callbacks.append(lambda _event: got(req))
-
-        def done(req, t0: float):
-            def cb(_event) -> None:
-                self.finish[v] = t1 = env.now
-                res.release(req)
-                self.record(v, dv, "", t0, t1)
-                self.complete(v)
-
-            return cb
-
-        self.after_granted(self.plan.prev_in_order.get((dv, v)), ask)
+    def serial_done(self, v: str, dv: str, req, t0: float, _event) -> None:
+        self.finish[v] = t1 = self.env.now
+        self.hw.serial[dv].release(req)
+        if self.rows is not None:
+            self.rows.append((v, dv, "compute", "", t0, t1, None))
+        self.complete(v)
 
     def run_free(self, v: str, dv: str, phases, own=None) -> None:
         """``v`` on a device whose ops overlap freely (no contended phases): it runs for its latency at once."""
