@@ -47,9 +47,10 @@ def format_scenario_report(r: ScenarioResult) -> str:
                        "statistics")
         if row["saturated"]:
             out.append(f"  SATURATED {row['stream']}: {row['saturation']}; not a steady state")
-    out += ["", f"  {'device':<10} {'utilisation':>11} {'energy mJ':>10}"]
+    out += ["", f"  {'device':<10} {'utilisation':>11} {'offered load':>12} {'energy mJ':>10}"]
     for row in r.devices.to_dict(orient="records"):
-        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {row['energy_j'] * 1e3:>10.3f}")
+        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {row['offered_load']:>12.1%} "
+                   f"{row['energy_j'] * 1e3:>10.3f}")
     out.append(f"  energy {s['energy_j'] * 1e3:.3f} mJ over the simulated time (active + idle); "
                f"{s['energy_per_request_j'] * 1e3:.4f} mJ per request")
     return "\n".join(out)

@@ -77,7 +77,8 @@ class ScenarioResult:
         streams: one row per stream: requests served (after warm-up), throughput, latency mean / p50 / p95 /
             p99 / max, deadline-miss rate, offered rate, saturation verdict.
         devices: one row per device and link: busy seconds, utilisation over the simulated time, energy (active,
-            idle, per-op, per-byte).
+            idle, per-op, per-byte), ``offered_load``: the open streams' offered rate x busy time per request /
+            units (above 1 the device cannot keep up: the SoC saturates; closed loops offer no rate).
         trace: the trace rows of the first ``timeline_requests`` requests, with ``stream`` and ``request``.
         summary: JSON-able headline numbers (``summary.json``).
     """
@@ -406,6 +407,10 @@ def run_scenario(
         raise InputError(f"scenario {sc.name!r}: no request arrived (check count / duration_s / the trace)")
     streams = _stream_table(req, models)
     devices = _device_table(plat, models, req, T)
+    rates = dict(zip(streams["stream"], streams["offered_hz"], strict=True))
+    devices["offered_load"] = [
+        sum((rates[n] or 0.0) * m.busy_s.get(d, 0.0) for n, m in models.items() if rates[n] == rates[n]) / u
+        for d, u in zip(devices["device"], devices["units"], strict=True)]
     trace = pd.DataFrame(run.trace, columns=["stream", "request", *TRACE_COLUMNS])
     total = float(devices["energy_j"].sum())
     summary = {
