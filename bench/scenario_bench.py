@@ -3,12 +3,13 @@
     python bench/scenario_bench.py                       # 10,000 requests (about 2.6 M ops)
     python bench/scenario_bench.py --requests 1000 4000  # several sizes: peak memory must not grow with them
 
-For each size, in one process: a closed loop of 4 YOLOv5n requests in flight (heft mapping, ``fifo`` dispatch,
-links + cim-bus + cim-cores contention) replayed (the mapping and the one-request pricing before it
-are not timed); printed: simulated ops per second of wall time, the ratio to a bare SimPy chain of
-timeouts timed just before and after (events per second: the ratio needs no calibration; goal >= 6 %), and the process's peak resident memory after the size (``ru_maxrss``;
-sizes run smallest first, so a peak that stays flat while the requests grow is memory that does not grow with
-the finished requests). Beside them, the calibration (a fixed pure-Python loop, median of the runs).
+For each size, in one process: a closed loop of 4 YOLOv5n requests in flight (heft mapping, ``fifo``
+dispatch, links + cim-bus + cim-cores contention) replayed; the mapping and the one-request pricing before it
+are not timed. Printed: simulated ops per second of wall time; the ratio to a bare SimPy chain of timeouts timed
+just before and after (events per second; the ratio needs no calibration; goal >= 6 %); the process's peak
+resident memory after the size (``ru_maxrss``; sizes run smallest first, so a peak that stays flat while the
+requests grow is memory that does not grow with the finished requests). Beside them, the calibration (a fixed
+pure-Python loop, median of the runs).
 """
 
 from __future__ import annotations
