@@ -5,6 +5,7 @@ resident capacity."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -165,3 +166,24 @@ def test_scenario_file_errors_are_one_line_with_suggestions(tmp_path):
         load_scenario(p)
     with pytest.raises(InputError):
         run_scenario(make_platform(), tmp_path / "missing.yaml")
+
+
+def test_cli_runs_a_scenario_file_and_writes_requests_csv(tmp_path, capsys):
+    from conftest import run_cli
+
+    root = Path(__file__).resolve().parents[1]
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(f"dispatch: edf\nstreams:\n  cls:\n    model: {root / 'workloads' / 'resnet20_cifar10.onnx'}\n"
+                  "    arrival: {process: poisson, rate_hz: 50}\n    deadline_s: 0.5\n    count: 6\n")
+    code, out, err = run_cli(capsys, "run", str(root / "platforms" / "puma.yaml"), str(sc), "--out",
+                             str(tmp_path / "out"))
+    assert code == 0, err
+    assert "p99" in out and "cls" in out and "energy" in out
+    import pandas as pd
+
+    req = pd.read_csv(tmp_path / "out" / "requests.csv")
+    assert len(req) == 6 and (req["latency_s"] > 0).all()
+    assert (tmp_path / "out" / "latency_cdf.png").stat().st_size > 0
+    sc.write_text("streams:\n  cls:\n    modle: x.onnx\n")
+    code, out, err = run_cli(capsys, "run", str(root / "platforms" / "puma.yaml"), str(sc))
+    assert code == 2 and "did you mean 'model'" in err and "Traceback" not in err
