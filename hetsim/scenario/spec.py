@@ -177,12 +177,12 @@ def is_scenario_file(path: str | Path) -> bool:
     p = Path(path)
     if p.suffix.lower() not in (".yaml", ".yml") or not p.is_file():
         return False
-    try:
-        import yaml
+    from hetsim.platform import read_yaml
 
-        data = yaml.safe_load(p.read_text())
-    except Exception:  # noqa: BLE001 - not ours to judge here: the loader reports it
-        return False
+    try:  # the guarded reader (size, aliases, nesting): a hostile file is refused here too
+        data = read_yaml(p, InputError, "file")
+    except InputError:
+        return False  # not ours to judge here: the workload's own loader reports it
     return isinstance(data, dict) and "streams" in data
 
 
