@@ -54,3 +54,13 @@ def test_unknown_policy_is_one_line_with_a_suggestion():
 
 def test_contention_kinds_are_the_device_kinds_declarations():
     assert contention_kinds() == CONTENTION_KINDS
+
+
+def test_the_replay_names_no_device_contention_kind():
+    """The device kinds own their contended resources (DeviceBase.contended_phases); the engine asks them."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "hetsim" / "sim"
+    for name in ("engine.py", "dispatch.py", "analytic.py"):
+        text = (root / name).read_text()
+        assert "cim-bus" not in text and "cim-cores" not in text, name

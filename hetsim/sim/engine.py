@@ -21,7 +21,7 @@ keeps about three events per op on a serial device (request, timeout, release) a
 * devices that are not serial (a PUMA CIM): an op owns the crossbars it was placed on (weight-stationary), so
   its ops overlap freely, in phases when the device has them, unless contention is switched on for a device
   that models it (``DeviceBase.contention``; the device names the resources each phase holds,
-  ``DeviceBase.contended_phases``: a PUMA's ``cim-bus`` and ``cim-cores``); a phase takes its resources one by
+  ``DeviceBase.contended_phases``: a PUMA's internal bus and cores); a phase takes its resources one by
   one in the order the device gives, holding those it has while it waits for the rest - a fixed lock order, so
   it never deadlocks.
 * control dependencies (``Schedule.after``): an op also waits for these ops to finish (SpikeDuet's blocking
@@ -484,7 +484,7 @@ def simulate(
 
     Raises:
         ScheduleError: the schedule does not fit the workload/platform (unassigned op, unsupported device,
-            inconsistent order, missing placement under ``cim-cores``, or a deadlock).
+            inconsistent order, a placement a device's contention needs is missing, or a deadlock).
         InputError: an unknown contention kind or dispatch policy.
     """
     contention = frozenset(contention)
