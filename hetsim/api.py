@@ -93,6 +93,9 @@ def run(
     Args:
         platform: a :class:`~hetsim.platform.Platform` (e.g. from :func:`load_platform`) or a path to its YAML.
         workload: a :class:`~hetsim.workload.Workload` (e.g. from :func:`load_workload`) or a path to an ONNX
+            model; or a scenario (``scenarios/*.yaml`` or a :class:`~hetsim.scenario.spec.Scenario`: streams of
+            requests), which returns a :class:`~hetsim.scenario.run.ScenarioResult` (``streams``, ``requests``,
+            ``devices``, ``summary``; ``dispatch=`` overrides its policy); or an ONNX
             model, or a spiking network: an SNN spec (``workloads/snn/braille384.yaml``), a NIR graph (``.nir``,
             with ``spikes``), an :class:`~hetsim.snn.network.SNN` (:func:`load_snn`) or its unrolled workload. Its
             result has ``makespan_s`` = the mean latency over the eval split, ``energy_j`` = the mean energy per
@@ -125,6 +128,14 @@ def run(
         InputError: (subclasses, :mod:`hetsim.errors`) a missing or malformed file, an unknown mapper or option
             (the message suggests the closest name), an infeasible mapping.
     """
+    from hetsim.scenario.spec import Scenario, is_scenario_file
+
+    if isinstance(workload, Scenario) or (isinstance(workload, str | Path) and is_scenario_file(workload)):
+        from hetsim.scenario.run import run_scenario  # a scenario: streams of requests (hetsim/scenario/)
+
+        return run_scenario(platform, workload, mapper=mapper, dispatch=options.pop("dispatch", None),
+                            contention=None if contention in (None, "none") else contention,
+                            seed=seed or None)
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
                 timeline=timeline, spikes=spikes, input_shape=input_shape)

@@ -214,7 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "offloaded ops and the crossbar placement. Given an SNN spec (.yaml) or a NIR graph (.nir) with "
                        "--spikes on an SNN platform "
                        "(platforms/efr32mg24.yaml): plan engines and weight residencies per layer, evaluate "
-                       "SpikeDuet's Table I configurations sample by sample and replay one sample's timeline.")
+                       "SpikeDuet's Table I configurations sample by sample and replay one sample's timeline. "
+                       "Given a scenario (scenarios/*.yaml: streams of requests of one or several models): map "
+                       "every model, replay the requests with run-time dispatch, print per-stream throughput and "
+                       "latency percentiles, device utilisation and energy (--out: requests.csv, figures).")
     _add_map_args(p)
     _add_contention(p)
     p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
@@ -226,6 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
                    "(default: the first 4 per device, the rest counted)")
     p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
+    p.add_argument("--dispatch", default=None, metavar="POLICY",
+                   help="scenarios (MODEL = scenarios/*.yaml, streams of requests): the serial devices' policy "
+                   "between requests: static, fifo, priority, edf (default: the scenario's)")
     g = p.add_argument_group("spiking networks (SpikeDuet; an SNN spec .yaml on platforms/efr32mg24.yaml)")
     g.add_argument("--mode", choices=("async", "blocking"), default=None,
                    help="CPU-MVP execution: async overlaps MVP affine work with M33 LIF updates of earlier "
@@ -564,7 +570,12 @@ def cmd_run(args) -> int:
     from hetsim.pipeline import is_snn_path
     from hetsim.report.outputs import OUTPUT_FILES, check_out_dir, write_outputs
     from hetsim.report.text import DEFAULT_NAMES, format_report
+    from hetsim.scenario.spec import is_scenario_file
 
+    if is_scenario_file(args.model):  # a scenario: streams of requests (hetsim/scenario/)
+        from hetsim.scenario.cli import cmd_run_scenario
+
+        return cmd_run_scenario(args)
     if is_snn_path(args.model):  # the SNN report draws with matplotlib: imported only for SNNs
         from hetsim.report.snn import SNN_OUTPUT_FILES, format_snn_report
     shapes = _input_shapes(args)

@@ -78,7 +78,8 @@ class DeviceBase(BaseModel):
     can_host: ClassVar[bool] = False
     #: Workload kinds the device runs: ``"onnx"`` (operator DAGs) or ``"snn"`` (spiking networks).
     workloads: ClassVar[frozenset[str]] = frozenset({"onnx"})
-    #: Contention kinds (``hetsim.sim.CONTENTION_KINDS``) the device's own resources model.
+    #: Contention kinds (``hetsim.sim.CONTENTION_KINDS``) the device's own resources model; the resources
+    #: themselves are named by :meth:`contended_phases`.
     contention: ClassVar[tuple[str, ...]] = ()
 
     name: str = ""
@@ -99,6 +100,26 @@ class DeviceBase(BaseModel):
 
     #: Names of the phases :meth:`phases` returns (e.g. ``("load", "mvm", "store")``).
     phase_names: ClassVar[tuple[str, ...]] = ()
+
+    def contended_phases(
+        self, kinds: frozenset[str], op: str, placement: list[tuple[int, int]] | None, need: int | None
+    ) -> list[tuple[object, ...]] | None:
+        """The device's own shared resources each phase of ``op`` holds while it runs, under the contention
+        ``kinds`` switched on: one tuple per phase (in :attr:`phase_names` order) of resource keys (any
+        hashable: the replay makes one single-unit SimPy resource per device and key, and takes a phase's keys
+        in the order given, a fixed lock order), or ``None`` when no kind of :attr:`contention` is on (the op
+        then overlaps freely). Only called for ops with :meth:`phases`. The default: ``None``.
+
+        Args:
+            kinds: the contention kinds of the replay (a subset of ``hetsim.sim.CONTENTION_KINDS``).
+            op: the op's name (for error messages).
+            placement: the op's placement on :attr:`slots` (``[(slot, amount), ...]``) or ``None``.
+            need: the op's resident demand on this device (``CostModel.need``), or ``None``.
+
+        Raises:
+            ScheduleError: a kind needs something the schedule lacks (a PUMA core placement).
+        """
+        return None
 
     #: The kind runs parts of an op that compute some of its output channels (a channel split, ODiMO).
     splits_channels: ClassVar[bool] = False

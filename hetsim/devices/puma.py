@@ -16,6 +16,7 @@ from hetsim.devices.fields import (
     Integer,
     Real,
 )
+from hetsim.errors import ScheduleError
 from hetsim.workload.op import Op
 
 GEMM_OP_TYPES = ("Conv", "Gemm", "MatMul", "QLinearConv", "QGemm", "QLinearMatMul", "ConvInteger", "MatMulInteger")
@@ -104,6 +105,34 @@ class PumaDevice(DeviceBase):
         """First-fit decreasing on the cores (:func:`place_crossbars`)."""
         return place_crossbars(demand, self.cores, self.crossbars_per_core, order=order,
                                capacities=self.core_capacities)
+
+    def contended_phases(
+        self, kinds: frozenset[str], op: str, placement: list[tuple[int, int]] | None, need: int | None
+    ) -> list[tuple[object, ...]] | None:
+        """``cim-bus``: the load and store phases hold the internal bus (one at a time); ``cim-cores``: the MVM
+        phase holds every core the op's crossbars are placed on (a core issues one MVM stream at a time),
+        taken in core order. Ours, not the CPU-CIM ILP's (it models no contention inside the CIM).
+
+        Raises:
+            ScheduleError: ``cim-cores`` is on and the op has no valid placement (distinct cores of this
+                device holding its ``need`` crossbars).
+        """
+        bus = "cim-bus" in kinds
+        cores = "cim-cores" in kinds
+        if not (bus or cores):
+            return None
+        held: tuple[object, ...] = ()
+        if cores:
+            ids = [c for c, _ in placement or []]
+            if (not placement or any(not 0 <= c < self.cores for c in ids) or len(set(ids)) != len(ids)
+                    or sum(n for _, n in placement) != need):
+                raise ScheduleError(
+                    f"CIM op {op!r} has no valid crossbar placement (distinct cores of {self.name!r} holding its "
+                    f"{need} crossbars); 'cim-cores' contention needs one"
+                )
+            held = tuple(("core", c) for c in sorted(ids))
+        b = ("bus",) if bus else ()
+        return [b, held, b]
 
     @property
     def wire_bits(self) -> int:

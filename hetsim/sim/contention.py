@@ -9,9 +9,22 @@ from collections.abc import Iterable
 
 from hetsim.errors import InputError
 
-#: ``links``: a link carries one transfer at a time; ``cim-bus``: one load/store phase at a time on a PUMA's
-#: internal bus; ``cim-cores``: a PUMA core issues one MVM stream at a time (``docs/architecture.md``)
+#: ``links``: a link carries one transfer at a time; the others are declared by the device kinds that model them
+#: (``DeviceBase.contention``; the built-in PUMA kind's ``cim-bus``: one load/store phase at a time on its
+#: internal bus, ``cim-cores``: a core issues one MVM stream at a time). Spelled out here for ``hetsim --help``
+#: without importing the device kinds; :func:`contention_kinds` asks them (a test keeps the two equal).
 CONTENTION_KINDS = ("links", "cim-bus", "cim-cores")
+
+
+def contention_kinds() -> tuple[str, ...]:
+    """``links`` and every contention kind a registered device kind declares (``DeviceBase.contention``), in
+    registration order."""
+    from hetsim.devices import DEVICE_KINDS
+
+    out = ["links"]
+    for cls in DEVICE_KINDS.values():
+        out += [k for k in cls.contention if k not in out]
+    return tuple(out)
 
 
 def parse_contention(spec: str | Iterable[str] | None) -> frozenset[str]:
@@ -28,7 +41,7 @@ def parse_contention(spec: str | Iterable[str] | None) -> frozenset[str]:
         if spec.strip() in ("", "none"):
             return frozenset()
         if spec.strip() == "all":
-            return frozenset(CONTENTION_KINDS)
+            return frozenset(contention_kinds())
         kinds = {k.strip() for k in spec.split(",") if k.strip()}
         if not kinds or kinds == {"none"}:
             return frozenset()
@@ -43,13 +56,14 @@ def parse_contention(spec: str | Iterable[str] | None) -> frozenset[str]:
         kinds = {k.strip() for k in kinds}
     if kinds & {"all", "none"}:
         raise InputError(f"contention {spec!r}: 'all' and 'none' stand alone, not in a list")
-    bad = kinds - set(CONTENTION_KINDS)
+    known = contention_kinds()
+    bad = kinds - set(known)
     if bad:
         import difflib
 
         k = sorted(bad)[0]
-        close = difflib.get_close_matches(k, CONTENTION_KINDS, n=1)
-        allowed = f"{', '.join(CONTENTION_KINDS)}, all, none"
+        close = difflib.get_close_matches(k, known, n=1)
+        allowed = f"{', '.join(known)}, all, none"
         raise InputError(f"unknown contention kind {k!r}; did you mean {close[0]!r}? Allowed: {allowed}" if close
                          else f"unknown contention kind {k!r}; allowed: {allowed}")
     return frozenset(kinds)

@@ -1,5 +1,10 @@
 """SimPy replay of a Schedule on resources built from the Platform (``docs/architecture.md``, "Simulation semantics").
 
+Three parts: a :class:`Plan` (what one schedule's replay needs, checked once), the :class:`Hardware` (the
+platform's SimPy resources, shared by every request on it; its serial devices are made by a dispatch policy,
+:mod:`hetsim.sim.dispatch`) and a :class:`Request` (one inference: its state and the engine's steps as methods).
+:func:`simulate` replays one request; a scenario (``hetsim/scenario/``) replays many on one Hardware.
+
 An op starts when all its inputs (and their transfers) have arrived and its device grants it. Ops and transfers
 are chains of callbacks on SimPy events (``simpy.Resource`` requests and timeouts), not SimPy processes: an op's
 chain starts when its last input arrives, asks for the resources it needs, waits for the grant, runs for its
@@ -15,10 +20,10 @@ keeps about three events per op on a serial device (request, timeout, release) a
   exchanges data with its neighbours through shared memory only (checked), so no transfer touches it.
 * devices that are not serial (a PUMA CIM): an op owns the crossbars it was placed on (weight-stationary), so
   its ops overlap freely, in phases when the device has them, unless contention is switched on for a device
-  that models it (``DeviceBase.contention``): ``cim-bus`` (one load/store phase at a time on the internal bus) and
-  ``cim-cores`` (a core issues one MVM stream at a time: ops placed on a common core serialise their MVM
-  phases; an op spanning several cores needs all of them, and takes them one by one in core order, holding
-  those it has while it waits for the rest - a fixed lock order, so it never deadlocks).
+  that models it (``DeviceBase.contention``; the device names the resources each phase holds,
+  ``DeviceBase.contended_phases``: a PUMA's internal bus and cores); a phase takes its resources one by
+  one in the order the device gives, holding those it has while it waits for the rest - a fixed lock order, so
+  it never deadlocks.
 * control dependencies (``Schedule.after``): an op also waits for these ops to finish (SpikeDuet's blocking
   execution: the host waits for every MVP launch).
 * links: a transfer holds ``bytes / bandwidth + latency`` (CPU-CIM ILP, Eq. 4); with ``links`` contention the
@@ -35,6 +40,8 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
+from operator import itemgetter
 
 import pandas as pd
 import simpy
@@ -43,9 +50,11 @@ from hetsim.check import fill_orders, op_parts, require_feasible
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
-from hetsim.sim.contention import CONTENTION_KINDS, parse_contention
+from hetsim.sim.contention import CONTENTION_KINDS, contention_kinds, parse_contention
+from hetsim.sim.dispatch import DispatchPolicy, get_dispatch
 
-__all__ = ["CONTENTION_KINDS", "TRACE_COLUMNS", "SimResult", "parse_contention", "simulate"]
+__all__ = ["CONTENTION_KINDS", "TRACE_COLUMNS", "Hardware", "Plan", "Request", "SimResult", "parse_contention",
+           "simulate"]
 
 TRACE_COLUMNS = ["op", "device", "kind", "phase", "start_s", "end_s", "channels"]
 
@@ -75,105 +84,197 @@ class SimResult:
     splits: dict[str, dict[str, list[int]]] = field(default_factory=dict)
 
 
-def _row_key(row: tuple) -> tuple:
-    """The trace's order: by start, end, device, op."""
-    return row[4], row[5], row[1], row[0]
+#: The trace's order: by start, end, device, op.
+_row_key = itemgetter(4, 5, 1, 0)
 
 
-def simulate(
-    costs: CostModel, schedule: Schedule, contention: frozenset[str] | set[str] = frozenset()
-) -> SimResult:
-    """Replay ``schedule`` on SimPy resources.
+class Plan:
+    """What a replay of one schedule needs that does not change from one request to the next: checked once.
 
-    Args:
-        costs: cost model of the workload on the platform.
-        schedule: assignment, per-device order and crossbar placement to replay.
-        contention: subset of :data:`CONTENTION_KINDS` to model.
-
-    Returns:
-        :class:`SimResult` with the trace and per-op times.
+    Per op: how it runs (``mode``: on a serial device, freely, in contended phases, or as a channel split), its
+    device, latency, phases and the device resources each phase holds, the op before it in its device's order,
+    and its out-edges with their link and transfer time.
 
     Raises:
-        ScheduleError: the schedule does not fit the workload/platform (unassigned op, unsupported device,
-            inconsistent order, missing placement under ``cim-cores``, or a deadlock).
-        InputError: an unknown contention kind.
+        ScheduleError: the schedule does not fit (:func:`~hetsim.check.require_feasible`), or a contention kind
+            needs what the schedule lacks (:meth:`~hetsim.devices.base.DeviceBase.contended_phases`).
     """
-    contention = frozenset(contention)
-    bad = contention - set(CONTENTION_KINDS)
-    if bad:
-        raise InputError(f"unknown contention kind {sorted(bad)[0]!r}; allowed: {', '.join(CONTENTION_KINDS)}")
-    costs = costs.for_schedule(schedule)  # per-schedule costs (an SNN's engines and residencies), else itself
-    wl = costs.workload
-    g = wl.graph
-    platform = costs.platform
-    assignment = schedule.assignment
-    splits = schedule.splits
-    caps = costs.serial_devices()
-    topo = wl.topological_order()
-    require_feasible(costs, schedule)
-    order = fill_orders(costs, assignment, schedule.order, splits)
-    devs = costs.devices
 
-    if "cim-cores" in contention:
-        n_slots = {d: len(dev.slots) for d, dev in devs.items() if "cim-cores" in dev.contention and
-                   dev.slots is not None}
+    SERIAL, FREE, PHASES, SPLIT = range(4)
+
+    def __init__(self, costs: CostModel, schedule: Schedule, contention: frozenset[str]) -> None:
+        costs = costs.for_schedule(schedule)  # per-schedule costs (an SNN's engines and residencies), else itself
+        self.costs = costs
+        self.schedule = schedule
+        self.contention = contention
+        wl = costs.workload
+        g = wl.graph
+        self.graph = g
+        self.topo = wl.topological_order()
+        self.assignment = assignment = schedule.assignment
+        self.splits = splits = schedule.splits
+        self.caps = caps = costs.serial_devices()
+        require_feasible(costs, schedule)
+        order = fill_orders(costs, assignment, schedule.order, splits)
+        devs = costs.devices
+        self.devs = devs
+        self.dev_rank = {d: i for i, d in enumerate(costs.platform.devices)}
+        self.prev_in_order: dict[tuple[str, str], str] = {}  # (device, op) -> the op before it in that order
+        for dev in caps:
+            seq = order[dev]
+            for i in range(1, len(seq)):
+                self.prev_in_order[(dev, seq[i])] = seq[i - 1]
+        # per op on a device with phases: the device resources each phase holds (None: it overlaps freely)
+        self.held: dict[str, list[tuple]] = {}
         for v, dv in assignment.items():
-            if dv in n_slots and v not in splits:
-                placed = schedule.placement.get(v)
-                cores = [c for c, _ in placed or []]
-                if (not placed or any(not 0 <= c < n_slots[dv] for c in cores) or len(set(cores)) != len(cores)
-                        or sum(n for _, n in placed) != costs.need[v][dv]):
-                    raise ScheduleError(
-                        f"CIM op {v!r} has no valid crossbar placement (distinct cores of {dv!r} holding its "
-                        f"{costs.need[v][dv]} crossbars); 'cim-cores' contention needs one"
-                    )
+            phases = costs.phases.get(v, {}).get(dv)
+            if v in splits or dv in caps or phases is None:
+                continue
+            held = devs[dv].contended_phases(contention, v, schedule.placement.get(v),
+                                              costs.need.get(v, {}).get(dv))
+            if held is not None:
+                self.held[v] = held
+        self.mode = {}
+        for v in g.nodes:
+            dv = assignment[v]
+            self.mode[v] = (self.SPLIT if v in splits else self.SERIAL if dv in caps
+                            else self.PHASES if v in self.held else self.FREE)
+        self.indegree = {v: g.in_degree(v) + len(schedule.after.get(v, ())) for v in g.nodes}
+        self.dependents: dict[str, list[str]] = {}  # Schedule.after: u -> ops waiting for u to finish
+        for v, us in schedule.after.items():
+            for u in us:
+                self.dependents.setdefault(u, []).append(v)
+        self.out: dict[str, list[tuple]] = {}  # u -> [(v, link or None, transfer seconds)] in graph order
+        for u in g.nodes:
+            du = assignment[u]
+            edges = []
+            for v in g.succ[u]:
+                dv = assignment[v]
+                if du == dv or u in splits or v in splits or not costs.needs_transfer(u, v, du, dv):
+                    edges.append((v, None, 0.0))  # split ops share memory with their neighbours (checked)
+                    continue
+                link = costs.link(du, dv)
+                edges.append((v, link, link.transfer_time(costs.transfer_bytes(u, v, du, dv))))
+            self.out[u] = edges
 
-    env = simpy.Environment()
-    rows: list[tuple] = []
-    start: dict[str, float] = {}
-    finish: dict[str, float] = {}
-    granted: set[str] = set()  # ops that hold (or held) their serial devices
-    waiters: dict[str, list[Callable[[], object]]] = {}  # op -> what runs once it is granted
-    prev_in_order: dict[tuple[str, str], str] = {}  # (device, op) -> the op before it in the device's order
-    for dev in caps:
-        seq = order[dev]
-        for i in range(1, len(seq)):
-            prev_in_order[(dev, seq[i])] = seq[i - 1]
-    dev_rank = {d: i for i, d in enumerate(platform.devices)}
-    lat = costs.latency
-    succ = g.succ
 
-    serial_res = {dev: simpy.Resource(env, capacity=cap) for dev, cap in caps.items()}
-    link_res = (
-        {name: simpy.Resource(env, capacity=1) for name in platform.links} if "links" in contention else {}
-    )
-    bus_res, core_res = {}, {}
-    for name, dev in devs.items():
-        if "cim-bus" in contention and "cim-bus" in dev.contention:
-            bus_res[name] = simpy.Resource(env, capacity=1)
-        if "cim-cores" in contention and "cim-cores" in dev.contention and dev.slots is not None:
-            core_res[name] = [simpy.Resource(env, capacity=1) for _ in dev.slots]
+class Hardware:
+    """The platform's SimPy resources, shared by every request replayed on it: one resource per serial device
+    (made by the dispatch policy), one per link under ``links`` contention, and the devices' own contended
+    resources (:meth:`~hetsim.devices.base.DeviceBase.contended_phases`; one single-unit resource per device
+    and key, made on first use)."""
 
-    remaining = {v: g.in_degree(v) + len(schedule.after.get(v, ())) for v in g.nodes}
-    dependents: dict[str, list[str]] = {}  # control dependencies (Schedule.after): u -> ops waiting for u to finish
-    for v, us in schedule.after.items():
-        for u in us:
-            dependents.setdefault(u, []).append(v)
+    def __init__(self, env: simpy.Environment, costs: CostModel, contention: frozenset[str],
+                 dispatch: DispatchPolicy) -> None:
+        self.env = env
+        self.dispatch = dispatch
+        self.synchronous = dispatch.synchronous
+        self.serial = {dev: dispatch.resource(env, cap) for dev, cap in costs.serial_devices().items()}
+        self.links = ({name: simpy.Resource(env, capacity=1) for name in costs.platform.links}
+                      if "links" in contention else {})
+        self.own: dict[tuple[str, object], simpy.Resource] = {}
+        #: an op on a device whose ops overlap freely holds its own hardware (one resource per plan and op), so
+        #: that requests of one op take turns on it; off for one request (nothing to take turns with)
+        self.exclusive_ops = False
 
-    def grant(v: str) -> None:
+    def device_resources(self, device: str, keys: tuple) -> list[simpy.Resource]:
+        out = []
+        for k in keys:
+            res = self.own.get((device, k))
+            if res is None:
+                res = self.own[(device, k)] = simpy.Resource(self.env, capacity=1)
+            out.append(res)
+        return out
+
+
+class Request:
+    """One inference of a :class:`Plan` on a :class:`Hardware`: the replay's state and its steps.
+
+    The steps are methods: :meth:`arrive` (an input is there), :meth:`run_op` (all are: start the op the way its
+    device runs it), the serial grant (:meth:`run_serial`, :meth:`grant`), :meth:`run_free`, :meth:`run_phases`,
+    :meth:`run_split`, :meth:`complete` (send the outputs: :meth:`transfer`) and the releases. Every op and
+    transfer is a chain of callbacks on SimPy events; only a channel split is a SimPy process.
+
+    Attributes:
+        arrival_s, seq, priority, deadline_s: what dispatch policies order requests by (the arrival time, a
+            sequence number, the stream's priority, the absolute deadline or ``None``).
+        rows: the trace rows ``(op, device, kind, phase, start_s, end_s, channels)`` when ``record``.
+        start, finish: per op, seconds.
+    """
+
+    def __init__(self, plan: Plan, hw: Hardware, *, arrival_s: float = 0.0, seq: int = 0, priority: int = 0,
+                 deadline_s: float | None = None, record: bool = True, on_done: Callable | None = None) -> None:
+        self.plan = plan
+        self.hw = hw
+        self.env = hw.env
+        self.arrival_s = arrival_s
+        self.seq = seq
+        self.priority = priority
+        self.deadline_s = deadline_s
+        self.rows: list[tuple] | None = [] if record else None
+        self.start: dict[str, float] = {}
+        self.finish: dict[str, float] = {}
+        self.granted: set[str] = set()  # ops that hold (or held) their serial devices
+        self.waiters: dict[str, list[Callable[[], object]]] = {}  # op -> what runs once it is granted
+        self.remaining = dict(plan.indegree)
+        self.left = len(plan.indegree)  # ops not finished yet
+        self.on_done = on_done
+
+    # ------------------------------------------------------------------------------------------ arrival
+
+    def start_all(self) -> None:
+        """The request has arrived: start every op with no inputs."""
+        remaining = self.remaining
+        for v in self.plan.topo:
+            if remaining[v] == 0:
+                self.run_op(v)
+
+    def arrive(self, v: str) -> None:
+        """One input of ``v`` is there; start ``v`` when all are."""
+        self.remaining[v] -= 1
+        if self.remaining[v] == 0:
+            self.run_op(v)
+
+    def run_op(self, v: str) -> None:
+        """All inputs of ``v`` have arrived: run it the way its device runs ops."""
+        plan = self.plan
+        mode = plan.mode[v]
+        dv = plan.assignment[v]
+        if mode == Plan.SERIAL:
+            self.run_serial(v, dv)
+        elif mode == Plan.SPLIT:
+            self.env.process(self.run_split(v))
+        elif self.hw.exclusive_ops:  # requests of one op take turns on its own hardware (scenarios)
+            own = self.hw.device_resources(dv, ((id(plan), v),))
+            self.take(own, lambda reqs: self.run_own(v, dv, mode, own[0], reqs[0]))
+        elif mode == Plan.FREE:
+            self.run_free(v, dv, plan.costs.phases.get(v, {}).get(dv))
+        else:
+            self.run_phases(v, dv)
+
+    def run_own(self, v: str, dv: str, mode: int, res: simpy.Resource, req) -> None:
+        """``v`` holds its own hardware (a PUMA op's crossbars) from its start to its end."""
+        if mode == Plan.FREE:
+            self.run_free(v, dv, self.plan.costs.phases.get(v, {}).get(dv), (res, req))
+        else:
+            self.run_phases(v, dv, (res, req))
+
+    # ------------------------------------------------------------------------------------------ grant
+
+    def grant(self, v: str) -> None:
         """``v`` holds its serial device(s): the next op in each device's order may now ask for it."""
-        granted.add(v)
-        for fn in waiters.pop(v, ()):
+        self.granted.add(v)
+        for fn in self.waiters.pop(v, ()):
             fn()
 
-    def after_granted(prev: str | None, fn: Callable[[], object]) -> None:
+    def after_granted(self, prev: str | None, fn: Callable[[], object]) -> None:
         """Run ``fn`` now if ``prev`` (the op before in a device's order) has been granted, else once it is."""
-        if prev is None or prev in granted:
+        if prev is None or prev in self.granted:
             fn()
         else:
-            waiters.setdefault(prev, []).append(fn)
+            self.waiters.setdefault(prev, []).append(fn)
 
-    def take(resources: list, then: Callable[[list], None]) -> None:
+    def take(self, resources: list, then: Callable[[list], None]) -> None:
         """Request ``resources`` one by one in the given order (a fixed lock order: no deadlock), holding those
         granted while waiting for the rest; call ``then(requests)`` once all are held."""
         reqs: list = []
@@ -188,97 +289,66 @@ def simulate(
 
         step()
 
-    def arrive(v: str) -> None:
-        """One input of ``v`` is there; start ``v`` when all are."""
-        remaining[v] -= 1
-        if remaining[v] == 0:
-            run_op(v)
+    # ------------------------------------------------------------------------------------------ run
 
-    def transfer_done(u: str, v: str, link, t0: float, res: simpy.Resource | None = None, req=None):
-        def cb(_event) -> None:
-            if res is not None:
-                res.release(req)
-            rows.append((f"{u}->{v}", link.name, "transfer", "", t0, env.now, None))
-            arrive(v)
+    def run_serial(self, v: str, dv: str) -> None:
+        """``v`` on serial device ``dv``: once the op before it in ``dv``'s order holds a unit, ask for one (by
+        the dispatch policy), run for its latency, release it."""
+        prev = self.plan.prev_in_order.get((dv, v))
+        if prev is None or prev in self.granted:
+            self.ask_serial(v, dv)
+        else:
+            self.waiters.setdefault(prev, []).append(partial(self.ask_serial, v, dv))
 
-        return cb
+    def ask_serial(self, v: str, dv: str) -> None:
+        res = self.hw.serial[dv]
+        if self.hw.synchronous:
+            res.request(partial(self.serial_granted, v, dv))
+        else:  # a SimPy request: its event is the request (the token to release)
+            self.hw.dispatch.request(res, self).callbacks.append(partial(self.serial_granted, v, dv))
 
-    def contended_transfer(u: str, v: str, link, dt: float, res: simpy.Resource) -> None:
-        """A transfer over a link carrying one transfer at a time (first come first served)."""
-        req = res.request()
+    def serial_granted(self, v: str, dv: str, req) -> None:
+        self.start[v] = t0 = self.env.now
+        self.env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(partial(self.serial_done, v, dv, req, t0))
+        self.grant(v)
 
-        def got(_event) -> None:
-            env.timeout(dt).callbacks.append(transfer_done(u, v, link, env.now, res, req))
+    def serial_done(self, v: str, dv: str, req, t0: float, _event) -> None:
+        self.finish[v] = t1 = self.env.now
+        self.hw.serial[dv].release(req)
+        if self.rows is not None:
+            self.rows.append((v, dv, "compute", "", t0, t1, None))
+        self.complete(v)
 
-        req.callbacks.append(got)
-
-    def complete(u: str) -> None:
-        """``u`` finished: send its outputs (a transfer per cross-device edge) to its consumers."""
-        du = assignment[u]
-        for v in dependents.get(u, ()):
-            arrive(v)
-        for v in succ[u]:
-            dv = assignment[v]
-            if du == dv or u in splits or v in splits or not costs.needs_transfer(u, v, du, dv):
-                arrive(v)  # split ops share memory with their neighbours (checked): nothing moves
-                continue
-            link = costs.link(du, dv)
-            dt = link.transfer_time(costs.transfer_bytes(u, v, du, dv))
-            res = link_res.get(link.name)
-            if res is not None:
-                contended_transfer(u, v, link, dt, res)
-            else:
-                env.timeout(dt).callbacks.append(transfer_done(u, v, link, env.now))
-
-    def run_serial(v: str, dv: str) -> None:
-        """``v`` on serial device ``dv``: once the op before it in ``dv``'s order holds a unit, ask for one, run
-        for its latency, release it."""
-        res = serial_res[dv]
-
-        def ask() -> None:
-            req = res.request()
-
-            def got(_event) -> None:
-                start[v] = t0 = env.now
-                env.timeout(lat[v][dv]).callbacks.append(done(req, t0))
-                grant(v)
-
-            req.callbacks.append(got)
-
-        def done(req, t0: float):
-            def cb(_event) -> None:
-                finish[v] = env.now
-                res.release(req)
-                rows.append((v, dv, "compute", "", t0, finish[v], None))
-                complete(v)
-
-            return cb
-
-        after_granted(prev_in_order.get((dv, v)), ask)
-
-    def run_free(v: str, dv: str, phases) -> None:
+    def run_free(self, v: str, dv: str, phases, own=None) -> None:
         """``v`` on a device whose ops overlap freely (no contended phases): it runs for its latency at once."""
-        start[v] = t0 = env.now
+        env = self.env
+        self.start[v] = t0 = env.now
 
         def done(_event) -> None:
-            finish[v] = t1 = env.now
+            self.finish[v] = t1 = env.now
             if phases is None:
-                rows.append((v, dv, "compute", "", t0, t1, None))
+                self.record(v, dv, "", t0, t1)
             else:  # phase rows laid end to end, op times kept exact
-                t, names = t0, devs[dv].phase_names
+                t, names = t0, self.plan.devs[dv].phase_names
                 for i, (ph, dt) in enumerate(zip(names, phases, strict=True)):
                     t_end = t1 if i == len(phases) - 1 else t + dt
-                    rows.append((v, dv, "compute", ph, t, t_end, None))
+                    self.record(v, dv, ph, t, t_end)
                     t = t_end
-            complete(v)
+            if own is not None:
+                own[0].release(own[1])
+            self.complete(v)
 
-        env.timeout(lat[v][dv]).callbacks.append(done)
+        env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(done)
 
-    def run_phases(v: str, dv: str, phases) -> None:
-        """``v`` on a CIM device with contended phases: load (internal bus), mvm (its cores), store (bus)."""
-        bus = [bus_res[dv]] if dv in bus_res else []
-        cores = [core_res[dv][c] for c, _ in sorted(schedule.placement[v])] if dv in core_res else []
-        seq = (("load", phases[0], bus), ("mvm", phases[1], cores), ("store", phases[2], bus))
+    def run_phases(self, v: str, dv: str, own=None) -> None:
+        """``v`` in its device's phases, each holding the device resources the device names for it (a PUMA's
+        internal bus for load/store, its cores for the MVM) while it runs."""
+        env = self.env
+        plan = self.plan
+        phases = plan.costs.phases[v][dv]
+        names = plan.devs[dv].phase_names
+        seq = [(name, dt, self.hw.device_resources(dv, keys))
+               for name, dt, keys in zip(names, phases, plan.held[v], strict=True)]
 
         def phase(i: int) -> None:
             name, dt, resources = seq[i]
@@ -286,93 +356,167 @@ def simulate(
             def held(reqs: list) -> None:
                 t0 = env.now
                 if i == 0:
-                    start[v] = t0
+                    self.start[v] = t0
 
                 def ended(_event) -> None:
                     for r, req in zip(resources, reqs, strict=True):
                         r.release(req)
-                    rows.append((v, dv, "compute", name, t0, env.now, None))
+                    self.record(v, dv, name, t0, env.now)
                     if i + 1 < len(seq):
                         phase(i + 1)
                     else:
-                        finish[v] = env.now
-                        complete(v)
+                        self.finish[v] = env.now
+                        if own is not None:
+                            own[0].release(own[1])
+                        self.complete(v)
 
                 env.timeout(dt).callbacks.append(ended)
 
-            take(resources, held)
+            self.take(resources, held)
 
         phase(0)
 
-    def run_split(v: str):
-        """All parts of a split op start together once every part's device is free (see the module doc)."""
-        parts = sorted(op_parts(costs, v, assignment, splits), key=lambda p: dev_rank[p[0]])
+    def run_split(self, v: str):
+        """All parts of a split op start together once every part's device is free (and each device's order
+        allows it); devices are taken in platform order (a fixed lock order); each is released when its own part
+        ends; the op finishes with its longest part. A SimPy process."""
+        plan = self.plan
+        env = self.env
+        serial = self.hw.serial
+        parts = sorted(op_parts(plan.costs, v, plan.assignment, plan.splits), key=lambda p: plan.dev_rank[p[0]])
         for d, _, _ in parts:
-            prev = prev_in_order.get((d, v))
-            if prev is not None and d in serial_res and prev not in granted:
+            prev = plan.prev_in_order.get((d, v))
+            if prev is not None and d in serial and prev not in self.granted:
                 ev = env.event()
-                waiters.setdefault(prev, []).append(ev.succeed)
+                self.waiters.setdefault(prev, []).append(ev.succeed)
                 yield ev
         reqs = {}
         for d, _, _ in parts:  # acquired in platform device order: a fixed lock order
-            if d in serial_res:
-                reqs[d] = serial_res[d].request()
-                yield reqs[d]
-        start[v] = t0 = env.now
+            if d in serial:
+                if self.hw.synchronous:
+                    ev = env.event()
+                    serial[d].request(ev.succeed)
+                    reqs[d] = None
+                else:
+                    ev = reqs[d] = self.hw.dispatch.request(serial[d], self)
+                yield ev
+        self.start[v] = t0 = env.now
         for d, dt, n in parts:
             if d in reqs:
-                env.timeout(dt).callbacks.append(release_at_end(d, reqs[d]))
-            rows.append((v, d, "compute", "", t0, t0 + dt, n))
-        grant(v)
+                env.timeout(dt).callbacks.append(self.release_at_end(d, reqs[d]))
+            if self.rows is not None:
+                self.rows.append((v, d, "compute", "", t0, t0 + dt, n))
+        self.grant(v)
         yield env.timeout(max(dt for _, dt, _ in parts))
-        finish[v] = env.now
-        complete(v)
+        self.finish[v] = env.now
+        self.complete(v)
 
-    def release_at_end(dev: str, req):
+    # ------------------------------------------------------------------------------------------ release
+
+    def release_at_end(self, dev: str, req):
         def cb(_event) -> None:
-            serial_res[dev].release(req)
+            self.hw.serial[dev].release(req)
 
         return cb
 
-    def run_op(v: str) -> None:
-        """Called when all inputs of ``v`` have arrived. Only a channel-split op, which waits for several
-        devices at once, is a SimPy process; every other op is a chain of callbacks on SimPy events (resource
-        requests and timeouts)."""
-        dv = assignment[v]
-        if v in splits:
-            env.process(run_split(v))
-        elif dv in serial_res:
-            run_serial(v, dv)
-        else:
-            phases = costs.phases.get(v, {}).get(dv)
-            if phases is None or not (bus_res or core_res):
-                run_free(v, dv, phases)
-            else:
-                run_phases(v, dv, phases)
+    def record(self, v: str, dv: str, phase: str, t0: float, t1: float) -> None:
+        if self.rows is not None:
+            self.rows.append((v, dv, "compute", phase, t0, t1, None))
 
+    def complete(self, u: str) -> None:
+        """``u`` finished: release its dependents, send its outputs (a transfer per cross-device edge)."""
+        for v in self.plan.dependents.get(u, ()):
+            self.arrive(v)
+        for v, link, dt in self.plan.out[u]:
+            if link is None:
+                self.arrive(v)
+            else:
+                self.transfer(u, v, link, dt)
+        self.left -= 1
+        if self.left == 0 and self.on_done is not None:
+            self.on_done(self)
+
+    # ------------------------------------------------------------------------------------------ transfer
+
+    def transfer(self, u: str, v: str, link, dt: float) -> None:
+        """``u``'s output to ``v`` over ``link`` for ``dt`` seconds; with ``links`` contention the link carries
+        one transfer at a time, first come first served."""
+        env = self.env
+        res = self.hw.links.get(link.name)
+        if res is None:
+            env.timeout(dt).callbacks.append(self.transfer_done(u, v, link, env.now))
+            return
+        req = res.request()
+
+        def got(_event) -> None:
+            env.timeout(dt).callbacks.append(self.transfer_done(u, v, link, env.now, res, req))
+
+        req.callbacks.append(got)
+
+    def transfer_done(self, u: str, v: str, link, t0: float, res: simpy.Resource | None = None, req=None):
+        def cb(_event) -> None:
+            if res is not None:
+                res.release(req)
+            if self.rows is not None:
+                self.rows.append((f"{u}->{v}", link.name, "transfer", "", t0, self.env.now, None))
+            self.arrive(v)
+
+        return cb
+
+
+def simulate(
+    costs: CostModel,
+    schedule: Schedule,
+    contention: frozenset[str] | set[str] = frozenset(),
+    dispatch: str | DispatchPolicy | None = None,
+) -> SimResult:
+    """Replay ``schedule`` on SimPy resources (one request).
+
+    Args:
+        costs: cost model of the workload on the platform.
+        schedule: assignment, per-device order and crossbar placement to replay.
+        contention: subset of :data:`CONTENTION_KINDS` to model.
+        dispatch: a registered dispatch policy's name or instance (:mod:`hetsim.sim.dispatch`; default
+            ``static``); with one request every policy gives the same times.
+
+    Returns:
+        :class:`SimResult` with the trace and per-op times.
+
+    Raises:
+        ScheduleError: the schedule does not fit the workload/platform (unassigned op, unsupported device,
+            inconsistent order, a placement a device's contention needs is missing, or a deadlock).
+        InputError: an unknown contention kind or dispatch policy.
+    """
+    contention = frozenset(contention)
+    bad = contention - set(contention_kinds())
+    if bad:
+        raise InputError(f"unknown contention kind {sorted(bad)[0]!r}; allowed: {', '.join(contention_kinds())}")
+    policy = get_dispatch(dispatch)
+    plan = Plan(costs, schedule, contention)
+    env = simpy.Environment()
+    req = Request(plan, Hardware(env, plan.costs, contention, policy))
     # The replay allocates many small objects that die young and make no reference cycles (SimPy drops an event's
     # callbacks once it is processed); the garbage collector's passes over them would only cost time.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for v in topo:
-            if remaining[v] == 0:
-                run_op(v)
+        req.start_all()
         env.run()
-        if len(finish) != len(g):
-            stuck = next(n for n in topo if n not in finish)
+        if len(req.finish) != len(plan.graph):
+            stuck = next(n for n in plan.topo if n not in req.finish)
             raise ScheduleError(f"replay deadlocked: op {stuck!r} never ran (the device order contradicts the DAG)")
+        rows = req.rows
         rows.sort(key=_row_key)  # stable: rows with equal keys keep the order they were recorded in
         trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
         trace["channels"] = trace["channels"].astype("Int64")
         makespan = max((r[5] for r in rows), default=0.0)
     finally:
-        # the callbacks above refer to each other through this frame's cells (a cycle only the collector
-        # frees): empty the large containers now rather than at its next pass
-        for container in (rows, remaining, granted, waiters, prev_in_order):
+        # the callbacks refer to each other and to the request (a cycle only the collector frees): empty the
+        # large containers now rather than at its next pass
+        for container in (req.rows, req.remaining, req.granted, req.waiters):
             container.clear()
         if gc_was_enabled:
             gc.enable()
-    return SimResult(trace=trace, start_s=start, finish_s=finish, makespan_s=makespan, contention=contention,
-                     assignment=dict(assignment), splits={k: dict(v) for k, v in splits.items()})
-
+    return SimResult(trace=trace, start_s=req.start, finish_s=req.finish, makespan_s=makespan,
+                     contention=contention, assignment=dict(plan.assignment),
+                     splits={k: dict(v) for k, v in plan.splits.items()})

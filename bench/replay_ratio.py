@@ -1,0 +1,127 @@
+"""hetsim's replay against SimPy's own limit (issue 24, target 4): a ratio that needs no calibration.
+
+    python bench/replay_ratio.py               # YOLOv5n (heft) on puma; 10k- and 100k-op synthetic DAGs
+    python bench/replay_ratio.py --quick       # YOLOv5n and the 10k-op DAG only
+    python bench/replay_ratio.py --profile     # also a cProfile of one YOLOv5n replay with every contention kind
+
+In one process, alternating (bare, replay, bare, replay, ...; ``--rounds`` of each), it times
+
+* a bare SimPy chain of timeouts: one ``env.timeout`` per step whose callback schedules the next (the cheapest
+  thing a SimPy model can do per event), in events per second;
+* ``hetsim.sim.simulate`` on the workload's schedule (the checker, the replay and the trace table, all of what a
+  user pays for), in simulated ops per second, with contention off and with every contention kind on;
+
+and prints the medians and the ratio (replay ops/s) / (bare events/s): the fraction of SimPy's own rate the
+replay reaches per op (goal: >= 10 % off, >= 6 % on). Beside it, a calibration measured in the same run: the
+median time of a fixed pure-Python loop, so that absolute figures from two machines or two loads compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+ALL = frozenset({"links", "cim-bus", "cim-cores"})
+BARE_STEPS = 200_000
+
+
+def calibration_loop() -> float:
+    """Seconds of a fixed pure-Python loop (3M additions and modulos)."""
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(3_000_000):
+        x = (x + i) % 1_000_003
+    return time.perf_counter() - t0
+
+
+def bare_simpy(n: int = BARE_STEPS) -> float:
+    """Events per second of a bare SimPy chain of ``n`` timeouts (callbacks, no process)."""
+    import simpy
+
+    env = simpy.Environment()
+    left = [n]
+
+    def step(_event) -> None:
+        left[0] -= 1
+        if left[0]:
+            env.timeout(1.0).callbacks.append(step)
+
+    t0 = time.perf_counter()
+    env.timeout(1.0).callbacks.append(step)
+    env.run()
+    return n / (time.perf_counter() - t0)
+
+
+def replay_rate(costs, sched, kinds) -> float:
+    from hetsim.sim import simulate
+
+    t0 = time.perf_counter()
+    simulate(costs, sched, kinds)
+    return len(costs.workload) / (time.perf_counter() - t0)
+
+
+def cases(quick: bool):
+    from hetsim.costs import CostModel
+    from hetsim.mappers import get_mapper
+    from hetsim.platform import load_platform
+    from hetsim.workload import load_onnx
+    from hetsim.workload.synthetic import layered_dag
+
+    plat = load_platform(ROOT / "platforms" / "puma.yaml")
+    costs = CostModel(load_onnx(ROOT / "workloads" / "yolov5n.onnx"), plat)
+    yield "yolov5n heft", costs, get_mapper("heft").map(costs), 7
+    for n in (10_000,) if quick else (10_000, 100_000):
+        costs = CostModel(layered_dag(n, seed=0), plat)
+        yield f"synthetic {n // 1000}k heft", costs, get_mapper("heft").map(costs), 5 if n <= 10_000 else 3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="YOLOv5n and the 10k-op DAG only")
+    ap.add_argument("--rounds", type=int, default=None, help="alternations per case (default 7 / 5 / 3)")
+    ap.add_argument("--profile", action="store_true", help="cProfile one YOLOv5n replay with every contention kind")
+    args = ap.parse_args()
+    import gc
+
+    import simpy
+
+    print(f"# replay vs bare SimPy {simpy.__version__}, python {sys.version.split()[0]}")
+    cal = [calibration_loop()]
+    for label, costs, sched, rounds in cases(args.quick):
+        rounds = args.rounds or rounds
+        bare, off, on = [], [], []
+        for _ in range(rounds):
+            gc.collect()
+            bare.append(bare_simpy())
+            off.append(replay_rate(costs, sched, frozenset()))
+            bare.append(bare_simpy())
+            on.append(replay_rate(costs, sched, ALL))
+            cal.append(calibration_loop())
+        b, f, n = statistics.median(bare), statistics.median(off), statistics.median(on)
+        print(f"{label:<22} {len(costs.workload):>7} ops  bare SimPy {b:>10,.0f} events/s   replay {f:>9,.0f} ops/s "
+              f"= {f / b:6.1%}   +contention {n:>9,.0f} ops/s = {n / b:6.1%}   (medians of {rounds}; "
+              f"{b / f:.1f} / {b / n:.1f} bare events per op)", flush=True)
+    print(f"# calibration: fixed pure-Python loop {statistics.median(cal):.3f} s (median of {len(cal)}, "
+          f"range {min(cal):.3f}-{max(cal):.3f})")
+    if args.profile:
+        import cProfile
+        import pstats
+
+        label, costs, sched, _ = next(cases(True))
+        from hetsim.sim import simulate
+
+        pr = cProfile.Profile()
+        pr.enable()
+        simulate(costs, sched, ALL)
+        pr.disable()
+        pstats.Stats(pr).sort_stats("tottime").print_stats(25)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""``hetsim run PLATFORM SCENARIO.yaml``: the scenario branch of the run command (a hook in ``hetsim/cli.py``)."""
+
+from __future__ import annotations
+
+import json
+
+from hetsim.errors import InputError
+
+__all__ = ["cmd_run_scenario"]
+
+
+def cmd_run_scenario(args) -> int:
+    """Run the scenario ``args.model`` on ``args.platform``; print the report (or ``--json``), write ``--out``.
+
+    ``--mapper``, ``--contention`` (when not ``none``), ``--dispatch`` and ``--seed`` override the scenario's.
+    Options of single-model runs that have no meaning here are refused with one line.
+    """
+    from hetsim.scenario.report import SCENARIO_OUTPUT_FILES, format_scenario_report, write_scenario_outputs
+    from hetsim.scenario.run import run_scenario
+
+    bad = [o for o, v in (("--schedule", getattr(args, "schedule", None)), ("--mode", getattr(args, "mode", None)),
+                          ("--reorder", getattr(args, "reorder", False)), ("--sample", getattr(args, "sample", None)),
+                          ("--spikes", getattr(args, "spikes", None)),
+                          ("--input-shape", getattr(args, "input_shape", None))) if v not in (None, False, [])]
+    if bad:
+        raise InputError(f"{', '.join(bad)}: not for a scenario (its streams name their models)")
+    if args.out is not None:
+        from hetsim.report.outputs import check_out_dir
+
+        check_out_dir(args.out, args.force, SCENARIO_OUTPUT_FILES)
+        import matplotlib
+
+        matplotlib.use("Agg")
+    cont = args.contention if args.contention not in (None, "none") else None
+    r = run_scenario(args.platform, args.model, mapper=args.mapper, contention=cont,
+                     dispatch=getattr(args, "dispatch", None), seed=getattr(args, "seed", None))
+    print(json.dumps(r.summary, indent=1, default=str) if args.json else format_scenario_report(r))
+    if args.out is not None:
+        written = write_scenario_outputs(r, args.out, force=args.force)
+        if not args.json:
+            print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
+    return 0

@@ -1,0 +1,174 @@
+"""A scenario's results: the terminal report, ``--out`` files and figures.
+
+Files (``SCENARIO_OUTPUT_FILES``): ``summary.json`` (per stream and per device), ``requests.csv`` (one row per
+request), ``streams.csv``, ``devices.csv``, ``trace.csv`` (the ops of the first ``timeline_requests`` requests,
+with their stream and request), ``latency_cdf.png`` (latency CDF per stream), ``timeline.png`` (the first
+requests' ops on the devices, coloured by stream), ``occupancy.png`` (device occupancy over time).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from hetsim.scenario.run import ScenarioResult
+
+__all__ = ["SCENARIO_OUTPUT_FILES", "format_scenario_report", "write_scenario_outputs"]
+
+SCENARIO_OUTPUT_FILES = ("summary.json", "requests.csv", "streams.csv", "devices.csv", "trace.csv",
+                         "latency_cdf.png", "timeline.png", "occupancy.png")
+
+
+def _ms(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 1e3:.3f}"
+
+
+def format_scenario_report(r: ScenarioResult) -> str:
+    """The terminal report: the scenario line, per stream (throughput, latency percentiles in ms, deadline
+    misses, saturation), per device (utilisation, energy), energy per request."""
+    s = r.summary
+    out = [f"scenario {s['scenario']} on {s['platform']}: {s['requests']} requests in {s['simulated_s']:.4f} s "
+           f"simulated (mapper {s['mapper']}, dispatch {s['dispatch']}, non-preemptive at op boundaries; "
+           f"contention {', '.join(s['contention']) or 'off'}; seed {s['seed']})", "",
+           f"  {'stream':<12} {'served':>7} {'offered/s':>10} {'thru/s':>9} {'mean':>9} {'p50':>9} {'p95':>9} "
+           f"{'p99':>9} {'max':>9} {'alone':>9} {'miss':>6}  (latency in ms)"]
+    for row in r.streams.to_dict(orient="records"):
+        off = "-" if row["offered_hz"] is None or math.isnan(row["offered_hz"]) else f"{row['offered_hz']:.3f}"
+        thr = "-" if row["throughput_hz"] is None else f"{row['throughput_hz']:.3f}"
+        miss = "-" if row["deadline_miss"] is None or math.isnan(row["deadline_miss"]) else \
+            f"{row['deadline_miss']:.1%}"
+        out.append(f"  {row['stream']:<12} {row['measured']:>7} {off:>10} {thr:>9} {_ms(row['latency_mean_s']):>9} "
+                   f"{_ms(row['latency_p50_s']):>9} {_ms(row['latency_p95_s']):>9} {_ms(row['latency_p99_s']):>9} "
+                   f"{_ms(row['latency_max_s']):>9} {_ms(row['alone_s']):>9} {miss:>6}")
+    for row in r.streams.to_dict(orient="records"):
+        if row["warmup"]:
+            out.append(f"  {row['stream']}: the first {row['warmup']} requests (warm-up) are left out of the "
+                       "statistics")
+        if row["saturated"]:
+            out.append(f"  SATURATED {row['stream']}: {row['saturation']}; not a steady state")
+    out += ["", f"  {'device':<10} {'utilisation':>11} {'offered load':>12} {'energy mJ':>10}"]
+    for row in r.devices.to_dict(orient="records"):
+        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {row['offered_load']:>12.1%} "
+                   f"{row['energy_j'] * 1e3:>10.3f}")
+    out.append(f"  energy {s['energy_j'] * 1e3:.3f} mJ over the simulated time (active + idle); "
+               f"{s['energy_per_request_j'] * 1e3:.4f} mJ per request")
+    return "\n".join(out)
+
+
+def write_scenario_outputs(r: ScenarioResult, out: Path, force: bool = False, figures: bool = True) -> list[Path]:
+    """Write :data:`SCENARIO_OUTPUT_FILES` to ``out`` (each atomically); return the paths written."""
+    from hetsim.report.export import atomic_path, atomic_write_text, make_dirs
+
+    make_dirs(out)
+    written = []
+
+    def csv(name, df):
+        with atomic_path(out / name) as tmp:
+            df.to_csv(tmp, index=False)
+        written.append(out / name)
+
+    atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1, default=_json) + "\n")
+    written.append(out / "summary.json")
+    csv("requests.csv", r.requests)
+    csv("streams.csv", r.streams)
+    csv("devices.csv", r.devices)
+    csv("trace.csv", r.trace)
+    if figures:
+        for name, fn in (("latency_cdf.png", plot_latency_cdf), ("timeline.png", plot_timeline),
+                         ("occupancy.png", plot_occupancy)):
+            fig = fn(r)
+            with atomic_path(out / name) as tmp:
+                fig.savefig(tmp, dpi=110, format="png")
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+            written.append(out / name)
+    return written
+
+
+def _json(x):
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    try:
+        return x.item()
+    except AttributeError:
+        return str(x)
+
+
+def _colours(r: ScenarioResult) -> dict[str, str]:
+    cyc = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
+    return {n: cyc[i % len(cyc)] for i, n in enumerate(r.models)}
+
+
+def plot_latency_cdf(r: ScenarioResult):
+    """Latency CDF per stream (measured requests), with each stream's deadline dashed."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    col = _colours(r)
+    for name, m in r.models.items():
+        sub = r.requests[(r.requests["stream"] == name) & ~r.requests["warmup"]]
+        lat = np.sort(sub["latency_s"].to_numpy()) * 1e3
+        if len(lat):
+            ax.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post", color=col[name], label=name)
+        if m.stream.deadline_s is not None:
+            ax.axvline(m.stream.deadline_s * 1e3, color=col[name], ls="--", lw=0.8)
+    ax.set_xlabel("latency (ms)")
+    ax.set_ylabel("fraction of requests")
+    ax.set_title(f"{r.scenario.name}: latency CDF per stream (dashed: deadline)")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_timeline(r: ScenarioResult):
+    """The first requests' ops and transfers on each device and link, coloured by stream."""
+    import matplotlib.pyplot as plt
+
+    tr = r.trace
+    lanes = list(dict.fromkeys([*r.devices["device"]]))
+    fig, ax = plt.subplots(figsize=(10, 0.5 * len(lanes) + 1.5))
+    col = _colours(r)
+    for i, lane in enumerate(lanes):
+        sub = tr[tr["device"] == lane]
+        for stream, grp in sub.groupby("stream"):
+            ax.broken_barh(list(zip(grp["start_s"] * 1e3, (grp["end_s"] - grp["start_s"]) * 1e3, strict=True)),
+                           (i - 0.4, 0.8), color=col[stream], alpha=0.8)
+    ax.set_yticks(range(len(lanes)), lanes)
+    ax.set_xlabel("time (ms)")
+    n = tr["request"].nunique() if len(tr) else 0
+    ax.set_title(f"{r.scenario.name}: the first {n} requests (colour = stream: "
+                 + ", ".join(f"{s} {c.split(':')[1]}" for s, c in col.items()) + ")")
+    fig.tight_layout()
+    return fig
+
+
+def plot_occupancy(r: ScenarioResult, bins: int = 200):
+    """Each device's occupancy over the simulated time (from the requests' start/finish: requests in the SoC),
+    and the utilisation of each device as a bar. Requests in flight are counted per stream."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    req = r.requests
+    T = r.summary["simulated_s"]
+    edges = np.linspace(0, T, bins + 1)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1]})
+    col = _colours(r)
+    for name in r.models:
+        sub = req[req["stream"] == name]
+        a = np.searchsorted(np.sort(sub["arrival_s"].to_numpy()), edges[1:], side="right")
+        f = np.searchsorted(np.sort(sub["finish_s"].to_numpy()), edges[1:], side="right")
+        ax.step(edges[1:] * 1e3, a - f, where="post", color=col[name], label=name)
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("requests in the SoC")
+    ax.set_title("requests in flight (a growing queue = saturation)")
+    ax.legend()
+    d = r.devices
+    bx.barh(d["device"], d["utilisation"] * 100, color="tab:gray")
+    bx.set_xlabel("utilisation (%)")
+    bx.set_xlim(0, 100)
+    bx.set_title("device occupancy")
+    fig.tight_layout()
+    return fig

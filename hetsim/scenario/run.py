@@ -1,0 +1,424 @@
+"""Run a scenario: many requests of one or several models on one platform, in one SimPy replay.
+
+Every model gets a static op -> device mapping (its stream's mapper), the models sharing the accelerators'
+resident capacities (crossbars, weight SRAM): streams are mapped in priority order (then file order), each with
+what the streams before it left. Requests arrive as SimPy events (:mod:`hetsim.scenario.spec` arrival
+processes); each request replays its model's schedule (:class:`hetsim.sim.engine.Request`) on one shared
+:class:`~hetsim.sim.engine.Hardware`, whose serial devices serve waiting requests by the scenario's dispatch policy
+(:mod:`hetsim.sim.dispatch`; non-preemptive at op boundaries). Within a request a serial device keeps the
+schedule's order. Ours (the papers define one inference): an op on a device whose ops overlap freely (a PUMA
+CIM, weight-stationary) holds its own crossbars while it runs, so two requests of one op take turns on them.
+
+With one request the replay is exactly :func:`hetsim.sim.simulate`'s (tested for every mapper).
+
+Memory stays flat in the number of finished requests: a finished request keeps one row (``requests.csv``);
+only the first ``timeline_requests`` keep their ops' trace rows.
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import simpy
+
+from hetsim.costs import CostModel
+from hetsim.errors import InputError
+from hetsim.platform import Platform, load_platform
+from hetsim.scenario.spec import Scenario, ScenarioError, Stream, load_scenario, read_trace
+from hetsim.schedule import Schedule
+from hetsim.sim.contention import parse_contention
+from hetsim.sim.dispatch import get_dispatch
+from hetsim.sim.engine import TRACE_COLUMNS, Hardware, Plan, Request
+
+__all__ = ["REQUEST_COLUMNS", "ScenarioResult", "StreamModel", "run_scenario"]
+
+REQUEST_COLUMNS = ["stream", "index", "arrival_s", "start_s", "finish_s", "latency_s", "deadline_s",
+                   "deadline_met", "energy_j", "warmup"]
+
+
+@dataclass
+class StreamModel:
+    """One stream's model as mapped for the scenario.
+
+    Attributes:
+        name, stream: the stream's name and spec.
+        costs, schedule: its cost model (with the resident budget it was mapped with) and static schedule.
+        makespan_s: one request alone on the SoC (the schedule's replay without queueing).
+        energy_j: energy attributed to one request: the active energy of its ops and transfers
+            (``active_w`` x duration) plus the kinds' per-op and per-byte energies; idle energy is the SoC's.
+        busy_s: per device and link, seconds one request keeps it busy (unit-seconds on a serial device); the
+            load a stream offers is ``rate x busy_s``.
+    """
+
+    name: str
+    stream: Stream
+    costs: CostModel
+    schedule: Schedule
+    plan: Plan
+    makespan_s: float
+    energy_j: float
+    busy_s: dict[str, float]
+    op_j: dict[str, float]
+    bytes: dict[str, float]
+
+
+@dataclass
+class ScenarioResult:
+    """What a scenario run produced.
+
+    Attributes:
+        scenario, platform: the inputs.
+        models: stream name -> :class:`StreamModel`.
+        requests: one row per request (:data:`REQUEST_COLUMNS`; times in seconds).
+        streams: one row per stream: requests served (after warm-up), throughput, latency mean / p50 / p95 /
+            p99 / max, deadline-miss rate, offered rate, saturation verdict.
+        devices: one row per device and link: busy seconds, utilisation over the simulated time, energy (active,
+            idle, per-op, per-byte), ``offered_load``: the open streams' offered rate x busy time per request /
+            units (above 1 the device cannot keep up: the SoC saturates; closed loops offer no rate).
+        trace: the trace rows of the first ``timeline_requests`` requests, with ``stream`` and ``request``.
+        summary: JSON-able headline numbers (``summary.json``).
+    """
+
+    scenario: Scenario
+    platform: Platform
+    models: dict[str, StreamModel]
+    requests: pd.DataFrame
+    streams: pd.DataFrame
+    devices: pd.DataFrame
+    trace: pd.DataFrame
+    summary: dict = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------------ mapping
+
+
+def _load_model(path: Path):
+    from hetsim.workload import load_onnx
+
+    if path.suffix.lower() != ".onnx":
+        raise ScenarioError(f"{path}: a scenario stream's model is an ONNX file (.onnx)")
+    return load_onnx(path)
+
+
+def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: str | None = None,
+                contention: frozenset[str] = frozenset(), workloads: dict | None = None) -> dict[str, StreamModel]:
+    """Map every stream's model (shared resident capacities, see the module doc) and price one request.
+    ``workloads``: stream name -> a :class:`~hetsim.workload.Workload` used instead of its ``model`` file.
+
+    Raises:
+        InputError: a model file is missing or invalid; a mapper fails or finds no mapping in the budget left.
+    """
+    from hetsim.mappers import get_mapper
+    from hetsim.report.metrics import device_table
+    from hetsim.sim import simulate
+
+    mapper = mapper or scenario.mapper
+    items = sorted(enumerate(scenario.streams.items()), key=lambda x: (x[1][1].priority, x[0]))
+    left: dict[str, int] | None = None
+    cache: dict[Path, object] = {}
+    out: dict[str, StreamModel] = {}
+    for _, (name, st) in items:
+        if workloads and name in workloads:
+            wl = workloads[name]
+        else:
+            path = (folder / st.model).resolve()
+            wl = cache.get(path) or cache.setdefault(path, _load_model(path))
+        costs = CostModel(wl, platform)
+        if left is None:
+            left = dict(costs.budget)
+        costs.budget.update(left)
+        opts = scenario.mapper_options if mapper == scenario.mapper else {}
+        sched = get_mapper(mapper, **opts).map(costs)
+        for v, d in sched.assignment.items():
+            if d in left and v not in sched.splits:
+                left[d] -= costs.need.get(v, {}).get(d, 0)
+        for v, parts in sched.splits.items():
+            for d in parts:
+                if d in left:
+                    left[d] -= costs.need.get(v, {}).get(d, 0)
+        alone = simulate(costs, sched, contention)
+        dev = device_table(costs, alone).set_index("device")
+        busy = dev["busy_s"].to_dict()
+        active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(),
+                                                                   *platform.links.items()])
+        e = active + float(dev["op_j"].sum() + dev["transfer_j"].sum())
+        out[name] = StreamModel(name, st, costs, sched, Plan(costs, sched, contention), alone.makespan_s, e,
+                                busy, dev["op_j"].to_dict(), dev["bytes"].to_dict())
+    return {n: out[n] for n in scenario.streams}
+
+
+# ------------------------------------------------------------------------------------------------ arrivals
+
+
+def arrival_times(st: Stream, folder: Path, rng: np.random.Generator):
+    """The open arrival times of a stream (a generator, seconds, non-decreasing); ``None`` for a closed loop."""
+    a = st.arrival
+    n_max = st.count if st.count is not None else None
+    end = st.duration_s
+
+    def bounded(times):
+        for i, t in enumerate(times):
+            if (n_max is not None and i >= n_max) or (end is not None and t >= end):
+                return
+            yield t
+
+    if a.process == "closed":
+        return None
+    if a.process == "periodic":
+        def periodic():
+            i = 0
+            while True:
+                t = a.offset_s + i * a.period_s
+                yield t + (rng.uniform(0, a.jitter_s) if a.jitter_s > 0 else 0.0)
+                i += 1
+
+        return bounded(periodic())
+    if a.process == "poisson":
+        def poisson():
+            t = 0.0
+            while True:
+                t += rng.exponential(1.0 / a.rate_hz)
+                yield t
+
+        return bounded(poisson())
+    return bounded(iter(read_trace(folder / a.file, a.column)))
+
+
+# ------------------------------------------------------------------------------------------------ replay
+
+
+class _Run:
+    """The scenario's replay: arrival processes, requests, their rows."""
+
+    def __init__(self, scenario: Scenario, models: dict[str, StreamModel], folder: Path,
+                 contention: frozenset[str], dispatch: str | None) -> None:
+        self.sc = scenario
+        self.models = models
+        self.env = simpy.Environment()
+        first = next(iter(models.values()))
+        self.hw = Hardware(self.env, first.costs, contention, get_dispatch(dispatch or scenario.dispatch))
+        self.hw.exclusive_ops = True
+        self.rows: list[tuple] = []
+        self.trace: list[tuple] = []
+        self.seq = 0
+        self.folder = folder
+        self.keep = scenario.timeline_requests
+        self.count = dict.fromkeys(models, 0)
+
+    def start(self) -> None:
+        for i, (name, m) in enumerate(self.models.items()):
+            rng = np.random.default_rng([self.sc.seed, i])
+            times = arrival_times(m.stream, self.folder, rng)
+            if times is None:  # a closed loop: its first requests at 0
+                for _ in range(min(m.stream.arrival.population, m.stream.count or m.stream.arrival.population)):
+                    self.arrive(name)
+            else:
+                self.next_open(name, times)
+
+    def next_open(self, name: str, times) -> None:
+        t = next(times, None)
+        if t is None:
+            return
+        env = self.env
+
+        def fire(_event=None) -> None:
+            self.arrive(name)
+            self.next_open(name, times)
+
+        if t <= env.now:
+            fire()
+        else:
+            env.timeout(t - env.now).callbacks.append(fire)
+
+    def arrive(self, name: str) -> None:
+        m = self.models[name]
+        st = m.stream
+        now = self.env.now
+        idx = self.count[name]
+        self.count[name] += 1
+        req = Request(m.plan, self.hw, arrival_s=now, seq=self.seq, priority=st.priority,
+                      deadline_s=None if st.deadline_s is None else now + st.deadline_s,
+                      record=self.seq < self.keep, on_done=lambda r, n=name, i=idx: self.done(n, i, r))
+        self.seq += 1
+        req.start_all()
+
+    def done(self, name: str, idx: int, req: Request) -> None:
+        m = self.models[name]
+        st = m.stream
+        now = self.env.now
+        start = min(req.start.values(), default=req.arrival_s)
+        lat = now - req.arrival_s
+        met = None if st.deadline_s is None else bool(lat <= st.deadline_s * (1 + 1e-12))
+        self.rows.append((name, idx, req.arrival_s, start, now, lat, req.deadline_s, met, m.energy_j,
+                          idx < st.warmup))
+        if req.rows is not None:
+            rid = req.seq
+            self.trace += [(name, rid, *r) for r in req.rows]
+        a = st.arrival
+        if a.process == "closed":
+            more = (st.count is not None and self.count[name] < st.count) or (
+                st.duration_s is not None and now + a.think_s < st.duration_s)
+            if more:
+                if a.think_s > 0:
+                    self.env.timeout(a.think_s).callbacks.append(lambda _e, n=name: self.arrive(n))
+                else:
+                    self.arrive(name)
+
+    def run(self) -> float:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            self.start()
+            self.env.run()
+        finally:
+            if was:
+                gc.enable()
+        return self.env.now
+
+
+# ------------------------------------------------------------------------------------------------ statistics
+
+
+def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataFrame:
+    rows = []
+    for name, m in models.items():
+        st = m.stream
+        sub = req[(req["stream"] == name) & ~req["warmup"]]
+        lat = sub["latency_s"].to_numpy()
+        n = len(sub)
+        span = float(sub["finish_s"].max() - sub["arrival_s"].min()) if n else 0.0
+        thr = n / span if span > 0 else None
+        arr = req[req["stream"] == name]["arrival_s"].to_numpy()
+        offered = (len(arr) - 1) / (arr[-1] - arr[0]) if len(arr) > 1 and arr[-1] > arr[0] else None
+        if st.arrival.process == "closed":
+            offered = None
+        sat, why = _saturation(sub, offered, thr)
+        pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
+        miss = None
+        if st.deadline_s is not None and n:
+            miss = float((~sub["deadline_met"].astype(bool)).mean())
+        rows.append({
+            "stream": name, "model": Path(st.model).name, "arrival": st.arrival.process,
+            "requests": int((req["stream"] == name).sum()), "warmup": st.warmup, "measured": n,
+            "offered_hz": offered, "throughput_hz": thr,
+            "latency_mean_s": float(lat.mean()) if n else None,
+            "latency_p50_s": _f(pct[0]), "latency_p95_s": _f(pct[1]), "latency_p99_s": _f(pct[2]),
+            "latency_max_s": float(lat.max()) if n else None,
+            "alone_s": m.makespan_s, "deadline_s": st.deadline_s, "deadline_miss": miss,
+            "energy_per_request_j": m.energy_j, "saturated": sat, "saturation": why,
+        })
+    return pd.DataFrame(rows)
+
+
+def _f(x):
+    return None if x is None else float(x)
+
+
+def _saturation(sub: pd.DataFrame, offered: float | None, thr: float | None) -> tuple[bool, str]:
+    """A stream whose queue grows: its latency keeps rising over the run (the last third's mean well above the
+    first third's), or it is served slower than it arrives. Ours: a verdict, not a statistical test."""
+    n = len(sub)
+    if n < 6:
+        return False, "too few requests to judge"
+    lat = sub.sort_values("arrival_s")["latency_s"].to_numpy()
+    k = n // 3
+    first, last = float(lat[:k].mean()), float(lat[-k:].mean())
+    growing = last > 1.5 * first and last - first > float(np.median(lat)) * 0.5
+    slower = offered is not None and thr is not None and thr < 0.97 * offered
+    if growing and slower:
+        return True, (f"queue grows: latency {first * 1e3:.3g} -> {last * 1e3:.3g} ms over the run; served "
+                      f"{thr:.4g}/s of {offered:.4g}/s offered (throughput = the SoC's service rate)")
+    if growing:
+        return True, f"queue grows: latency {first * 1e3:.3g} -> {last * 1e3:.3g} ms over the run"
+    if slower:
+        return True, f"served {thr:.4g}/s of {offered:.4g}/s offered"
+    return False, "steady"
+
+
+def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.DataFrame, T: float) -> pd.DataFrame:
+    """Per device and link over the simulated time ``T``: busy (from each request's own busy time: the ops keep
+    their durations under queueing; on a device whose ops overlap, one request's union), utilisation, energy
+    (ODiMO Eq. 4 generalised: ``active_w * busy + idle_w * (units * T - busy)`` + per-op + per-byte)."""
+    served = req.groupby("stream").size().to_dict()
+    first = next(iter(models.values())).costs
+    rows = []
+    entries = [*first.devices.items(), *platform.links.items()]
+    for name, cfg in entries:
+        busy = sum(m.busy_s.get(name, 0.0) * served.get(s, 0) for s, m in models.items())
+        op_j = sum(m.op_j.get(name, 0.0) * served.get(s, 0) for s, m in models.items())
+        nbytes = sum(m.bytes.get(name, 0.0) * served.get(s, 0) for s, m in models.items())
+        busy = min(busy, cfg.units * T) if not cfg.serial else busy
+        active, idle = (float(x) for x in cfg.energy_j(busy, T))
+        xfer = getattr(cfg, "energy_pj_per_byte", 0.0) * 1e-12 * nbytes
+        rows.append({"device": name, "kind": cfg.kind, "units": cfg.units, "busy_s": busy,
+                     "utilisation": busy / (cfg.units * T) if T > 0 else 0.0, "active_j": active, "idle_j": idle,
+                     "op_j": op_j, "transfer_j": xfer, "energy_j": active + idle + op_j + xfer, "bytes": nbytes})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------------ entry
+
+
+def run_scenario(
+    platform: Platform | str | Path,
+    scenario: Scenario | str | Path,
+    *,
+    mapper: str | None = None,
+    contention: str | None = None,
+    dispatch: str | None = None,
+    seed: int | None = None,
+    folder: Path | None = None,
+    workloads: dict | None = None,
+) -> ScenarioResult:
+    """Map the scenario's models on ``platform`` and replay its requests (see the module doc).
+
+    Args:
+        platform: a Platform or its YAML path.
+        scenario: a :class:`~hetsim.scenario.spec.Scenario` or its YAML path.
+        mapper, contention, dispatch, seed: override the scenario's.
+        folder: where a Scenario object's relative model paths are (default: the current folder).
+        workloads: stream name -> a Workload to use instead of the stream's model file.
+
+    Returns:
+        :class:`ScenarioResult`.
+
+    Raises:
+        InputError: invalid files, unknown names, an infeasible mapping.
+    """
+    plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    if isinstance(scenario, Scenario):
+        sc, where = scenario, Path(folder or ".").resolve()
+    else:
+        sc, where = load_scenario(scenario)
+    if seed is not None:
+        sc = sc.model_copy(update={"seed": seed})
+    kinds = parse_contention(sc.contention if contention is None else contention)
+    get_dispatch(dispatch or sc.dispatch)
+    models = map_streams(plat, sc, where, mapper, kinds, workloads)
+    run = _Run(sc, models, where, kinds, dispatch)
+    T = run.run()
+    req = pd.DataFrame(run.rows, columns=REQUEST_COLUMNS).sort_values(["arrival_s", "stream", "index"],
+                                                                     kind="stable").reset_index(drop=True)
+    if req.empty:
+        raise InputError(f"scenario {sc.name!r}: no request arrived (check count / duration_s / the trace)")
+    streams = _stream_table(req, models)
+    devices = _device_table(plat, models, req, T)
+    rates = dict(zip(streams["stream"], streams["offered_hz"], strict=True))
+    devices["offered_load"] = [
+        sum((rates[n] or 0.0) * m.busy_s.get(d, 0.0) for n, m in models.items() if rates[n] == rates[n]) / u
+        for d, u in zip(devices["device"], devices["units"], strict=True)]
+    trace = pd.DataFrame(run.trace, columns=["stream", "request", *TRACE_COLUMNS])
+    total = float(devices["energy_j"].sum())
+    summary = {
+        "scenario": sc.name, "platform": plat.name, "mapper": mapper or sc.mapper,
+        "dispatch": dispatch or sc.dispatch, "contention": sorted(kinds), "seed": sc.seed,
+        "simulated_s": T, "requests": len(req), "energy_j": total,
+        "energy_per_request_j": total / len(req),
+        "streams": streams.to_dict(orient="records"), "devices": devices.to_dict(orient="records"),
+        "saturated": bool(streams["saturated"].any()),
+    }
+    return ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)

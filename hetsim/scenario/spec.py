@@ -1,0 +1,219 @@
+"""The scenario file (``scenarios/*.yaml``): streams of requests of one or several models on one platform.
+
+A scenario says what runs on the SoC over time: streams, each a model with an arrival process, an optional
+relative deadline, a priority and how many requests (or how much simulated time) to run, and the run-time
+dispatch policy the serial devices use between requests. Validated by Pydantic like platforms (unknown fields are
+errors with the closest known name). Times in seconds, rates in hertz. Example::
+
+    name: camera
+    dispatch: priority          # static | fifo | priority | edf (hetsim.sim.dispatch)
+    contention: links           # as for `hetsim run --contention`
+    seed: 1                     # random arrivals (poisson, periodic jitter)
+    streams:
+      detect:
+        model: ../workloads/yolov5n.onnx     # relative to this file
+        arrival: {process: periodic, period_s: 0.0333}
+        deadline_s: 0.0333
+        priority: 0             # lower is more urgent
+        count: 300              # requests (or duration_s: simulated seconds of arrivals)
+        warmup: 10              # first requests left out of the statistics
+      classify:
+        model: ../workloads/mobilenet_v2_int8_qdq.onnx
+        arrival: {process: poisson, rate_hz: 20}
+        priority: 1
+        count: 300
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from hetsim.errors import InputError
+
+__all__ = ["Closed", "Periodic", "Poisson", "Scenario", "ScenarioError", "Stream", "TraceArrivals",
+           "load_scenario"]
+
+MAX_REQUESTS = 10_000_000
+MAX_S = 1e9
+
+
+class ScenarioError(InputError):
+    """A scenario file that cannot be read or is invalid."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Periodic(_Model):
+    """A request every ``period_s``, the first at ``offset_s``; ``jitter_s``: each arrival moved by a uniform
+    random amount in ``[0, jitter_s)`` (from the scenario's seed; arrivals stay in order when jitter < period)."""
+
+    process: Literal["periodic"] = "periodic"
+    period_s: float = Field(gt=0, le=MAX_S)
+    offset_s: float = Field(0.0, ge=0, le=MAX_S)
+    jitter_s: float = Field(0.0, ge=0, le=MAX_S)
+
+
+class Poisson(_Model):
+    """Poisson arrivals: exponential inter-arrival times of mean ``1 / rate_hz`` (from the scenario's seed)."""
+
+    process: Literal["poisson"] = "poisson"
+    rate_hz: float = Field(gt=0, le=1e12)
+
+
+class TraceArrivals(_Model):
+    """Arrival times read from a CSV file (``file``, relative to the scenario): one time in seconds per row, in
+    the column ``column`` (default ``arrival_s``) or the first column when there is no header."""
+
+    process: Literal["trace"] = "trace"
+    file: str
+    column: str = "arrival_s"
+
+
+class Closed(_Model):
+    """A closed loop: ``population`` requests in flight (default 1); each finished one is followed, ``think_s``
+    later, by the next (the first ``population`` arrive at 0)."""
+
+    process: Literal["closed"] = "closed"
+    think_s: float = Field(0.0, ge=0, le=MAX_S)
+    population: int = Field(1, ge=1, le=100_000)
+
+
+Arrival = Annotated[Periodic | Poisson | TraceArrivals | Closed, Field(discriminator="process")]
+
+
+class Stream(_Model):
+    """One stream of requests of one model.
+
+    Attributes:
+        model: the model file (ONNX), relative to the scenario file.
+        arrival: the arrival process.
+        deadline_s: relative deadline (a request misses it when its latency exceeds it), or none.
+        priority: for the ``priority`` dispatch policy: lower values are served first (0 is the most urgent).
+        count: requests to run; or ``duration_s``: arrivals up to this simulated time (one of the two; a
+            ``closed`` or ``trace`` stream may give neither: a trace runs to its end).
+        warmup: the first requests left out of the statistics (still simulated: they load the SoC).
+    """
+
+    model: str
+    arrival: Arrival
+    deadline_s: float | None = Field(None, gt=0, le=MAX_S)
+    priority: int = Field(0, ge=-1_000_000, le=1_000_000)
+    count: int | None = Field(None, ge=1, le=MAX_REQUESTS)
+    duration_s: float | None = Field(None, gt=0, le=MAX_S)
+    warmup: int = Field(0, ge=0, le=MAX_REQUESTS)
+
+    @model_validator(mode="after")
+    def _length(self) -> Stream:
+        if self.count is not None and self.duration_s is not None:
+            raise ValueError("give count or duration_s, not both")
+        if self.count is None and self.duration_s is None and self.arrival.process != "trace":
+            raise ValueError("give count (requests) or duration_s (simulated seconds of arrivals)")
+        if self.count is not None and self.warmup >= self.count:
+            raise ValueError(f"warmup ({self.warmup}) leaves no request of count ({self.count}) to measure")
+        return self
+
+
+class Scenario(_Model):
+    """A scenario: named streams on one platform (given on the command line), a dispatch policy, contention,
+    the seed of the random arrivals, the mapper each model is mapped with.
+
+    Attributes:
+        name: the scenario's name (default: the file's stem).
+        streams: stream name -> :class:`Stream` (at least one).
+        dispatch: the serial devices' policy between requests (``hetsim.sim.dispatch``: ``static``, ``fifo``,
+            ``priority``, ``edf``; non-preemptive at op boundaries).
+        contention: contention kinds (``"links,cim-bus"``, ``"all"``, ``"none"``).
+        seed: seed of the random arrivals (same seed, same results).
+        mapper: mapper of every model (each gets a static op -> device mapping); default ``heft``.
+        mapper_options: the mapper's options (``time_limit_s: 10`` for cpsat).
+        timeline_requests: requests whose ops are kept for the trace and the timeline figure (the first ones).
+    """
+
+    name: str = ""
+    streams: dict[str, Stream] = Field(min_length=1)
+    dispatch: str = "fifo"
+    contention: str = "none"
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    mapper: str = "heft"
+    mapper_options: dict[str, float | int | str | bool] = Field(default_factory=dict)
+    timeline_requests: int = Field(20, ge=0, le=100_000)
+
+    @model_validator(mode="after")
+    def _known(self) -> Scenario:
+        from hetsim.sim.dispatch import DISPATCH
+
+        if self.dispatch not in DISPATCH:
+            from hetsim.errors import did_you_mean
+
+            raise ValueError(f"unknown dispatch policy {self.dispatch!r}{did_you_mean(self.dispatch, DISPATCH)} "
+                             f"Known: {', '.join(sorted(DISPATCH))}")
+        return self
+
+
+def load_scenario(path: str | Path) -> tuple[Scenario, Path]:
+    """Read and validate a scenario YAML file; returns the scenario and the folder its relative paths are in.
+
+    Raises:
+        ScenarioError: missing file, YAML syntax error, or a validation error (one line per problem naming the
+            field path; an unknown field gets the closest known name).
+    """
+    from hetsim.platform import read_yaml_model
+
+    p = Path(path)
+    sc = read_yaml_model(p, Scenario, ScenarioError, "scenario file", "with 'streams'")
+    if not sc.name:
+        sc = sc.model_copy(update={"name": p.stem})
+    return sc, p.resolve().parent
+
+
+def is_scenario_file(path: str | Path) -> bool:
+    """True for a YAML file whose top level has ``streams`` (cheap: reads the file, no validation)."""
+    p = Path(path)
+    if p.suffix.lower() not in (".yaml", ".yml") or not p.is_file():
+        return False
+    from hetsim.platform import read_yaml
+
+    try:  # the guarded reader (size, aliases, nesting): a hostile file is refused here too
+        data = read_yaml(p, InputError, "file")
+    except InputError:
+        return False  # not ours to judge here: the workload's own loader reports it
+    return isinstance(data, dict) and "streams" in data
+
+
+def read_trace(path: Path, column: str) -> list[float]:
+    """Arrival times (seconds, sorted) from a CSV file.
+
+    Raises:
+        ScenarioError: unreadable file, no such column, a value that is not a finite non-negative number.
+    """
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read the arrival trace ({e.strerror or e})") from None
+    rows = list(csv.reader(text.splitlines()))
+    if not rows:
+        return []
+    head = rows[0]
+    try:
+        float(head[0])
+        idx, body = 0, rows
+    except (ValueError, IndexError):
+        if column not in head:
+            raise ScenarioError(f"{path}: no column {column!r} (columns: {', '.join(head)})") from None
+        idx, body = head.index(column), rows[1:]
+    out = []
+    for i, r in enumerate(body, start=2 if body is not rows else 1):
+        try:
+            t = float(r[idx])
+        except (ValueError, IndexError):
+            raise ScenarioError(f"{path}: line {i}: not a time in seconds: {r!r}") from None
+        if not (0 <= t < MAX_S):
+            raise ScenarioError(f"{path}: line {i}: arrival time {t} outside [0, {MAX_S:g}) s")
+        out.append(t)
+    return sorted(out)

@@ -1,0 +1,163 @@
+"""Dispatch policies: which waiting op a serial device serves next (``docs/architecture.md``, "Simulation
+semantics").
+
+Within one request (one inference of one model) a serial device always runs its ops in the schedule's order:
+the order is the mapper's decision, and an op asks for the device only once the op before it in that order has
+been granted. Between requests (a scenario's streams, ``hetsim/scenario/``) the device's policy picks, each time
+a unit frees, which waiting request's op it serves. It is non-preemptive at op boundaries: an op that holds a
+unit keeps it until it ends. With one request every policy gives the static schedule's times exactly.
+
+A policy is a class registered by name with :func:`register_dispatch`; it makes the SimPy resource of a serial
+device and the request an op puts to it:
+
+* ``static`` (the default): ``simpy.Resource``; requests are served in the order they are made (first come,
+  first served at the device).
+* ``fifo``: ``simpy.PriorityResource`` keyed by the request's arrival time (then its sequence number).
+* ``priority``: keyed by the stream's priority (lower values first: 0 is the most urgent), then arrival.
+* ``edf``: earliest absolute deadline first (requests without a deadline last), then arrival.
+
+The per-request attributes the keys read (``arrival_s``, ``seq``, ``priority``, ``deadline_s``) are those of
+:class:`hetsim.sim.engine.Request`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import simpy
+
+from hetsim.errors import InputError
+
+__all__ = ["DISPATCH", "DispatchPolicy", "get_dispatch", "register_dispatch"]
+
+#: name -> policy class
+DISPATCH: dict[str, type[DispatchPolicy]] = {}
+
+
+def register_dispatch(name: str):
+    """Class decorator: register a :class:`DispatchPolicy` under ``name`` (replacing one of that name)."""
+
+    def deco(cls: type[DispatchPolicy]) -> type[DispatchPolicy]:
+        cls.name = name
+        DISPATCH[name] = cls
+        return cls
+
+    return deco
+
+
+def get_dispatch(name: str | DispatchPolicy | None) -> DispatchPolicy:
+    """The policy registered as ``name`` (an instance passes through; ``None`` is ``static``).
+
+    Raises:
+        InputError: no policy of that name (the message suggests the closest and lists them).
+    """
+    if name is None:
+        name = "static"
+    if isinstance(name, DispatchPolicy):
+        return name
+    cls = DISPATCH.get(name)
+    if cls is None:
+        import difflib
+
+        close = difflib.get_close_matches(str(name), DISPATCH, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise InputError(f"unknown dispatch policy {name!r}{hint} Known: {', '.join(sorted(DISPATCH))}")
+    return cls()
+
+
+class DispatchPolicy:
+    """How a serial device arbitrates between requests. Subclass, override :meth:`key` (and set
+    ``prioritised = False`` to keep a plain first-come-first-served ``simpy.Resource``), register.
+    """
+
+    name: ClassVar[str] = ""
+    #: ``True``: the device is a ``simpy.PriorityResource`` served in increasing :meth:`key`.
+    prioritised: ClassVar[bool] = True
+    #: ``True``: :meth:`resource` returns a :class:`Units` (grants are calls, not SimPy events).
+    synchronous: ClassVar[bool] = False
+
+    def resource(self, env: simpy.Environment, capacity: int) -> simpy.Resource:
+        """The SimPy resource of a serial device of ``capacity`` units."""
+        if self.prioritised:
+            return simpy.PriorityResource(env, capacity=capacity)
+        return simpy.Resource(env, capacity=capacity)
+
+    def key(self, request) -> object:  # pragma: no cover - abstract
+        """The priority of ``request``'s ops at every device (any comparable; smaller is served first; SimPy
+        serves equal keys in the order they were asked)."""
+        raise NotImplementedError
+
+    def request(self, res: simpy.Resource, request):
+        """The SimPy request event an op of ``request`` puts to the device's resource ``res``."""
+        if self.prioritised:
+            return res.request(priority=self.key(request))
+        return res.request()
+
+
+class Units:
+    """A serial device's units served first come, first served, granted synchronously: the static policy's
+    device. What ``simpy.Resource`` does for it, without its request and release events (an op on a serial
+    device then costs one SimPy event, its timeout, instead of three); the grants and their times are the same.
+
+    :meth:`request` takes a callable run (with ``None``) when a unit is granted and returns a token for
+    :meth:`release`.
+    """
+
+    __slots__ = ("free", "queue")
+
+    def __init__(self, capacity: int) -> None:
+        from collections import deque
+
+        self.free = capacity
+        self.queue = deque()
+
+    def request(self, granted) -> None:
+        if self.free:
+            self.free -= 1
+            granted(None)
+        else:
+            self.queue.append(granted)
+
+    def release(self, _token=None) -> None:
+        if self.queue:
+            self.queue.popleft()(None)
+        else:
+            self.free += 1
+
+
+@register_dispatch("static")
+class Static(DispatchPolicy):
+    """First come, first served at each device; within a request, the schedule's order. The device is a
+    :class:`Units` (synchronous grants; the same times as a ``simpy.Resource``)."""
+
+    prioritised = False
+    synchronous = True
+
+    def resource(self, env: simpy.Environment, capacity: int) -> Units:
+        return Units(capacity)
+
+
+@register_dispatch("fifo")
+class Fifo(DispatchPolicy):
+    """The earliest-arrived request first."""
+
+    def key(self, request) -> object:
+        return request.arrival_s, request.seq
+
+
+@register_dispatch("priority")
+class Priority(DispatchPolicy):
+    """The stream's priority first (lower values first: 0 is the most urgent), then arrival."""
+
+    def key(self, request) -> object:
+        return request.priority, request.arrival_s, request.seq
+
+
+@register_dispatch("edf")
+class EarliestDeadline(DispatchPolicy):
+    """The earliest absolute deadline first (requests without a deadline after every one with), then arrival."""
+
+    def key(self, request) -> object:
+        d = request.deadline_s
+        return (math.inf if d is None else d), request.arrival_s, request.seq

@@ -1,0 +1,189 @@
+"""Scenarios (issue 23): each test carries its own truth: the single-run makespan, a pipeline's bottleneck, the
+Pollaczek-Khinchine M/D/1 mean wait and the non-preemptive priority M/G/1 waits (Cobham's formula), the shared
+resident capacity."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import conv_op, diamond, host_op, make_platform
+
+from hetsim.costs import CostModel
+from hetsim.errors import InputError
+from hetsim.mappers import get_mapper
+from hetsim.scenario.run import run_scenario
+from hetsim.scenario.spec import Scenario, ScenarioError, load_scenario
+from hetsim.sim import simulate
+from hetsim.workload import Workload
+
+
+def _scenario(streams: dict, **kw) -> Scenario:
+    return Scenario.model_validate({"streams": {n: {"model": "unused.onnx", **s} for n, s in streams.items()}, **kw})
+
+
+@pytest.mark.parametrize("mapper", ["all-host", "greedy", "heft", "ilp", "cpsat"])
+@pytest.mark.parametrize("contention", ["none", "all"])
+def test_periodic_stream_slower_than_the_makespan_gives_the_single_run_latency(mapper, contention):
+    plat = make_platform(host_cores=1 if mapper == "ilp" else 2, cim_cores=2, crossbars_per_core=4)
+    wl = diamond()
+    costs = CostModel(wl, plat)
+    opts = {"time_limit_s": 5.0} if mapper in ("cpsat", "ilp") else {}
+    sched = get_mapper(mapper, **opts).map(costs)
+    alone = simulate(costs, sched, frozenset() if contention == "none" else frozenset({"links", "cim-bus",
+                                                                                       "cim-cores"}))
+    sc = _scenario({"a": {"arrival": {"process": "periodic", "period_s": 3 * alone.makespan_s + 1e-6},
+                          "count": 20}}, contention=contention, mapper=mapper, mapper_options=opts)
+    r = run_scenario(plat, sc, workloads={"a": wl})
+    lat = r.requests["latency_s"].to_numpy()
+    assert len(lat) == 20
+    assert np.allclose(lat, r.models["a"].makespan_s, rtol=1e-9, atol=0)
+    assert r.models["a"].makespan_s == pytest.approx(alone.makespan_s, rel=1e-12)
+    assert not r.streams["saturated"].any()
+
+
+def _three_op_chain() -> Workload:
+    ops = [host_op("a", 2000, index=0), conv_op("b", 16, 16, 20, n_in=100, n_out=100, index=1),
+           host_op("c", 800, index=2)]
+    return Workload.from_ops("chain3", ops, [("a", "b", 0), ("b", "c", 0)])
+
+
+def test_closed_loop_saturates_at_the_bottleneck_device_load():
+    """a (host) -> b (CIM) -> c (host): with enough requests in flight the SoC finishes one request per
+    bottleneck load: max(host busy per request, the CIM op's time on its own crossbars)."""
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=4)
+    wl = _three_op_chain()
+    costs = CostModel(wl, plat)
+    sched = get_mapper("heft").map(costs)
+    assert sched.assignment["b"] == "cim" and sched.assignment["a"] == sched.assignment["c"] == "host"
+    host = costs.latency["a"]["host"] + costs.latency["c"]["host"]
+    bottleneck = max(host, costs.latency["b"]["cim"])
+    for population in (1, 3):
+        sc = _scenario({"loop": {"arrival": {"process": "closed", "population": population}, "count": 60}})
+        r = run_scenario(plat, sc, workloads={"loop": wl})
+        fin = np.sort(r.requests["finish_s"].to_numpy())
+        gaps = np.diff(fin[20:50])  # the steady state: after the fill, before the drain
+        if population == 1:  # one in flight: a request per makespan, no pipelining
+            assert np.allclose(gaps, r.models["loop"].makespan_s, rtol=1e-9)
+        else:
+            assert np.allclose(gaps, bottleneck, rtol=1e-9), (gaps[:5], bottleneck)
+
+
+def _one_op(name: str, n_out: int) -> Workload:
+    return Workload.from_ops(name, [host_op("x", n_out)], [])
+
+
+def _batch_ci(x: np.ndarray, batches: int = 20) -> tuple[float, float]:
+    """Mean and the half-width of its batch-means interval (4 standard errors: the test never flakes by seed)."""
+    b = x[: len(x) // batches * batches].reshape(batches, -1).mean(axis=1)
+    return float(x.mean()), 4 * float(b.std(ddof=1)) / math.sqrt(batches)
+
+
+@pytest.mark.parametrize("rho", [0.5, 0.8])
+def test_poisson_on_one_serial_device_is_md1(rho):
+    """Poisson arrivals of a one-op model on one single-core host: the mean wait is Pollaczek-Khinchine's for
+    M/D/1, W = rho * D / (2 (1 - rho)), within the batch-means interval (20 batches, 4 standard errors)."""
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    wl = _one_op("one", 3000)
+    D = CostModel(wl, plat).latency["x"]["host"]
+    n = 16_000
+    sc = _scenario({"p": {"arrival": {"process": "poisson", "rate_hz": rho / D}, "count": n, "warmup": 500}},
+                   seed=7, mapper="all-host")
+    r = run_scenario(plat, sc, workloads={"p": wl})
+    req = r.requests[~r.requests["warmup"]]
+    wait = (req["start_s"] - req["arrival_s"]).to_numpy()
+    mean, half = _batch_ci(wait)
+    pk = rho * D / (2 * (1 - rho))
+    assert abs(mean - pk) <= half, (mean, pk, half)
+    assert half < 0.25 * pk  # the interval is tight enough to mean something
+
+
+def test_two_priority_classes_match_the_nonpreemptive_priority_mg1():
+    """Two Poisson classes of different one-op models on one host under ``priority`` dispatch: the mean waits
+    are W_k = W0 / ((1 - s_{k-1}) (1 - s_k)), W0 = sum_i lambda_i E[S_i^2] / 2 (Cobham; deterministic services,
+    so E[S_i^2] = D_i^2), within the batch-means intervals."""
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    hi, lo = _one_op("hi", 2000), _one_op("lo", 6000)
+    D1 = CostModel(hi, plat).latency["x"]["host"]
+    D2 = CostModel(lo, plat).latency["x"]["host"]
+    l1, l2 = 0.3 / D1, 0.4 / D2
+    n = 8_000
+    sc = _scenario({"hi": {"arrival": {"process": "poisson", "rate_hz": l1}, "priority": 0, "count": n,
+                           "warmup": 500},
+                    "lo": {"arrival": {"process": "poisson", "rate_hz": l2}, "priority": 1,
+                           "count": int(n * l2 / l1), "warmup": 500}},
+                   dispatch="priority", seed=3, mapper="all-host")
+    r = run_scenario(plat, sc, workloads={"hi": hi, "lo": lo})
+    W0 = (l1 * D1**2 + l2 * D2**2) / 2
+    s1 = l1 * D1
+    want = {"hi": W0 / (1 - s1), "lo": W0 / ((1 - s1) * (1 - s1 - l2 * D2))}
+    end = min(r.requests[r.requests["stream"] == s]["arrival_s"].max() for s in want)
+    for s, w in want.items():
+        req = r.requests[(r.requests["stream"] == s) & ~r.requests["warmup"] & (r.requests["arrival_s"] < end)]
+        mean, half = _batch_ci((req["start_s"] - req["arrival_s"]).to_numpy())
+        assert abs(mean - w) <= half, (s, mean, w, half)
+
+
+def test_two_models_that_do_not_fit_together_never_share_the_cim():
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=4)
+    big = Workload.from_ops("big", [conv_op("w", 48, 16, 100, n_in=100, n_out=100)], [])
+    costs = CostModel(big, plat)
+    assert costs.need["w"]["cim"] == 3 and costs.budget["cim"] == 4  # one fits, two do not
+    sc = _scenario({"one": {"arrival": {"process": "periodic", "period_s": 1.0}, "count": 2},
+                    "two": {"arrival": {"process": "periodic", "period_s": 1.0}, "count": 2}}, mapper="greedy")
+    r = run_scenario(plat, sc, workloads={"one": big, "two": big})
+    on_cim = [n for n, m in r.models.items() if m.schedule.assignment["w"] == "cim"]
+    assert len(on_cim) == 1
+
+
+def test_same_seed_same_results_and_a_saturated_stream_is_reported():
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    wl = _one_op("one", 3000)
+    D = CostModel(wl, plat).latency["x"]["host"]
+    sc = _scenario({"p": {"arrival": {"process": "poisson", "rate_hz": 1.5 / D}, "count": 3000}}, seed=11,
+                   mapper="all-host")
+    a = run_scenario(plat, sc, workloads={"p": wl})
+    b = run_scenario(plat, sc, workloads={"p": wl})
+    assert a.requests.equals(b.requests)
+    row = a.streams.iloc[0]
+    assert bool(row["saturated"]) and "offered" in row["saturation"]
+    assert row["throughput_hz"] == pytest.approx(1 / D, rel=0.01)  # served at the service rate
+
+
+def test_scenario_file_errors_are_one_line_with_suggestions(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text("streams:\n  a:\n    model: m.onnx\n    arival: {process: poisson, rate_hz: 1}\n    count: 3\n")
+    with pytest.raises(ScenarioError, match="did you mean 'arrival'"):
+        load_scenario(p)
+    p.write_text("streams:\n  a:\n    model: m.onnx\n    arrival: {process: poisson, rate_hz: 1}\n")
+    with pytest.raises(ScenarioError, match="count"):
+        load_scenario(p)
+    p.write_text("dispatch: edff\nstreams:\n  a:\n    model: m.onnx\n    arrival: {process: closed}\n"
+                 "    count: 3\n")
+    with pytest.raises(ScenarioError, match="did you mean 'edf'"):
+        load_scenario(p)
+    with pytest.raises(InputError):
+        run_scenario(make_platform(), tmp_path / "missing.yaml")
+
+
+def test_cli_runs_a_scenario_file_and_writes_requests_csv(tmp_path, capsys):
+    from conftest import run_cli
+
+    root = Path(__file__).resolve().parents[1]
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(f"dispatch: edf\nstreams:\n  cls:\n    model: {root / 'workloads' / 'resnet20_cifar10.onnx'}\n"
+                  "    arrival: {process: poisson, rate_hz: 50}\n    deadline_s: 0.5\n    count: 6\n")
+    code, out, err = run_cli(capsys, "run", str(root / "platforms" / "puma.yaml"), str(sc), "--out",
+                             str(tmp_path / "out"))
+    assert code == 0, err
+    assert "p99" in out and "cls" in out and "energy" in out
+    import pandas as pd
+
+    req = pd.read_csv(tmp_path / "out" / "requests.csv")
+    assert len(req) == 6 and (req["latency_s"] > 0).all()
+    assert (tmp_path / "out" / "latency_cdf.png").stat().st_size > 0
+    sc.write_text("streams:\n  cls:\n    modle: x.onnx\n")
+    code, out, err = run_cli(capsys, "run", str(root / "platforms" / "puma.yaml"), str(sc))
+    assert code == 2 and "did you mean 'model'" in err and "Traceback" not in err
