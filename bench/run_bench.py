@@ -91,7 +91,7 @@ def growth_exponent(sizes: list[int], seconds: list[float]) -> float:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def bench_whole(sizes: list[int], dag_mapper: str, repeat: int) -> None:
+def bench_whole(sizes: list[int], dag_mapper: str, repeat: int, graphs: tuple[str, ...] = ("chain", "dag")) -> None:
     """``hetsim run`` with and without ``--out`` on the chain and the DAG at each size (module docstring)."""
     import tempfile
 
@@ -99,7 +99,10 @@ def bench_whole(sizes: list[int], dag_mapper: str, repeat: int) -> None:
 
     with tempfile.TemporaryDirectory(prefix="hetsim-bench-") as tmp:
         tmp = Path(tmp)
-        for graph, make, mapper in (("relu chain", relu_chain, None), ("lane DAG", ladder_dag, dag_mapper)):
+        for key, graph, make, mapper in (("chain", "relu chain", relu_chain, None),
+                                         ("dag", "lane DAG", ladder_dag, dag_mapper)):
+            if key not in graphs:
+                continue
             cpu = {"run": [], "run --out": []}
             for n in sizes:
                 model = make(n, tmp / f"g{n}.onnx")
@@ -119,7 +122,7 @@ def bench_whole(sizes: list[int], dag_mapper: str, repeat: int) -> None:
                 print(f"{'':<58} --out / no --out: {rows['run --out'].cpu_s / rows['run'].cpu_s:.2f}x CPU, "
                       f"{rows['run --out'].wall_s / rows['run'].wall_s:.2f}x wall; outputs {out_mb:.1f} MB", flush=True)
                 (tmp / f"g{n}.onnx").unlink()
-            for tag, secs in cpu.items():
+            for tag, secs in cpu.items() if len(sizes) > 1 else ():
                 over = ", ".join(f"{n:,}" for n in sizes)
                 print(f"whole  {graph}: growth exponent of `hetsim {tag}` CPU time over {over} ops: "
                       f"{growth_exponent(sizes, secs):.3f} (goal <= 1.1)", flush=True)
@@ -194,6 +197,8 @@ def main() -> None:
                     help="mappers of the synthetic DAG (default: all-host,greedy)")
     ap.add_argument("--dag-mapper", default="all-host", help="mapper of the whole-command DAG (default: all-host)")
     ap.add_argument("--whole-repeat", type=int, default=3, help="repeats of each whole command under 100k ops")
+    ap.add_argument("--sizes", help="comma list of whole-command graph sizes (default 1000,10000,100000)")
+    ap.add_argument("--graphs", default="chain,dag", help="whole-command graphs: chain, dag or both (default)")
     ap.add_argument("--only-million", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     CAL = Calibration()
@@ -206,7 +211,10 @@ def main() -> None:
     print(f"# load average at start: {load()}")
     print(CAL.line(), flush=True)
     if "whole" in parts:
-        bench_whole([1_000, 10_000] if args.quick else [1_000, 10_000, 100_000], args.dag_mapper, args.whole_repeat)
+        sizes = [1_000, 10_000] if args.quick else [1_000, 10_000, 100_000]
+        if args.sizes:
+            sizes = [int(x) for x in args.sizes.split(",")]
+        bench_whole(sizes, args.dag_mapper, args.whole_repeat, tuple(args.graphs.split(",")))
     if "startup" in parts:
         bench_startup(args.repeat)
     if "steps" in parts:
