@@ -11,10 +11,10 @@
 host + two NPUs + CIM): per point the status, the gap at the end beside the bound, the wall time and the same
 time in reference-core seconds (below).
 
-Calibration: before every point a fixed pure-Python loop (:func:`calibration_loop`) is timed; each line shows the
-median of the measurements so far, and the times divided by it and multiplied by :data:`REF_LOOP_S` are
-"reference-core seconds" (our definition: a reference core runs the loop in ``REF_LOOP_S``), so runs on machines
-or loads of different speed compare.
+Calibration (``bench/calibration.py``, shared by every bench script): before every point the fixed pure-Python
+loop is timed (:func:`calibration_loop`); each line shows the median of the measurements so far, and the times
+divided by it and multiplied by :data:`REF_LOOP_S` are "reference-core seconds" (the loop's time on the reference
+core, our definition), so runs on machines or loads of different speed compare.
 
 Models are the CPU-CIM ILP paper's graphs ``workloads/paper/<model>_int8_ort.onnx`` (onnxruntime's fused QLinear
 graphs, the operator counts of Table I) when they load, else ``workloads/<model>_int8_qdq.onnx``.
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from calibration import Calibration, load, machine  # noqa: E402
+from calibration import REFERENCE_LOOP_S, Calibration, load, machine, reference_loop  # noqa: E402
 
 CALIBRATE_EVERY_S = 20.0
 """A calibration sample after a point when this long has passed since the last one (interleaved, not per point:
@@ -48,19 +48,17 @@ a sample costs a few tenths of a second, more under load)."""
 
 MODELS = ("resnet18", "resnet50", "mobilenet_v2", "yolov5n")
 THREE_DEVICE_PLATFORMS = ("cim-npu.yaml", "soc-2npu.yaml")
-#: seconds a reference core takes for :func:`calibration_loop` (a definition: about a quiet 2020s x86 core)
-REF_LOOP_S = 0.25
+#: seconds the reference core takes for :func:`calibration_loop`: the one definition of ``bench/calibration.py``
+REF_LOOP_S = REFERENCE_LOOP_S
 
 
 def calibration_loop() -> float:
-    """Wall seconds of a fixed pure-Python loop (integer arithmetic and a list append, 2.5 M iterations)."""
+    """Wall seconds of the shared reference loop (:func:`calibration.reference_loop`)."""
     t0 = time.perf_counter()
-    acc, xs = 0, []
-    for i in range(2_500_000):
-        acc = (acc * 31 + i) % 1_000_003
-        if not i & 1023:
-            xs.append(acc)
+    reference_loop()
     return time.perf_counter() - t0
+
+
 HOSTS = {"arm": "puma.yaml", "x86": "puma-x86.yaml"}
 
 
