@@ -11,15 +11,17 @@
 host + two NPUs + CIM): per point the status, the gap at the end beside the bound, the wall time and the same
 time in reference-core seconds (below).
 
-Calibration: before every point a fixed pure-Python loop (:func:`calibration_loop`) is timed; each line shows the
-median of the measurements so far, and the times divided by it and multiplied by :data:`REF_LOOP_S` are
-"reference-core seconds" (our definition: a reference core runs the loop in ``REF_LOOP_S``), so runs on machines
-or loads of different speed compare.
+Calibration (``bench/calibration.py``, shared by every bench script): before every point the fixed pure-Python
+loop is timed (:func:`calibration_loop`); each line shows the median of the measurements so far, and the times
+divided by it and multiplied by :data:`REF_LOOP_S` are "reference-core seconds" (the loop's time on the reference
+core, our definition), so runs on machines or loads of different speed compare.
 
 Models are the CPU-CIM ILP paper's graphs ``workloads/paper/<model>_int8_ort.onnx`` (onnxruntime's fused QLinear
 graphs, the operator counts of Table I) when they load, else ``workloads/<model>_int8_qdq.onnx``.
 Prints one line per point: model, host, C, t_mvm, status, wall time, gap (real time, CPU-CIM ILP Sec. II-B),
-makespan, speedup over all-host, ops offloaded, then what the strengthening did (bounds as fractions of the
+wall time in reference-core seconds (``bench/calibration.py``: wall x the reference core's loop time / this
+run's loop median so far) and CPU seconds (CP-SAT's threads included), makespan, speedup over all-host, ops
+offloaded, then what the strengthening did (bounds as fractions of the
 makespan, ops fixed, decomposition solves, where the schedule came from). Crossbars C are set with
 ``devices.cim.crossbars`` (or ``cores=1, crossbars_per_core=C`` on the older platform schema). ``--levers``
 takes a comma list of ``hetsim.mappers.cpsat.ALL_LEVERS`` (``all``/``none``); ``--check`` also runs the
@@ -36,22 +38,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from calibration import REFERENCE_LOOP_S, Calibration, load, machine, reference_loop  # noqa: E402
+
+CALIBRATE_EVERY_S = 20.0
+"""A calibration sample after a point when this long has passed since the last one (interleaved, not per point:
+a sample costs a few tenths of a second, more under load)."""
 
 MODELS = ("resnet18", "resnet50", "mobilenet_v2", "yolov5n")
 THREE_DEVICE_PLATFORMS = ("cim-npu.yaml", "soc-2npu.yaml")
-#: seconds a reference core takes for :func:`calibration_loop` (a definition: about a quiet 2020s x86 core)
-REF_LOOP_S = 0.25
+#: seconds the reference core takes for :func:`calibration_loop`: the one definition of ``bench/calibration.py``
+REF_LOOP_S = REFERENCE_LOOP_S
 
 
 def calibration_loop() -> float:
-    """Wall seconds of a fixed pure-Python loop (integer arithmetic and a list append, 2.5 M iterations)."""
+    """Wall seconds of the shared reference loop (:func:`calibration.reference_loop`)."""
     t0 = time.perf_counter()
-    acc, xs = 0, []
-    for i in range(2_500_000):
-        acc = (acc * 31 + i) % 1_000_003
-        if not i & 1023:
-            xs.append(acc)
+    reference_loop()
     return time.perf_counter() - t0
+
+
 HOSTS = {"arm": "puma.yaml", "x86": "puma-x86.yaml"}
 
 
@@ -156,11 +163,15 @@ def main(argv: list[str] | None = None) -> int:
     tmvms = _ints(args.tmvm) if args.tmvm else tmvms
     levers = ALL_LEVERS if args.levers == "all" else (() if args.levers == "none" else args.levers.split(","))
 
+    cal = Calibration()
+    print(f"# {machine()}; load average at start {load()}")
+    print(cal.line())
     print(f"# cpsat grid: time limit {args.time_limit} s/point, {args.threads} threads, seed {args.seed}, "
           f"gap {args.gap}, {'non' if args.nondeterministic else ''}deterministic, levers {','.join(levers) or 'none'}")
-    print(f"{'model':<22} {'host':<4} {'C':>4} {'t_mvm':>5} {'status':<10} {'time_s':>7} {'gap':>8} "
-          f"{'makespan_ms':>11} {'speedup':>7} {'offl':>4}  levers")
-    worst = 0.0
+    print(f"{'model':<22} {'host':<4} {'C':>4} {'t_mvm':>5} {'status':<10} {'time_s':>7} {'ref_s':>7} {'cpu_s':>7} "
+          f"{'gap':>8} {'makespan_ms':>11} {'speedup':>7} {'offl':>4}  levers")
+    worst = worst_ref = total = 0.0
+    last_sample = time.perf_counter()
     n_opt = n = 0
     for name in models:
         wl, model = load_model(name, args.qdq)
@@ -171,11 +182,14 @@ def main(argv: list[str] | None = None) -> int:
                     plat = with_budget(base, c, t)
                     costs = CostModel(wl, plat)
                     all_host = get_mapper("all-host").map(costs).makespan_s
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     s = get_mapper("cpsat", time_limit_s=args.time_limit, threads=args.threads,
                                    seed=args.seed, levers=levers, mip_rel_gap=args.gap,
                                    deterministic=not args.nondeterministic).map(costs)
-                    wall = time.perf_counter() - t0
+                    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                    if time.perf_counter() - last_sample > CALIBRATE_EVERY_S:
+                        cal.sample()
+                        last_sample = time.perf_counter()
                     st = s.stats
                     fired = _levers_summary(st, s.makespan_s)
                     if args.check:
@@ -187,12 +201,19 @@ def main(argv: list[str] | None = None) -> int:
                         ok = rep.ok and abs(res.makespan_s - s.makespan_s) <= 1e-9 * s.makespan_s
                         fired += " check=" + ("ok" if ok else "FAIL")
                     print(f"{model:<22} {host:<4} {c:>4} {t:>5} {st['status']:<10} {wall:7.2f} "
-                          f"{st['mip_gap']:8.2e} {s.makespan_s * 1e3:11.4f} {all_host / s.makespan_s:7.3f} "
+                          f"{cal.ref_s(wall):7.2f} {cpu:7.2f} {st['mip_gap']:8.2e} {s.makespan_s * 1e3:11.4f} "
+                          f"{all_host / s.makespan_s:7.3f} "
                           f"{st['offloaded']:>4}  {fired}", flush=True)
                     n += 1
                     n_opt += st["status"] == "optimal"
-                    worst = max(worst, wall)
-    print(f"# {n_opt}/{n} proven optimal; slowest point {worst:.2f} s")
+                    worst, total = max(worst, wall), total + wall
+                    worst_ref = max(worst_ref, cal.ref_s(wall))
+    cal.sample()
+    print(f"# load average at end {load()}")
+    print(cal.line())
+    print(f"# {n_opt}/{n} proven optimal; slowest point {worst:.2f} s wall = {cal.ref_s(worst):.2f} ref-core s at the "
+          f"run's median calibration ({worst_ref:.2f} at the calibration of its time); sum of points {total:.1f} s "
+          f"wall = {cal.ref_s(total):.1f} ref-core s")
     return 0
 
 

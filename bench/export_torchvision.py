@@ -220,4 +220,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from calibration import session  # wall, CPU, calibration and reference-core seconds of the whole run
+
+    with session(Path(__file__).name):
+        sys.exit(main())

@@ -88,4 +88,8 @@ def table(r: dict) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from calibration import session  # wall, CPU, calibration and reference-core seconds of the whole run
+
+    with session(Path(__file__).name):
+        raise SystemExit(main())

@@ -17,6 +17,7 @@ Run: ``python bench/reproduce_crossbar_size.py [--r256 CSV] [--r512 CSV] [--out 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -164,4 +165,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from calibration import session  # wall, CPU, calibration and reference-core seconds of the whole run
+
+    with session(Path(__file__).name):
+        main()

@@ -14,6 +14,7 @@ launches) before and after reordering; then the SSC-128 memory-placement effect 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -112,4 +113,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from calibration import session  # wall, CPU, calibration and reference-core seconds of the whole run
+
+    with session(Path(__file__).name):
+        main()

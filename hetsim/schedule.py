@@ -150,14 +150,27 @@ class Schedule:
     @property
     def assignment(self) -> dict[str, str]:
         """Op name -> the device of its first part (a view for code that handles whole ops; a split op's
-        devices are :meth:`devices_of`)."""
+        devices are :meth:`devices_of`).
+
+        A new dict on every access, O(ops): read it once before a loop over the ops, or ask one op's device
+        with :meth:`device_of` (O(1))."""
         return {v: p[0].device for v, p in self.parts.items()}
 
     @property
     def splits(self) -> dict[str, dict[str, list[int]]]:
-        """The channel-split ops: op name -> {device: its output-channel indices} (a view of :attr:`parts`)."""
+        """The channel-split ops: op name -> {device: its output-channel indices} (a view of :attr:`parts`).
+
+        A new dict on every access, O(ops + split channels): read it once before a loop over the ops, or ask
+        one op with :meth:`is_split` and :meth:`channel_parts` (O(1))."""
         return {v: {q.device: list(range(*q.channels)) if q.channels else [] for q in p}
                 for v, p in self.parts.items() if len(p) > 1 or p[0].channels is not None}
+
+    def device_of(self, op: str) -> str:
+        """The device of ``op``'s first part (``assignment[op]`` without building the view).
+
+        Raises:
+            KeyError: the schedule has no such op."""
+        return self.parts[op][0].device
 
     def is_split(self, op: str) -> bool:
         """True when ``op`` runs as channel-range parts."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import json
 import math
 import os
@@ -419,23 +420,67 @@ def chrome_trace(
     events: list[dict] = []
     if not len(trace):
         return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
-    tr = trace.reset_index(drop=True)
-    start_ns = [to_ns(x) for x in tr["start_s"]]
-    end_ns = [max(to_ns(e), s) for e, s in zip(tr["end_s"], start_ns, strict=True)]
-    # lanes on the rounded times, so that what the file shows never overlaps on a track
-    lanes = assign_lanes(tr.assign(start_s=np.asarray(start_ns, float), end_s=np.asarray(end_ns, float)), tol_s=0)
-    n_lanes = lane_counts(tr, lanes)
-    classes = device_classes(tr, host)
-    default = device_order(tr, host)
-    first = [d for d in dict.fromkeys(order or ()) if d in classes]
-    order = first + [d for d in default if d not in first]
-    pid_of = {d: i + 1 for i, d in enumerate(order)}
+    with _gc_paused():  # many small dicts, no cycles: the collector's passes would be most of the time
+        tr = trace.reset_index(drop=True)
+        start_ns = [to_ns(x) for x in tr["start_s"]]
+        end_ns = [max(to_ns(e), s) for e, s in zip(tr["end_s"], start_ns, strict=True)]
+        # lanes on the rounded times, so that what the file shows never overlaps on a track
+        lanes = assign_lanes(tr.assign(start_s=np.asarray(start_ns, float), end_s=np.asarray(end_ns, float)),
+                             tol_s=0).tolist()
+        classes = device_classes(tr, host)
+        first = [d for d in dict.fromkeys(order or ()) if d in classes]
+        order = first + [d for d in device_order(tr, host) if d not in first]
+        pid_of = {d: i + 1 for i, d in enumerate(order)}
+        tid_of, track_of = _track_events(events, order, classes, lane_counts(tr, pd.Series(lanes)), devices)
+        if flows is None:
+            flows = _run_flows(tr, costs, start_ns, end_ns) if costs is not None else []
+        flows = [(str(name), [int(r) for r in rows]) for name, rows in flows]
+        cols = _Rows(tr, start_ns, end_ns, lanes)
+        timed = _slice_events(cols, costs, schedule, flows, args, pid_of, tid_of, track_of)
+        timed += _flow_events(cols, flows, pid_of, tid_of)
+        # Order: by time; at one time and on one track, instants (dur 0) before a slice, so that a viewer that
+        # binds a flow event to the slice last opened on its track (Perfetto) closes the instants when the slice
+        # opens.
+        timed.sort(key=lambda t: t[0])
+        events.extend(ev for _, ev in timed)
+    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off inside the block (back on after it if it was on)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+class _Rows:
+    """A trace's columns as plain lists (per-row access to a DataFrame costs microseconds a row)."""
+
+    def __init__(self, tr: pd.DataFrame, start_ns: list[int], end_ns: list[int], lanes: list[int]):
+        self.tr = tr
+        self.op = [str(x) for x in tr["op"]]
+        self.device = [str(x) for x in tr["device"]]
+        self.kind = [str(x) for x in tr["kind"]]
+        self.phase = tr["phase"].fillna("").astype(str).tolist()
+        self.channels = tr["channels"].tolist() if "channels" in tr.columns else [None] * len(tr)
+        self.start_ns, self.end_ns, self.lanes = start_ns, end_ns, lanes
+
+
+def _track_events(events: list[dict], order: list[str], classes: dict[str, int], n_lanes: dict[str, int],
+                  devices: Mapping[str, DeviceBase]) -> tuple[dict, dict]:
+    """Append the process and thread metadata events of every device to ``events``; return the thread id and
+    the track name of every ``(device, lane)``."""
     role_label = {HOST: "host", ACCELERATOR: "accelerator", LINK: LINK_KIND}
     tid_of: dict[tuple[str, int], int] = {}
     track_of: dict[tuple[str, int], str] = {}
     next_tid = len(order) + 1
     for i, d in enumerate(order):
-        pid = pid_of[d]
+        pid = i + 1
         dev = devices.get(d)
         tracks = lane_names(n_lanes[d], classes[d], serial=None if dev is None else bool(dev.serial),
                             units=None if dev is None else int(dev.units),
@@ -455,25 +500,22 @@ def chrome_trace(
             events.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": next_tid,
                            "args": {"sort_index": lane}})
             next_tid += 1
+    return tid_of, track_of
 
-    if flows is None:
-        flows = _run_flows(tr, costs, start_ns, end_ns) if costs is not None else []
-    flows = [(str(name), [int(r) for r in rows]) for name, rows in flows]
+
+def _slice_events(cols: _Rows, costs, schedule, flows, args, pid_of, tid_of, track_of) -> list[tuple[tuple, dict]]:
+    """One complete event (``"ph": "X"``) per trace row, with its sort key (:func:`chrome_trace`)."""
     xfer_args: dict[int, dict] = {}
     if costs is not None:
         for _, rows in flows:
-            if len(rows) == 3 and tr["kind"].iat[rows[1]] == "transfer":
-                xfer_args[rows[1]] = _transfer_args(costs, tr, rows)
-
-    phases = tr["phase"].fillna("").astype(str)
-    chans = tr["channels"] if "channels" in tr.columns else pd.Series([None] * len(tr), index=tr.index)
-    timed: list[tuple[tuple, dict]] = []  # (sort key, event); see the ordering note below
+            if len(rows) == 3 and cols.kind[rows[1]] == "transfer":
+                xfer_args[rows[1]] = _transfer_args(costs, cols.tr, rows)
+    timed: list[tuple[tuple, dict]] = []
     op_cache: dict[tuple, dict] = {}
-    for i, (op, dev, kind, phase, lane, n) in enumerate(zip(tr["op"], tr["device"], tr["kind"], phases, lanes,
-                                                            chans, strict=True)):
-        op, dev, kind = str(op), str(dev), str(kind)
-        s, e = start_ns[i], end_ns[i]
-        a = {"op": op, "device": dev, "kind": kind, "phase": phase, "track": track_of[(dev, int(lane))],
+    for i, (op, dev, kind, phase, lane, n) in enumerate(zip(cols.op, cols.device, cols.kind, cols.phase,
+                                                            cols.lanes, cols.channels, strict=True)):
+        s, e = cols.start_ns[i], cols.end_ns[i]
+        a = {"op": op, "device": dev, "kind": kind, "phase": phase, "track": track_of[(dev, lane)],
              "start_s": s / NS_PER_S, "end_s": e / NS_PER_S}
         if pd.notna(n):  # a part of a channel-split op: its output channels
             a["channels"] = int(n)
@@ -485,16 +527,24 @@ def chrome_trace(
         a.update(xfer_args.get(i, {}))
         if args is not None and args[i]:
             a.update(args[i])
-        timed.append((_slice_key(i, s, e, pid_of[dev], tid_of[(dev, int(lane))]),
+        pid, tid = pid_of[dev], tid_of[(dev, lane)]
+        timed.append((_slice_key(i, s, e, pid, tid),
                       {"name": _event_name(op, phase), "cat": phase or kind, "ph": "X", "ts": _us(s),
-                       "dur": _us(e - s), "pid": pid_of[dev], "tid": tid_of[(dev, int(lane))], "args": a}))
+                       "dur": _us(e - s), "pid": pid, "tid": tid, "args": a}))
+    return timed
+
+
+def _flow_events(cols: _Rows, flows, pid_of, tid_of) -> list[tuple[tuple, dict]]:
+    """The flow events (``s``, ``t``, ``f``) of every dataflow arrow, with their sort keys (:func:`chrome_trace`)."""
+    timed: list[tuple[tuple, dict]] = []
+    start_ns, end_ns = cols.start_ns, cols.end_ns
     for fid, (name, rows) in enumerate(flows, start=1):
         for k, r in enumerate(rows):
             ph = "s" if k == 0 else "f" if k == len(rows) - 1 else "t"
             mid = (start_ns[r] + end_ns[r]) // 2
-            dev = str(tr["device"].iat[r])
+            dev = cols.device[r]
             ev = {"name": name, "cat": FLOW_CAT, "ph": ph, "id": fid, "ts": _us(mid), "pid": pid_of[dev],
-                  "tid": tid_of[(dev, int(lanes.iat[r]))]}
+                  "tid": tid_of[(dev, cols.lanes[r])]}
             if ph == "f":
                 ev["bp"] = "e"
             # right after its slice when it sits at the slice's start (a slice under 2 ns), else before any
@@ -502,11 +552,7 @@ def chrome_trace(
             key = ((*_slice_key(r, start_ns[r], end_ns[r], ev["pid"], ev["tid"]), 1) if mid == start_ns[r]
                    else (mid, -1))
             timed.append((key, ev))
-    # Order: by time; at one time and on one track, instants (dur 0) before a slice, so that a viewer that binds a
-    # flow event to the slice last opened on its track (Perfetto) closes the instants when the slice opens.
-    timed.sort(key=lambda t: t[0])
-    events.extend(ev for _, ev in timed)
-    return {"traceEvents": events, "displayTimeUnit": "ns", "otherData": meta}
+    return timed
 
 
 def write_chrome_trace(
@@ -521,8 +567,11 @@ def write_chrome_trace(
     Returns:
         ``path`` as a :class:`~pathlib.Path`.
     """
-    doc = _finite(chrome_trace(trace, meta, **kwargs))
-    text = json.dumps(doc, default=_json_default, separators=(",", ":"), allow_nan=False)
+    doc = chrome_trace(trace, meta, **kwargs)
+    try:  # nearly always finite: walk the document for NaN/inf only when the strict encoder meets one
+        text = json.dumps(doc, default=_json_default, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(doc), default=_json_default, separators=(",", ":"), allow_nan=False)
     return atomic_write_text(path, text + "\n")
 
 

@@ -36,6 +36,14 @@ from hetsim.report.units import si_prefix as _si_prefix
 SIG_DIGITS = 5
 """Significant digits of the numbers in a report's tables (headline numbers get one more)."""
 
+OP_TABLE_ROWS = 2000
+"""A run report's op table shows at most this many ops (the first in topological order); ``ops.csv`` beside the
+report has every op. Keeps ``report.html`` a few MB at most on a graph of any size."""
+
+JSON_LIST_ITEMS = 1000
+"""In a report's raw-numbers block, a list longer than this (e.g. the names of 100,000 offloaded ops) shows its
+first items and how many more ``summary.json`` holds."""
+
 FIGURE_ZOOM = 1.5
 """A PNG figure is shown this many times its print size (as a PDF viewer at 150 %), at most the page's width."""
 
@@ -269,8 +277,38 @@ def page_html(title: str, subtitle: str, sections: Iterable[tuple[str, str]]) ->
 def _json_block(summary: dict) -> str:
     from hetsim.report.export import _json_default
 
-    return details_html("summary.json (every number of the run)",
-                        pre_html(json.dumps(summary, indent=1, default=_json_default)))
+    cut: list[int] = []
+    shown = _cap_lists(summary, JSON_LIST_ITEMS, cut)
+    note = f" (lists past {JSON_LIST_ITEMS} items cut: summary.json has them all)" if cut else ""
+    return details_html(f"summary.json (every number of the run){note}",
+                        pre_html(json.dumps(shown, indent=1, default=_json_default)))
+
+
+def _cap_lists(obj, n: int, cut: list[int]):
+    """``obj`` with every list (at any depth) longer than ``n`` cut to its first ``n`` items and a last string
+    item saying how many were left out (their counts appended to ``cut``); other values as they are."""
+    if isinstance(obj, dict):
+        return {k: _cap_lists(v, n, cut) for k, v in obj.items()}
+    if isinstance(obj, list):
+        items = [_cap_lists(v, n, cut) for v in obj[:n]]
+        if len(obj) > n:
+            cut.append(len(obj) - n)
+            items.append(f"... {len(obj) - n:,} more")
+        return items
+    return obj
+
+
+def op_table_html(ops: pd.DataFrame, csv_name: str = "ops.csv", max_rows: int | None = None) -> str:
+    """The op table of a run report: every op when there are at most ``max_rows`` (default
+    :data:`OP_TABLE_ROWS`), else the first ``max_rows`` in topological order and a line linking ``csv_name``
+    (the file beside the report with every op)."""
+    max_rows = OP_TABLE_ROWS if max_rows is None else max_rows
+    if len(ops) <= max_rows:
+        return table_html(ops)
+    link = f'<a href="{escape(csv_name)}">{escape(csv_name)}</a>'
+    note = (f"<p>The first {max_rows:,} of {len(ops):,} ops in topological order (sortable among themselves); "
+            f"{link} beside this report has every op.</p>")
+    return note + table_html(ops.head(max_rows))
 
 
 def _figures(figures: Iterable[tuple[str | os.PathLike, str]]) -> str:
@@ -288,9 +326,10 @@ def write_html(path: str | os.PathLike, text: str) -> Path:
 # --------------------------------------------------------------------------------------------- ONNX runs
 
 
-def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> str:
+def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), ops: pd.DataFrame | None = None) -> str:
     """The report of an ONNX run (:class:`hetsim.pipeline.RunResult`): headline numbers, the device table,
-    the op table (every op, as ``ops.csv``) and ``figures`` (``(path, caption)`` pairs, embedded)."""
+    the op table (every op, as ``ops.csv``; ``ops`` if given, else built with
+    :func:`~hetsim.report.metrics.op_table`) and ``figures`` (``(path, caption)`` pairs, embedded)."""
     from hetsim.report.metrics import op_table
     from hetsim.report.text import capacity_phrase
 
@@ -336,23 +375,25 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = ()) 
         head.append(("note", f"{s['host_latency_fallback_ops']} ops not in the host's latency table use the "
                               "roofline"))
     dev = pd.DataFrame(s["devices"])
-    ops = op_table(run.costs, run.schedule, run.result)
+    if ops is None:
+        ops = op_table(run.costs, run.schedule, run.result)
     sections = [
         ("Summary", kv_table(head)),
         ("Devices", table_html(dev, scroll=False)
          + "<p>busy: unit-seconds on a multi-core CPU (its cores), else the union of the busy intervals; "
            "energy = active + idle + per-op + per-byte energy (ODiMO Eq. 4, generalised).</p>"),
         ("Figures", _figures(figures)),
-        (f"Operators ({len(ops):,})", table_html(ops)),
+        (f"Operators ({len(ops):,})", op_table_html(ops)),
         ("Raw numbers", _json_block(s)),
     ]
     title = f"{s['workload']} on {s['platform']} ({s['mapper']})"
     return page_html(title, "hetsim run: simulated schedule of an ONNX model on a heterogeneous SoC", sections)
 
 
-def write_run_html(run, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> Path:
+def write_run_html(run, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = (),
+                   ops: pd.DataFrame | None = None) -> Path:
     """Write :func:`run_report_html` to ``path`` atomically; returns the path."""
-    return write_html(path, run_report_html(run, figures))
+    return write_html(path, run_report_html(run, figures, ops))
 
 
 # --------------------------------------------------------------------------------------------- SNN runs

@@ -118,8 +118,9 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
         return p
 
     atomic_write_text(path("summary.json"), json.dumps(run.summary, indent=1) + "\n")
+    ops = op_table(run.costs, run.schedule, run.result)  # once: ops.csv and the report's op table
     with atomic_path(path("ops.csv")) as tmp:
-        op_table(run.costs, run.schedule, run.result).to_csv(tmp, index=False)
+        ops.to_csv(tmp, index=False)
     atomic_write_text(path("schedule.json"), run.schedule.to_json() + "\n")
     with atomic_path(path("trace.csv")) as tmp:
         round_ns(run.result.trace).to_csv(tmp, index=False)  # times to the ns: no float noise
@@ -139,7 +140,7 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     plot_breakdown(pd.concat(rows, ignore_index=True), path("breakdown.png"), title=title)
     from hetsim.report.html import write_run_html
 
-    write_run_html(run, path("report.html"), figures=[
+    write_run_html(run, path("report.html"), ops=ops, figures=[
         (out / "timeline.png", "Timeline: every op and transfer per device (lanes: ops running at once)"),
         (out / "breakdown.png", f"Busy time and op count per device, {' vs '.join(c for c, _ in configs)}")])
     return written

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerTuple
@@ -142,6 +143,15 @@ TIMELINE_LABELS = {
     "transfer": "transfer",
     "split": "channel-split part",
 }
+TIMELINE_MAX_BARS = 5000
+"""A timeline of more trace rows than this draws each lane's bars of one category merged into busy spans (bars
+closer than :data:`TIMELINE_MERGE_FRACTION` of the makespan join), says so under its time axis, and drops the
+alternating shade: at that density single ops are narrower than a pixel, and drawing them all costs time."""
+TIMELINE_MERGE_FRACTION = 1e-3
+"""Gap, as a fraction of the makespan, below which two bars of a big timeline merge (about a pixel at 300 dpi on a
+3.5 in figure)."""
+TIMELINE_MAX_LANES = 16
+"""Rows per device at most: the lanes past the last row are drawn on it (said under the time axis)."""
 ALT_SHADE = 0.22
 """Every other op on a lane is drawn this much lighter (0 = same colour, 1 = white)."""
 _EXTRA_COLOURS = ["#2ca02c", "#17becf", "#bcbd22", "#e377c2", "#7f7f7f", "#9467bd"]
@@ -268,6 +278,15 @@ def _timeline_figure(trace: pd.DataFrame, title: str, host: str | None, fig_w: f
     lanes = assign_lanes(tr)
     n_lanes = lane_counts(tr, lanes)
     order = device_order(tr, host)
+    notes = []
+    folded = sorted(d for d, n in n_lanes.items() if n > TIMELINE_MAX_LANES)
+    if folded:  # bounded height: the lanes past the last row share it
+        lanes = lanes.clip(upper=TIMELINE_MAX_LANES - 1)
+        notes.append(f"{', '.join(folded)}: lanes {TIMELINE_MAX_LANES + 1}+ drawn on lane {TIMELINE_MAX_LANES}")
+    merged = len(tr) > TIMELINE_MAX_BARS
+    if merged:
+        notes.append(f"{len(tr):,} trace rows drawn as busy spans\n(gaps under {TIMELINE_MERGE_FRACTION:.1%} "
+                     "of the makespan merged)")
 
     # Row layout, top to bottom: each device's lanes, then a gap.
     gap = 0.7
@@ -276,14 +295,14 @@ def _timeline_figure(trace: pd.DataFrame, title: str, host: str | None, fig_w: f
     y = 0.0
     for d in order:
         top = y
-        for lane in range(n_lanes[d]):
+        for lane in range(min(n_lanes[d], TIMELINE_MAX_LANES)):
             row_y[(d, lane)] = y + 0.5
             y += 1.0
         groups.append((d, top, y))
         y += gap
     total_h = max(y - gap, 1.0)
 
-    n_rows = sum(n_lanes.values())
+    n_rows = sum(min(n, TIMELINE_MAX_LANES) for n in n_lanes.values())
     height = min(1.25 + (0.15 if title else 0.0) + 0.13 * n_rows + 0.09 * len(order), 9.0)
     fig, ax = plt.subplots(figsize=(fig_w, height), layout="constrained")
 
@@ -302,9 +321,14 @@ def _timeline_figure(trace: pd.DataFrame, title: str, host: str | None, fig_w: f
             if cat not in colours:
                 colours[cat] = next(extra, "#333333")
         # Alternate a lighter shade between consecutive ops of a lane, so back-to-back ops stay apart.
-        op_rank = df.assign(op=tr["op"].astype(str)).groupby(["device", "lane"], sort=False)["op"].transform(
-            lambda ops: pd.factorize(ops)[0])
-        df["shade"] = op_rank % 2
+        if merged:
+            df["shade"] = 0
+        else:
+            op_rank = df.assign(op=tr["op"].astype(str)).groupby(["device", "lane"], sort=False)["op"].transform(
+                lambda ops: pd.factorize(ops)[0])
+            df["shade"] = op_rank % 2
+        if merged:
+            df = _merge_bars(df, TIMELINE_MERGE_FRACTION * makespan_ms)
         for (d, lane, cat, shade), grp in df.groupby(["device", "lane", "cat", "shade"], sort=False):
             c = colours[cat] if shade == 0 else _lighten(colours[cat], ALT_SHADE)
             ax.broken_barh(list(zip(grp["x"], grp["w"], strict=True)), (row_y[(d, lane)] - 0.4, 0.8),
@@ -324,7 +348,7 @@ def _timeline_figure(trace: pd.DataFrame, title: str, host: str | None, fig_w: f
     ax.set_ylim(total_h + gap / 2, -gap / 2)
 
     ax.set_xlim(0, makespan_ms * 1.005 if makespan_ms > 0 else 1.0)
-    ax.set_xlabel(f"time ({unit})")
+    ax.set_xlabel("\n".join([f"time ({unit})", *notes]))
     ax.grid(axis="x", color="#d0d0d0", linewidth=0.4)
     ax.set_axisbelow(True)
     if makespan_ms > 0:
@@ -335,21 +359,38 @@ def _timeline_figure(trace: pd.DataFrame, title: str, host: str | None, fig_w: f
     if title:
         ax.set_title(title, pad=9 if makespan_ms > 0 else None)
     handles, names = timeline_legend(present, colours, multi_lane=any(n > 1 for n in n_lanes.values()),
-                                     makespan=makespan_ms > 0)
+                                     makespan=makespan_ms > 0, shades=not merged)
     if handles:
         fig.legend(handles, names, loc="outside lower center", ncol=2 if fig_w < 5 else 4,
                    handler_map={tuple: HandlerTuple(ndivide=None, pad=0)})
     return fig
 
 
+def _merge_bars(df: pd.DataFrame, tol: float) -> pd.DataFrame:
+    """The bars of ``df`` (columns ``device``, ``lane``, ``cat``, ``shade``, ``x``, ``w``) merged per (device,
+    lane, category) into spans: a bar starting at most ``tol`` after the span so far ends joins it."""
+    out = []
+    for key, grp in df.groupby(["device", "lane", "cat", "shade"], sort=False):
+        x = grp["x"].to_numpy(float)
+        idx = np.argsort(x, kind="stable")
+        x = x[idx]
+        end = np.maximum.accumulate(x + grp["w"].to_numpy(float)[idx])
+        span = np.concatenate([[0], np.cumsum(x[1:] > end[:-1] + tol)])
+        lo = pd.Series(x).groupby(span).min().to_numpy()
+        hi = pd.Series(end).groupby(span).max().to_numpy()
+        out.append(pd.DataFrame({"device": key[0], "lane": key[1], "cat": key[2], "shade": key[3],
+                                 "x": lo, "w": hi - lo}))
+    return pd.concat(out, ignore_index=True)
+
+
 def timeline_legend(present: list[str], colours: dict[str, str], *, multi_lane: bool = False,
-                    makespan: bool = True) -> tuple[list, list[str]]:
+                    makespan: bool = True, shades: bool = True) -> tuple[list, list[str]]:
     """Legend ``(handles, labels)`` of a timeline: one entry per category present (the op category's colour),
-    one for the lighter shade of alternate ops (a dark/light pair of each category present), one explaining
-    lanes when a device has several, and the makespan line."""
+    one for the lighter shade of alternate ops (a dark/light pair of each category present; unless ``shades``
+    is false), one explaining lanes when a device has several, and the makespan line."""
     handles: list = [Patch(facecolor=colours[c], edgecolor="none") for c in present]
     names = [TIMELINE_LABELS.get(c, c) for c in present]
-    if present:
+    if present and shades:
         pairs = [Patch(facecolor=_lighten(colours[c], ALT_SHADE * k), edgecolor="none")
                  for c in present for k in (0, 1)]
         handles.append(tuple(pairs[:6]))

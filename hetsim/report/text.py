@@ -220,8 +220,9 @@ def _core_usage(run: RunResult, dev: str) -> list[str]:
     if slots is None:
         return []
     used = [0] * len(slots)
+    assignment = run.schedule.assignment  # once: the view is rebuilt on every access
     for v, parts in run.schedule.placement.items():
-        if run.schedule.assignment.get(v) == dev:
+        if assignment.get(v) == dev:
             for c, n in parts:
                 used[c] += n
     return [f"{u}/{cap}" for u, cap in zip(used, slots, strict=True)]

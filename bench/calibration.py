@@ -1,0 +1,178 @@
+"""A machine-speed calibration for bench figures that travel between machines and loads.
+
+A fixed pure-Python loop (:func:`reference_loop`: integer arithmetic in the interpreter, no allocation, no I/O,
+no library) is timed several times, interleaved with the steps a script measures, and its **median** wall
+time is the machine's speed at that moment for one single-threaded Python process (the median, not the best:
+a shared machine's speed jumps several-fold within seconds). A figure divided by it and multiplied by the
+loop's time on the reference core, :data:`REFERENCE_LOOP_S`, is in **reference-core seconds**: what the step
+would have taken on one otherwise idle core of the reference machine. Two runs on different machines or under
+different loads compare in these units; the raw wall and CPU seconds are printed beside them.
+
+The reference core: one core of the project's 2-vCPU AMD EPYC (Zen 4) VM running nothing else, on which the loop
+takes :data:`REFERENCE_LOOP_S` (its CPU time, the minimum of 15 runs at a load average of 12, 2026-12-02: CPU
+time is what a load changes least). Where a ratio to a bare library run in the same process exists (replay vs
+bare SimPy), prefer that: it needs no calibration at all.
+
+    from calibration import Calibration, session
+    cal = Calibration()
+    t = cal.timed(lambda: work())        # calibration samples before and after: interleaved
+    print(cal.figure("work", t))         # "work  1.234 s wall  1.100 s CPU  0.98 ref-core s"
+    print(cal.line())                    # the calibration itself: median, spread, samples
+
+Every bench script prints its calibration; ``with session("name"):`` around a script's body prints the
+machine and load at the start and, at the end, the script's wall and CPU seconds (children included), the
+calibration of the whole run and the total in reference-core seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+LOOP_STEPS = 2_000_000
+"""Iterations of the reference loop."""
+REFERENCE_LOOP_S = 0.150
+"""The loop's time on the reference core (module docstring), seconds."""
+
+
+def reference_loop(steps: int = LOOP_STEPS) -> int:
+    """The fixed pure-Python work: a linear congruential recurrence over ``steps`` integers (16-bit state,
+    so no big integers and no allocation). Returns the state so that nothing can skip the loop."""
+    x = 0
+    for i in range(steps):
+        x = (x * 31 + i) & 0xFFFF
+    return x
+
+
+@dataclass(frozen=True)
+class Timing:
+    """One measured step: wall and CPU seconds (CPU: this process's user + system time, plus its waited-for
+    children's when ``children`` was asked), and what the step returned."""
+
+    wall_s: float
+    cpu_s: float
+    result: object = None
+
+
+def _cpu(children: bool) -> float:
+    t = time.process_time()
+    if children:
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t += ru.ru_utime + ru.ru_stime
+    return t
+
+
+class Calibration:
+    """Calibration samples of one script run (module docstring)."""
+
+    def __init__(self, samples_at_start: int = 3):
+        self.walls: list[float] = []
+        self.cpus: list[float] = []
+        for _ in range(samples_at_start):
+            self.sample()
+
+    def sample(self) -> float:
+        """Time the reference loop once; returns its wall seconds."""
+        c0, t0 = time.process_time(), time.perf_counter()
+        reference_loop()
+        wall = time.perf_counter() - t0
+        self.walls.append(wall)
+        self.cpus.append(time.process_time() - c0)
+        return wall
+
+    @property
+    def median_s(self) -> float:
+        """Median wall seconds of the loop so far."""
+        return statistics.median(self.walls)
+
+    @property
+    def scale(self) -> float:
+        """Reference-core seconds per measured wall second: ``REFERENCE_LOOP_S / median``."""
+        return REFERENCE_LOOP_S / self.median_s
+
+    def ref_s(self, wall_s: float) -> float:
+        """``wall_s`` in reference-core seconds."""
+        return wall_s * self.scale
+
+    def timed(self, fn: Callable[[], object], repeat: int = 1, *, children: bool = False,
+              pick: str = "median") -> Timing:
+        """Run ``fn`` ``repeat`` times with a calibration sample before each run and one after the last;
+        return the run of median wall time (``pick="min"``: the fastest) with its CPU time."""
+        runs = []
+        for _ in range(repeat):
+            self.sample()
+            c0, t0 = _cpu(children), time.perf_counter()
+            out = fn()
+            runs.append(Timing(time.perf_counter() - t0, _cpu(children) - c0, out))
+        self.sample()
+        ranked = sorted(runs, key=lambda t: t.wall_s)
+        return ranked[0] if pick == "min" else ranked[(len(ranked) - 1) // 2]
+
+    def figure(self, label: str, t: Timing | float, cpu_s: float | None = None, width: int = 44) -> str:
+        """One bench line: ``label``, wall and CPU seconds and the wall time in reference-core seconds."""
+        wall, cpu = (t.wall_s, t.cpu_s) if isinstance(t, Timing) else (float(t), cpu_s)
+        cpu_txt = "" if cpu is None else f"  {cpu:9.3f} s CPU"
+        return f"{label:<{width}} {wall:9.3f} s wall{cpu_txt}  {self.ref_s(wall):9.3f} ref-core s"
+
+    def line(self) -> str:
+        """The calibration: the loop's median wall time, spread, CPU median, samples, and the scale."""
+        return (f"# calibration: reference loop ({LOOP_STEPS:,} steps) median {self.median_s:.3f} s wall "
+                f"(range {min(self.walls):.3f}-{max(self.walls):.3f} s, {len(self.walls)} samples interleaved), "
+                f"{statistics.median(self.cpus):.3f} s CPU; reference core {REFERENCE_LOOP_S:.3f} s, so 1 s wall "
+                f"here = {self.scale:.3f} ref-core s")
+
+
+def machine() -> str:
+    """Python version, CPU model, memory, cores, OS."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        info = Path("/proc/cpuinfo").read_text().splitlines()
+        cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+        meminfo = Path("/proc/meminfo").read_text().splitlines()
+        mem = next(int(line.split()[1]) for line in meminfo if line.startswith("MemTotal")) / 2**20
+        cpu += f", {mem:.0f} GiB"
+    except (OSError, StopIteration):
+        pass
+    return f"python {platform.python_version()}, {cpu}, {os.cpu_count()} cores, {sys.platform}"
+
+
+def load() -> str:
+    """The 1, 5 and 15-minute load averages."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+@contextlib.contextmanager
+def session(name: str, cal: Calibration | None = None) -> Iterator[Calibration]:
+    """Print the machine, the load and a first calibration; yield the :class:`Calibration` (sample it between
+    steps with ``cal.sample()`` or time steps with ``cal.timed``); at the end print the run's wall and CPU
+    seconds (waited-for children included), the load, the calibration and the total in reference-core
+    seconds."""
+    cal = cal or Calibration()
+    print(f"# {name}: {machine()}")
+    print(f"# load average at start: {load()}")
+    sys.stdout.flush()
+    c0, t0 = _cpu(True), time.perf_counter()
+    try:
+        yield cal
+    finally:
+        wall, cpu = time.perf_counter() - t0, _cpu(True) - c0
+        cal.sample()
+        print(f"# load average at end: {load()}")
+        print(cal.line())
+        print(f"# {name} in all: {wall:.2f} s wall, {cpu:.2f} s CPU (children included), "
+              f"{cal.ref_s(wall):.2f} ref-core s")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":  # print this machine's calibration: python bench/calibration.py [samples]
+    c = Calibration(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+    print(c.line())
+    print(f"# CPU seconds of the loop: min {min(c.cpus):.4f}, median {statistics.median(c.cpus):.4f}")
