@@ -335,6 +335,9 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = ()) 
     if s.get("host_latency_fallback_ops"):
         head.append(("note", f"{s['host_latency_fallback_ops']} ops not in the host's latency table use the "
                               "roofline"))
+    from hetsim.report.notes import idle_device_warnings
+
+    head += [("warning", w.removeprefix("warning: ")) for w in idle_device_warnings(run.costs)]
     dev = pd.DataFrame(s["devices"])
     ops = op_table(run.costs, run.schedule, run.result)
     sections = [
