@@ -62,3 +62,41 @@ def test_extending_docs_list_every_op_and_gemm_view_field():
                ("name", "index")]  # the op's identity, not a cost input
     missing += [f"gemm.{f.name}" for f in dataclasses.fields(GemmView) if f"`gemm.{f.name}`" not in doc]
     assert not missing, missing
+
+
+@pytest.fixture(scope="module")
+def snn_async_reordered():
+    from pathlib import Path
+
+    import hetsim
+
+    root = Path(__file__).resolve().parents[1]
+    return hetsim.run(root / "platforms/efr32mg24.yaml", root / "workloads/snn/digits64.yaml", mode="async",
+                      reorder=True)
+
+
+def test_snn_timeline_names_layers_as_the_tables_and_labels_the_replayed_mode(snn_async_reordered):
+    import matplotlib.pyplot as plt
+
+    from hetsim.report.snn import snn_timeline_figure
+
+    r = snn_async_reordered
+    fig = snn_timeline_figure(r)
+    top, bottom = (ax.get_title(loc="left") for ax in fig.axes[:2])
+    assert top.startswith("blocking (the async plan run blocking):") and bottom.startswith("async: ")
+    tags = {t.get_text() for ax in fig.axes[:2] for t in ax.texts}
+    names = {f"L{name.removeprefix('Linear')}" for name in r.snn.layers["layer"]}
+    assert tags and tags <= names  # L0, L1 as Linear0, Linear1 in the layer table
+    plt.close(fig)
+
+
+def test_snn_report_reordering_is_a_table(snn_async_reordered, tmp_path):
+    from hetsim.report.html import snn_report_html
+    from hetsim.snn.reorder import reorder_rows
+
+    page = snn_report_html(snn_async_reordered)
+    section = page[page.index("Neuron reordering"):]
+    section = section[:section.index("<h2", 10)] if "<h2" in section[10:] else section
+    assert "<pre>" not in section and "<table" in section
+    cols, rows = reorder_rows(snn_async_reordered.snn.reorder)
+    assert all(f">{c}</th>" in section for c in cols) and rows
