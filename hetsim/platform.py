@@ -173,6 +173,24 @@ def override_name(base: str, overrides: dict[str, object]) -> str:
     return f"{base}, {given}" if " with " in base else f"{base} with {given}"
 
 
+def _check_op_type_lists(devices: dict) -> None:
+    """Every op type a device's ``supported_ops`` or ``free_ops`` names is an ONNX or onnxruntime operator type
+    (:func:`hetsim.devices.optypes.check_op_types`: a misspelt name would match no op, and the device would run
+    nothing without a word).
+
+    Raises:
+        ValueError: the first unknown name, with the closest known one.
+    """
+    lists = [(f"devices.{n}.{attr}", getattr(d, attr, None)) for n, d in devices.items()
+             for attr in ("supported_ops", "free_ops")]
+    lists = [(where, names) for where, names in lists if names]
+    if lists:
+        from hetsim.devices.optypes import check_op_types  # imports onnx.defs: only for platforms that list ops
+
+        for where, names in lists:
+            check_op_types(names, where)
+
+
 #: what the entries of the platform's mappings are called in messages
 _ENTRY_NOUNS = {k: ({"memories": "memory"}.get(k, k[:-1]), k) for k in ("devices", "links", "memories")}
 
@@ -320,9 +338,14 @@ def _validate(data: object, where: str) -> Platform:
         raise PlatformError(f"{where}: expected a YAML mapping with 'devices' (and 'links'), got "
                             f"{type(data).__name__}")
     try:
-        return Platform.model_validate(data)
+        plat = Platform.model_validate(data)
     except ValidationError as err:
         raise PlatformError(_format_validation_error(err, where)) from None
+    try:
+        _check_op_type_lists(plat.devices)
+    except ValueError as err:
+        raise PlatformError(f"{where}: {err}") from None
+    return plat
 
 
 #: Limits of :func:`read_yaml`: a YAML file hetsim reads is at most YAML_MAX_BYTES bytes (1 MiB), uses at most

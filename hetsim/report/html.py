@@ -374,6 +374,9 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
     if s.get("host_latency_fallback_ops"):
         head.append(("note", f"{s['host_latency_fallback_ops']} ops not in the host's latency table use the "
                               "roofline"))
+    from hetsim.report.notes import idle_device_warnings
+
+    head += [("warning", w.removeprefix("warning: ")) for w in idle_device_warnings(run.costs)]
     dev = pd.DataFrame(s["devices"])
     if ops is None:
         ops = op_table(run.costs, run.schedule, run.result)
@@ -453,9 +456,16 @@ def snn_report_html(r, figures: Iterable[tuple[str | os.PathLike, str]] = ()) ->
         ("Figures", _figures(figures)),
     ]
     if r.snn.reorder is not None:
-        from hetsim.snn.reorder import format_reorder
+        from hetsim.snn.reorder import reorder_rows
 
-        sections.append(("Neuron reordering", pre_html(format_reorder(r.snn.reorder))))
+        ro = r.snn.reorder
+        cols, rows = reorder_rows(ro)
+        sections.append(("Neuron reordering", kv_table([
+            ("network", ro.snn.name), ("MVP weights in", ro.residency), ("order fitted on", ro.fit_split),
+            ("launches on", ro.plan_split or "no plan split"), ("verification", str(ro.verification))])
+            + table_html(pd.DataFrame(rows, columns=cols), scroll=False)
+            + "<p>per hidden layer, before -> after: MVP launches and contiguous ranges per timestep on the plan "
+              "split, and the fit split's cost C_L*N_L + C_P*N_P per timestep (SpikeDuet Sec. III-C).</p>"))
     sections += [
         (f"Samples ({len(samples):,} rows)", details_html("latency and energy per eval sample and configuration",
                                                           table_html(pd.DataFrame(samples)))),

@@ -152,6 +152,11 @@ TIMELINE_MERGE_FRACTION = 1e-3
 3.5 in figure)."""
 TIMELINE_MAX_LANES = 16
 """Rows per device at most: the lanes past the last row are drawn on it (said under the time axis)."""
+THIN_PHASES = ("load", "store")
+"""Timeline categories drawn at least :data:`MIN_PHASE_PT` wide (a CIM's load and store phases)."""
+MIN_PHASE_PT = 1.0
+"""Least drawn width of a :data:`THIN_PHASES` bar, in points at the figure's printed size (a bar shorter than
+that in time is widened to it, so that its colour stays visible)."""
 ALT_SHADE = 0.22
 """Every other op on a lane is drawn this much lighter (0 = same colour, 1 = white)."""
 _EXTRA_COLOURS = ["#2ca02c", "#17becf", "#bcbd22", "#e377c2", "#7f7f7f", "#9467bd"]
@@ -329,10 +334,15 @@ def _timeline_figure(trace: pd.DataFrame, title: str, host: str | None, fig_w: f
             df["shade"] = op_rank % 2
         if merged:
             df = _merge_bars(df, TIMELINE_MERGE_FRACTION * makespan_ms)
+        # CIM load/store phases last a few microseconds of a millisecond-long run: at paper width they would be
+        # below a pixel. They are drawn at least MIN_PHASE_PT wide, on top of the MVM phase they border.
+        thin = df["cat"].isin(THIN_PHASES)
+        w_min = (makespan_ms or 1.0) * MIN_PHASE_PT / (fig_w * 72 * 0.85)
+        df.loc[thin, "w"] = df.loc[thin, "w"].clip(lower=w_min)
         for (d, lane, cat, shade), grp in df.groupby(["device", "lane", "cat", "shade"], sort=False):
             c = colours[cat] if shade == 0 else _lighten(colours[cat], ALT_SHADE)
             ax.broken_barh(list(zip(grp["x"], grp["w"], strict=True)), (row_y[(d, lane)] - 0.4, 0.8),
-                           facecolors=c, edgecolors=c, linewidth=0.2)
+                           facecolors=c, edgecolors=c, linewidth=0.2, zorder=2.5 if cat in THIN_PHASES else 2)
         present = [c for c in colours if c in set(cats)]
 
     # Device groups: alternating background bands, labels at the group centre, lane numbers on the right.

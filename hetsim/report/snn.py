@@ -95,12 +95,25 @@ def plot_snn_timeline(r, path: Path, max_timesteps: int | None = 6, *,
     return save_figure(snn_timeline_figure(r, max_timesteps, width=width), path)[0]
 
 
+def _layer_tag(layer) -> str:
+    """A bar's label: the trace's 1-based layer ``l`` as the tables name it (``Linear{l-1}``), short: ``L{l-1}``."""
+    return f"L{int(layer) - 1}"
+
+
+def _panel_mode(run_mode: str, mode: str) -> str:
+    """A timeline panel's title: the mode, and when it is not the run's, that it replays the run's plan in it
+    (not the plan the mapper would choose for that mode)."""
+    return mode if mode == run_mode else f"{mode} (the {run_mode} plan run {mode})"
+
+
 def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str = "single") -> Figure:
     """Gantt chart of one sample: the M33 and MVP rows, blocking above asynchronous, bars coloured by op kind
-    (affine, LIF, readout, M33 polling) and labelled with their layer where wide enough; alternate timesteps
-    are shaded. The legend (each colour shown and the shading) sits below both panels. ``max_timesteps`` limits
-    the view to the first timesteps (``None``: all). ``width``: inches, ``"single"`` (3.5 in, default) or
-    ``"double"`` (7.2 in), in :func:`hetsim.report.plots.paper_style`. A Figure, left open."""
+    (affine, LIF, readout, M33 polling) and labelled with their layer (``L0`` = ``Linear0``) where wide enough;
+    both panels replay the run's own plan, so the panel of the other mode is titled as such (an async run's
+    blocking panel is its async plan run blocking, not the spikeduet-blocking plan of ``samples.csv``);
+    alternate timesteps are shaded. The legend (each colour shown and the shading) sits below both panels.
+    ``max_timesteps`` limits the view to the first timesteps (``None``: all). ``width``: inches, ``"single"``
+    (3.5 in, default) or ``"double"`` (7.2 in), in :func:`hetsim.report.plots.paper_style`. A Figure, left open."""
     from hetsim.report.plots import figure_width, format_si, paper_style
 
     fig_w = figure_width(width)
@@ -123,12 +136,12 @@ def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str 
                                    (rows[dev] - 0.35, 0.7), facecolors=colour, edgecolors="white", linewidth=0.3,
                                    label=kind)
             span = float(tr["end_s"].max() * 1e3) if len(tr) else 0
-            min_w = 0.011 * span * (7.2 / fig_w)  # a label needs about this much bar at this width
+            min_w = 0.018 * span * (7.2 / fig_w)  # a two-character label needs about this much bar at this width
             for _, row in tr[~tr["step"].isin(["poll", "program"])].iterrows():
                 w = (row["end_s"] - row["start_s"]) * 1e3
                 if w > min_w:
-                    ax.text((row["start_s"] * 1e3 + w / 2), rows[row["device"]], f"{row['layer']}", ha="center",
-                            va="center", fontsize=5, color="white")
+                    ax.text((row["start_s"] * 1e3 + w / 2), rows[row["device"]], _layer_tag(row["layer"]),
+                            ha="center", va="center", fontsize=5, color="white")
             t_ends = tr.groupby("t")["end_s"].max().sort_index() * 1e3
             prev = 0.0
             for t, end in t_ends.items():
@@ -139,8 +152,9 @@ def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str 
             ax.tick_params(axis="y", length=0)
             ax.set_ylim(-0.55, 1.55)
             whole = format_si(r.snn.traces[mode]["end_s"].max(), "s")
-            ax.set_title(f"{mode}: {len(t_ends)} timesteps in {format_si(span * 1e-3, 's')} "
-                         f"(of {whole})")
+            label = _panel_mode(r.snn.mode, mode)
+            ax.set_title(f"{label}:{chr(10) if label != mode else ' '}{len(t_ends)} timesteps in "
+                         f"{format_si(span * 1e-3, 's')} (of {whole})")
             shown.update(tr.loc[tr["end_s"] > tr["start_s"], "step"])
         kinds = [k for k in KIND_COLOURS if k in shown]
         names = {"affine": "affine", "lif": "LIF", "readout": "readout", "poll": "M33 waits (polls)",
@@ -149,7 +163,7 @@ def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str 
         handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="#ececec", edgecolor="#b0b0b0", linewidth=0.4))
         fig.legend(handles, [names[k] for k in kinds] + ["odd timesteps"], ncols=3 if fig_w < 5 else 5,
                    loc="outside lower center")
-        axes[1].set_xlabel("time (ms); digits in bars: layer")
+        axes[1].set_xlabel("time (ms); in bars: layer (L0 = Linear0, as in the tables)")
         fig.suptitle(f"{r.workload.name} on {r.platform.name}, eval sample {r.snn.sample}")
     return fig
 

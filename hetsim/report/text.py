@@ -161,6 +161,9 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
                      "--no-fold-constants charges them)")
     if s["host_latency_fallback_ops"]:
         lines.append(f"  note: {s['host_latency_fallback_ops']} ops not in the host's latency table use the roofline")
+    from hetsim.report.notes import idle_device_warnings
+
+    lines += [f"  {w}" for w in idle_device_warnings(run.costs)]
     lines.append("")
     kw = max([6] + [len(d["kind"]) for d in s["devices"]])
     busy = si_column([d["busy_s"] for d in s["devices"]], "s")

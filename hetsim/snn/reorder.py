@@ -851,6 +851,18 @@ def format_reorder(result: ReorderResult) -> str:
     r = result
     head = (f"neuron reordering of {r.snn.name} (MVP weights in {r.residency}; order fitted on "
             f"{r.fit_split}, launches on {r.plan_split or 'no plan split'})")
+    cols, rows = reorder_rows(r)
+    lines = [head, *text_table(cols, rows)]
+    if not rows:
+        lines.append("(no hidden layers to reorder)")
+    lines.append(f"verification: {r.verification}")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def reorder_rows(result: ReorderResult) -> tuple[list[str], list[list[str]]]:
+    """The columns and rows (text cells) of :func:`format_reorder`'s table, one row per hidden layer (the HTML
+    report draws the same table)."""
+    r = result
     cols = ["layer", "neurons", "feeds", "max gap", "launches/t", "ranges/t", "fit cycles/t", "start", "time"]
     rows = []
     for s in r.layers:
@@ -860,8 +872,4 @@ def format_reorder(result: ReorderResult) -> str:
                      f"{s.plan_ranges_before:.2f} -> {s.plan_ranges_after:.2f}",
                      f"{s.fit_cost_before:,.0f} -> {s.fit_cost_after:,.0f} ({s.fit_cost_change:+.1%})",
                      s.start, f"{s.seconds:.1f} s"])
-    lines = [head, *text_table(cols, rows)]
-    if not rows:
-        lines.append("(no hidden layers to reorder)")
-    lines.append(f"verification: {r.verification}")
-    return "\n".join(line.rstrip() for line in lines)
+    return cols, rows
