@@ -168,4 +168,4 @@ def environment(torch, threads: int) -> dict:
     except Exception:  # older torch
         isa = "unknown"
     return {"torch": torch.__version__, "torch_cpu_capability": isa, "torch_threads": int(threads),
-            "numpy": np.__version__, "python": pf.python_version(), "cpu": cpu_model(), "machine": pf.machine()}
+            "numpy": np.__version__, "python": pf.python_version(), "cpu_model": cpu_model(), "machine": pf.machine()}
