@@ -72,6 +72,7 @@ def test_readme_python_api_example_runs_as_written(monkeypatch, capsys, close_fi
     assert isinstance(r, hetsim.RunResult) and r.schedule.mapper == "cpsat"
     assert r.schedule.stats["status"] == "optimal"  # 10 s is plenty: it proves optimal in about a second
     assert "<RunResult yolov5n on puma-arm, mapper cpsat: makespan 92.165 ms" in out  # as the comment says
+    # the changed platform is named by its change, as --set names it
     assert "<RunResult yolov5n on puma-arm with devices.cim.crossbars=25, mapper greedy" in out and "'cpsat':" in out
     assert isinstance(scope["fig"], Figure)
     assert scope["small"].devices["cim"].crossbars == 25

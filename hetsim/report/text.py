@@ -86,7 +86,9 @@ def solver_line(st: dict) -> str:
     extra = []
     phases = {k: v for k, v in (st.get("phases_s") or {}).items() if v >= 0.005}
     if phases:
-        extra.append(", ".join(f"{k.removesuffix('_s').replace('_', ' ')} {v:.2f}" for k, v in phases.items()) + " s")
+        from hetsim.report.units import field_unit  # a phase named build_s is in seconds: its stem is its name
+
+        extra.append(", ".join(f"{field_unit(k).stem.replace('_', ' ')} {v:.2f}" for k, v in phases.items()) + " s")
     solve = st.get("solver_calls_s", st.get("solve_time_s"))
     if solve is not None and f"{solve:.2f}" != f"{wall:.2f}":
         extra.append(f"solver calls {solve:.2f} s")
