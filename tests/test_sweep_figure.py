@@ -132,3 +132,9 @@ def test_cli_draws_any_sweep_and_says_why_presets_are_skipped(tmp_path, capsys):
     assert (tmp_path / "g" / "fig3_speedup_a.png").is_file()
     assert main(["plot", str(table), "-o", str(tmp_path / "h"), "--x", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_wall_clock_times_keep_their_own_prefix():
+    df = pd.DataFrame({"makespan_s": [0.0012, 0.0009], "solve_time_s": [30.0, 12.0], "bound_s": [0.001, 0.0008]})
+    html = table_html(df)
+    assert ">makespan (ms)</th>" in html and ">bound (ms)</th>" in html and ">solve_time (s)</th>" in html

@@ -162,14 +162,23 @@ def _cell(v, scale: float = 1.0, integer: bool = False) -> str:
 def shared_prefixes(df: pd.DataFrame) -> dict[str, tuple[float, str]]:
     """One SI prefix per base unit of a table (s, J, W): the columns in that unit share the prefix of their
     largest value, so a device table reads ``active (mJ)``, ``op (mJ)``, ``transfer (mJ)`` and not mJ, µJ
-    and J side by side (units from the column names, :func:`hetsim.report.units.field_unit`)."""
-    by_unit: dict[str, list] = {}
+    and J side by side (units from the column names, :func:`hetsim.report.units.field_unit`). Wall-clock
+    times (a name with ``time`` in it: ``solve_time_s``) share a prefix of their own, apart from simulated
+    times (``makespan_s``). Keys: :func:`_prefix_group` of a column."""
+    groups: dict[str, list] = {}
     for col in df.columns:
         s = df[col]
         fu = field_unit(str(col))
         if rescalable(fu.unit) and pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s):
-            by_unit.setdefault(fu.unit.base, []).extend(s.tolist())
-    return {u: si_prefix(v) for u, v in by_unit.items()}
+            groups.setdefault(_prefix_group(str(col)), []).extend(s.tolist())
+    return {g: si_prefix(v) for g, v in groups.items()}
+
+
+def _prefix_group(name: str) -> str:
+    """Which columns share an SI prefix in a table: those of one base unit, wall-clock times apart."""
+    fu = field_unit(name)
+    base = fu.unit.base if fu.unit is not None else ""
+    return f"{base} wall" if base == "s" and "time" in fu.stem.lower() else base
 
 
 def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = True) -> str:
@@ -189,7 +198,7 @@ def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = T
         fu = field_unit(name)
         suffix = fu.unit if numeric else None
         if suffix is not None and rescalable(suffix):
-            scale, sym = prefixes[suffix.base]
+            scale, sym = prefixes[_prefix_group(name)]
             label = fu.label(sym + suffix.base)
         elif suffix is not None:
             label = fu.label()
