@@ -23,8 +23,6 @@ from hetsim.sim.contention import CONTENTION_KINDS
 # SimPy, matplotlib, solvers): each command imports what it uses (tests/test_cli_usage.py checks this).
 
 DEFAULT_MAPPER = "cpsat"
-#: model files that are spiking networks: SNN specs and NIR graphs (the rest are ONNX models)
-SNN_MODEL_SUFFIXES = (".yaml", ".yml", ".nir")
 
 MAPPER_HELP = """mappers:
   all-host  every op on the host CPU: the baseline of every speedup
@@ -113,9 +111,7 @@ def _input_shapes(args) -> dict[str, tuple[int, ...]] | None:
     given = getattr(args, "input_shapes", None)
     if not given:
         return None
-    if args.model.suffix.lower() in SNN_MODEL_SUFFIXES:
-        raise InputError("--input-shape fixes the input dims of an ONNX model, not of a spiking network (.yaml, "
-                         ".nir)")
+    _refuse_model_options(args.model, ["input_shape"])
     shapes: dict[str, tuple[int, ...]] = {}
     for text in given:
         name, eq, dims = text.rpartition("=")
@@ -130,6 +126,35 @@ def _input_shapes(args) -> dict[str, tuple[int, ...]] | None:
             raise InputError(f"--input-shape gives input {name!r} twice")
         shapes[name] = shape
     return shapes
+
+
+def _frontend(model: Path):
+    """The front end that reads ``model`` (:mod:`hetsim.workload.frontends`, by its suffix).
+
+    Raises:
+        WorkloadError: no front end reads that suffix.
+    """
+    from hetsim.workload.frontends import frontend_for
+
+    return frontend_for(model)
+
+
+def _is_snn(model: Path) -> bool:
+    from hetsim.workload.kinds import SNN
+
+    return _frontend(model).kind == SNN
+
+
+def _refuse_model_options(model: Path, options: list[str]) -> None:
+    """Refuse, as flags, the loader options in ``options`` that ``model``'s front end does not take.
+
+    Raises:
+        InputError: the first of them (``--spikes gives the input raster of a NIR graph (.nir), not of an ONNX
+            model``).
+    """
+    from hetsim.workload.frontends import refuse_options
+
+    refuse_options(_frontend(model), options, flags=True)
 
 
 def _add_map_args(p: argparse.ArgumentParser) -> None:
@@ -159,6 +184,13 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--export", type=Path, default=None, metavar="FILE",
                    help="dnas-export: the DNAS export to replay (hetsim channel-split JSON, ODiMO layer summary "
                    "JSON, or a .pth checkpoint)")
+
+
+def _add_snn_map_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("spiking networks (SpikeDuet; an SNN spec .yaml or a NIR graph .nir)")
+    g.add_argument("--mode", choices=("async", "blocking"), default=None,
+                   help="CPU-MVP execution mode of the schedule (default: async)")
+    _add_spikes(g)
 
 
 def _add_fold(p: argparse.ArgumentParser) -> None:
@@ -246,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("map", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
                         help="map a model onto a platform and write the schedule as JSON")
     _add_map_args(p)
+    _add_snn_map_args(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="schedule JSON to write")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     _add_common(p)
@@ -257,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "the mapper predicted, to --rel-tol; (c) replay with link contention and report the "
                        "difference as the contention-free model's error. Exit code 0 valid, 1 invalid.")
     _add_map_args(p)
+    _add_snn_map_args(p)
     p.add_argument("--schedule", type=Path, help="validate this schedule.json instead of running --mapper")
     p.add_argument("--rel-tol", type=float, default=1e-9, help="relative tolerance on times (default 1e-9)")
     _add_common(p)
@@ -567,7 +601,7 @@ def _headless() -> None:
 def cmd_run(args) -> int:
     """``hetsim run``: one path for ONNX models and spiking networks (:func:`hetsim.pipeline.run`)."""
     from hetsim.api import run
-    from hetsim.pipeline import is_snn_path
+    from hetsim.pipeline import default_mapper
     from hetsim.report.outputs import OUTPUT_FILES, check_out_dir, write_outputs
     from hetsim.report.text import DEFAULT_NAMES, format_report
     from hetsim.scenario.spec import is_scenario_file
@@ -576,13 +610,16 @@ def cmd_run(args) -> int:
         from hetsim.scenario.cli import cmd_run_scenario
 
         return cmd_run_scenario(args)
-    if is_snn_path(args.model):  # the SNN report draws with matplotlib: imported only for SNNs
-        from hetsim.report.snn import SNN_OUTPUT_FILES, format_snn_report
+    from hetsim.workload.kinds import SNN
+
+    snn = _is_snn(args.model)
+    if snn:  # the SNN report draws with matplotlib: imported only for SNNs
+        from hetsim.report.outputs import SNN_OUTPUT_FILES
+        from hetsim.report.snn import format_snn_report
     shapes = _input_shapes(args)
-    snn = is_snn_path(args.model)
     seed = None
-    if not snn and args.spikes is not None:
-        raise InputError("--spikes gives the input raster of a NIR graph (.nir), not of an ONNX model")
+    if args.spikes is not None:
+        _refuse_model_options(args.model, ["spikes"])
     if snn:
         onnx_only = [o for o, v in (("--objective", args.objective), ("--export", args.export),
                                     ("--solver", args.solver), ("--gap", args.gap), ("--threads", args.threads),
@@ -590,7 +627,7 @@ def cmd_run(args) -> int:
         if onnx_only:
             raise InputError(f"{', '.join(onnx_only)} {_apply(onnx_only)} to ONNX models, not to spiking networks")
         _check_not_swapped(args.platform, args.model)
-        args.mapper = args.mapper or "spikeduet"
+        args.mapper = args.mapper or default_mapper(SNN)
         seed, args.seed = args.seed, None  # an SNN run's --seed seeds the reordering, not the mapper
     else:
         snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
@@ -606,13 +643,10 @@ def cmd_run(args) -> int:
     if args.out is not None:
         check_out_dir(args.out, args.force, SNN_OUTPUT_FILES if snn else OUTPUT_FILES)  # fail before the work
         _headless()
-    model = args.model
-    if shapes is not None:
-        from hetsim.workload import load_onnx
-
-        model = load_onnx(args.model, input_shapes=shapes)
     extra = {"reorder": args.reorder, "sample": args.sample, "seed": seed or 0, "spikes": args.spikes} if snn else {}
-    r = run(_platform(args), model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
+    if shapes is not None:
+        extra["input_shape"] = shapes
+    r = run(_platform(args), args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
             fold_constants=args.fold_constants, **extra, **options)
     names = None if args.verbose else DEFAULT_NAMES
     text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))
@@ -654,11 +688,14 @@ def _check_not_swapped(platform: Path, model: Path) -> None:
 def cmd_reorder(args) -> int:
     from hetsim.errors import OutputExistsError
     from hetsim.platform import load_platform
+    from hetsim.report.text import format_reorder
     from hetsim.snn.network import load_snn, save_snn
-    from hetsim.snn.reorder import format_reorder, reorder_for_platform
+    from hetsim.snn.reorder import reorder_for_platform
 
     out = args.output
-    if out.suffix.lower() not in (".yaml", ".yml"):
+    from hetsim.workload.frontends import get_frontend
+
+    if out.suffix.lower() not in get_frontend("snn-spec").suffixes:
         raise InputError(f"-o {str(out)!r}: give a .yaml path (the .npz is written beside it)")
     from hetsim.report.outputs import check_parent_dirs, check_writable
 
@@ -681,10 +718,11 @@ def cmd_export_nir(args) -> int:
     from hetsim.report.outputs import check_output_file
     from hetsim.snn.network import load_snn
     from hetsim.snn.nir import DEFAULT_DT_S, save_nir
+    from hetsim.workload.frontends import get_frontend
 
-    if args.output.suffix.lower() != ".nir":
+    if args.output.suffix.lower() not in get_frontend("nir").suffixes:
         raise InputError(f"-o {str(args.output)!r}: give a .nir path")
-    if args.model.suffix.lower() not in (".yaml", ".yml"):
+    if args.model.suffix.lower() not in get_frontend("snn-spec").suffixes:
         raise InputError(f"{str(args.model)!r}: export-nir reads an SNN spec (.yaml), e.g. "
                          "workloads/snn/braille384.yaml")
     check_output_file(args.output, args.force)  # fail before the work, not after
@@ -741,28 +779,58 @@ def cmd_search(args) -> int:
     return 0
 
 
-def _refuse_snn(model: Path, command: str) -> None:
-    if model.suffix.lower() in SNN_MODEL_SUFFIXES:
-        raise InputError(f"{command} works on ONNX models; a spiking network ({model.suffix}) is planned, evaluated "
-                         f"and replayed by: hetsim run PLATFORM.yaml NET{model.suffix}"
-                         f"{' --spikes INPUT.npz' if model.suffix.lower() == '.nir' else ''}")
+def _map_costs(args):
+    """``map``'s and ``validate``'s first steps, the pipeline's (:func:`hetsim.pipeline.cost_model`): the
+    platform with ``--set``, the model read by its front end, their cost model (an SNN's: on its eval split)."""
+    from hetsim.pipeline import cost_model
+
+    return cost_model(_platform(args), args.model, fold_constants=args.fold_constants,
+                      input_shape=_input_shapes(args), spikes=args.spikes)
+
+
+def _mapper(args, snn: bool):
+    """The ``--mapper`` with the options set on the command line (an SNN plan search: 30 s by default).
+
+    Raises:
+        InputError: a flag of the other workload kind, an option the mapper does not take, or a mapper of the
+            other workload kind.
+    """
+    from hetsim.mappers.base import mapper_option_names, mapper_or_schedule
+    from hetsim.workload.kinds import DAG, SNN, describe
+
+    if args.spikes is not None:
+        _refuse_model_options(args.model, ["spikes"])
+    if not snn and args.mode is not None:
+        raise InputError("--mode applies to spiking networks (an SNN spec .yaml or a NIR graph .nir), not to ONNX "
+                         "models")
+    if snn and not args.fold_constants:
+        raise InputError("--no-fold-constants applies to ONNX models, not to spiking networks")
+    options = mapper_options(args)
+    if snn and "time_limit_s" in (mapper_option_names(args.mapper) or ()):
+        options.setdefault("time_limit_s", 30.0)
+    kind = SNN if snn else DAG
+    return mapper_or_schedule(args.mapper, options, None, kind, f"does not map {describe(kind)}")[0]
 
 
 def cmd_map(args) -> int:
-    from hetsim.costs import CostModel
-    from hetsim.mappers import get_mapper
+    """``hetsim map``: the pipeline's cost model and mapper, the schedule written as JSON (ONNX models and
+    spiking networks)."""
     from hetsim.report.export import atomic_write_text, make_dirs
     from hetsim.report.outputs import check_output_file
-    from hetsim.workload import load_onnx
 
-    _refuse_snn(args.model, "map")
     check_output_file(args.output, args.force)  # fail before the work, not after
-    mapper = get_mapper(args.mapper, **mapper_options(args))
-    plat = _platform(args)
-    costs = CostModel(load_onnx(args.model, input_shapes=_input_shapes(args)), plat, fold_constants=args.fold_constants)
+    snn = _is_snn(args.model)
+    mapper = _mapper(args, snn)
+    costs = _map_costs(args)
     sched = mapper.map(costs)
     make_dirs(args.output.parent, args.output)
     atomic_write_text(args.output, sched.to_json() + "\n")
+    if sched.makespan_s is None:  # an SNN schedule: its latency depends on the sample
+        layers = ", ".join(f"{x['engine']}/{x['residency']}" for x in sched.config.get("layers", []))
+        plan = sched.stats.get("plan_mean_latency_s")
+        mean = f", mean latency {plan * 1e3:.3f} ms on the {sched.stats.get('split')} split" if plan else ""
+        print(f"{args.mapper}: {sched.config.get('mode')} execution, layers {layers}{mean} -> {args.output}")
+        return 0
     off = sum(1 for d in sched.assignment.values() if d != costs.host)
     print(f"{args.mapper}: {off} of {len(sched.assignment)} ops offloaded, predicted makespan "
           f"{sched.makespan_s * 1e3:.3f} ms -> {args.output}")
@@ -770,22 +838,26 @@ def cmd_map(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from hetsim.costs import CostModel
-    from hetsim.mappers import get_mapper
+    """``hetsim validate``: check a schedule (a mapper's, or ``--schedule``) and replay it against its promise;
+    for a spiking network, against the vectorised evaluator on one eval sample
+    (:func:`hetsim.snn.evaluate.validate_snn_schedule`)."""
     from hetsim.schedule import Schedule
     from hetsim.validate import validate_schedule
-    from hetsim.workload import load_onnx
 
-    _refuse_snn(args.model, "validate")
     _no_options_with_schedule(args)
-    plat = _platform(args)
-    costs = CostModel(load_onnx(args.model, input_shapes=_input_shapes(args)), plat, fold_constants=args.fold_constants)
+    snn = _is_snn(args.model)
+    costs = _map_costs(args)
     if args.schedule:
         sched = Schedule.load(args.schedule)
         sched.check_made_for(costs.workload.name)
     else:
-        sched = get_mapper(args.mapper, **mapper_options(args)).map(costs)
-    rep = validate_schedule(costs, sched, rel_tol=args.rel_tol)
+        sched = _mapper(args, snn).map(costs)
+    if snn:
+        from hetsim.snn.evaluate import validate_snn_schedule
+
+        rep = validate_snn_schedule(costs, sched, rel_tol=args.rel_tol)
+    else:
+        rep = validate_schedule(costs, sched, rel_tol=args.rel_tol)
     st = sched.stats
     print(f"hetsim validate: {costs.workload.name} on {costs.platform.name}, schedule from {sched.mapper}")
     if st:
@@ -798,15 +870,19 @@ def cmd_validate(args) -> int:
         for v in rep.violations:
             print(f"    - {v}")
         return 1
-    from hetsim.validate import capacity_phrase
+    if snn:
+        print("  (a) feasible: engines and residencies, SRAM and Flash for the weight tables, each engine's order")
+    else:
+        from hetsim.validate import capacity_phrase
 
-    print(f"  (a) feasible: operator support, {capacity_phrase(costs.platform)}, precedence with transfers "
-          "(Eq. 8), host capacity (Eq. 11-12)")
+        print(f"  (a) feasible: operator support, {capacity_phrase(costs.platform)}, precedence with transfers "
+              "(Eq. 8), host capacity (Eq. 11-12)")
     pred, rep_ms = rep.predicted_makespan_s, rep.replay_makespan_s
     if rep.divergence:
         print(f"  (b) INVALID: {rep.divergence}")
         return 1
-    print(f"  (b) replay without contention: {rep_ms * 1e3:.6f} ms = predicted {pred * 1e3:.6f} ms "
+    what = "the evaluator's latency of the median eval sample" if snn else "predicted"
+    print(f"  (b) replay without contention: {rep_ms * 1e3:.6f} ms = {what} {pred * 1e3:.6f} ms "
           f"(rel. tol {args.rel_tol:g})")
     if rep.contention_makespan_s is not None:
         print(f"  (c) replay with link contention: {rep.contention_makespan_s * 1e3:.6f} ms; model error "
@@ -914,29 +990,28 @@ def cmd_plot(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from hetsim.workload import load_onnx
+    from hetsim.pipeline import cost_model, load_workload
     from hetsim.workload.op import foldable_ops
 
     if args.overrides and args.platform is None:
         raise InputError("--set changes the platform: give --platform PLATFORM.yaml too")
     plat = _platform(args) if args.platform else None  # a bad platform or --set fails before any output
-    if args.model.suffix.lower() in SNN_MODEL_SUFFIXES:
+    if _is_snn(args.model):
         from hetsim.report.snn import format_snn_costs, format_snn_inspect
-        from hetsim.snn.network import load_snn
 
         if args.ops:
             raise InputError("--ops lists ONNX operators; for a spiking network give --platform for the per-layer "
                              "costs on each engine")
         _input_shapes(args)  # refused for an SNN
-        snn = load_snn(args.model, spikes=args.spikes)
+        snn = load_workload(args.model, spikes=args.spikes).snn
         print(format_snn_inspect(snn))
         if plat is not None:
             print(format_snn_costs(snn, plat))
         return 0
 
     if args.spikes is not None:
-        raise InputError("--spikes gives the input raster of a NIR graph (.nir), not of an ONNX model")
-    wl = load_onnx(args.model, input_shapes=_input_shapes(args))
+        _refuse_model_options(args.model, ["spikes"])
+    wl = load_workload(args.model, input_shape=_input_shapes(args))
     s = wl.summary()
     ins = ", ".join(f"{i['name']} {i.get('dtype', '')}{list(i.get('shape', []))}" for i in wl.meta.get("inputs", []))
     print(f"{s['name']}: {s['operators']} operators, {s['edges']} edges, {s['macs'] / 1e9:,.3f} GMAC, "
@@ -946,9 +1021,7 @@ def cmd_inspect(args) -> int:
     print("  op types: " + ", ".join(f"{k} {v}" for k, v in s["op_types"].items()))
     costs = None
     if plat is not None:
-        from hetsim.costs import CostModel
-
-        costs = CostModel(wl, plat, fold_constants=args.fold_constants)
+        costs = cost_model(plat, wl, fold_constants=args.fold_constants)
     folded = foldable_ops(wl) if args.fold_constants else frozenset()
     if folded:
         print(f"  folded: {len(folded)} constant ops (ONNX Runtime folds them at session creation; "
@@ -998,7 +1071,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("run", "map", "validate"):
             _check_mapper_name(args)
             if args.command != "run" and args.mapper is None:
-                args.mapper = DEFAULT_MAPPER
+                from hetsim.pipeline import default_mapper
+
+                args.mapper = default_mapper(_frontend(args.model).kind)
         return COMMANDS[args.command](args)
     except InputError as err:
         if args.debug:

@@ -234,3 +234,26 @@ def _blocks(parts: dict[str, list[int]]):
         if ch:
             yield d, ch, lo
             lo += len(ch)
+
+
+def mapper_or_schedule(mapper: str, options: dict, schedule, kind: str, wrong_kind: str):
+    """The mapper a run uses (``None`` when a saved ``schedule`` is replayed) and the schedule, read if it is a
+    path (:func:`hetsim.pipeline.run` and :func:`hetsim.snn.evaluate.run_snn`).
+
+    Raises:
+        InputError: mapper options given with a schedule to replay, or a mapper that does not map ``kind``
+            workloads (:mod:`hetsim.workload.kinds`; ``wrong_kind`` finishes the message); an unknown mapper or
+            option (from :func:`get_mapper`, before the model is read).
+    """
+    from hetsim.schedule import Schedule
+    from hetsim.workload.kinds import kind_name, kinds_of
+
+    if schedule is not None:
+        if options:
+            raise InputError(f"mapper options ({', '.join(options)}) apply when a mapper runs, not when a schedule "
+                             "is replayed")
+        return None, schedule if isinstance(schedule, Schedule) else Schedule.load(schedule)
+    m = get_mapper(mapper, **options)
+    if kind_name(kind) not in kinds_of(m):
+        raise InputError(f"mapper {mapper!r} {wrong_kind}")
+    return m, None
