@@ -178,6 +178,9 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed", type=_nonnegative_int, default=None,
                    help="solver random seed; for SNNs the reordering seed (default: 0)")
     g.add_argument("--solver", default=None, help="ilp backend: highs (default) or gurobi")
+    g.add_argument("-O", "--mapper-option", action="append", dest="mapper_options", metavar="NAME=VALUE",
+                   help="any keyword option of the mapper's constructor, e.g. -O fluid_share=0.5 (repeatable); "
+                   "VALUE is read by the option's type (a plugin mapper's options too)")
     g = p.add_argument_group("DIANA mappers (ODiMO)")
     g.add_argument("--objective", choices=("latency", "energy"), default=None,
                    help="min-cost: minimise each layer's latency max(L_a, L_d) or its energy (default: latency)")
@@ -478,11 +481,30 @@ OPTION_FLAGS = {"time_limit_s": "--time-limit", "mip_rel_gap": "--gap", "threads
 
 
 def _given_options(args) -> dict:
-    """The mapper options the user set on the command line (flags left at their ``None`` default are not)."""
+    """The mapper options the user set on the command line (flags left at their ``None`` default are not); a
+    ``--mapper-option NAME=VALUE`` as its raw text (:func:`mapper_options` reads it by the mapper's signature).
+
+    Raises:
+        InputError: a ``--mapper-option`` without ``NAME=``, or one that a flag of its own also sets.
+    """
     opts = {"time_limit_s": args.time_limit, "mip_rel_gap": args.gap, "threads": args.threads, "seed": args.seed,
             "solver": args.solver, "objective": getattr(args, "objective", None),
             "path": getattr(args, "export", None), "mode": getattr(args, "mode", None)}
-    return {k: v for k, v in opts.items() if v is not None}
+    opts = {k: v for k, v in opts.items() if v is not None}
+    for item in getattr(args, "mapper_options", None) or ():
+        name, eq, text = item.partition("=")
+        name = name.strip()
+        if not eq or not name.isidentifier():
+            raise InputError(f"--mapper-option {item!r}: give NAME=VALUE, e.g. -O fluid_share=0.5")
+        if name in opts:
+            flag = OPTION_FLAGS.get(name)
+            raise InputError(f"--mapper-option sets {name!r} twice" + (f" (also set by {flag})" if flag else ""))
+        opts[name] = _RawOption(text.strip())
+    return opts
+
+
+class _RawOption(str):
+    """A ``--mapper-option`` value not yet read by the mapper's signature."""
 
 
 def mapper_options(args, mapper: str | None = None) -> dict:
@@ -495,11 +517,13 @@ def mapper_options(args, mapper: str | None = None) -> dict:
     mapper = mapper or args.mapper
     opts = _given_options(args)
     from hetsim.mappers import mapper_option_names
+    from hetsim.mappers.base import parse_mapper_option
 
+    opts = {k: parse_mapper_option(mapper, k, v) if isinstance(v, _RawOption) else v for k, v in opts.items()}
     takes = mapper_option_names(mapper)
     if takes is None:
         return opts
-    bad = [OPTION_FLAGS[k] for k in opts if k not in takes]
+    bad = [OPTION_FLAGS.get(k, f"--mapper-option {k}") for k in opts if k not in takes]
     if bad:
         flags = [OPTION_FLAGS[k] for k in takes if k in OPTION_FLAGS]
         its = f"its options: {', '.join(flags)}" if flags else "it takes none on the command line"
@@ -524,7 +548,7 @@ def _check_mapper_name(args) -> None:
 
 def _no_options_with_schedule(args) -> None:
     if args.schedule is not None and _given_options(args):
-        flags = [OPTION_FLAGS[k] for k in _given_options(args)]
+        flags = [OPTION_FLAGS.get(k, f"--mapper-option {k}") for k in _given_options(args)]
         raise InputError(f"{', '.join(flags)} {'sets a mapper option' if len(flags) == 1 else 'set mapper options'}"
                          "; --schedule replays a saved schedule, no mapper runs")
 

@@ -257,3 +257,33 @@ def mapper_or_schedule(mapper: str, options: dict, schedule, kind: str, wrong_ki
     if kind_name(kind) not in kinds_of(m):
         raise InputError(f"mapper {mapper!r} {wrong_kind}")
     return m, None
+
+
+def parse_mapper_option(name: str, option: str, text: str):
+    """The value of option ``option`` of mapper ``name`` written as ``text`` on the command line
+    (``--mapper-option NAME=VALUE``), converted by the constructor's annotation: ``int``, ``float``, ``bool``
+    (``true``/``false``), ``str`` as given; anything else (or no annotation) read as YAML. The option's name and
+    value are then checked as for :func:`get_mapper`.
+
+    Raises:
+        InputError: an unknown mapper or option (the closest name suggested), or a value the annotation does not
+            read.
+    """
+    import yaml
+
+    takes = mapper_option_names(name)
+    if takes is not None and option not in takes:
+        listed = f"{name} takes: {', '.join(takes)}" if takes else f"{name} takes no options"
+        raise InputError(f"unknown option {option!r} for mapper {name!r}{did_you_mean(option, takes)} ({listed})")
+    param = inspect.signature(_mapper_class(name)).parameters.get(option)
+    ann = str(param.annotation).replace(" ", "") if param is not None else ""
+    kind = ann.removesuffix("|None")
+    if ann.endswith("|None") and text.strip().lower() in ("none", "null"):
+        return None
+    readers = {"int": int, "float": float, "str": str,
+               "bool": lambda t: {"true": True, "false": False}[t.strip().lower()]}
+    try:
+        return readers[kind](text) if kind in readers else yaml.safe_load(text)
+    except (ValueError, KeyError, yaml.YAMLError):
+        want = {"int": "an integer", "float": "a number", "bool": "true or false"}.get(kind, "a YAML value")
+        raise InputError(f"option {option!r} of mapper {name!r}: {text!r} is not {want}") from None
