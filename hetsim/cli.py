@@ -159,8 +159,9 @@ def _refuse_model_options(model: Path, options: list[str]) -> None:
 
 def _add_map_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("platform", type=Path, help="platform YAML (e.g. platforms/puma.yaml)")
-    p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx) or, for run, an SNN spec "
-                   "(e.g. workloads/snn/braille384.yaml) or a NIR graph (.nir, with --spikes)")
+    p.add_argument("model", type=Path, help="ONNX model (e.g. workloads/yolov5n.onnx), a saved torch.export "
+                   "program (.pt2, needs hetsim[torch]), an SNN spec (e.g. workloads/snn/braille384.yaml) or a NIR "
+                   "graph (.nir, with --spikes): whatever a front end reads (docs/architecture.md)")
     _add_set(p)
     _add_input_shape(p)
     _add_fold(p)
@@ -418,8 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views (or an SNN's "
                        "layers and spike activity)")
-    p.add_argument("model", type=Path, help="ONNX model, or an SNN spec (workloads/snn/*.yaml) or NIR graph (.nir, "
-                   "with --spikes)")
+    p.add_argument("model", type=Path, help="ONNX model, saved torch.export program (.pt2), or an SNN spec "
+                   "(workloads/snn/*.yaml) or NIR graph (.nir, with --spikes)")
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
     _add_set(p)
     _add_input_shape(p)
