@@ -4,9 +4,9 @@ from outside hetsim reaches the Python API, the command line and sweeps without 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,23 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PUMA = ROOT / "platforms" / "puma.yaml"
 EFR = ROOT / "platforms" / "efr32mg24.yaml"
 
-#: a plugin module: a front end for ".chain" text files ("ops seed"), built on hetsim's synthetic chain
-PLUGIN = textwrap.dedent('''
-    from pathlib import Path
-
-    from hetsim.workload.frontends import FrontEnd, register_frontend
-    from hetsim.workload.synthetic import chain
-
-
-    def load_chain(path):
-        n, seed = (int(x) for x in Path(path).read_text().split())
-        wl = chain(n, seed=seed)
-        wl.name = Path(path).stem
-        return wl
-
-
-    register_frontend(FrontEnd("chain", "dag", (".chain",), load_chain, description="a chain file"))
-''')
+def _plugin() -> str:
+    """docs/extending.md's front end (a ".chain" text file "ops seed", on hetsim's synthetic chain), as written."""
+    doc = (ROOT / "docs" / "extending.md").read_text()
+    return re.search(r"## 7\. A front end.*?```python\n(.*?)```", doc, re.S).group(1)
 
 
 def test_builtin_front_ends_and_kinds():
@@ -79,7 +66,7 @@ def test_a_front_end_registered_at_run_time(tmp_path):
 
 
 def test_a_plugin_front_end_on_the_command_line_and_in_a_sweep(tmp_path):
-    (tmp_path / "chain_frontend.py").write_text(PLUGIN)
+    (tmp_path / "chain_frontend.py").write_text(_plugin())
     (tmp_path / "ten.chain").write_text("10 1")
     (tmp_path / "sweep.yaml").write_text(f"name: chains\nworkloads: [ten.chain]\nplatforms: [{PUMA}]\n"
                                          "mappers: [heft]\noutput: out.csv\n")
