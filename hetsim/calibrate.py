@@ -162,11 +162,11 @@ def find_model(csv_path: Path, model_dirs: list[Path]) -> Path:
 
 def samples(csv_path: Path, model_path: Path, free_ops: frozenset[str] | None = None) -> list[OpSample]:
     """The measured ops of one profile with their roofline features from the model's operator graph."""
-    from hetsim.workload import load_onnx
+    from hetsim.workload.frontends import load_workload
 
     free_ops = free_ops or frozenset()  # the cpu device's free_ops default is empty
     meas = read_profile(csv_path)
-    wl = load_onnx(model_path)
+    wl = load_workload(model_path)
     out = []
     for op in wl.ops.values():
         t = meas.get(op.name)
