@@ -26,7 +26,7 @@ _LAZY = {
     "load_platform": "hetsim.api",
     "load_workload": "hetsim.api",
     "load_snn": "hetsim.api",
-    "RunResult": "hetsim.pipeline",
+    "RunResult": "hetsim.result",
     "mappers": "hetsim.mappers",  # the package, which is callable: hetsim.mappers() lists the mappers
 }
 

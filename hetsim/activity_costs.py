@@ -28,7 +28,7 @@ import numpy as np
 
 from hetsim.costs import CostModel
 from hetsim.devices import kind_name
-from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_DENSE, CortexM, Mvp
+from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_DENSE, SNN_ACCELERATOR, SNN_HOST, CortexM, Mvp
 from hetsim.errors import PlatformError
 from hetsim.platform import Platform
 from hetsim.snn.activity import hot_order, range_counts
@@ -58,12 +58,12 @@ def engines_of(platform: Platform) -> tuple[CortexM, Mvp]:
         PlatformError: the platform has no ``cortex-m`` host, no ``mvp`` device, or no ``sram`` memory.
     """
     m33 = platform.devices[platform.host]
-    mvps = [d for d in platform.devices.values() if isinstance(d, Mvp)]
-    if not isinstance(m33, CortexM) or not mvps:
+    mvps = [d for d in platform.devices.values() if d.snn_engine == SNN_ACCELERATOR]
+    if m33.snn_engine != SNN_HOST or not mvps:
         raise PlatformError(f"platform {platform.name!r} cannot run spiking networks: it needs a "
                             f"{kind_name(CortexM)!r} host and an {kind_name(Mvp)!r} device "
                             "(see platforms/efr32mg24.yaml)")
-    others = [n for n, d in platform.devices.items() if n != platform.host and not isinstance(d, Mvp)]
+    others = [n for n, d in platform.devices.items() if n != platform.host and d.snn_engine != SNN_ACCELERATOR]
     if len(mvps) > 1 or others:
         raise PlatformError(f"platform {platform.name!r}: SNN planning models one {kind_name(CortexM)!r} host and "
                             f"one {kind_name(Mvp)!r}; it has {len(mvps)} {kind_name(Mvp)} device(s) and other devices "

@@ -12,6 +12,9 @@
     plat = hetsim.load_platform("platforms/puma.yaml").with_overrides({"devices.cim.crossbars": 25})
     hetsim.run(plat, hetsim.load_workload("workloads/yolov5n.onnx"), mapper="greedy", contention="links")
 
+    # a PyTorch module, exported to ONNX in memory (pip install 'hetsim[torch]'); or a saved torch.export .pt2
+    hetsim.run("platforms/puma.yaml", model, example_inputs=torch.zeros(1, 3, 224, 224), mapper="heft")
+
     # spiking networks: an SNN spec, or a NIR graph with its input raster; the same RunResult
     s = hetsim.run("platforms/efr32mg24.yaml", "workloads/snn/braille384.yaml", mode="async")
     s = hetsim.run("platforms/efr32mg24.yaml", "results/braille64.nir",     # hetsim export-nir wrote it
@@ -24,10 +27,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from hetsim.pipeline import RunResult, load_workload
+from hetsim.pipeline import load_workload
 from hetsim.pipeline import run as _run
 from hetsim.platform import Platform
 from hetsim.platform import load_platform as _load_platform
+from hetsim.result import RunResult
 from hetsim.schedule import Schedule
 from hetsim.workload import Workload
 
@@ -85,6 +89,7 @@ def run(
     timeline: bool = True,
     spikes: str | Path | None = None,
     input_shape: Mapping[str, Sequence[int]] | None = None,
+    example_inputs=None,
     **options,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` with ``mapper``, replay the schedule, and summarise it, as
@@ -92,11 +97,14 @@ def run(
 
     Args:
         platform: a :class:`~hetsim.platform.Platform` (e.g. from :func:`load_platform`) or a path to its YAML.
-        workload: a :class:`~hetsim.workload.Workload` (e.g. from :func:`load_workload`) or a path to an ONNX
-            model; or a scenario (``scenarios/*.yaml`` or a :class:`~hetsim.scenario.spec.Scenario`: streams of
-            requests), which returns a :class:`~hetsim.scenario.run.ScenarioResult` (``streams``, ``requests``,
-            ``devices``, ``summary``; ``dispatch=`` overrides its policy); or an ONNX
-            model, or a spiking network: an SNN spec (``workloads/snn/braille384.yaml``), a NIR graph (``.nir``,
+        workload: a :class:`~hetsim.workload.Workload` (e.g. from :func:`load_workload`), a path to an ONNX
+            model or to a saved ``torch.export`` program (``.pt2``), a ``torch.nn.Module`` with
+            ``example_inputs`` (exported to ONNX in memory; needs ``pip install 'hetsim[torch]'``), or anything
+            another registered front end reads (:mod:`hetsim.workload.frontends`); or a scenario
+            (``scenarios/*.yaml`` or a :class:`~hetsim.scenario.spec.Scenario`: streams of requests), which
+            returns a :class:`~hetsim.scenario.run.ScenarioResult` (``streams``, ``requests``, ``devices``,
+            ``summary``; ``dispatch=`` overrides its policy); or a spiking network: an SNN
+            spec (``workloads/snn/braille384.yaml``), a NIR graph (``.nir``,
             with ``spikes``), an :class:`~hetsim.snn.network.SNN` (:func:`load_snn`) or its unrolled workload. Its
             result has ``makespan_s`` = the mean latency over the eval split, ``energy_j`` = the mean energy per
             inference, and ``snn`` = the SNN tables (SpikeDuet's Table I configurations, per layer engine and
@@ -116,12 +124,14 @@ def run(
         input_shape: fixes the dynamic dims of an ONNX model's graph inputs, ``{"x": [1, 3, 224, 224]}`` (the
             CLI's ``--input-shape x=1,3,224,224``); dims the model fixes must agree. Only with a model path
             (``load_workload(path, input_shape=...)`` for a workload read beforehand).
+        example_inputs: a PyTorch module's example inputs, a tensor or a tuple of tensors
+            (``example_inputs=torch.zeros(1, 3, 224, 224)``).
         **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="energy"`` (min-cost), ``mode="blocking"`` (spikeduet,
             all-m33, all-dense-mvp).
 
     Returns:
-        A :class:`~hetsim.pipeline.RunResult`: ``summary``, ``makespan_s``, ``energy_j``, ``speedup``,
+        A :class:`~hetsim.result.RunResult`: ``summary``, ``makespan_s``, ``energy_j``, ``speedup``,
         ``schedule``, DataFrames ``ops``, ``devices``, ``trace``; ``plot_timeline()``, ``plot_breakdown()``.
 
     Raises:
@@ -138,4 +148,4 @@ def run(
                             seed=seed or None)
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
-                timeline=timeline, spikes=spikes, input_shape=input_shape)
+                timeline=timeline, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)

@@ -162,11 +162,11 @@ def find_model(csv_path: Path, model_dirs: list[Path]) -> Path:
 
 def samples(csv_path: Path, model_path: Path, free_ops: frozenset[str] | None = None) -> list[OpSample]:
     """The measured ops of one profile with their roofline features from the model's operator graph."""
-    from hetsim.workload import load_onnx
+    from hetsim.workload.frontends import load_workload
 
     free_ops = free_ops or frozenset()  # the cpu device's free_ops default is empty
     meas = read_profile(csv_path)
-    wl = load_onnx(model_path)
+    wl = load_workload(model_path)
     out = []
     for op in wl.ops.values():
         t = meas.get(op.name)
@@ -335,7 +335,7 @@ def report(f: Fit) -> str:
 
 
 def cmd_calibrate(args) -> int:
-    """``hetsim calibrate``'s body (the parser hook is in ``hetsim/cli.py``)."""
+    """``hetsim calibrate``'s body (the parser hook is ``hetsim/cli/calibrate.py``)."""
     from hetsim.report.export import atomic_write_text
 
     out = Path(args.output)
@@ -349,7 +349,7 @@ def cmd_calibrate(args) -> int:
 
 
 def add_parser(sub) -> None:
-    """The ``calibrate`` sub-command's arguments (called by ``hetsim/cli.py``)."""
+    """The ``calibrate`` sub-command's arguments (called by ``hetsim/cli/calibrate.py``)."""
     p = sub.add_parser("calibrate", help="fit the cpu roofline's parameters to measured profiles (least squares)",
                        description="Fit the kind: cpu roofline (MACs per cycle per bit width, element-wise "
                        "throughput, memory bandwidth, per-op overhead) to per-op profiles from 'hetsim profile' "

@@ -13,6 +13,7 @@ import numpy as np
 from hetsim.devices.base import Capacity, DeviceBase
 from hetsim.errors import PlatformError, ScheduleError, UnsupportedOpError
 from hetsim.platform import Platform
+from hetsim.workload.kinds import DAG, kinds_of
 from hetsim.workload.op import Op, Workload, foldable_ops
 
 
@@ -43,7 +44,7 @@ class CostModel:
 
     def __init__(self, workload: Workload, platform: Platform, fold_constants: bool = True):
         host_dev = platform.devices[platform.host]
-        if "onnx" not in host_dev.workloads:  # e.g. an SNN platform (platforms/efr32mg24.yaml)
+        if DAG not in kinds_of(host_dev):  # e.g. an SNN platform (platforms/efr32mg24.yaml)
             raise PlatformError(f"platform {platform.name!r} has a {host_dev.kind!r} host and runs spiking networks "
                                 "(workloads/snn/*.yaml), not ONNX models")
         self.workload = workload

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from hetsim.errors import InputError, WorkloadError
-from hetsim.workload import Workload, load_onnx
+from hetsim.workload import Workload
 
 DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
           "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int8)": np.int8,
@@ -237,7 +237,12 @@ def profile_model(
         import onnxruntime as ort
     except ImportError:
         raise WorkloadError("profiling needs onnxruntime: pip install onnxruntime") from None
-    wl = load_onnx(model)
+    from hetsim.workload.frontends import frontend_for, get_frontend
+
+    fe = frontend_for(model)
+    if fe is not get_frontend("onnx"):  # ONNX Runtime runs the file itself
+        raise InputError(f"profile measures an ONNX model with ONNX Runtime; {model} is {fe.description}")
+    wl = fe.read(Path(model))
     total = 2 * warmup + 2 * runs
     done = 0
 

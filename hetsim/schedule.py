@@ -192,10 +192,6 @@ class Schedule:
         """Output channels of ``op`` (``c_out`` in all) per device."""
         return {p.device: (c_out if p.channels is None else p.n_channels) for p in self.parts[op]}
 
-    def ops_on(self, device: str) -> list[str]:
-        """Ops with a part on ``device``, in the schedule's order for it."""
-        return list(self.order.get(device, []))
-
     def to_dict(self) -> dict:
         extra = {}
         if self.after:

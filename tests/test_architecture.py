@@ -24,18 +24,40 @@ def test_no_device_kind_literal_outside_the_devices_package():
 def test_the_snn_package_is_a_front_end_only():
     """Issue 11: hetsim/snn/ holds spec and NIR loading, LIF replay, reordering, synthetic networks and the
     unrolling into the operator DAG; costs, mappers, the simulator and the reports are the one pipeline's (no
-    second world)."""
+    second world). Issue 19: its one evaluation module (``evaluate.py``: SpikeDuet's Table I set, run on the one
+    pipeline's cost model, mappers and simulator) is the exception; import-linter places it above the mappers."""
     # (atomic file writes and text tables are shared helpers of hetsim.report.export / .table)
     banned = re.compile(r"^\s*(import|from)\s+(simpy|matplotlib|hetsim\.(costs|sim|mappers|pipeline|schedule|check|"
                         r"report\.(outputs|metrics|snn|plots|html)))\b")
     hits = []
     for p in sorted((ROOT / "hetsim" / "snn").glob("*.py")):
+        if p.stem == "evaluate":
+            continue
         for i, line in enumerate(p.read_text().splitlines(), start=1):
             if banned.search(line):
                 hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
     assert hits == [], "\n".join(hits)
     names = {p.stem for p in (ROOT / "hetsim" / "snn").glob("*.py")}
-    assert names == {"__init__", "activity", "network", "nir", "reorder", "synthetic", "unroll"}, names
+    assert names == {"__init__", "activity", "evaluate", "frontend", "network", "nir", "reorder", "synthetic",
+                     "unroll"}, names
+
+
+def test_no_device_class_tested_and_no_snn_configuration_named_outside_their_modules():
+    """Issue 19: SNN engines and links are device capabilities (no ``isinstance`` on a device class outside
+    hetsim/devices/), and SpikeDuet's Table I configuration names live with the SNN modules only (the SNN
+    evaluation, the SNN mappers, and hetsim/codegen/, the firmware of an SNN mapping)."""
+    isinstance_ = re.compile(r"isinstance\(.*\b(CortexM|Mvp|Link|Puma|Npu|Cpu)\b")
+    config = re.compile(r"[\"'](all-m33|all-dense-mvp(-async)?|spikeduet-(blocking|async))[\"']")
+    snn_modules = {ROOT / "hetsim" / "snn" / "evaluate.py", ROOT / "hetsim" / "mappers" / "spikeduet.py",
+                   ROOT / "hetsim" / "mappers" / "__init__.py"}  # the mappers' registry names them as mappers
+    hits = []
+    for p in sorted((ROOT / "hetsim").rglob("*.py")):
+        for i, line in enumerate(p.read_text().splitlines(), start=1):
+            if (ROOT / "hetsim" / "devices") not in p.parents and isinstance_.search(line):
+                hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
+            if p not in snn_modules and (ROOT / "hetsim" / "codegen") not in p.parents and config.search(line):
+                hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
+    assert hits == [], "\n".join(hits)
 
 
 def test_every_registered_kind_comes_from_a_devices_module():

@@ -93,7 +93,9 @@ def test_inspect_snn(capsys):
     (["run", EFR, NET, "--mapper", "cpsat"], ["maps ONNX models", "spikeduet"]),
     (["run", ROOT / "platforms" / "puma.yaml", ROOT / "workloads" / "yolov5n.onnx", "--reorder"],
      ["--reorder applies to spiking networks"]),
-    (["map", EFR, NET, "-o", "x.json"], ["hetsim run PLATFORM.yaml NET.yaml"]),
+    (["map", EFR, NET, "-o", "x.json", "--mapper", "heft"], ["mapper 'heft' does not map a spiking network"]),
+    (["map", ROOT / "platforms" / "puma.yaml", ROOT / "workloads" / "yolov5n.onnx", "-o", "x.json", "--mode",
+      "async"], ["--mode applies to spiking networks"]),
     (["run", EFR, NET, "--gap", "0.1", "--solver", "highs"], ["--solver, --gap apply to ONNX models"]),
     # a platform where a spec belongs, and the reverse: one line naming the mix-up (was one line per field)
     (["export-nir", EFR, "-o", "x.nir"], ["a platform file", "not an SNN spec"]),
@@ -170,3 +172,17 @@ def test_braille384_golden_numbers():
     for k in ("all-m33", "all-dense-mvp", "spikeduet-blocking"):  # no overlap to lose: unchanged
         assert got[k] == pytest.approx(before[k], rel=1e-12), k
     assert got["spikeduet-async"] == pytest.approx(74.524, abs=5e-4) and r.makespan_s * 1e3 == got["spikeduet-async"]
+
+
+def test_map_then_validate_an_snn(capsys, tmp_path):
+    """``hetsim map`` and ``hetsim validate`` take spiking networks: the schedule written by map replays to the
+    vectorised evaluator's latency; the same schedule through ``run --schedule`` gives the same mean latency."""
+    out = tmp_path / "s.json"
+    code, text, err = run_cli(capsys, "map", EFR, NET, "-o", out, "--mode", "blocking", "--time-limit", "10")
+    assert code == 0, err
+    assert "blocking execution" in text and json.loads(out.read_text())["config"]["mode"] == "blocking"
+    code, text, err = run_cli(capsys, "validate", EFR, NET, "--schedule", out)
+    assert code == 0 and "valid" in text.splitlines()[-1], err + text
+    code, text, err = run_cli(capsys, "run", EFR, NET, "--schedule", out, "--json")
+    assert code == 0, err
+    assert json.loads(text)["mode"] == "blocking"

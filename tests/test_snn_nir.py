@@ -196,9 +196,9 @@ def test_bad_files_and_missing_spikes_are_one_line_errors(tmp_path, capsys):
         (("run", PLATFORM, tmp_path / "net.nir", "--spikes", tmp_path / "nokey.npz"),
          "holds no input raster (keys: other)"),
         (("run", PLATFORM, ROOT / "workloads" / "snn" / "braille64.yaml", "--spikes", tmp_path / "x.npz"),
-         "spikes (--spikes) give the input of a NIR graph (.nir)"),
+         "--spikes gives the input raster of a NIR graph (.nir), not of an SNN spec"),
         (("map", PLATFORM, tmp_path / "net.nir", "-o", tmp_path / "s.json"),
-         "hetsim run PLATFORM.yaml NET.nir --spikes INPUT.npz"),
+         "a NIR graph holds no spikes; give the input raster"),
     ]
     for argv, needle in cases:
         code, _, err = run_cli(capsys, *argv)

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from hetsim.devices.efr32 import MemoryCycles, Mvp, max_merged_gap
 from hetsim.errors import InputError, WorkloadError
 from hetsim.platform import load_platform
+from hetsim.report.text import format_reorder
 from hetsim.snn.activity import range_counts
 from hetsim.snn.network import make_snn, replay
 from hetsim.snn.reorder import (
     _SwapSearch,
     cluster_order,
     coactivity,
-    format_reorder,
     order_cost,
     permute_network,
     refine_order,

@@ -76,8 +76,15 @@ class DeviceBase(BaseModel):
 
     #: The device can be the platform's host: it runs the ops no accelerator runs (a CPU).
     can_host: ClassVar[bool] = False
-    #: Workload kinds the device runs: ``"onnx"`` (operator DAGs) or ``"snn"`` (spiking networks).
-    workloads: ClassVar[frozenset[str]] = frozenset({"onnx"})
+    #: Workload kinds the device runs (:mod:`hetsim.workload.kinds`): ``"dag"`` (tensor-operator DAGs) or
+    #: ``"snn"`` (spiking networks); the older spelling ``"onnx"`` is read as ``"dag"``.
+    workloads: ClassVar[frozenset[str]] = frozenset({"dag"})
+    #: The device's part in a spiking network's CPU-accelerator co-execution (SpikeDuet), or ``None``: ``"host"``
+    #: (a core that runs sparse affine layers, the LIF updates and the readout, and programs the accelerator: it
+    #: answers the ``cortex-m`` kind's SNN cost questions, :class:`hetsim.devices.efr32.CortexM`) or
+    #: ``"accelerator"`` (an engine that runs affine layers dense or on input ranges, as the ``mvp`` kind does).
+    #: :mod:`hetsim.activity_costs` and :mod:`hetsim.snn.reorder` find the engines by this, never by class.
+    snn_engine: ClassVar[str | None] = None
     #: Contention kinds (``hetsim.sim.CONTENTION_KINDS``) the device's own resources model; the resources
     #: themselves are named by :meth:`contended_phases`.
     contention: ClassVar[tuple[str, ...]] = ()

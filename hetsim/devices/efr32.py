@@ -74,6 +74,11 @@ def max_merged_gap(launch_cycles: float, column_cycles: float, merge: bool = Tru
     return max(0, math.ceil(launch_cycles / column_cycles) - 1)
 
 
+#: the parts a device plays in an SNN's co-execution (:attr:`hetsim.devices.base.DeviceBase.snn_engine`)
+SNN_HOST = "host"
+SNN_ACCELERATOR = "accelerator"
+
+
 class MemoryCycles(BaseModel):
     """Cycles per weight element read, by memory (``{sram: ..., flash: ...}``)."""
 
@@ -107,6 +112,7 @@ class CortexM(DeviceBase):
     """
 
     can_host: ClassVar[bool] = True
+    snn_engine: ClassVar[str | None] = SNN_HOST
     workloads: ClassVar[frozenset[str]] = frozenset({"snn"})
 
     kind: Literal["cortex-m"] = "cortex-m"
@@ -171,6 +177,7 @@ class Mvp(DeviceBase):
             (hetsim's assumption, not SpikeDuet's; false = one launch per range of active columns).
     """
 
+    snn_engine: ClassVar[str | None] = SNN_ACCELERATOR
     workloads: ClassVar[frozenset[str]] = frozenset({"snn"})
 
     kind: Literal["mvp"] = "mvp"

@@ -51,8 +51,9 @@ with ``--workers 1``): a solve in progress (ortools' CP-SAT catches SIGINT itsel
 at its time limit) is terminated, never recorded.
 
 **SNN sweeps.** A sweep is either all-ONNX or all-SNN (mixing is an :class:`~hetsim.errors.InputError`). It is
-an SNN sweep when every workload is an SNN spec (``.yaml``, :func:`hetsim.snn.network.load_snn`) and/or a
-``synthetic`` grid is given, and then every mapper must be an SNN mapper
+an SNN sweep when every workload is a spiking network (an SNN spec ``.yaml``, or a NIR graph ``.nir`` whose input
+raster is given under ``spikes: {net.nir: input.npz}``; whatever a front end of kind ``snn`` reads,
+:mod:`hetsim.workload.frontends`) and/or a ``synthetic`` grid is given, and then every mapper must be an SNN mapper
 (the mappers of :mod:`hetsim.mappers.spikeduet`; default ``spikeduet``)::
 
     name: snn-crossover
@@ -116,6 +117,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 from hetsim.devices.fields import MAX_COUNT, Integer
 from hetsim.devices.link import LINK_KIND
 from hetsim.errors import InputError
+from hetsim.snn.evaluate import BASELINE_CONFIG, TABLE_I
+from hetsim.workload.kinds import SNN, kinds_of
 
 RESULT_COLUMNS = [
     "key", "workload", "platform", "host", "mapper", "operators", "makespan_s", "baseline_makespan_s", "speedup",
@@ -124,10 +127,15 @@ RESULT_COLUMNS = [
     "constraints", "predicted_makespan_s", "error",
 ]
 
+def _column(config: str) -> str:
+    """A configuration's name in a column name: ``all-m33`` -> ``all_m33``."""
+    return config.replace("-", "_")
+
+
 #: columns of an SNN sweep's rows after the synthetic arguments and the sweep parameters (module docstring)
 SNN_RESULT_COLUMNS = [
-    "density_measured", "latency_ms", "latency_ms_all_m33", "latency_ms_all_dense_mvp",
-    "latency_ms_spikeduet_blocking", "latency_ms_spikeduet_async", "speedup", "energy_uj", "energy_uj_all_m33",
+    "density_measured", "latency_ms", *(f"latency_ms_{_column(c)}" for c in TABLE_I), "speedup", "energy_uj",
+    f"energy_uj_{_column(BASELINE_CONFIG)}",
     "engines", "sram_kib", "launches_per_t", "solve_time_s", "error",
 ]
 #: columns that identify an SNN point: before the synthetic arguments
@@ -142,7 +150,6 @@ SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "mapper_options", "con
                     "hetsim_version"]
 #: ... and of an SNN sweep's (mode, reorder and the synthetic arguments are in the key)
 SNN_SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "hetsim_version"]
-_SNN_SUFFIXES = (".yaml", ".yml")
 #: upper bound of a synthetic network's ``samples`` (per split)
 MAX_SYNTHETIC_SAMPLES = 10**6
 
@@ -174,14 +181,19 @@ class SweepSpec(BaseModel):
     contention: str = "none"
     fold_constants: StrictBool = True
     input_shape: dict[str, InputDims] | None = None
+    spikes: dict[str, Path] | None = None  # NIR workload (as written) -> its input raster (.npz)
     mode: list[str] | None = None       # a scalar in the file is a list of one
     reorder: list[StrictBool] | None = None
     output: Path | None = None
 
     @property
     def is_snn(self) -> bool:
-        """An SNN sweep: a synthetic grid or SNN specs (``.yaml``) as workloads."""
-        return self.synthetic is not None or any(w.suffix.lower() in _SNN_SUFFIXES for w in self.workloads)
+        """An SNN sweep: a synthetic grid, or spiking networks (SNN specs ``.yaml``, NIR graphs ``.nir``: workloads
+        whose front end makes an SNN, :mod:`hetsim.workload.frontends`) as workloads."""
+        from hetsim.workload.frontends import suffixes
+
+        snn = suffixes(SNN)
+        return self.synthetic is not None or any(w.suffix.lower() in snn for w in self.workloads)
 
     @model_validator(mode="after")
     def _default_mappers(self) -> SweepSpec:
@@ -304,95 +316,187 @@ def _synthetic_cells(args: dict) -> dict:
 def load_sweep(path: str | Path) -> SweepSpec:
     """Read and check a sweep file: the files it names exist, every parameter path exists on every platform,
     the mappers are registered; the sweep is all-ONNX or all-SNN, and an SNN sweep's synthetic grid, modes
-    and platforms are valid (see the module docstring).
+    and platforms are valid (see the module docstring). The steps: :func:`_read_spec` (paths),
+    :func:`_check_kinds` (one workload kind), :func:`_check_snn_sweep` or :func:`_check_dag_sweep` (mappers
+    and options of that kind), :func:`_check_input_shape`, :func:`_check_platforms`.
 
     Raises:
         InputError: missing file, YAML error, unknown field, empty grid, unknown parameter path or mapper,
             a mapper option no mapper of the sweep takes (with the closest option name) or one refuses,
-            ONNX and SNN workloads or mappers mixed, a bad synthetic argument (the message names it), a mode
-            or a platform that cannot run SNNs.
+            ONNX and SNN workloads or mappers mixed, a workload no front end reads, a NIR graph without its
+            ``spikes``, a bad synthetic argument (the message names it), a mode or a platform that cannot run
+            SNNs.
     """
-    from hetsim.mappers import MAPPERS, get_mapper
-    from hetsim.mappers.base import did_you_mean, mapper_option_names
-    from hetsim.mappers.spikeduet import MODES
-    from hetsim.platform import load_platform, read_yaml_model
-    from hetsim.sim.engine import parse_contention
-
-    SNN_MAPPERS = [m for m in sorted(MAPPERS) if "snn" in getattr(MAPPERS[m], "workloads", ())]
+    from hetsim.mappers import MAPPERS
 
     p = Path(path)
+    spec = _read_spec(p)
+    snn_mappers = [m for m in sorted(MAPPERS) if SNN in kinds_of(MAPPERS[m])]
+    mixing = _check_kinds(p, spec)
+    if spec.is_snn:
+        _check_snn_sweep(p, spec, snn_mappers, mixing)
+    else:
+        _check_dag_sweep(p, spec, snn_mappers, mixing)
+    _check_input_shape(p, spec)
+    _check_platforms(p, spec)
+    return spec
+
+
+def _read_spec(p: Path) -> SweepSpec:
+    """The sweep file, its paths resolved against its folder, every file it names present.
+
+    Raises:
+        InputError: a missing or malformed file, no workloads, a missing workload or platform, ``spikes`` for a
+            workload that is not in the sweep.
+    """
+    from hetsim.platform import read_yaml_model
+
     spec = read_yaml_model(p, SweepSpec, InputError, "sweep file", "workloads, platforms, parameters, mappers")
     base = p.parent
-    spec.workloads = [(base / w).resolve() for w in spec.workloads]
+    named = {str(w): (base / w).resolve() for w in spec.workloads}
+    spec.workloads = list(named.values())
     spec.platforms = [(base / w).resolve() for w in spec.platforms]
     spec.output = (base / spec.output).resolve() if spec.output else Path("results") / f"{spec.name}.csv"
     if not spec.workloads and spec.synthetic is None:
         raise InputError(f"{p}: workloads: give at least one workload (ONNX models, or SNN specs and/or a "
                          "synthetic grid)")
-    for f in [*spec.workloads, *spec.platforms]:
+    spikes = {}
+    for w, raster in (spec.spikes or {}).items():
+        if w not in named:
+            raise InputError(f"{p}: spikes: {w!r} is not one of the sweep's workloads")
+        spikes[str(named[w])] = (base / raster).resolve()
+    spec.spikes = spikes or None
+    for f in [*spec.workloads, *spec.platforms, *spikes.values()]:
         if not f.is_file():
             raise InputError(f"{p}: {str(f)!r} does not exist")
-    snn_files = [w for w in spec.workloads if w.suffix.lower() in _SNN_SUFFIXES]
+    return spec
+
+
+def _check_kinds(p: Path, spec: SweepSpec) -> str:
+    """Every workload is read by a front end, and all of them are of one kind; returns the sentence that says
+    so, for the other checks' messages.
+
+    Raises:
+        InputError: a workload no front end reads, or workloads of both kinds.
+    """
+    from hetsim.workload.frontends import kind_of
+
+    try:
+        kinds = {w: kind_of(w) for w in spec.workloads}
+    except InputError as err:
+        raise InputError(f"{p}: workloads: {err}") from None
+    snn_files = [w for w, k in kinds.items() if k == SNN]
     onnx_files = [w for w in spec.workloads if w not in snn_files]
     mixing = "a sweep is either all-ONNX or all-SNN: put ONNX models and spiking networks in separate sweep files"
     if onnx_files and spec.is_snn:
         snn = snn_files[0].name if snn_files else "a synthetic grid"
         raise InputError(f"{p}: workloads: ONNX model {onnx_files[0].name} and spiking network ({snn}) in one "
                          f"sweep; {mixing}")
-    if spec.is_snn:
-        for m in spec.mappers:
-            if m not in SNN_MAPPERS:
-                what = "maps ONNX models" if m in MAPPERS else "is unknown"
-                raise InputError(f"{p}: mappers: {m!r} {what}, but this sweep's workloads are spiking networks "
-                                 f"({mixing}); SNN mappers: {', '.join(SNN_MAPPERS)}")
-        for opt, given in (("contention", spec.contention != "none"), ("mapper_options", bool(spec.mapper_options)),
-                           ("fold_constants", not spec.fold_constants),
-                           ("input_shape", spec.input_shape is not None)):
-            if given:
-                raise InputError(f"{p}: {opt}: applies to ONNX sweeps only; this sweep's workloads are spiking "
-                                 "networks")
-        for m in _as_list(spec.mode or "async"):
-            if m not in MODES:
-                raise InputError(f"{p}: mode: unknown execution mode {m!r}; allowed: {', '.join(MODES)}")
-        if spec.mode == [] or spec.reorder == []:
-            raise InputError(f"{p}: {'mode' if spec.mode == [] else 'reorder'}: empty list of values")
-        if spec.synthetic is not None:
-            try:
-                spec.synthetic = _synthetic_grid(spec.synthetic)
-            except ValueError as err:
-                raise InputError(f"{p}: synthetic: {err}") from None
-    else:
-        onnx_mappers = [m for m in sorted(MAPPERS) if m not in SNN_MAPPERS]
-        for m in spec.mappers:
-            if m in SNN_MAPPERS:
-                raise InputError(f"{p}: mappers: {m!r} maps spiking networks, but this sweep's workloads are "
-                                 f"ONNX models ({mixing}); available: {', '.join(onnx_mappers)}")
-            if m not in MAPPERS:
-                raise InputError(f"{p}: mappers: unknown mapper {m!r}; available: {', '.join(sorted(MAPPERS))}")
-        for opt in ("mode", "reorder"):
-            if getattr(spec, opt) is not None:
-                raise InputError(f"{p}: {opt}: applies to SNN sweeps only; this sweep's workloads are ONNX models")
-        parse_contention(spec.contention)
-        # each mapper gets the options it takes; an option no mapper of the sweep takes is a typo
-        takes = {m: mapper_option_names(m) for m in spec.mappers}
-        known = {k for names in takes.values() for k in (names or ())}
-        for k in spec.mapper_options:
-            if k not in known and all(names is not None for names in takes.values()):
-                raise InputError(f"{p}: mapper_options: no mapper of this sweep ({', '.join(spec.mappers)}) takes "
-                                 f"option {k!r}{did_you_mean(k, known)}; they take: {', '.join(sorted(known))}")
-        for m in spec.mappers:  # and its values: a bad value fails here, not per point
-            try:
-                get_mapper(m, **options_for(m, spec.mapper_options))
-            except InputError as err:
-                raise InputError(f"{p}: mapper_options: {err}") from None
-    if spec.input_shape is not None:  # a wrong input name or rank fails here, not in every point
-        from hetsim.errors import WorkloadError
+    return mixing
 
-        for w in spec.workloads:
-            try:
-                _workload(str(w), spec.input_shape)
-            except WorkloadError as err:
-                raise InputError(f"{p}: input_shape: {err}") from None
+
+def _check_snn_sweep(p: Path, spec: SweepSpec, snn_mappers: list[str], mixing: str) -> None:
+    """An SNN sweep's mappers, modes, reorder flags, NIR rasters and synthetic grid.
+
+    Raises:
+        InputError: a mapper that is not an SNN mapper, an ONNX-only field, an unknown mode, an empty list, a
+            NIR graph without ``spikes``, a bad synthetic argument.
+    """
+    from hetsim.mappers import MAPPERS
+    from hetsim.mappers.spikeduet import MODES
+    from hetsim.workload.frontends import frontend_for
+
+    for m in spec.mappers:
+        if m not in snn_mappers:
+            what = "maps ONNX models" if m in MAPPERS else "is unknown"
+            raise InputError(f"{p}: mappers: {m!r} {what}, but this sweep's workloads are spiking networks "
+                             f"({mixing}); SNN mappers: {', '.join(snn_mappers)}")
+    for opt, given in (("contention", spec.contention != "none"), ("mapper_options", bool(spec.mapper_options)),
+                       ("fold_constants", not spec.fold_constants), ("input_shape", spec.input_shape is not None)):
+        if given:
+            raise InputError(f"{p}: {opt}: applies to ONNX sweeps only; this sweep's workloads are spiking "
+                             "networks")
+    for m in _as_list(spec.mode or "async"):
+        if m not in MODES:
+            raise InputError(f"{p}: mode: unknown execution mode {m!r}; allowed: {', '.join(MODES)}")
+    if spec.mode == [] or spec.reorder == []:
+        raise InputError(f"{p}: {'mode' if spec.mode == [] else 'reorder'}: empty list of values")
+    for w in spec.workloads:
+        fe = frontend_for(w)
+        if "spikes" in fe.options and str(w) not in (spec.spikes or {}):
+            raise InputError(f"{p}: workloads: {w.name} is {fe.description}: give its input raster under "
+                             f"spikes, e.g. spikes: {{{w.name}: INPUT.npz}}")
+        if "spikes" not in fe.options and str(w) in (spec.spikes or {}):
+            raise InputError(f"{p}: spikes: {w.name} is {fe.description}, which carries its own activity")
+    if spec.synthetic is not None:
+        try:
+            spec.synthetic = _synthetic_grid(spec.synthetic)
+        except ValueError as err:
+            raise InputError(f"{p}: synthetic: {err}") from None
+
+
+def _check_dag_sweep(p: Path, spec: SweepSpec, snn_mappers: list[str], mixing: str) -> None:
+    """An ONNX sweep's mappers, contention and mapper options (each mapper gets the options it takes; an
+    option no mapper of the sweep takes is a typo, and a bad value fails here, not in every point).
+
+    Raises:
+        InputError: an SNN mapper or an unknown one, an SNN-only field, bad contention, an option no mapper
+            takes or a value one refuses.
+    """
+    from hetsim.mappers import MAPPERS, get_mapper
+    from hetsim.mappers.base import did_you_mean, mapper_option_names
+    from hetsim.sim.engine import parse_contention
+
+    onnx_mappers = [m for m in sorted(MAPPERS) if m not in snn_mappers]
+    for m in spec.mappers:
+        if m in snn_mappers:
+            raise InputError(f"{p}: mappers: {m!r} maps spiking networks, but this sweep's workloads are "
+                             f"ONNX models ({mixing}); available: {', '.join(onnx_mappers)}")
+        if m not in MAPPERS:
+            raise InputError(f"{p}: mappers: unknown mapper {m!r}; available: {', '.join(sorted(MAPPERS))}")
+    for opt in ("mode", "reorder", "spikes"):
+        if getattr(spec, opt) is not None:
+            raise InputError(f"{p}: {opt}: applies to SNN sweeps only; this sweep's workloads are ONNX models")
+    parse_contention(spec.contention)
+    takes = {m: mapper_option_names(m) for m in spec.mappers}
+    known = {k for names in takes.values() for k in (names or ())}
+    for k in spec.mapper_options:
+        if k not in known and all(names is not None for names in takes.values()):
+            raise InputError(f"{p}: mapper_options: no mapper of this sweep ({', '.join(spec.mappers)}) takes "
+                             f"option {k!r}{did_you_mean(k, known)}; they take: {', '.join(sorted(known))}")
+    for m in spec.mappers:
+        try:
+            get_mapper(m, **options_for(m, spec.mapper_options))
+        except InputError as err:
+            raise InputError(f"{p}: mapper_options: {err}") from None
+
+
+def _check_input_shape(p: Path, spec: SweepSpec) -> None:
+    """A wrong input name or rank in ``input_shape`` fails here, not in every point.
+
+    Raises:
+        InputError: a workload that ``input_shape`` does not fit.
+    """
+    if spec.input_shape is None:
+        return
+    from hetsim.errors import WorkloadError
+
+    for w in spec.workloads:
+        try:
+            _workload(str(w), spec.input_shape)
+        except WorkloadError as err:
+            raise InputError(f"{p}: input_shape: {err}") from None
+
+
+def _check_platforms(p: Path, spec: SweepSpec) -> None:
+    """Every platform loads (and runs SNNs, for an SNN sweep), and every value of every parameter applies to it
+    (a boolean or an infinity among them fails here, not in a point).
+
+    Raises:
+        InputError: a bad platform, one without the SNN engines, a parameter path or value it refuses.
+    """
+    from hetsim.platform import load_platform
+
     for plat in spec.platforms:
         platform = load_platform(plat)
         if spec.is_snn:
@@ -403,12 +507,11 @@ def load_sweep(path: str | Path) -> SweepSpec:
             except InputError as err:
                 raise InputError(f"{p}: platforms: {err}") from None
         for key, values in spec.parameters.items():
-            for value in values:  # every value: a boolean or an infinity among them fails here, not in a point
+            for value in values:
                 try:
                     platform.with_overrides({key: value})
                 except InputError as err:
                     raise InputError(f"{p}: parameters: {key!r} does not apply to {plat.name}: {err}") from None
-    return spec
 
 
 def _takes_threads(mapper: str) -> bool:
@@ -460,7 +563,9 @@ def _expand_snn(spec: SweepSpec, names: list[str], grid: list[tuple]) -> list[di
     """SNN points: (spec files, then synthetic networks) x platforms x grid x mappers x modes x reorder."""
     from hetsim import __version__
 
-    nets = [(w.name, {"workload": str(w), "name": w.name, "synthetic": None}) for w in spec.workloads]
+    spikes = spec.spikes or {}
+    nets = [(w.name, {"workload": str(w), "name": w.name, "synthetic": None,
+                      **({"spikes": str(spikes[str(w)])} if str(w) in spikes else {})}) for w in spec.workloads]
     if spec.synthetic is not None:
         nets += [({"synthetic": a}, {"workload": None, "name": _synthetic_name(a), "synthetic": a})
                  for a in _combinations(_synthetic_grid(spec.synthetic))]
@@ -470,7 +575,7 @@ def _expand_snn(spec: SweepSpec, names: list[str], grid: list[tuple]) -> list[di
                                                                 reorders):
         params = dict(zip(names, values, strict=True))
         key = point_key(wid, p.name, params, m, mode, reo)
-        settings = {"workload_sha256": snn_spec_sha256(net["workload"]) if net["workload"] else "",
+        settings = {"workload_sha256": _snn_sha256(net) if net["workload"] else "",
                     "platform_sha256": _platform_sha256(p, params), "hetsim_version": __version__}
         points.append({"kind": "snn", "key": key, **net, "platform": str(p), "params": params, "mapper": m,
                        "mode": mode, "reorder": reo, "settings": settings})
@@ -495,6 +600,15 @@ def _file_sha256(path: str, _mtime_ns: int, _size: int) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()[:16]
+
+
+def _snn_sha256(net: dict) -> str:
+    """An SNN point's ``workload_sha256``: of its spec and npz files (:func:`snn_spec_sha256`), or of its NIR graph
+    and input raster."""
+    if not net.get("spikes"):
+        return snn_spec_sha256(net["workload"])
+    parts = f"{file_sha256(net['workload'])}|spikes={file_sha256(net['spikes'])}"
+    return hashlib.sha256(parts.encode()).hexdigest()[:16]
 
 
 def snn_spec_sha256(path: str | Path) -> str:
@@ -606,9 +720,9 @@ def _workload(path: str, input_shape: dict | None = None):
 
 @lru_cache(maxsize=16)
 def _workload_at(path: str, _mtime_ns: int, _size: int, input_shape_json: str = ""):
-    from hetsim.workload import load_onnx
+    from hetsim.workload.frontends import load_workload
 
-    return load_onnx(path, input_shapes=json.loads(input_shape_json) if input_shape_json else None)
+    return load_workload(path, input_shape=json.loads(input_shape_json) if input_shape_json else None)
 
 
 def _platform(path: str):
@@ -622,15 +736,15 @@ def _platform_at(path: str, _mtime_ns: int, _size: int):
     return load_platform(path)
 
 
-def _snn_file(path: str):
-    return _snn_file_at(*_stamp(path))
+def _snn_file(path: str, spikes: str | None = None):
+    return _snn_file_at(*_stamp(path), *(_stamp(spikes) if spikes else ()))
 
 
 @lru_cache(maxsize=8)
-def _snn_file_at(path: str, _mtime_ns: int, _size: int):
-    from hetsim.snn.network import load_snn
+def _snn_file_at(path: str, _mtime_ns: int, _size: int, spikes: str | None = None, *_spikes_stamp):
+    from hetsim.workload.frontends import load_workload
 
-    return load_snn(path)
+    return load_workload(path, spikes=spikes).snn
 
 
 @lru_cache(maxsize=8)
@@ -663,7 +777,7 @@ def _run_snn_point(point: dict) -> dict:
         if syn is not None:
             snn = _snn_synthetic(json.dumps(syn, sort_keys=True), point["name"])
         else:
-            snn = _snn_file(point["workload"])
+            snn = _snn_file(point["workload"], point.get("spikes"))
             row.update({"layers": "-".join(map(str, snn.layer_sizes)), "timesteps": snn.timesteps})
         r = run(plat, snn, point["mapper"], mapper_options={"mode": point["mode"]}, reorder=point["reorder"],
                 timeline=False)
@@ -675,10 +789,9 @@ def _run_snn_point(point: dict) -> dict:
             "samples": row.get("samples") or s["samples"],
             "density_measured": float(np.mean([x.mean() for x in hidden])),
             "latency_ms": s["mean_latency_ms"],
-            **{f"latency_ms_{c.replace('-', '_')}": cf[c]["mean_latency_ms"]
-               for c in ("all-m33", "all-dense-mvp", "spikeduet-blocking", "spikeduet-async")},
+            **{f"latency_ms_{_column(c)}": cf[c]["mean_latency_ms"] for c in TABLE_I},
             "speedup": s["speedup_vs_all_m33"], "energy_uj": s["mean_energy_uj"],
-            "energy_uj_all_m33": cf["all-m33"]["mean_energy_uj"],
+            f"energy_uj_{_column(BASELINE_CONFIG)}": cf[BASELINE_CONFIG]["mean_energy_uj"],
             "engines": ";".join(f"{x['engine']}/{x['residency']}" for x in layers),
             "sram_kib": s["sram_used_kib"],
             "launches_per_t": ";".join(f"{x['launches_per_t']:.4g}" for x in layers),

@@ -65,12 +65,6 @@ class IntProblem:
     rounding_bound_s: float = 0.0
     removed: dict[str, int] = field(default_factory=dict)
 
-    def edge_min(self, u: str, v: str, a: str, b: str | None = None) -> int:
-        """Least transfer for edge ``u -> v`` with ``u`` on ``a`` (and ``v`` on ``b`` or any device)."""
-        tr = self.tr[(u, v)]
-        bs = [b] if b is not None else self.devices[v]
-        return min(tr[(a, x)] for x in bs if (a, x) in tr)
-
 
 def carried(p: IntProblem, assign: dict[str, str], v: str, d: str) -> bool:
     """True when every edge of ``v`` can be carried with ``v`` on ``d`` and its neighbours where ``assign``

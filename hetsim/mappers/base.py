@@ -234,3 +234,56 @@ def _blocks(parts: dict[str, list[int]]):
         if ch:
             yield d, ch, lo
             lo += len(ch)
+
+
+def mapper_or_schedule(mapper: str, options: dict, schedule, kind: str, wrong_kind: str):
+    """The mapper a run uses (``None`` when a saved ``schedule`` is replayed) and the schedule, read if it is a
+    path (:func:`hetsim.pipeline.run` and :func:`hetsim.snn.evaluate.run_snn`).
+
+    Raises:
+        InputError: mapper options given with a schedule to replay, or a mapper that does not map ``kind``
+            workloads (:mod:`hetsim.workload.kinds`; ``wrong_kind`` finishes the message); an unknown mapper or
+            option (from :func:`get_mapper`, before the model is read).
+    """
+    from hetsim.schedule import Schedule
+    from hetsim.workload.kinds import kind_name, kinds_of
+
+    if schedule is not None:
+        if options:
+            raise InputError(f"mapper options ({', '.join(options)}) apply when a mapper runs, not when a schedule "
+                             "is replayed")
+        return None, schedule if isinstance(schedule, Schedule) else Schedule.load(schedule)
+    m = get_mapper(mapper, **options)
+    if kind_name(kind) not in kinds_of(m):
+        raise InputError(f"mapper {mapper!r} {wrong_kind}")
+    return m, None
+
+
+def parse_mapper_option(name: str, option: str, text: str):
+    """The value of option ``option`` of mapper ``name`` written as ``text`` on the command line
+    (``--mapper-option NAME=VALUE``), converted by the constructor's annotation: ``int``, ``float``, ``bool``
+    (``true``/``false``), ``str`` as given; anything else (or no annotation) read as YAML. The option's name and
+    value are then checked as for :func:`get_mapper`.
+
+    Raises:
+        InputError: an unknown mapper or option (the closest name suggested), or a value the annotation does not
+            read.
+    """
+    import yaml
+
+    takes = mapper_option_names(name)
+    if takes is not None and option not in takes:
+        listed = f"{name} takes: {', '.join(takes)}" if takes else f"{name} takes no options"
+        raise InputError(f"unknown option {option!r} for mapper {name!r}{did_you_mean(option, takes)} ({listed})")
+    param = inspect.signature(_mapper_class(name)).parameters.get(option)
+    ann = str(param.annotation).replace(" ", "") if param is not None else ""
+    kind = ann.removesuffix("|None")
+    if ann.endswith("|None") and text.strip().lower() in ("none", "null"):
+        return None
+    readers = {"int": int, "float": float, "str": str,
+               "bool": lambda t: {"true": True, "false": False}[t.strip().lower()]}
+    try:
+        return readers[kind](text) if kind in readers else yaml.safe_load(text)
+    except (ValueError, KeyError, yaml.YAMLError):
+        want = {"int": "an integer", "float": "a number", "bool": "true or false"}.get(kind, "a YAML value")
+        raise InputError(f"option {option!r} of mapper {name!r}: {text!r} is not {want}") from None

@@ -37,7 +37,6 @@ from hetsim.report.lanes import (
     lane_names,
 )
 
-US_PER_S = 1e6
 NS_PER_S = 1_000_000_000
 FLOW_CAT = "dataflow"
 """``cat`` of the dataflow arrows (flow events) of :func:`chrome_trace`."""

@@ -415,7 +415,7 @@ def snn_report_html(r, figures: Iterable[tuple[str | os.PathLike, str]] = ()) ->
     """The report of an SNN run (a :class:`~hetsim.pipeline.RunResult` with ``snn`` set): headline numbers, the
     per-layer table (``layers.csv``), the configurations of SpikeDuet's Table I, the timeline and the per-sample
     latencies and energies (``samples.csv``)."""
-    from hetsim.report.snn import CONFIG_LABELS
+    from hetsim.snn.evaluate import CONFIG_LABELS
 
     s = r.summary
     st = s.get("plan_stats") or {}

@@ -19,7 +19,7 @@ import pandas as pd
 
 from hetsim.check import capacity_use
 from hetsim.costs import CostModel
-from hetsim.devices.link import Link
+from hetsim.devices.link import LINK_KIND
 from hetsim.schedule import Schedule
 from hetsim.sim.engine import SimResult
 
@@ -184,7 +184,7 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
             busy = union_length(sub["start_s"].to_numpy(), sub["end_s"].to_numpy())
         n_items = sub["op"].nunique()
         nbytes = op_j = 0.0
-        if isinstance(cfg, Link):
+        if kind == LINK_KIND:
             for label in sub["op"]:
                 u, v = edge_of[label]
                 nbytes += costs.transfer_bytes(u, v, result.assignment[u], result.assignment[v])

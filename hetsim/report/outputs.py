@@ -11,9 +11,9 @@ import pandas as pd
 
 from hetsim.devices.link import LINK_KIND
 from hetsim.errors import OutputExistsError
-from hetsim.pipeline import RunResult
 from hetsim.report.export import OutputPathError, make_dirs
 from hetsim.report.metrics import device_table, op_table
+from hetsim.result import RunResult
 
 OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
                 "breakdown.png", "report.html")
@@ -105,8 +105,6 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     from hetsim.report.plots import plot_breakdown, plot_timeline
 
     if run.snn is not None:  # a spiking network: its own tables and both modes' timeline as extra files
-        from hetsim.report.snn import write_snn_outputs
-
         return write_snn_outputs(run, out, force=force)
     check_out_dir(out, force)
     make_dirs(out)
@@ -144,3 +142,49 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
         (out / "timeline.png", "Timeline: every op and transfer per device (lanes: ops running at once)"),
         (out / "breakdown.png", f"Busy time and op count per device, {' vs '.join(c for c, _ in configs)}")])
     return written
+
+
+#: the files :func:`write_snn_outputs` writes (a spiking network's ``hetsim run --out``)
+SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "ops.csv", "schedule.json", "trace.csv",
+                    "trace.json", "timeline.png", "report.html")
+
+
+def write_snn_outputs(r, out: Path, force: bool = False) -> list[Path]:
+    """Write summary.json, layers.csv, samples.csv (latency and energy per eval sample and configuration),
+    ops.csv and schedule.json (as for every run), trace.csv (both modes of the timeline sample, column ``mode``,
+    devices named as in the platform YAML) and trace.json (Chrome trace, opens in Perfetto: one track group per
+    mode), timeline.png and report.html (all of it in one self-contained page) into ``out``, each atomically.
+
+    Raises:
+        OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
+    """
+    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
+    from hetsim.report.snn import plot_snn_timeline, snn_trace_layout
+
+    check_out_dir(out, force, SNN_OUTPUT_FILES)
+    make_dirs(out)
+    atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1) + "\n")
+    with atomic_path(out / "layers.csv") as tmp:
+        r.snn.layers.to_csv(tmp, index=False)
+    rows = []
+    for name, c in r.snn.configs.items():
+        for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True)):
+            rows.append({"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e})
+    with atomic_path(out / "samples.csv") as tmp:
+        pd.DataFrame(rows).to_csv(tmp, index=False)
+    with atomic_path(out / "ops.csv") as tmp:
+        r.ops.to_csv(tmp, index=False)
+    atomic_write_text(out / "schedule.json", r.schedule.to_json() + "\n")
+    traces = r.snn.traces or {r.snn.mode: r.trace.assign(layer=0, t=0, step="")}
+    with atomic_path(out / "trace.csv") as tmp:  # times to the ns: no float noise
+        round_ns(pd.concat([t.assign(mode=m) for m, t in traces.items()], ignore_index=True)).to_csv(tmp, index=False)
+    trace = pd.concat([t.assign(device=t["device"] + f" ({m})") for m, t in traces.items()], ignore_index=True)
+    write_chrome_trace(trace.drop(columns=["layer", "t", "step"]), out / "trace.json",
+                       meta={"workload": r.workload.name, "platform": r.platform.name, "sample": r.snn.sample},
+                       **snn_trace_layout(r))
+    plot_snn_timeline(r, out / "timeline.png")
+    from hetsim.report.html import write_snn_html
+
+    write_snn_html(r, out / "report.html", figures=[
+        (out / "timeline.png", "Timeline of the first timesteps of one sample, blocking above asynchronous")])
+    return [out / f for f in SNN_OUTPUT_FILES]

@@ -4,28 +4,19 @@ report, the timeline figure (both engines, blocking vs async) and the extra outp
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hetsim.activity_costs import LayerChoice
-from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE
+from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE
 from hetsim.report.table import text_table
-from hetsim.report.text import si_column
-from hetsim.schedule import Schedule
+from hetsim.report.text import format_reorder, si_column
+from hetsim.snn.evaluate import CONFIG_LABELS
 
-SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "ops.csv", "schedule.json", "trace.csv",
-                    "trace.json", "timeline.png", "report.html")
 KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8",
                 "program": "#e9a53a"}  # drawn in this order: programming on top of the M33's polling
-CONFIG_LABELS = {"all-m33": "all sparse M33", "all-dense-mvp": "all dense MVP, blocking", "all-dense-mvp-async":
-                 "all dense MVP, async", "spikeduet-blocking": "spikeduet, blocking",
-                 "spikeduet-async": "spikeduet, async"}
 
 
 def _x(v, fmt: str = ".2f", suffix: str = "x") -> str:
@@ -80,8 +71,6 @@ def format_snn_report(r) -> str:
                      f"{_x(c['speedup_vs_all_m33']):>8}   {e:>{ew}}   "
                      f"{_x(c['mvp_utilisation'], '.1%', ''):>8}   {eng}")
     if r.snn.reorder is not None:
-        from hetsim.snn.reorder import format_reorder
-
         lines += ["", "  neuron reordering (function preserved, verified on every recorded split):",
                   *("    " + x for x in format_reorder(r.snn.reorder).splitlines())]
     return "\n".join(lines)
@@ -214,213 +203,7 @@ def snn_trace_layout(r) -> dict:
             "order": order}
 
 
-def write_snn_outputs(r, out: Path, force: bool = False) -> list[Path]:
-    """Write summary.json, layers.csv, samples.csv (latency and energy per eval sample and configuration),
-    ops.csv and schedule.json (as for every run), trace.csv (both modes of the timeline sample, column ``mode``,
-    devices named as in the platform YAML) and trace.json (Chrome trace, opens in Perfetto: one track group per
-    mode), timeline.png and report.html (all of it in one self-contained page) into ``out``, each atomically.
-
-    Raises:
-        OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
-    """
-    from hetsim.report.export import atomic_path, atomic_write_text, make_dirs, round_ns, write_chrome_trace
-    from hetsim.report.outputs import check_out_dir
-
-    check_out_dir(out, force, SNN_OUTPUT_FILES)
-    make_dirs(out)
-    atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1) + "\n")
-    with atomic_path(out / "layers.csv") as tmp:
-        r.snn.layers.to_csv(tmp, index=False)
-    rows = []
-    for name, c in r.snn.configs.items():
-        for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True)):
-            rows.append({"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e})
-    with atomic_path(out / "samples.csv") as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
-    with atomic_path(out / "ops.csv") as tmp:
-        r.ops.to_csv(tmp, index=False)
-    atomic_write_text(out / "schedule.json", r.schedule.to_json() + "\n")
-    traces = r.snn.traces or {r.snn.mode: r.trace.assign(layer=0, t=0, step="")}
-    with atomic_path(out / "trace.csv") as tmp:  # times to the ns: no float noise
-        round_ns(pd.concat([t.assign(mode=m) for m, t in traces.items()], ignore_index=True)).to_csv(tmp, index=False)
-    trace = pd.concat([t.assign(device=t["device"] + f" ({m})") for m, t in traces.items()], ignore_index=True)
-    write_chrome_trace(trace.drop(columns=["layer", "t", "step"]), out / "trace.json",
-                       meta={"workload": r.workload.name, "platform": r.platform.name, "sample": r.snn.sample},
-                       **snn_trace_layout(r))
-    plot_snn_timeline(r, out / "timeline.png")
-    from hetsim.report.html import write_snn_html
-
-    write_snn_html(r, out / "report.html", figures=[
-        (out / "timeline.png", "Timeline of the first timesteps of one sample, blocking above asynchronous")])
-    return [out / f for f in SNN_OUTPUT_FILES]
-
-
 # --------------------------------------------------------------------------------------------- the SNN tables
-
-@dataclass
-class ConfigResult:
-    """One configuration (a mapper's schedule in an execution mode) evaluated on the eval split: per-sample
-    latency (s), energy (J) and busy time of the host and the MVP (s)."""
-
-    name: str
-    schedule: Schedule
-    mode: str
-    latency_s: np.ndarray
-    energy_j: np.ndarray
-    m33_busy_s: np.ndarray
-    mvp_busy_s: np.ndarray
-
-    @property
-    def choices(self) -> list[LayerChoice]:
-        return [LayerChoice.from_dict(x) for x in self.schedule.config["layers"]]
-
-
-@dataclass
-class SnnTables:
-    """What a spiking network's run adds to :class:`~hetsim.pipeline.RunResult` (``run.snn``).
-
-    Attributes:
-        network: the network run (reordered when ``reorder`` is set).
-        mode: the execution mode of the run's schedule.
-        configs: SpikeDuet's Table I configurations (``all-m33``, ``all-dense-mvp``, ``spikeduet-blocking``,
-            ``spikeduet-async``, and the run's own when it is none of them) on the eval split.
-        key: which of ``configs`` is the run's.
-        layers: per affine layer (:func:`layer_table`; ``layers.csv``).
-        traces: the run's mapping replayed on the timeline sample in each mode (``async``, ``blocking``;
-            columns of :data:`hetsim.sim.engine.TRACE_COLUMNS` plus ``layer``, ``t``, ``step`` = op kind);
-            empty when the run skipped them (sweeps).
-        sample: the eval-split sample replayed (``RunResult.result``, ``trace``, ``ops``, ``devices``).
-        mvp: the platform's name of the MVP.
-        reorder: the neuron reordering applied first, if any.
-    """
-
-    network: object
-    mode: str
-    configs: dict[str, ConfigResult]
-    key: str
-    layers: pd.DataFrame
-    traces: dict[str, pd.DataFrame]
-    sample: int
-    mvp: str
-    reorder: object | None = None
-
-    @property
-    def result(self) -> ConfigResult:
-        return self.configs[self.key]
-
-
-def evaluate_config(name: str, schedule: Schedule, cm) -> ConfigResult:
-    """``schedule`` (an SNN mapper's) priced on every sample of ``cm``'s split; energy per sample is each
-    engine's :meth:`~hetsim.devices.base.DeviceBase.energy_j` (``active_w * busy + idle_w * (makespan -
-    busy)``, the one energy formula)."""
-    from hetsim.mappers.spikeduet import makespans
-
-    mode = schedule.config["mode"]
-    choices = [LayerChoice.from_dict(x) for x in schedule.config["layers"]]
-    lat = makespans(cm, choices, mode)
-    m33, mvp = cm.engine_work(choices)
-    energy = sum(sum(dev.energy_j(busy, lat)) for dev, busy in ((cm.m33, m33), (cm.mvp, mvp)))
-    return ConfigResult(name, schedule, mode, lat, energy, m33, mvp)
-
-
-def layer_table(cm, choices: list[LayerChoice]) -> pd.DataFrame:
-    """Per affine layer on ``cm``'s split: shape, engine, residency, hot columns, SRAM KiB, mean cycles per
-    timestep on the chosen engine and on each alternative engine (at the chosen residency when it applies to
-    that engine, else SRAM when its table fits the budget on its own, else Flash), active input columns, raw
-    ranges and MVP launches (after gap merging) per timestep."""
-    from hetsim.snn.activity import range_counts
-
-    rows = []
-    for li, (lc, c) in enumerate(zip(cm.layers, choices, strict=True)):
-        def mem(engine: str, c=c, lc=lc) -> str:
-            if engine == c.engine or (engine != ENGINE_M33 and c.engine != ENGINE_M33):  # same engine family
-                return c.residency
-            if lc.weight_bytes(engine) <= cm.budget_sram:
-                return "sram"
-            return "flash+hot" if engine == ENGINE_M33 else "flash"
-
-        raw, _ = range_counts(cm.snn.split(cm.split)[li], 0)
-        sram = lc.weight_bytes(c.engine) if c.residency == "sram" else (
-            c.hot_columns * lc.n_out * cm.m33.weight_bytes if c.residency == "flash+hot" else 0)
-        rows.append({
-            "layer": f"Linear{li}", "n_in": lc.n_in, "n_out": lc.n_out, "engine": c.engine,
-            "residency": c.residency, "hot_columns": c.hot_columns, "sram_kib": sram / 1024,
-            "cycles_per_t": float(cm.layer_cycles(li, c).mean()),
-            # the M33 alternative of an MVP layer gets as many hot columns as the whole budget holds (optimistic)
-            "m33_cycles_per_t": float(lc.m33_cycles(mem(ENGINE_M33), c.hot_columns if c.engine == ENGINE_M33 else
-                                                    cm.budget_sram // (lc.n_out * cm.m33.weight_bytes)).mean()),
-            "mvp_range_cycles_per_t": float(lc.mvp_range_cycles(mem(ENGINE_MVP_RANGE)).mean()),
-            "mvp_dense_cycles_per_t": float(lc.mvp_dense_cycles(mem(ENGINE_MVP_DENSE)).mean()),
-            "active_per_t": float(lc.active.mean()),
-            "ranges_per_t": float(raw.mean()),
-            "launches_per_t": float(lc.launches[mem(ENGINE_MVP_RANGE)].mean()),
-        })
-    return pd.DataFrame(rows)
-
-
-def summarize_snn(costs, schedule: Schedule, result, tables: SnnTables, mismatches: bool = True) -> dict:
-    """A spiking network's run as plain data (``summary.json``): the keys of every run (workload, platform,
-    mapper, operators, ``makespan_s`` = the mean latency over the eval split, ``energy_j`` = the mean energy
-    per inference, baseline (all-m33) and speed-up, devices of the replayed sample, mapper_stats, contention)
-    and the SNN's own: mode, layers, timesteps, eval_split, samples, mean latency in ms and cycles, SRAM used
-    and budget, plan_stats, timeline_sample, per_layer, configs (SpikeDuet's Table I), and, with
-    ``mismatches``, the spike bits where the recorded rasters differ from the network's replay
-    (:func:`hetsim.snn.network.replay_mismatches`)."""
-    from hetsim.report.metrics import device_table
-
-    cm, net = costs, tables.network
-    hz = cm.m33_hz
-    res = tables.result
-    base = tables.configs["all-m33"].latency_s.mean()
-
-    def ratio(a, b):
-        """``a / b``, or ``None`` (JSON null) when ``b`` is 0 (a platform whose costs are all zero)."""
-        return float(a / b) if b > 0 else None
-
-    def cfg(c: ConfigResult) -> dict:
-        st = c.schedule.stats
-        return {"mode": c.mode, "mean_latency_ms": float(c.latency_s.mean() * 1e3),
-                "mean_latency_cycles": float(c.latency_s.mean() * hz),
-                "max_latency_ms": float(c.latency_s.max() * 1e3),
-                "mean_energy_uj": float(c.energy_j.mean() * 1e6),
-                "speedup_vs_all_m33": ratio(base, c.latency_s.mean()),
-                "mvp_utilisation": ratio(c.mvp_busy_s.sum(), c.latency_s.sum()),
-                "m33_utilisation": ratio(c.m33_busy_s.sum(), c.latency_s.sum()),
-                "layers": list(c.schedule.config["layers"]),
-                "sram_kib": st.get("sram_bytes", 0) / 1024, "planned_on": st.get("split"),
-                "plan_mean_latency_ms": st.get("plan_mean_latency_s", float("nan")) * 1e3}
-
-    mean = float(res.latency_s.mean())
-    stats = dict(schedule.stats)
-    s = {
-        "workload": net.name, "platform": cm.platform.name, "mapper": schedule.mapper,
-        "operators": len(cm.workload), "makespan_s": mean,
-        "predicted_makespan_s": schedule.makespan_s,
-        "baseline": cm.platform.baseline, "baseline_makespan_s": float(base),
-        "speedup": ratio(base, mean), "energy_j": float(res.energy_j.mean()),
-        "devices": device_table(costs, result).to_dict(orient="records"),
-        "contention": sorted(result.contention), "mapper_stats": stats,
-        "mode": tables.mode, "layers": net.layer_sizes, "timesteps": net.timesteps, "eval_split": cm.split,
-        "samples": int(len(res.latency_s)), "mean_latency_ms": mean * 1e3,
-        "mean_latency_cycles": float(res.latency_s.mean() * hz),
-        "mean_energy_uj": float(res.energy_j.mean() * 1e6),
-        "speedup_vs_all_m33": ratio(base, mean),
-        "sram_used_kib": stats.get("sram_bytes", 0) / 1024, "sram_budget_kib": cm.budget_sram / 1024,
-        "plan_stats": {k: stats[k] for k in ("plans", "fit", "evaluated", "pruned", "solve_time_s", "split",
-                                             "status", "gap") if k in stats},
-        "timeline_sample": tables.sample,
-        "timeline_makespan_s": result.makespan_s,
-        "per_layer": tables.layers.to_dict(orient="records"),
-        "configs": {k: cfg(c) for k, c in tables.configs.items()},
-    }
-    if mismatches:
-        from hetsim.snn.network import replay_mismatches
-
-        s["replay_mismatch_bits"] = replay_mismatches(net)
-    if tables.reorder is not None:
-        s["reorder"] = tables.reorder.summary()
-    return s
-
 
 def format_snn_inspect(snn) -> str:
     """What ``hetsim inspect NET.yaml`` prints: shape, LIF parameters, the unrolled op DAG, and per layer and

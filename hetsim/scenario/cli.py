@@ -1,4 +1,4 @@
-"""``hetsim run PLATFORM SCENARIO.yaml``: the scenario branch of the run command (a hook in ``hetsim/cli.py``)."""
+"""``hetsim run PLATFORM SCENARIO.yaml``: the scenario branch of the run command (a hook in ``hetsim/cli/run.py``)."""
 
 from __future__ import annotations
 

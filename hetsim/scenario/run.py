@@ -97,11 +97,17 @@ class ScenarioResult:
 
 
 def _load_model(path: Path):
-    from hetsim.workload import load_onnx
+    from hetsim.workload.frontends import frontend_for, load_workload
+    from hetsim.workload.kinds import DAG
 
-    if path.suffix.lower() != ".onnx":
-        raise ScenarioError(f"{path}: a scenario stream's model is an ONNX file (.onnx)")
-    return load_onnx(path)
+    try:
+        fe = frontend_for(path)
+    except InputError as err:
+        raise ScenarioError(f"a scenario stream's model: {err}") from None
+    if fe.kind != DAG:
+        raise ScenarioError(f"{path}: a scenario stream's model is a tensor-operator model (.onnx, .pt2), not "
+                            f"{fe.description}")
+    return load_workload(path)
 
 
 def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: str | None = None,

@@ -18,8 +18,6 @@ import torch
 
 from hetsim.errors import InputError
 
-DATASETS = ("digits", "cifar10")
-
 
 @dataclass
 class Splits:

@@ -27,7 +27,7 @@ from hetsim.search.data import Splits
 from hetsim.search.nets import AIMC, DIGITAL, ResNet
 from hetsim.search.recipe import ANNEAL_FACTOR, Recipe
 from hetsim.sim import simulate
-from hetsim.workload import load_onnx
+from hetsim.workload.frontends import load_workload
 
 BASELINES = ("all-8bit", "all-ternary", "io8-backbone-ternary", "min-cost")
 
@@ -219,7 +219,7 @@ def export_json(net: ResNet, reg: Regulariser, workload: str, label: str) -> dic
 
 def replay(platform: Platform, onnx_path: Path, export_path: Path) -> tuple[float, float, float]:
     """``(makespan_s, energy_j, aimc_share)`` of ``hetsim run PLATFORM ONNX --mapper dnas-export --export FILE``."""
-    costs = CostModel(load_onnx(onnx_path), platform)
+    costs = CostModel(load_workload(onnx_path), platform)
     s = get_mapper("dnas-export", path=export_path).map(costs)
     res = simulate(costs, s)
     summ = summarize(costs, s, res)
@@ -330,7 +330,7 @@ def run_search(platform: Platform, net: ResNet, data: Splits, objective: str, st
         d = make_dirs(out / "network")
         geom_onnx = d / "model.onnx"
         atomic_write_bytes(geom_onnx, onnx_bytes(net, data.input_shape))
-        costs = CostModel(load_onnx(geom_onnx), platform)
+        costs = CostModel(load_workload(geom_onnx), platform)
         reg = Regulariser(net, costs, objective, recipe.smooth_max, recipe.normalise)
         points: list[Point] = []
         # 2. the search, one strength at a time

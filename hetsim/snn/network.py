@@ -50,7 +50,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from hetsim.devices.fields import MAX_COUNT, Integer, Real
 from hetsim.errors import InputError, WorkloadError
 
-SPLITS = ("train", "val", "test")
 #: activity keys: ``spk_<split>_L<layer>`` (the split name may contain underscores)
 _SPK_KEY = re.compile(r"^spk_(?P<split>.+)_L(?P<layer>\d+)$")
 #: per-layer keys of the weights file
@@ -354,6 +353,18 @@ def _load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
     return out
 
 
+def _other_snn_front_end(p: Path):
+    """The front end of a spiking-network format other than the spec that reads ``p`` (``nir`` for a ``.nir``;
+    :mod:`hetsim.workload.frontends`), or ``None``: ``p`` is read as a spec."""
+    from hetsim.workload.frontends import frontends
+    from hetsim.workload.kinds import SNN as SNN_KIND
+
+    for fe in frontends().values():
+        if fe.kind == SNN_KIND and fe.name != "snn-spec" and p.suffix.lower() in fe.suffixes:
+            return fe
+    return None
+
+
 def load_snn(path: str | Path, spikes: str | Path | None = None) -> SNN:
     """Read an SNN spec YAML, its weights and its recorded activity; or a NIR graph (``.nir``) and the input
     raster ``spikes`` (a ``.npz``) it runs on, the rest of the activity replayed (:func:`hetsim.snn.nir.load_nir`).
@@ -371,10 +382,9 @@ def load_snn(path: str | Path, spikes: str | Path | None = None) -> SNN:
     from hetsim.platform import read_yaml, read_yaml_model
 
     p = Path(path)
-    if p.suffix.lower() == ".nir":
-        from hetsim.snn.nir import load_nir
-
-        return load_nir(p, spikes)
+    other = _other_snn_front_end(p)
+    if other is not None:  # a NIR graph (or a plug-in's format): read by its front end
+        return other.read(p, spikes=spikes).snn
     if spikes is not None:
         raise WorkloadError(f"{p}: spikes (--spikes) give the input of a NIR graph (.nir); an SNN spec names its own "
                             "activity file")

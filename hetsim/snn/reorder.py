@@ -39,9 +39,8 @@ from numbers import Integral
 
 import numpy as np
 
-from hetsim.devices.efr32 import Mvp, max_merged_gap
+from hetsim.devices.efr32 import SNN_ACCELERATOR, Mvp, max_merged_gap
 from hetsim.errors import InputError, WorkloadError
-from hetsim.report.table import text_table
 from hetsim.snn.activity import range_counts
 from hetsim.snn.network import SNN, replay
 
@@ -671,11 +670,11 @@ class ReorderResult:
 
 
 def _resolve_mvp(mvp) -> Mvp:
-    if isinstance(mvp, Mvp):
+    if getattr(mvp, "snn_engine", None) == SNN_ACCELERATOR:
         return mvp
     devices = getattr(mvp, "devices", None)
     if isinstance(devices, Mapping):               # a Platform: take its MVP
-        found = [d for d in devices.values() if isinstance(d, Mvp)]
+        found = [d for d in devices.values() if getattr(d, "snn_engine", None) == SNN_ACCELERATOR]
         if len(found) == 1:
             return found[0]
         raise InputError(f"platform {getattr(mvp, 'name', '?')!r} has {len(found)} MVP devices; pass the one "
@@ -841,22 +840,6 @@ def reorder_for_platform(snn: SNN, platform, *, residency: str = "auto", seed: i
     if not r.verification.ok:
         raise ScheduleError(f"reordering {snn.name} changed its outputs: {r.verification}")
     return r
-
-
-def format_reorder(result: ReorderResult) -> str:
-    """A short human-readable table of a :func:`reorder` result: per hidden layer, its neurons (silent on the
-    fit split), the affine layer its spikes feed, the merged gap, MVP launches and raw ranges per timestep on
-    the plan split before -> after, the fit-split cost ``C_L * N_L + C_P * N_P`` per timestep before -> after,
-    the start of the refinement and the time taken; then the verification."""
-    r = result
-    head = (f"neuron reordering of {r.snn.name} (MVP weights in {r.residency}; order fitted on "
-            f"{r.fit_split}, launches on {r.plan_split or 'no plan split'})")
-    cols, rows = reorder_rows(r)
-    lines = [head, *text_table(cols, rows)]
-    if not rows:
-        lines.append("(no hidden layers to reorder)")
-    lines.append(f"verification: {r.verification}")
-    return "\n".join(line.rstrip() for line in lines)
 
 
 def reorder_rows(result: ReorderResult) -> tuple[list[str], list[list[str]]]:

@@ -56,6 +56,7 @@ class SnnWorkload(Workload):
 
     snn: SNN | None = None
     steps: dict[str, SnnStep] = field(default_factory=dict)
+    kind = "snn"
 
 
 def program(n_layers: int, timesteps: int) -> list[SnnStep]:

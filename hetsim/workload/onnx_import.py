@@ -98,7 +98,13 @@ class _Tensor:
         return -(-self.elements * self.bits // 8)
 
 
-def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None = None) -> Workload:
+def load_frontend(path: str | Path, input_shape: Mapping[str, Sequence[int]] | None = None) -> Workload:
+    """The ``onnx`` front end's loader (:mod:`hetsim.workload.frontends`): :func:`load_onnx`."""
+    return load_onnx(path, input_shapes=input_shape)
+
+
+def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None = None, *,
+              data: bytes | None = None) -> Workload:
     """Read an ONNX file into a :class:`Workload` with one :class:`Op` per ONNX node.
 
     Every node of ``model.graph.node`` becomes exactly one op, named after the node (``f"{op_type}_{i}"``
@@ -149,6 +155,8 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
         input_shapes: graph input name -> static shape, fixing the dynamic (symbolic or unknown) dims of those
             inputs (the CLI's ``--input-shape name=1,3,224,224``); a given dim that the model fixes must agree.
             A graph input left with a dynamic dim is refused, the message says which shape to give.
+        data: the model's bytes, when it is in memory (an exported PyTorch program); ``path`` then only names
+            it (the workload's name is its stem) and is not read.
 
     Returns:
         The workload; ``name`` = file stem, ``source`` = ``str(path)``, ``meta`` = ``producer`` (name and
@@ -169,7 +177,7 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
             channels do not divide by its group count or do not match its input/output shapes.
     """
     p = Path(path)
-    model, raw = _read_model(p)
+    model, raw = _read_model(p, data)
     nodes = list(model.graph.node)
     names = _unique_names(nodes)
     _reject_control_flow(p, nodes, names)
@@ -256,16 +264,18 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def _read_model(p: Path) -> tuple[onnx.ModelProto, bytes]:
-    """Decode ``p`` as an ONNX ``ModelProto``; returns the model and the raw file bytes."""
-    if not p.exists():
-        raise WorkloadError(f"ONNX model not found: {p}")
-    if p.is_dir():
-        raise WorkloadError(f"ONNX model path is a directory, not a file: {p}")
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise WorkloadError(f"cannot read ONNX model {p}: {e.strerror or e}") from None
+def _read_model(p: Path, raw: bytes | None = None) -> tuple[onnx.ModelProto, bytes]:
+    """Decode ``p`` (or ``raw``, its bytes, when given) as an ONNX ``ModelProto``; returns the model and the raw
+    bytes."""
+    if raw is None:
+        if not p.exists():
+            raise WorkloadError(f"ONNX model not found: {p}")
+        if p.is_dir():
+            raise WorkloadError(f"ONNX model path is a directory, not a file: {p}")
+        try:
+            raw = p.read_bytes()
+        except OSError as e:
+            raise WorkloadError(f"cannot read ONNX model {p}: {e.strerror or e}") from None
     model = onnx.ModelProto()
     try:
         model.ParseFromString(raw)

@@ -141,6 +141,7 @@ class Workload:
             ``tensors`` (list of tensor names), ``elements`` (int), ``bytes`` (int), ``param`` (bool).
         source: path of the file it was read from, if any.
         meta: free-form facts about the source (producer, opset, input shapes...).
+        kind: (class attribute) the workload kind, ``"dag"`` (:mod:`hetsim.workload.kinds`).
 
     Raises:
         WorkloadError: from :meth:`check` when the graph is not a DAG or has an edge to an unknown op.
@@ -150,6 +151,8 @@ class Workload:
     graph: nx.DiGraph
     source: str | None = None
     meta: dict = field(default_factory=dict)
+    #: the workload kind (:mod:`hetsim.workload.kinds`): a DAG of tensor operators
+    kind = "dag"
 
     def __post_init__(self) -> None:
         self.check()

@@ -1,0 +1,44 @@
+"""``hetsim map``: map a model onto a platform and write the schedule as JSON."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from hetsim.cli._common import MAPPER_HELP, _add_common, _add_map_args, _add_snn_map_args, _is_snn, _map_costs, _mapper
+
+
+def add_parser(sub) -> None:
+    """The ``map`` subcommand's arguments."""
+    p = sub.add_parser("map", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                        help="map a model onto a platform and write the schedule as JSON")
+    _add_map_args(p)
+    _add_snn_map_args(p)
+    p.add_argument("-o", "--output", type=Path, required=True, help="schedule JSON to write")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    _add_common(p)
+
+
+def cmd_map(args) -> int:
+    """``hetsim map``: the pipeline's cost model and mapper, the schedule written as JSON (ONNX models and
+    spiking networks)."""
+    from hetsim.report.export import atomic_write_text, make_dirs
+    from hetsim.report.outputs import check_output_file
+
+    check_output_file(args.output, args.force)  # fail before the work, not after
+    snn = _is_snn(args.model)
+    mapper = _mapper(args, snn)
+    costs = _map_costs(args)
+    sched = mapper.map(costs)
+    make_dirs(args.output.parent, args.output)
+    atomic_write_text(args.output, sched.to_json() + "\n")
+    if sched.makespan_s is None:  # an SNN schedule: its latency depends on the sample
+        layers = ", ".join(f"{x['engine']}/{x['residency']}" for x in sched.config.get("layers", []))
+        plan = sched.stats.get("plan_mean_latency_s")
+        mean = f", mean latency {plan * 1e3:.3f} ms on the {sched.stats.get('split')} split" if plan else ""
+        print(f"{args.mapper}: {sched.config.get('mode')} execution, layers {layers}{mean} -> {args.output}")
+        return 0
+    off = sum(1 for d in sched.assignment.values() if d != costs.host)
+    print(f"{args.mapper}: {off} of {len(sched.assignment)} ops offloaded, predicted makespan "
+          f"{sched.makespan_s * 1e3:.3f} ms -> {args.output}")
+    return 0

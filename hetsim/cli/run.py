@@ -1,0 +1,167 @@
+"""``hetsim run``: map a model onto a platform, simulate it, report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from hetsim.cli._common import (
+    DEFAULT_MAPPER,
+    MAPPER_HELP,
+    _add_common,
+    _add_map_args,
+    _add_spikes,
+    _input_shapes,
+    _is_snn,
+    _no_options_with_schedule,
+    _nonnegative_int,
+    _platform,
+    _refuse_model_options,
+    mapper_options,
+)
+from hetsim.errors import InputError
+from hetsim.sim.contention import CONTENTION_KINDS
+
+
+def add_parser(sub) -> None:
+    """The ``run`` subcommand's arguments."""
+    p = sub.add_parser("run", epilog=MAPPER_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                        help="map a model onto a platform, simulate it, report",
+                       description="Load the model and platform, map with --mapper, replay on SimPy "
+                       "resources, and print makespan, speedup over the platform's baseline, utilisation, energy, "
+                       "offloaded ops and the crossbar placement. Given an SNN spec (.yaml) or a NIR graph (.nir) with "
+                       "--spikes on an SNN platform "
+                       "(platforms/efr32mg24.yaml): plan engines and weight residencies per layer, evaluate "
+                       "SpikeDuet's Table I configurations sample by sample and replay one sample's timeline. "
+                       "Given a scenario (scenarios/*.yaml: streams of requests of one or several models): map "
+                       "every model, replay the requests with run-time dispatch, print per-stream throughput and "
+                       "latency percentiles, device utilisation and energy (--out: requests.csv, figures).")
+    _add_map_args(p)
+    _add_contention(p)
+    p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
+                   "trace.json (Chrome trace, opens in Perfetto), timeline.png, breakdown.png and report.html "
+                   "(the run in one self-contained page) here (SNNs: summary.json, layers.csv, samples.csv, "
+                   "ops.csv, schedule.json, trace.csv, trace.json, timeline.png and report.html)")
+    p.add_argument("--force", action="store_true", help="replace existing files in --out")
+    p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
+    p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
+                   "(default: the first 4 per device, the rest counted)")
+    p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
+    p.add_argument("--dispatch", default=None, metavar="POLICY",
+                   help="scenarios (MODEL = scenarios/*.yaml, streams of requests): the serial devices' policy "
+                   "between requests: static, fifo, priority, edf (default: the scenario's)")
+    g = p.add_argument_group("spiking networks (SpikeDuet; an SNN spec .yaml on platforms/efr32mg24.yaml)")
+    g.add_argument("--mode", choices=("async", "blocking"), default=None,
+                   help="CPU-MVP execution: async overlaps MVP affine work with M33 LIF updates of earlier "
+                   "timesteps; blocking waits for every MVP launch (default: async)")
+    g.add_argument("--reorder", action="store_true",
+                   help="reorder hidden neurons first (function-preserving, fitted on the training split)")
+    g.add_argument("--sample", type=_nonnegative_int, default=None, metavar="N",
+                   help="eval-split sample whose timeline is drawn (default: the median-latency sample)")
+    _add_spikes(g)
+    _add_common(p)
+
+
+def _add_contention(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--contention", default="none", metavar="KINDS",
+        help=f"comma-separated contention kinds to model: {', '.join(CONTENTION_KINDS)}, or all / none "
+        "(default: none = the CPU-CIM ILP's model: the shared bus, the CIM internal bus and the PUMA cores never "
+        "make ops wait for each other)",
+    )
+
+
+def _headless() -> None:
+    """Draw figures without a display: the command line only writes them to files (the Python API leaves the
+    backend to the user, e.g. a notebook's inline one)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+
+def cmd_run(args) -> int:
+    """``hetsim run``: one path for ONNX models and spiking networks (:func:`hetsim.pipeline.run`)."""
+    from hetsim.api import run
+    from hetsim.pipeline import default_mapper
+    from hetsim.report.outputs import OUTPUT_FILES, check_out_dir, write_outputs
+    from hetsim.report.text import DEFAULT_NAMES, format_report
+    from hetsim.scenario.spec import is_scenario_file
+
+    if is_scenario_file(args.model):  # a scenario: streams of requests (hetsim/scenario/)
+        from hetsim.scenario.cli import cmd_run_scenario
+
+        return cmd_run_scenario(args)
+    from hetsim.workload.kinds import SNN
+
+    snn = _is_snn(args.model)
+    if snn:  # the SNN report draws with matplotlib: imported only for SNNs
+        from hetsim.report.outputs import SNN_OUTPUT_FILES
+        from hetsim.report.snn import format_snn_report
+    shapes = _input_shapes(args)
+    seed = None
+    if args.spikes is not None:
+        _refuse_model_options(args.model, ["spikes"])
+    if snn:
+        onnx_only = [o for o, v in (("--objective", args.objective), ("--export", args.export),
+                                    ("--solver", args.solver), ("--gap", args.gap), ("--threads", args.threads),
+                                    ("--no-fold-constants", not args.fold_constants)) if v not in (None, False)]
+        if onnx_only:
+            raise InputError(f"{', '.join(onnx_only)} {_apply(onnx_only)} to ONNX models, not to spiking networks")
+        _check_not_swapped(args.platform, args.model)
+        args.mapper = args.mapper or default_mapper(SNN)
+        seed, args.seed = args.seed, None  # an SNN run's --seed seeds the reordering, not the mapper
+    else:
+        snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
+                    if v not in (None, False)]
+        if snn_only:
+            raise InputError(f"{', '.join(snn_only)} {_apply(snn_only)} to spiking networks (an SNN spec .yaml or a "
+                             "NIR graph .nir), not to ONNX models")
+        args.mapper = args.mapper or DEFAULT_MAPPER
+    _no_options_with_schedule(args)
+    options = mapper_options(args) if args.schedule is None else {}
+    if snn and args.schedule is None:
+        options.setdefault("time_limit_s", 30.0)
+    if args.out is not None:
+        check_out_dir(args.out, args.force, SNN_OUTPUT_FILES if snn else OUTPUT_FILES)  # fail before the work
+        _headless()
+    extra = {"reorder": args.reorder, "sample": args.sample, "seed": seed or 0, "spikes": args.spikes} if snn else {}
+    if shapes is not None:
+        extra["input_shape"] = shapes
+    r = run(_platform(args), args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
+            fold_constants=args.fold_constants, **extra, **options)
+    names = None if args.verbose else DEFAULT_NAMES
+    text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))
+    return _print_and_write(args, r.summary, text, lambda: write_outputs(r, args.out, force=args.force))
+
+
+def _print_and_write(args, summary: dict, text, write) -> int:
+    """What ``run`` ends with: the summary as JSON (``--json``) or the ``text()`` report, then ``write()`` the
+    ``--out`` files and list them."""
+    print(json.dumps(summary, indent=1) if args.json else text())
+    if args.out is not None:
+        written = write()
+        if not args.json:
+            print(f"\n  wrote {', '.join(p.name for p in written)} to {args.out}/")
+    return 0
+
+
+def _apply(flags: list) -> str:
+    """The verb for a list of flags: '--gap applies', '--gap, --solver apply'."""
+    return "applies" if len(flags) == 1 else "apply"
+
+
+def _check_not_swapped(platform: Path, model: Path) -> None:
+    """A clear error when the platform and the SNN spec are given the wrong way round (or twice)."""
+    from hetsim.platform import read_yaml
+
+    def keys(p: Path) -> set:
+        try:  # the guarded loader: size, aliases, nesting (the files' own loaders give the errors)
+            d = read_yaml(p, InputError, "file") if p.is_file() else None
+        except InputError:
+            return set()
+        return set(d) if isinstance(d, dict) else set()
+
+    if "layers" in keys(platform) or "devices" in keys(model):
+        raise InputError(f"the platform comes first, then the model: hetsim run PLATFORM.yaml NET.yaml (got "
+                         f"{platform} then {model})")

@@ -1,0 +1,83 @@
+"""``hetsim sweep``: run a design-space sweep (workloads x platforms x parameters x mappers)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from hetsim.cli._common import _add_common, _positive_int
+
+
+def add_parser(sub) -> None:
+    """The ``sweep`` subcommand's arguments."""
+    p = sub.add_parser("sweep", help="run a design-space sweep (workloads x platforms x parameters x mappers)",
+                       description="Run every point of SWEEP.yaml not yet in its results table, in parallel, "
+                       "appending each finished point at once (a killed sweep resumes where it stopped). See "
+                       "sweeps/cpu-cim-ilp.yaml for the format.")
+    p.add_argument("sweep", type=Path, help="sweep YAML (e.g. sweeps/cpu-cim-ilp.yaml)")
+    p.add_argument("-o", "--output", type=Path, help="results CSV (default: the sweep's 'output')")
+    p.add_argument("--workers", type=_positive_int, default=None,
+                   help="local worker processes (default: the available cores divided by --threads)")
+    p.add_argument("--threads", type=_positive_int, default=None,
+                   help="solver threads per point for cpsat and ilp (default: the available cores divided by "
+                   "--workers, so workers x threads never exceeds the cores: one thread per point when there "
+                   "are more points than cores; 1 on a Dask scheduler). Not a setting of the results: changing "
+                   "it does not recompute finished points")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the points on this Dask distributed scheduler instead of local processes (each "
+                   "Dask worker thread runs one point)")
+    _add_common(p)
+
+
+def cmd_sweep(args) -> int:
+    from hetsim.dse import SweepInterrupted, expand_points, format_progress, load_sweep, run_sweep
+
+    spec = load_sweep(args.sweep)
+    n = len(expand_points(spec))
+    if args.scheduler:
+        where = f"{args.scheduler} ({args.threads or 1} solver thread(s) per point)"
+    else:
+        from hetsim.dse.sweep import plan_parallelism
+
+        w, t = plan_parallelism(n, args.workers, args.threads, spec.mapper_options.get("threads"))
+        where = f"{w} local worker{'s' if w != 1 else ''} x {t} solver thread{'s' if t != 1 else ''}"
+    print(f"sweep {spec.name}: {n} points on {where}", flush=True)
+    t0 = time.perf_counter()
+    tty = sys.stderr.isatty()
+    shown = [0.0]
+
+    def tick(done: int, total: int, row: dict) -> None:  # on stderr: in place on a terminal, else every 10 s
+        now = time.perf_counter()
+        if tty or done in (1, total) or now - shown[0] >= 10:
+            shown[0] = now
+            line = (f"  {format_progress(done, total, now - t0)} "
+                    f"(last: {row['workload']} {row.get('platform', '')} {row['mapper']})")
+            print(f"\r{line}\x1b[K" if tty else line, end="" if tty and done < total else "\n", file=sys.stderr,
+                  flush=True)
+
+    def say(msg: str) -> None:
+        print(f"  {msg}", flush=True)
+
+    try:
+        out, ran, skipped = run_sweep(spec, output=args.output, workers=args.workers, scheduler=args.scheduler,
+                                      threads=args.threads, progress=tick, notify=say)
+    except SweepInterrupted as stop:
+        kept = f"{stop.finished} point{'' if stop.finished == 1 else 's'} finished this run"
+        print(f"{chr(10) if tty else ''}hetsim: sweep stopped by {stop}: {kept}, kept in {stop.output}; run the "
+              "same command to resume", file=sys.stderr)
+        return 128 + stop.signum
+    import pandas as pd
+
+    df = pd.read_csv(out)
+    errors = df["error"].notna().sum() if "error" in df else 0
+    print(f"  {ran} points run, {skipped} already in {out}, {time.perf_counter() - t0:.1f} s")
+    if "status" in df and ran:
+        counts = df["status"].value_counts(dropna=True).to_dict()
+        if counts:
+            print("  status: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if errors:
+        first = df[df["error"].notna()].iloc[0]
+        print(f"  {errors} points failed, e.g. {first['workload']}: {first['error']}")
+        return 1
+    return 0
