@@ -314,6 +314,19 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
     return pd.DataFrame(rows)
 
 
+def _records(df: pd.DataFrame) -> list[dict]:
+    """Rows as JSON-able dicts: NumPy scalars as Python numbers, missing values (NaN) as ``None``."""
+    out = []
+    for row in df.to_dict(orient="records"):
+        clean = {}
+        for k, v in row.items():
+            if hasattr(v, "item"):
+                v = v.item()
+            clean[k] = None if isinstance(v, float) and v != v else v
+        out.append(clean)
+    return out
+
+
 def _f(x):
     return None if x is None else float(x)
 
@@ -418,7 +431,7 @@ def run_scenario(
         "dispatch": dispatch or sc.dispatch, "contention": sorted(kinds), "seed": sc.seed,
         "simulated_s": T, "requests": len(req), "energy_j": total,
         "energy_per_request_j": total / len(req),
-        "streams": streams.to_dict(orient="records"), "devices": devices.to_dict(orient="records"),
+        "streams": _records(streams), "devices": _records(devices),
         "saturated": bool(streams["saturated"].any()),
     }
     return ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
