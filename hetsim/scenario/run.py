@@ -409,6 +409,8 @@ def run_scenario(
         sc, where = load_scenario(scenario)
     if seed is not None:
         sc = sc.model_copy(update={"seed": seed})
+    if not sc.name:
+        sc = sc.model_copy(update={"name": "scenario"})
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads)
