@@ -187,3 +187,14 @@ def test_cli_runs_a_scenario_file_and_writes_requests_csv(tmp_path, capsys):
     sc.write_text("streams:\n  cls:\n    modle: x.onnx\n")
     code, out, err = run_cli(capsys, "run", str(root / "platforms" / "puma.yaml"), str(sc))
     assert code == 2 and "did you mean 'model'" in err and "Traceback" not in err
+
+
+def test_summary_is_strict_json():
+    import json
+
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    sc = _scenario({"a": {"arrival": {"process": "closed"}, "count": 3},
+                    "b": {"arrival": {"process": "periodic", "period_s": 1e-3}, "deadline_s": 1.0, "count": 3}})
+    r = run_scenario(plat, sc, workloads={"a": _one_op("a", 10), "b": _one_op("b", 10)})
+    text = json.dumps(r.summary, allow_nan=False)  # a closed loop has no offered rate: null, not NaN
+    assert json.loads(text)["streams"][0]["offered_hz"] is None

@@ -21,7 +21,7 @@ SCENARIO_OUTPUT_FILES = ("summary.json", "requests.csv", "streams.csv", "devices
 
 
 def _ms(x) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 1e3:.3f}"
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 1e3:.5g}"
 
 
 def format_scenario_report(r: ScenarioResult) -> str:
@@ -34,8 +34,9 @@ def format_scenario_report(r: ScenarioResult) -> str:
            f"  {'stream':<12} {'served':>7} {'offered/s':>10} {'thru/s':>9} {'mean':>9} {'p50':>9} {'p95':>9} "
            f"{'p99':>9} {'max':>9} {'alone':>9} {'miss':>6}  (latency in ms)"]
     for row in r.streams.to_dict(orient="records"):
-        off = "-" if row["offered_hz"] is None or math.isnan(row["offered_hz"]) else f"{row['offered_hz']:.3f}"
-        thr = "-" if row["throughput_hz"] is None else f"{row['throughput_hz']:.3f}"
+        off = "-" if row["offered_hz"] is None or math.isnan(row["offered_hz"]) else f"{row['offered_hz']:.5g}"
+        thr = "-" if row["throughput_hz"] is None or math.isnan(row["throughput_hz"]) else \
+            f"{row['throughput_hz']:.5g}"
         miss = "-" if row["deadline_miss"] is None or math.isnan(row["deadline_miss"]) else \
             f"{row['deadline_miss']:.1%}"
         out.append(f"  {row['stream']:<12} {row['measured']:>7} {off:>10} {thr:>9} {_ms(row['latency_mean_s']):>9} "

@@ -320,6 +320,19 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
     return pd.DataFrame(rows)
 
 
+def _records(df: pd.DataFrame) -> list[dict]:
+    """Rows as JSON-able dicts: NumPy scalars as Python numbers, missing values (NaN) as ``None``."""
+    out = []
+    for row in df.to_dict(orient="records"):
+        clean = {}
+        for k, v in row.items():
+            if hasattr(v, "item"):
+                v = v.item()
+            clean[k] = None if isinstance(v, float) and v != v else v
+        out.append(clean)
+    return out
+
+
 def _f(x):
     return None if x is None else float(x)
 
@@ -402,6 +415,8 @@ def run_scenario(
         sc, where = load_scenario(scenario)
     if seed is not None:
         sc = sc.model_copy(update={"seed": seed})
+    if not sc.name:
+        sc = sc.model_copy(update={"name": "scenario"})
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads)
@@ -424,7 +439,7 @@ def run_scenario(
         "dispatch": dispatch or sc.dispatch, "contention": sorted(kinds), "seed": sc.seed,
         "simulated_s": T, "requests": len(req), "energy_j": total,
         "energy_per_request_j": total / len(req),
-        "streams": streams.to_dict(orient="records"), "devices": devices.to_dict(orient="records"),
+        "streams": _records(streams), "devices": _records(devices),
         "saturated": bool(streams["saturated"].any()),
     }
     return ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
