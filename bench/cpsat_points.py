@@ -146,8 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--three-devices", action="store_true",
                     help="every shipped ONNX workload on cim-npu.yaml and soc-2npu.yaml, cpsat defaults, calibrated")
     ap.add_argument("--reference-limit", type=float,
-                    help="with --three-devices: the time limit in reference-core seconds (each point's wall limit is "
-                         "this x the calibration median / REF_LOOP_S), so a loaded machine gets the same work")
+                    help="the time limit in reference-core seconds (each point's wall limit is this x the calibration "
+                         "median / REF_LOOP_S; replaces --time-limit), so a loaded machine gets the same work")
     ap.add_argument("--platforms", help="with --three-devices: comma list of platform files (default both)")
     args = ap.parse_args(argv)
     if args.three_devices:
@@ -166,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     cal = Calibration()
     print(f"# {machine()}; load average at start {load()}")
     print(cal.line())
-    print(f"# cpsat grid: time limit {args.time_limit} s/point, {args.threads} threads, seed {args.seed}, "
+    what = f"{args.reference_limit} reference-core s" if args.reference_limit else f"{args.time_limit} s"
+    print(f"# cpsat grid: time limit {what}/point, {args.threads} threads, seed {args.seed}, "
           f"gap {args.gap}, {'non' if args.nondeterministic else ''}deterministic, levers {','.join(levers) or 'none'}")
     print(f"{'model':<22} {'host':<4} {'C':>4} {'t_mvm':>5} {'status':<10} {'time_s':>7} {'ref_s':>7} {'cpu_s':>7} "
           f"{'gap':>8} {'makespan_ms':>11} {'speedup':>7} {'offl':>4}  levers")
@@ -183,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                     costs = CostModel(wl, plat)
                     all_host = get_mapper("all-host").map(costs).makespan_s
                     t0, c0 = time.perf_counter(), time.process_time()
-                    s = get_mapper("cpsat", time_limit_s=args.time_limit, threads=args.threads,
+                    limit = args.time_limit if not args.reference_limit else args.reference_limit / cal.scale
+                    s = get_mapper("cpsat", time_limit_s=limit, threads=args.threads,
                                    seed=args.seed, levers=levers, mip_rel_gap=args.gap,
                                    deterministic=not args.nondeterministic).map(costs)
                     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
