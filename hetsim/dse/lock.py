@@ -73,6 +73,11 @@ def results_lock(out: Path) -> Iterator[None]:
     from filelock import FileLock, Timeout
 
     lock_file, holder_file = lock_paths(out)
+    try:  # the folder's own refusal (read-only, no permission) in the message, not a lock timeout
+        os.close(os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644))
+    except OSError as err:
+        raise InputError(f"output {str(out)!r}: cannot write in the folder {str(out.parent)!r}: "
+                         f"{err.strerror or err}") from None
     lock = FileLock(str(lock_file), timeout=0, thread_local=False)
     try:
         lock.acquire()

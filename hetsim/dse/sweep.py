@@ -896,10 +896,15 @@ def _restore_handlers() -> None:
             signal.signal(s, _handlers[-1])
 
 
-def _worker_init() -> None:
-    """A local worker leaves SIGINT to the sweep process (which stops it) and dies on SIGTERM."""
+def _worker_init(parent: int | None = None) -> None:
+    """A local worker leaves SIGINT to the sweep process (which stops it), dies on SIGTERM, and dies with the
+    sweep process ``parent`` even when that is killed outright (:mod:`hetsim.dse.workers`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None:
+        from hetsim.dse.workers import die_with_parent
+
+        die_with_parent(parent)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -1071,7 +1076,8 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
             _restore_handlers()  # a CP-SAT solve resets SIGINT to the default (ortools' SigintHandler)
             record(row)
     else:
-        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init)
+        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init,
+                                   initargs=(os.getpid(),))
         try:
             futures = [pool.submit(run_point, p) for p in points]
             for fut in as_completed(futures):

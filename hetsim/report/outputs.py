@@ -12,7 +12,7 @@ import pandas as pd
 from hetsim.devices.link import LINK_KIND
 from hetsim.errors import OutputExistsError
 from hetsim.pipeline import RunResult
-from hetsim.report.export import OutputPathError, make_dirs
+from hetsim.report.export import OutputPathError
 from hetsim.report.metrics import device_table, op_table
 
 OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
@@ -96,20 +96,30 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     """Write summary.json, ops.csv, schedule.json, trace.csv, trace.json (Chrome Trace Event format, opens
     in Perfetto), timeline.png (Gantt per device) and breakdown.png (latency share and op count per device,
     CPU-CIM ILP Fig. 5) and report.html (all of it in one self-contained page, :mod:`hetsim.report.html`) into
-    ``out``. Each file is written atomically.
+    ``out``. The files are written into a staging folder beside ``out`` and swapped in whole
+    (:mod:`hetsim.report.run_folder`): a failed or killed run leaves the earlier run's folder as it was.
 
     Raises:
         OutputExistsError, OutputPathError: see :func:`check_out_dir`.
     """
-    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
-    from hetsim.report.plots import plot_breakdown, plot_timeline
-
     if run.snn is not None:  # a spiking network: its own tables and both modes' timeline as extra files
         from hetsim.report.snn import write_snn_outputs
 
         return write_snn_outputs(run, out, force=force)
     check_out_dir(out, force)
-    make_dirs(out)
+    from hetsim.report.run_folder import staged_folder
+    from hetsim.report.snn import SNN_OUTPUT_FILES
+
+    with staged_folder(out, owned=OUTPUT_FILES + SNN_OUTPUT_FILES) as stage:  # all files or none (run_folder)
+        written = _write_run_files(run, stage)
+    return [out / p.name for p in written]
+
+
+def _write_run_files(run: RunResult, out: Path) -> list[Path]:
+    """:func:`write_outputs`'s files, into the folder ``out`` (a staging folder)."""
+    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
+    from hetsim.report.plots import plot_breakdown, plot_timeline
+
     written = []
 
     def path(name: str) -> Path:

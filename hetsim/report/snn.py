@@ -223,11 +223,19 @@ def write_snn_outputs(r, out: Path, force: bool = False) -> list[Path]:
     Raises:
         OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
     """
-    from hetsim.report.export import atomic_path, atomic_write_text, make_dirs, round_ns, write_chrome_trace
-    from hetsim.report.outputs import check_out_dir
+    from hetsim.report.outputs import OUTPUT_FILES, check_out_dir
+    from hetsim.report.run_folder import staged_folder
 
     check_out_dir(out, force, SNN_OUTPUT_FILES)
-    make_dirs(out)
+    with staged_folder(out, owned=OUTPUT_FILES + SNN_OUTPUT_FILES) as stage:  # all files or none (run_folder)
+        written = _write_snn_files(r, stage)
+    return [out / p.name for p in written]
+
+
+def _write_snn_files(r, out: Path) -> list[Path]:
+    """:func:`write_snn_outputs`'s files, into the folder ``out`` (a staging folder)."""
+    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
+
     atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1) + "\n")
     with atomic_path(out / "layers.csv") as tmp:
         r.snn.layers.to_csv(tmp, index=False)
