@@ -975,7 +975,10 @@ def main(argv: list[str] | None = None) -> int:
             _check_mapper_name(args)
             if args.command != "run" and args.mapper is None:
                 args.mapper = DEFAULT_MAPPER
-        return COMMANDS[args.command](args)
+        from hetsim._warnings import one_line_warnings
+
+        with one_line_warnings():
+            return COMMANDS[args.command](args)
     except InputError as err:
         if args.debug:
             traceback.print_exc()

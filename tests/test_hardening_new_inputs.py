@@ -283,3 +283,30 @@ def test_a_nir_value_past_float32_is_one_error_without_a_runtime_warning():
         warnings.simplefilter("error")
         with pytest.raises(WorkloadError, match="layer 'cell': a weights value is beyond float32's range"):
             snn_from_nir(g, {"input": np.ones((1, 5, 1), bool)})
+
+
+# ------------------------------------------------------------------------------------------------ leaks
+
+
+def test_nothing_precedes_the_error_but_one_line_warnings(tmp_path, capsys):
+    """Issue 25: onnxruntime's own (coloured) error log and Python's two-line warnings reached stderr before
+    hetsim's line. A custom op that onnxruntime cannot load: one warning line, then the error line."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Mystery", ["x"], ["m"], name="mystery", domain="acme.ops"),
+             helper.make_node("Relu", ["m"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("acme.ops", 1)])
+    onnx.save(model, str(tmp_path / "custom.onnx"))
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "hetsim", "inspect", str(tmp_path / "custom.onnx")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2, p.stderr
+    assert len(lines) == 2 and lines[0].startswith("hetsim: warning: ") and "custom domain 'acme.ops'" in lines[0]
+    assert lines[1].startswith("hetsim: error: ") and "onnxruntime 1." in lines[1]
+    assert "\x1b[" not in p.stderr and "[E:onnxruntime" not in p.stderr
