@@ -310,3 +310,17 @@ def test_nothing_precedes_the_error_but_one_line_warnings(tmp_path, capsys):
     assert len(lines) == 2 and lines[0].startswith("hetsim: warning: ") and "custom domain 'acme.ops'" in lines[0]
     assert lines[1].startswith("hetsim: error: ") and "onnxruntime 1." in lines[1]
     assert "\x1b[" not in p.stderr and "[E:onnxruntime" not in p.stderr
+
+
+def test_an_snn_spec_alias_bomb_in_a_sweep_is_refused_not_expanded(tmp_path, capsys):
+    bomb = ("name: b\nlayers: [12, 64, 7]\ntimesteps: 100\nweights: w.npz\nx: &a [1,1,1,1,1,1,1,1,1]\n"
+            + "".join(f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)))
+    (tmp_path / "bomb.yaml").write_text(bomb)
+    (tmp_path / "s.yaml").write_text(f"name: s\nworkloads: [bomb.yaml]\nplatforms: [{EFR32}]\n"
+                                     f"output: {tmp_path / 'o.csv'}\n")
+    import time
+
+    t0 = time.perf_counter()
+    code, _, err = run_cli(capsys, "sweep", tmp_path / "s.yaml", "--workers", "1")
+    assert time.perf_counter() - t0 < 120
+    assert code in (1, 2) and "Traceback" not in err  # refused, or the point's row holds the spec's error

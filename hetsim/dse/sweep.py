@@ -516,10 +516,12 @@ def snn_spec_sha256(path: str | Path) -> str:
     files it names (so a retrained network changes it)."""
     import yaml
 
+    from hetsim.platform import YAML_MAX_BYTES, load_yaml_text
+
     p = Path(path)
     parts = [file_sha256(p)]
-    try:
-        raw = yaml.safe_load(p.read_text())
+    try:  # the guarded loader: an alias bomb in a spec must not hang the sweep's expansion
+        raw = load_yaml_text(p.read_text()) if p.stat().st_size <= YAML_MAX_BYTES else None
     except (OSError, ValueError, yaml.YAMLError):
         raw = None
     if isinstance(raw, dict):
