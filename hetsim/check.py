@@ -273,12 +273,14 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20) -> lis
 
 
 def require_feasible(costs: CostModel, schedule: Schedule) -> None:
-    """Refuse a schedule that does not fit the platform (:func:`fit_violations`).
+    """Refuse a schedule that does not fit the platform (:func:`fit_violations`, then
+    :func:`placement_violations`: a placement naming a missing core or overfilling one).
 
     Raises:
         ScheduleError: one line naming the first problem (and how many more there are).
     """
-    bad = fit_violations(costs, schedule)
+    bad = fit_violations(costs, schedule) or placement_violations(costs, schedule.assignment, schedule.splits,
+                                                                  schedule.placement)
     if bad:
         more = f" (and {len(bad) - 1} more problems)" if len(bad) > 1 else ""
         raise ScheduleError(f"schedule does not fit platform {costs.platform.name!r}: {bad[0]}{more}")

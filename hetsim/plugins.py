@@ -51,12 +51,23 @@ def load_plugins() -> list[str]:
     if names and "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())  # HETSIM_PLUGINS=my_kinds finds ./my_kinds.py, as `python -m` would
     for name in dict.fromkeys(names):
+        from hetsim import _interrupt
+
+        signals = len(_interrupt.seen)
         try:
             _import(name)
-        except Exception as err:  # a broken plugin is the user's input: one line, exit 2
+        except (Exception, SystemExit, KeyboardInterrupt) as err:  # a broken plugin is the user's input
             _loaded = None
+            if isinstance(err, KeyboardInterrupt) and len(_interrupt.seen) > signals:
+                raise  # a real Ctrl-C while the plugin imported: the command is interrupted (exit 130)
+            if isinstance(err, SystemExit):
+                why = f"it called sys.exit({err.code!r}) while importing"
+            elif isinstance(err, KeyboardInterrupt):
+                why = "it raised KeyboardInterrupt while importing (no Ctrl-C arrived)"
+            else:
+                why = f"{type(err).__name__}: {err}"
             raise InputError(f"plugin {name!r} (from {ENV} or the {GROUP!r} entry points) failed to import: "
-                             f"{type(err).__name__}: {err}") from None
+                             f"{why}") from None
         _loaded.append(name)
     return _loaded
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsim.errors import ScheduleError
+from hetsim.strict_json import finite, loads_strict
 
 
 @dataclass(frozen=True)
@@ -238,10 +239,12 @@ class Schedule:
                 platform=d.get("platform"),
                 parts=parts,
                 order={k: list(v) for k, v in d["order"].items()},
-                placement={k: [tuple(p) for p in v] for k, v in d.get("placement", {}).items()},
-                start_s={k: float(v) for k, v in d.get("start_s", {}).items()},
-                finish_s={k: float(v) for k, v in d.get("finish_s", {}).items()},
-                makespan_s=None if d.get("makespan_s") is None else float(d["makespan_s"]),
+                placement={k: [_slot(k, p) for p in v] for k, v in d.get("placement", {}).items()},
+                start_s={k: finite(v, f"start_s of {k!r}", ScheduleError) for k, v in d.get("start_s", {}).items()},
+                finish_s={k: finite(v, f"finish_s of {k!r}", ScheduleError)
+                          for k, v in d.get("finish_s", {}).items()},
+                makespan_s=None if d.get("makespan_s") is None else finite(d["makespan_s"], "makespan_s",
+                                                                            ScheduleError),
                 stats=dict(d.get("stats", {})),
                 after={str(k): [str(u) for u in v] for k, v in d.get("after", {}).items()},
                 config=dict(d.get("config", {})),
@@ -254,17 +257,33 @@ class Schedule:
 
     @classmethod
     def from_json(cls, text: str) -> Schedule:
-        try:
-            return cls.from_dict(json.loads(text))
-        except json.JSONDecodeError as err:
-            raise ScheduleError(f"schedule is not JSON: {err}") from None
+        d = loads_strict(text, "schedule", ScheduleError)  # no NaN/Infinity, bounded nesting
+        if not isinstance(d, dict):
+            raise ScheduleError(f"malformed schedule: a JSON object expected, got {type(d).__name__}")
+        return cls.from_dict(d)
 
     @classmethod
     def load(cls, path: str | Path) -> Schedule:
         p = Path(path)
         if not p.is_file():
             raise ScheduleError(f"schedule file {str(p)!r} does not exist")
-        return cls.from_json(p.read_text())
+        try:
+            text = p.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError:
+            raise ScheduleError(f"schedule file {str(p)!r} is not a text (UTF-8 JSON) file") from None
+        except OSError as err:
+            raise ScheduleError(f"schedule file {str(p)!r} cannot be read: {err.strerror or err}") from None
+        return cls.from_json(text)
+
+
+def _slot(op: str, p) -> tuple[int, int]:
+    """One placement entry ``[core, amount]``: two non-negative integers (the range of ``core`` is checked
+    against the platform by :func:`hetsim.check.placement_violations`)."""
+    if (not isinstance(p, list | tuple) or len(p) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in p)):
+        raise ScheduleError(f"malformed schedule: the placement of {op!r} has entry {p!r}; each entry is "
+                            "[core, crossbars], two non-negative integers")
+    return int(p[0]), int(p[1])
 
 
 def _range(op: str, ch) -> tuple[int, int]:

@@ -474,8 +474,8 @@ def _mutate_onnx(draw, m: onnx.ModelProto, model_name: str, kind: str) -> tuple[
             bad = True  # the flattened size no longer matches the Gemm's weights
         if which == "input" and model_name == "residual" and i == 0 and v > 0:
             bad = False
-        if which == "output" and v <= 0:
-            bad = True  # a zero-size or negative declared output dimension
+        if which == "output" and v <= 0 and v != -1:
+            bad = True  # a zero-size or negative declared output dimension (-1: dynamic, as onnxruntime reads it)
         bug = ("onnx-gemm-k",) if which == "input" and model_name == "chain" and i in (2, 3) and v > 0 else ()
         bug += ("onnx-zero-dim",) if v <= 0 else ()
         return (bad, f"{which} {vi.name} dim {i}: {old} -> {v}", *bug)

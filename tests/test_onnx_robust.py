@@ -186,8 +186,54 @@ def test_dynamic_input_is_refused_with_the_way_out(tmp_path):
     with pytest.raises(WorkloadError) as e:
         load_onnx(_dynamic(tmp_path))
     msg = str(e.value)
-    assert "input 'x' has a dynamic dimension 'batch'" in msg and "--input-shape x=1,8,h,w" in msg
+    assert "input 'x' has a dynamic dimension 'batch'" in msg and "--input-shape x=1,8,224,224" in msg
+    assert "choose dims 0 ('batch'), 2 ('h'), 3 ('w')" in msg
     assert "\n" not in msg
+    # issue 25: the suggestion runs as given (numbers only, no 'h,w' placeholders)
+    suggested = msg.split("--input-shape x=")[1].split(";")[0]
+    wl = load_onnx(_dynamic(tmp_path), input_shapes={"x": [int(d) for d in suggested.split(",")]})
+    assert wl.meta["inputs"][0]["shape"] == [1, 8, 224, 224]
+
+
+def _ppocr_like(tmp_path) -> Path:
+    """A PP-OCR text-direction classifier as paddle2onnx exports one: input and output dims -1 (not ONNX's
+    form for a dynamic dim, but onnxruntime runs it), Conv/Relu x 2, GlobalAveragePool, Flatten, Gemm, Softmax."""
+    rng = np.random.default_rng(0)
+    w = {k: numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), k) for k, s in
+         (("w1", (8, 3, 3, 3)), ("b1", (8,)), ("w2", (16, 8, 3, 3)), ("b2", (16,)), ("w3", (2, 16)), ("b3", (2,)))}
+    conv = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", **conv),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", **conv),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat", axis=1),
+             helper.make_node("Gemm", ["f", "w3", "b3"], ["logits"], name="fc", transB=1),
+             helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=1)]
+    x, y = (helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("x", "y"))
+    for vi, dims in ((x, (-1, 3, -1, -1)), (y, (-1, 2))):
+        for d in dims:
+            vi.type.tensor_type.shape.dim.add().dim_value = d
+    model = helper.make_model(helper.make_graph(nodes, "cls", [x], [y], list(w.values())),
+                              opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
+    path = tmp_path / "ppocr_cls.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_minus_one_dims_are_dynamic_as_in_onnxruntime(tmp_path, capsys):
+    """Issue 25: a PP-OCR classifier with -1 dims in and out was refused even with --input-shape."""
+    path = _ppocr_like(tmp_path)
+    ort = pytest.importorskip("onnxruntime")
+    got = ort.InferenceSession(str(path)).run(None, {"x": np.zeros((1, 3, 48, 192), np.float32)})[0]
+    assert got.shape == (1, 2)  # what onnxruntime makes of it
+    wl = load_onnx(path, input_shapes={"x": [1, 3, 48, 192]})
+    assert _ops(wl)["conv2"].output_shapes == ((1, 16, 12, 48),) and _ops(wl)["softmax"].output_shapes == ((1, 2),)
+    code, _, err = run_cli(capsys, "inspect", path)
+    assert_input_error(code, err, "--input-shape x=1,3,224,224", "choose dims 0, 2, 3")
+    code, out, err = run_cli(capsys, "run", ROOT / "platforms" / "puma.yaml", path, "--input-shape", "x=1,3,48,192",
+                             "--mapper", "heft")
+    assert code == 0, err
 
 
 def test_input_shapes_fix_the_dims(tmp_path):
@@ -384,11 +430,21 @@ def test_custom_domain_is_a_host_op_with_a_warning(tmp_path):
     assert _ops(wl)["mystery"].gemm is None and _ops(wl)["mystery"].domain == "acme.ops"
 
 
-def test_newer_versions_warn(tmp_path):
-    newest = onnx.defs.onnx_opset_version()
-    with pytest.warns(UserWarning, match="newer than the installed onnx") as record:
-        wl = load_onnx(_relu(tmp_path, opset=newest + 1, ir=onnx.IR_VERSION + 1))
-    assert len(record) >= 2 and len(wl.graph) == 1
+@pytest.mark.parametrize("opset_over, ir_over, needle", [
+    (1, 0, "opset {opset} is newer than the installed onnx"), (0, 1, "IR version {ir} is newer than the installed"),
+    (80, 0, "opset {opset} is newer"), (0, 87, "IR version {ir} is newer"),
+])
+def test_newer_versions_are_refused_with_the_versions(tmp_path, capsys, opset_over, ir_over, needle):
+    """Issue 25: IR version or opset 99 was accepted (run and inspect exit 0); the ops of a newer opset have
+    semantics neither onnx nor onnxruntime knows."""
+    opset, ir = onnx.defs.onnx_opset_version() + opset_over, onnx.IR_VERSION + ir_over
+    path = _relu(tmp_path, opset=opset, ir=ir)
+    with pytest.raises(WorkloadError, match=needle.format(opset=opset, ir=ir)):
+        load_onnx(path)
+    for cmd in (("inspect", path), ("run", ROOT / "platforms" / "puma.yaml", path)):
+        code, _, err = run_cli(capsys, *cmd)
+        assert_input_error(code, err, onnx.__version__, "at most")
+    assert len(load_onnx(_relu(tmp_path, opset=opset - opset_over, ir=ir - ir_over)).graph) == 1
 
 
 def test_shipped_models_load_without_warnings():

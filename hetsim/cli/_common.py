@@ -320,45 +320,11 @@ def _no_options_with_schedule(args) -> None:
                          "; --schedule replays a saved schedule, no mapper runs")
 
 
-def _set_value(text: str):
-    """A ``--set`` VALUE: an int, else a finite float (``1e-3``, which YAML 1.1 reads as a string), else YAML
-    (``true``, ``[Conv, Gemm]``, ``'25'`` for the string); an empty VALUE is the empty string.
-
-    Raises:
-        InputError: VALUE is not valid YAML.
-    """
-    import yaml
-
-    for kind in (int, float):
-        try:
-            v = kind(text)
-        except ValueError:
-            continue
-        if math.isfinite(v):
-            return v
-    if not text.strip():
-        return ""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise InputError(f"--set: value {text!r} is not valid YAML: {getattr(err, 'problem', err)}") from None
-
-
 def parse_overrides(items: list[str] | None) -> dict[str, object]:
-    """``--set PATH=VALUE`` arguments as :meth:`~hetsim.platform.Platform.with_overrides` takes them (a later
-    PATH wins).
+    """``--set PATH=VALUE`` arguments as a dict (:func:`hetsim.overrides.parse_overrides`, the guarded reader)."""
+    from hetsim.overrides import parse_overrides as parse
 
-    Raises:
-        InputError: an item without ``=`` or with an empty PATH, or a VALUE that is not valid YAML.
-    """
-    out: dict[str, object] = {}
-    for item in items or ():
-        path, eq, text = item.partition("=")
-        path = path.strip()
-        if not eq or not path:
-            raise InputError(f"--set {item!r}: expected PATH=VALUE, e.g. --set devices.cim.crossbars=25")
-        out[path] = _set_value(text.strip())
-    return out
+    return parse(items)
 
 
 def _platform(args):

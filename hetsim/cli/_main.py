@@ -88,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
                 from hetsim.pipeline import default_mapper
 
                 args.mapper = default_mapper(_frontend(args.model).kind)
-        return COMMANDS[args.command](args)
+        from hetsim._warnings import one_line_warnings
+
+        with one_line_warnings():
+            return COMMANDS[args.command](args)
     except InputError as err:
         if args.debug:
             traceback.print_exc()

@@ -27,10 +27,20 @@ def add_parser(sub) -> None:
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the points on this Dask distributed scheduler instead of local processes (each "
                    "Dask worker thread runs one point)")
+    p.add_argument("--max-points", type=int, default=None, metavar="N",
+                   help="refuse a sweep of more than N points (default 100000), counted from the sweep file's "
+                   "lists before any point is built")
     _add_common(p)
 
 
 def cmd_sweep(args) -> int:
+    from hetsim.dse.bounds import max_points
+
+    with max_points(args.max_points):  # the grid is counted in load_sweep, expand_points and run_sweep
+        return _sweep(args)
+
+
+def _sweep(args) -> int:
     from hetsim.dse import SweepInterrupted, expand_points, format_progress, load_sweep, run_sweep
 
     spec = load_sweep(args.sweep)

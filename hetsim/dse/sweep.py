@@ -101,6 +101,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import signal
 import threading
@@ -270,6 +271,12 @@ def _synthetic_grid(raw: object) -> dict[str, list]:
             raise ValueError(f"layers: a width is above {MAX_COUNT}: {layers}")
     if "shuffle" in grid and any(not isinstance(x, bool) for x in grid["shuffle"]):
         raise ValueError(f"shuffle must be true or false, got {grid['shuffle']!r}")
+    from hetsim.dse.bounds import check_count
+
+    try:  # before building any combination
+        check_count(math.prod(len(v) for v in grid.values()), "the grid")
+    except InputError as err:
+        raise ValueError(str(err)) from None
     for args in _combinations(grid):
         try:
             _validate(args["layers"], args["timesteps"], args["density"], args["clustering"], args["samples"],
@@ -534,7 +541,14 @@ def options_for(mapper: str, options: dict) -> dict:
 
 def expand_points(spec: SweepSpec) -> list[dict]:
     """Every design point of ``spec``, in a deterministic order, each with its ``key`` and its ``settings``
-    (the :data:`SETTINGS_COLUMNS` or :data:`SNN_SETTINGS_COLUMNS` cells it will be computed under)."""
+    (the :data:`SETTINGS_COLUMNS` or :data:`SNN_SETTINGS_COLUMNS` cells it will be computed under).
+
+    Raises:
+        InputError: more points than the limit in force (:mod:`hetsim.dse.bounds`), counted before any is built.
+    """
+    from hetsim.dse.bounds import check_count, count_points
+
+    check_count(count_points(spec), f"sweep {spec.name!r}")
     names = list(spec.parameters)
     grid = list(itertools.product(*(spec.parameters[n] for n in names))) or [()]
     if spec.is_snn:
@@ -616,10 +630,12 @@ def snn_spec_sha256(path: str | Path) -> str:
     files it names (so a retrained network changes it)."""
     import yaml
 
+    from hetsim.platform import YAML_MAX_BYTES, load_yaml_text
+
     p = Path(path)
     parts = [file_sha256(p)]
-    try:
-        raw = yaml.safe_load(p.read_text())
+    try:  # the guarded loader: an alias bomb in a spec must not hang the sweep's expansion
+        raw = load_yaml_text(p.read_text()) if p.stat().st_size <= YAML_MAX_BYTES else None
     except (OSError, ValueError, yaml.YAMLError):
         raw = None
     if isinstance(raw, dict):
@@ -995,10 +1011,15 @@ def _restore_handlers() -> None:
             signal.signal(s, _handlers[-1])
 
 
-def _worker_init() -> None:
-    """A local worker leaves SIGINT to the sweep process (which stops it) and dies on SIGTERM."""
+def _worker_init(parent: int | None = None) -> None:
+    """A local worker leaves SIGINT to the sweep process (which stops it), dies on SIGTERM, and dies with the
+    sweep process ``parent`` even when that is killed outright (:mod:`hetsim.dse.workers`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None:
+        from hetsim.dse.workers import die_with_parent
+
+        die_with_parent(parent)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -1054,6 +1075,7 @@ def run_sweep(
     threads: int | None = None,
     progress: Callable[[int, int, dict], None] | None = None,
     notify: Callable[[str], None] | None = None,
+    max_points: int | None = None,
 ) -> tuple[Path, int, int]:
     """Run the points of ``spec`` not yet in ``output`` under today's settings, appending each result as it
     finishes. A point whose row was computed under other settings (module docstring, "Settings") is recomputed
@@ -1074,17 +1096,32 @@ def run_sweep(
         progress: called with (done, total, row) after each point.
         notify: called with a message when points are recomputed because their settings changed (default: a
             :class:`UserWarning`).
+        max_points: refuse a sweep of more points (default :data:`hetsim.dse.bounds.MAX_POINTS`).
 
     Returns:
         ``(output path, points run now, points skipped because already done under the same settings)``.
 
     Raises:
-        InputError: the output table exists with other columns (another sweep's table).
+        InputError: the output table exists with other columns (another sweep's table), is a folder or cannot
+            be written, or another sweep is writing it (:mod:`hetsim.dse.lock`).
         SweepInterrupted: SIGINT or SIGTERM (when run in the main thread): the points finished so far are in the
             table, the points not finished are dropped, local workers are terminated, a Dask client is closed.
     """
+    from hetsim.dse import bounds
+    from hetsim.dse.lock import check_output, results_lock
+
     out = Path(output or spec.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    with bounds.max_points(max_points):
+        bounds.check_count(bounds.count_points(spec), f"sweep {spec.name!r}")
+    check_output(out)
+    with results_lock(out), bounds.max_points(max_points):  # one writer per table (hetsim.dse.lock)
+        return _run_sweep_locked(spec, out, workers, scheduler, threads, progress, notify)
+
+
+def _run_sweep_locked(spec: SweepSpec, out: Path, workers: int | None, scheduler: str | None,
+                      threads: int | None, progress: Callable[[int, int, dict], None] | None,
+                      notify: Callable[[str], None] | None) -> tuple[Path, int, int]:
+    """:func:`run_sweep`'s work, with the lock on ``out`` held."""
     columns = result_columns(spec)
     every = expand_points(spec)
     done = _reconcile(out, spec, columns, every, notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
@@ -1095,7 +1132,11 @@ def run_sweep(
 
     def record(row: dict) -> None:
         nonlocal finished
-        _append(out, columns, row)
+        try:
+            _append(out, columns, row)
+        except OSError as err:  # disk full, the folder made read-only mid-sweep
+            raise InputError(f"cannot append to {out}: {err.strerror or err}; the points finished before are "
+                             "in it") from None
         finished += 1
         if progress:
             progress(finished, total, row)
@@ -1150,7 +1191,8 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
             _restore_handlers()  # a CP-SAT solve resets SIGINT to the default (ortools' SigintHandler)
             record(row)
     else:
-        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init)
+        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init,
+                                   initargs=(os.getpid(),))
         try:
             futures = [pool.submit(run_point, p) for p in points]
             for fut in as_completed(futures):

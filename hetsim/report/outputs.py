@@ -11,7 +11,7 @@ import pandas as pd
 
 from hetsim.devices.link import LINK_KIND
 from hetsim.errors import OutputExistsError
-from hetsim.report.export import OutputPathError, make_dirs
+from hetsim.report.export import OutputPathError
 from hetsim.report.metrics import device_table, op_table
 from hetsim.result import RunResult
 
@@ -96,18 +96,28 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     """Write summary.json, ops.csv, schedule.json, trace.csv, trace.json (Chrome Trace Event format, opens
     in Perfetto), timeline.png (Gantt per device) and breakdown.png (latency share and op count per device,
     CPU-CIM ILP Fig. 5) and report.html (all of it in one self-contained page, :mod:`hetsim.report.html`) into
-    ``out``. Each file is written atomically.
+    ``out``. The files are written into a staging folder beside ``out`` and swapped in whole
+    (:mod:`hetsim.report.run_folder`): a failed or killed run leaves the earlier run's folder as it was.
 
     Raises:
         OutputExistsError, OutputPathError: see :func:`check_out_dir`.
     """
-    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
-    from hetsim.report.plots import plot_breakdown, plot_timeline
-
     if run.snn is not None:  # a spiking network: its own tables and both modes' timeline as extra files
         return write_snn_outputs(run, out, force=force)
     check_out_dir(out, force)
-    make_dirs(out)
+    from hetsim.report.run_folder import staged_folder
+    from hetsim.report.snn import SNN_OUTPUT_FILES
+
+    with staged_folder(out, owned=OUTPUT_FILES + SNN_OUTPUT_FILES) as stage:  # all files or none (run_folder)
+        written = _write_run_files(run, stage)
+    return [out / p.name for p in written]
+
+
+def _write_run_files(run: RunResult, out: Path) -> list[Path]:
+    """:func:`write_outputs`'s files, into the folder ``out`` (a staging folder)."""
+    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
+    from hetsim.report.plots import plot_breakdown, plot_timeline
+
     written = []
 
     def path(name: str) -> Path:
@@ -158,11 +168,19 @@ def write_snn_outputs(r, out: Path, force: bool = False) -> list[Path]:
     Raises:
         OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
     """
+    from hetsim.report.run_folder import staged_folder
+
+    check_out_dir(out, force, SNN_OUTPUT_FILES)
+    with staged_folder(out, owned=OUTPUT_FILES + SNN_OUTPUT_FILES) as stage:  # all files or none (run_folder)
+        written = _write_snn_files(r, stage)
+    return [out / p.name for p in written]
+
+
+def _write_snn_files(r, out: Path) -> list[Path]:
+    """:func:`write_snn_outputs`'s files, into the folder ``out`` (a staging folder)."""
     from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
     from hetsim.report.snn import plot_snn_timeline, snn_trace_layout
 
-    check_out_dir(out, force, SNN_OUTPUT_FILES)
-    make_dirs(out)
     atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1) + "\n")
     with atomic_path(out / "layers.csv") as tmp:
         r.snn.layers.to_csv(tmp, index=False)

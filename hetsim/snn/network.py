@@ -333,6 +333,9 @@ def _load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
         raise WorkloadError(f"{what} {str(path)!r} cannot be read: {err.strerror or err}") from None
     if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
         raise WorkloadError(not_npz)
+    from hetsim.snn.limits import check_npz
+
+    check_npz(path, what)  # headers first: a header claiming a huge array must not be allocated
     try:
         z = np.load(path, allow_pickle=False)
     except (OSError, ValueError, zipfile.BadZipFile, EOFError):

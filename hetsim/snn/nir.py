@@ -358,16 +358,21 @@ def snn_from_nir(graph, inputs: dict[str, np.ndarray], *, labels: dict[str, np.n
         raise WorkloadError(f"{where}: the Input node has shape {list(input_shape)} but the first layer takes {n0} "
                             "inputs")
     ws, bs, betas, thrs = [], [], [], []
-    for (_, nrn), w, b in zip(layers, weights, biases, strict=True):
+    for (key, nrn), w, b in zip(layers, weights, biases, strict=True):
         g, leak = nrn["gain"], nrn["leak"]
-        if np.all(g == 1.0):  # no float64 detour: the weights are taken bit for bit
-            ws.append(np.asarray(w, dtype=np.float32))
-            bs.append((b + leak).astype(np.float32))
-        else:
-            ws.append((g[:, None] * np.asarray(w, dtype=np.float64)).astype(np.float32))
-            bs.append((g * b + leak).astype(np.float32))
-        betas.append(nrn["beta"].astype(np.float32))
-        thrs.append(nrn["threshold"].astype(np.float32))
+        with np.errstate(over="ignore", invalid="ignore"):  # a value past float32's range: refused below
+            if np.all(g == 1.0):  # no float64 detour: the weights are taken bit for bit
+                ws.append(np.asarray(w, dtype=np.float32))
+                bs.append((b + leak).astype(np.float32))
+            else:
+                ws.append((g[:, None] * np.asarray(w, dtype=np.float64)).astype(np.float32))
+                bs.append((g * b + leak).astype(np.float32))
+            betas.append(nrn["beta"].astype(np.float32))
+            thrs.append(nrn["threshold"].astype(np.float32))
+        for field, a in (("weights", ws[-1]), ("bias", bs[-1]), ("beta", betas[-1]), ("threshold", thrs[-1])):
+            if not np.all(np.isfinite(a)):
+                raise WorkloadError(f"{where}: layer {key!r}: a {field} value is beyond float32's range "
+                                    f"(|x| > {NEVER_FIRES:.4g}); hetsim runs SNNs in float32")
     readout = meta.get("readout")
     if not layers[-1][1]["fires"]:
         readout = "membrane_sum"

@@ -104,6 +104,9 @@ def _validate(layers, timesteps, density, clustering, samples, splits, beta, thr
         raise WorkloadError(f"beta must be a number in (0, 1], got {beta!r}")
     thr = _check_real(threshold, "threshold", 0.0, math.inf, closed=False)
     gs = None if group_size is None else _check_int(group_size, "group_size", 1)
+    from hetsim.snn.limits import check_synthetic_size
+
+    check_synthetic_size(sizes, T, S, len(splits))  # before any array is allocated
     return sizes, T, dens, c, S, list(splits), b, thr, gs
 
 

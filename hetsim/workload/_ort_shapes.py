@@ -162,14 +162,14 @@ def observe_shapes(
     data = _model_bytes(model, raw, base_dir, extra)
     feeds = _feeds(ort, inputs)
     with contextlib.suppress(Exception):  # an older onnxruntime without it: only its log is louder
-        ort.set_default_logger_severity(3)  # errors only: no warning lines before hetsim's one-line error
+        ort.set_default_logger_severity(4)  # fatal only: no warning or error lines before hetsim's one-line error
 
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
-    so.log_severity_level = 3  # errors only
+    so.log_severity_level = 4  # fatal only: hetsim reports a failure itself, in one line
     so.add_session_config_entry("session.disable_quant_qdq", "1")
     with tempfile.TemporaryDirectory(prefix="hetsim_ort_") as tmp:
         executed_path = Path(tmp) / "executed.onnx"

@@ -185,6 +185,10 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     _check_op_types(p, model, nodes, names)
 
     graph = model.graph
+    from hetsim.workload.dynamic import free_minus_one_dims
+
+    if free_minus_one_dims(graph):  # paddle2onnx's -1 dims are dynamic dims, as onnxruntime reads them
+        raw = model.SerializeToString()
     _check_unique_definitions(p, graph)
     _check_initializer_sizes(p, graph)
     initializers = {t.name for t in graph.initializer} | {t.values.name for t in graph.sparse_initializer}
@@ -306,21 +310,11 @@ def _check_utf8(p: Path, model: onnx.ModelProto) -> None:
 
 
 def _check_versions(p: Path, model: onnx.ModelProto) -> None:
-    """Warn about an IR or default-domain opset version newer than the installed ``onnx`` knows."""
-    known_ir, known_opset = int(onnx.IR_VERSION), int(onnx.defs.onnx_opset_version())
-    if model.ir_version > known_ir:
-        warnings.warn(
-            f"{p}: IR version {model.ir_version} is newer than the installed onnx {onnx.__version__} knows "
-            f"({known_ir}); the model is read as if it were {known_ir}",
-            stacklevel=3,
-        )
-    for imp in model.opset_import:
-        if imp.domain in _DEFAULT_DOMAINS and imp.version > known_opset:
-            warnings.warn(
-                f"{p}: opset {imp.version} is newer than the installed onnx {onnx.__version__} knows "
-                f"({known_opset}); ops are checked against opset {known_opset}",
-                stacklevel=3,
-            )
+    """Refuse an IR or default-domain opset version newer than the installed ``onnx`` knows (onnxruntime is
+    built against the same ONNX release, so it knows no newer one): its semantics are unknown to both."""
+    from hetsim.workload.versions import refuse_newer
+
+    refuse_newer(p, model)
 
 
 def _check_op_types(p: Path, model: onnx.ModelProto, nodes: list[onnx.NodeProto], names: list[str]) -> None:
@@ -465,15 +459,15 @@ def _check_dynamic_inputs(
             which = d.WhichOneof("value")
             if which == "dim_value" and d.dim_value > 0:
                 continue
+            from hetsim.workload.dynamic import describe_free, suggest_shape
+
             label = repr(d.dim_param) if which == "dim_param" else "(unnamed)"
             how = "symbolic" if which == "dim_param" else "unknown"
-            example = ",".join(
-                str(e.dim_value) if e.WhichOneof("value") == "dim_value" and e.dim_value > 0
-                else "1" if j == 0 else (e.dim_param or "?") for j, e in enumerate(dims)
-            )  # fmt: skip
+            example, free = suggest_shape(vi)
+            choose = "" if free == [0] else f"; choose {describe_free(vi, free)} to match your data"
             raise WorkloadError(
                 f"{p}: input {vi.name!r} has a dynamic dimension {label} (dim {k} is {how}; node "
-                f"{readers[vi.name]!r} needs a static shape): give --input-shape {vi.name}={example} "
+                f"{readers[vi.name]!r} needs a static shape): give e.g. --input-shape {vi.name}={example}{choose} "
                 f"(hetsim.run(..., input_shape={{{vi.name!r}: [...]}}) in Python, input_shape: in a sweep file)"
             )
 

@@ -1,0 +1,83 @@
+"""How big a sweep may be: its points counted from the sweep file's lists before any point is built.
+
+A grid is the product of its lists, so a few lines of YAML can ask for 10^6 points, and expanding them (a key, a
+settings hash and a dict per point) would run for minutes and fill memory before the first point starts.
+:func:`count_points` multiplies the list lengths (no expansion); :func:`check_count` refuses past the limit, in
+one line with the number and the limit. The limit is ours: :data:`MAX_POINTS` (100,000 points: the CPU-CIM ILP
+paper's sweep has 128, and at a second a point 100,000 take more than a day); ``hetsim sweep --max-points N``
+(:func:`max_points` in Python) sets another for one sweep.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from hetsim.errors import InputError
+
+#: most points one sweep may have unless ``--max-points`` says otherwise
+MAX_POINTS = 100_000
+_limit: ContextVar[int] = ContextVar("hetsim_max_points", default=MAX_POINTS)
+
+
+@contextmanager
+def max_points(n: int | None) -> Iterator[None]:
+    """Within the block, sweeps may have up to ``n`` points (``None``: :data:`MAX_POINTS`).
+
+    Raises:
+        InputError: ``n`` is not a positive integer.
+    """
+    if n is None:
+        yield
+        return
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InputError(f"--max-points must be a positive integer, got {n!r}")
+    token = _limit.set(n)
+    try:
+        yield
+    finally:
+        _limit.reset(token)
+
+
+def point_limit() -> int:
+    """The limit in force (:func:`max_points`)."""
+    return _limit.get()
+
+
+def check_count(n: int, what: str) -> None:
+    """Refuse ``n`` points past the limit in force.
+
+    Raises:
+        InputError: ``n`` exceeds :func:`point_limit` (the message gives both and how to lift it).
+    """
+    limit = point_limit()
+    if n > limit:
+        raise InputError(f"{what} has {n:,} points; hetsim runs at most {limit:,} in one sweep: shorten its lists, "
+                         "or pass --max-points N (max_points(N) in Python) to lift the limit")
+
+
+def count_points(spec) -> int:
+    """The number of points :func:`~hetsim.dse.sweep.expand_points` would make of ``spec`` (a
+    :class:`~hetsim.dse.sweep.SweepSpec`), from the lengths of its lists alone."""
+    grid = math.prod(len(v) for v in spec.parameters.values())
+    if not spec.is_snn:
+        return len(spec.workloads) * len(spec.platforms) * grid * len(spec.mappers)
+    nets = len(spec.workloads) + (synthetic_count(spec.synthetic) if spec.synthetic is not None else 0)
+    modes = len(spec.mode) if isinstance(spec.mode, list) and spec.mode else 1
+    reorders = len(spec.reorder) if isinstance(spec.reorder, list) and spec.reorder else 1
+    return nets * len(spec.platforms) * grid * len(spec.mappers) * modes * reorders
+
+
+def synthetic_count(raw) -> int:
+    """Networks in a ``synthetic`` grid (a mapping of lists or scalars; ``layers`` a list of widths is one
+    network); 0 for anything else (its validation says what is wrong)."""
+    if not isinstance(raw, dict):
+        return 0
+    n = 1
+    for k, v in raw.items():
+        if k == "layers" and isinstance(v, list) and v and not any(isinstance(x, list) for x in v):
+            continue
+        n *= len(v) if isinstance(v, list) else 1
+    return n

@@ -1,0 +1,217 @@
+"""The fuzzer over the inputs added since issue 14 (issue 25, item 6): ``--set`` values, schedule JSON, sweep files,
+SNN specs with their ``.npz`` files, and NIR graphs, through the CLI in process.
+
+Same rule as tests/test_fuzz.py: exit 0, or exit 2 with exactly one ``hetsim: error:`` line; never a traceback,
+never exit 1, never exit 0 on an input the mutation certainly made invalid (``must_fail``). Derandomised and small
+in CI (``HETSIM_FUZZ_EXAMPLES=N`` for a long randomised run); docs/fuzzing.md.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fuzz_helpers import ROOT, chain_model, problems, run_cli
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from test_fuzz import fuzz_settings
+
+PUMA = ROOT / "platforms" / "puma.yaml"
+EFR32 = ROOT / "platforms" / "efr32mg24.yaml"
+SNN = ROOT / "workloads" / "snn"
+
+
+def _check(argv: list[str], must_fail: bool, desc: str) -> None:
+    o = run_cli(argv)
+    if argv[0] == "sweep" and o.code == 1 and "points failed, e.g." in o.stdout and "Traceback" not in o.stderr:
+        return  # a sweep's points that fail are rows with their error (exit 1 by design), not a crash
+    found = problems(o, must_fail)
+    assert not found, f"{', '.join(found)}\n  mutation: {desc}\n  argv: hetsim {' '.join(argv)}\n" \
+                      f"  exit {o.code}, stderr:\n{o.stderr[-2000:]}"
+
+
+@pytest.fixture(scope="module")
+def work():
+    from hetsim.cli import main
+
+    with tempfile.TemporaryDirectory(prefix="hetsim-fuzz25-") as d:
+        d = Path(d)
+        (d / "model.onnx").write_bytes(chain_model().SerializeToString())
+        assert main(["map", str(PUMA), str(d / "model.onnx"), "--mapper", "heft", "-o", str(d / "s.json")]) == 0
+        for f in ("braille64.yaml", "braille7_12-64-7_T100.npz"):
+            shutil.copy(SNN / f, d / f)
+        assert main(["export-nir", str(d / "braille64.yaml"), "-o", str(d / "net.nir")]) == 0
+        yield d
+
+
+# ---------------------------------------------------------------------------------------------- --set values
+
+_HUGE = ["9" * 25, "-" + "9" * 400, "1e400", "-1e400", ".inf", ".nan", "1e-400", "0x" + "f" * 40]
+_SHAPES = ["[" * 200 + "]" * 200, "{a: " * 100 + "1" + "}" * 100,
+           "[&a [1,1,1,1,1,1,1,1], &b [*a,*a,*a,*a,*a,*a,*a,*a], &c [*b,*b,*b,*b,*b,*b,*b,*b], "
+           "&d [*c,*c,*c,*c,*c,*c,*c,*c], &e [*d,*d,*d,*d,*d,*d,*d,*d], &f [*e,*e,*e,*e,*e,*e,*e,*e]]",
+           "&x [*x]", "!!python/object/apply:os.system [echo]", "[Conv", "{", "'", "a: b: c", "- 1\n- 2", "\x00",
+           "x" * 12_000, "true", "null", "[]", "{}", "[Conv, Gemm]", "25", "0", "-1", "1e9", "2.5"]
+_PATHS = ["devices.cim.crossbars", "devices.cim.t_mvm_ns", "devices.host.cores", "name", "devices.cim.supported_ops",
+          "links.0.gb_s", "devices", "baseline", "devices.cim.kind", "devices.nope"]
+
+
+@fuzz_settings(ci_examples=80)
+@given(path=st.sampled_from(_PATHS),
+       value=st.one_of(st.sampled_from(_HUGE + _SHAPES), st.text(max_size=40),
+                       st.integers(min_value=-(10**30), max_value=10**30).map(str)))
+def test_fuzz_set_values(work, path, value):
+    must_fail = value in _HUGE[:2] or value in _SHAPES[:4]
+    _check(["inspect", str(work / "model.onnx"), "--platform", str(PUMA), "--set", f"{path}={value}"], must_fail,
+           f"--set {path}={value[:80]!r}")
+
+
+# ---------------------------------------------------------------------------------------------- schedule JSON
+
+_JSON_VALUES = [None, True, -1, 0, 10**30, 1.5, -0.0, "x", [], {}, [[]], [[0]], [[0, 1, 2]], [[-1, 1]], [[99, 1]],
+                [[1.5, 1]], [[True, 1]], {"a": 1}]
+_BAD_TEXT = ["NaN", "Infinity", "-Infinity", "1e999", "[" * 3000 + "]" * 3000]
+
+
+@st.composite
+def schedule_cases(draw, base: dict):
+    d = json.loads(json.dumps(base))
+    kind = draw(st.sampled_from(["value", "delete", "placement", "text", "truncate"]))
+    keys = sorted(d)
+    if kind == "delete":
+        k = draw(st.sampled_from(keys))
+        del d[k]
+        return json.dumps(d), k in ("parts", "order", "mapper"), f"delete {k}"
+    if kind == "placement" and d.get("placement"):
+        op = draw(st.sampled_from(sorted(d["placement"])))
+        v = draw(st.sampled_from(_JSON_VALUES))
+        d["placement"][op] = v
+        return json.dumps(d), v in ([[-1, 1]], [[99, 1]], [[1.5, 1]], [[True, 1]], [[0, 1, 2]]), f"placement {v!r}"
+    if kind in ("text", "truncate"):
+        text = json.dumps(d)
+        if kind == "truncate":
+            cut = draw(st.integers(0, len(text) - 1))
+            return text[:cut], True, f"truncated at {cut}"
+        bad = draw(st.sampled_from(_BAD_TEXT))
+        field = draw(st.sampled_from(["start_s", "finish_s", "makespan_s"]))
+        if field == "makespan_s":
+            d[field] = "@@"
+        else:
+            d[field][draw(st.sampled_from(sorted(d[field])))] = "@@"
+        return json.dumps(d).replace('"@@"', bad), True, f"{field} = {bad[:20]}"
+    k = draw(st.sampled_from(keys))
+    v = draw(st.sampled_from(_JSON_VALUES))
+    d[k] = v
+    return json.dumps(d), False, f"{k} = {v!r}"
+
+
+def test_fuzz_schedule_json(work):
+    base = json.loads((work / "s.json").read_text())
+
+    @fuzz_settings(ci_examples=150)
+    @given(case=schedule_cases(base))
+    def run(case):
+        text, must_fail, desc = case
+        (work / "m.json").write_text(text)
+        # run, not validate: validate's exit 1 is its verdict on a readable but infeasible schedule
+        _check(["run", str(PUMA), str(work / "model.onnx"), "--schedule", str(work / "m.json")], must_fail, desc)
+
+    run()
+
+
+# ---------------------------------------------------------------------------------------------- sweep files
+
+_SWEEP_FIELDS = {
+    "name": ["", 7, None, [], "x" * 300],
+    "workloads": [[], ["missing.onnx"], "model.onnx", [7], None, ["s.json"]],
+    "platforms": [[], ["missing.yaml"], [str(PUMA), str(PUMA)], "x"],
+    "parameters": [{"devices.cim.crossbars": []}, {"devices.cim.crossbars": [0]}, {"devices.nope": [1]},
+                   {"devices.cim.crossbars": list(range(1, 400)), "devices.cim.t_mvm_ns": list(range(1, 400))},
+                   {"devices.cim.crossbars": "25"}, [], {"devices.cim.crossbars": [10**30]}],
+    "mappers": [[], ["nope"], "heft", [None], ["spikeduet"]],
+    "mapper_options": {"x": 1},
+    "contention": ["nope", 7],
+    "synthetic": [{"layers": [[24, 10**6, 27]], "timesteps": [51]}, {"layers": "x"}, 7],
+    "output": ["", ".", "/proc/x.csv", 7],
+    "extra": ["field"],
+}
+
+
+@fuzz_settings(ci_examples=40)
+@given(field=st.sampled_from(sorted(_SWEEP_FIELDS)), data=st.data())
+def test_fuzz_sweep_files(work, field, data):
+    import yaml
+
+    choices = _SWEEP_FIELDS[field]
+    value = data.draw(st.sampled_from(choices if isinstance(choices, list) else [choices]))
+    spec = {"name": "fz", "workloads": [str(work / "model.onnx")], "platforms": [str(PUMA)],
+            "parameters": {"devices.cim.crossbars": [25]}, "mappers": ["heft"], "output": str(work / "fz.csv")}
+    spec[field] = value
+    (work / "fz.yaml").write_text(yaml.safe_dump(spec))
+    (work / "fz.csv").unlink(missing_ok=True)
+    _check(["sweep", str(work / "fz.yaml"), "--workers", "1"], False, f"{field} = {str(value)[:80]}")
+
+
+# ---------------------------------------------------------------------------------------------- SNN specs, npz
+
+_SPEC_VALUES = [None, 0, -1, 10**9, 10**30, 0.5, "x", [], [12], [12, 64, 7, 7], [12, 10**7, 7], {"a": 1}, True,
+                ".nan", "missing.npz"]
+
+
+def _npz_variant(kind: str, src: Path, dst: Path) -> None:
+    arrays = dict(np.load(src))
+    with zipfile.ZipFile(dst, "w") as zf:
+        for k, v in arrays.items():
+            buf = io.BytesIO()
+            if k == "W1" and kind == "huge":
+                np.lib.format.write_array_header_1_0(buf, {"descr": "<f4", "fortran_order": False,
+                                                           "shape": (10**7, 10**7)})
+            elif k == "W1" and kind == "object":
+                np.save(buf, np.array([object()], dtype=object), allow_pickle=True)
+            elif k == "W1" and kind == "shape":
+                np.save(buf, v[:, :-1])
+            else:
+                np.save(buf, v)
+            data = buf.getvalue()
+            zf.writestr(f"{k}.npy", data[: len(data) // 2] if (k == "W1" and kind == "truncated") else data)
+
+
+@fuzz_settings(ci_examples=60)
+@given(field=st.sampled_from(["layers", "timesteps", "lif", "readout", "weights", "activity", "splits", "classes",
+                              "name", "npz"]),
+       value=st.sampled_from(_SPEC_VALUES), npz=st.sampled_from(["huge", "object", "truncated", "shape"]))
+def test_fuzz_snn_specs(work, field, value, npz):
+    import yaml
+
+    spec = yaml.safe_load((work / "braille64.yaml").read_text())
+    if field == "npz":
+        _npz_variant(npz, work / "braille7_12-64-7_T100.npz", work / "mut.npz")
+        spec["weights"] = spec["activity"] = "mut.npz"
+        desc = f"npz {npz}"
+    else:
+        spec[field] = value
+        desc = f"{field} = {value!r}"
+    (work / "mut.yaml").write_text(yaml.safe_dump(spec))
+    _check(["inspect", str(work / "mut.yaml")], field == "npz", desc)
+
+
+# ---------------------------------------------------------------------------------------------- NIR graphs
+
+
+@fuzz_settings(ci_examples=25)
+@given(kind=st.sampled_from(["truncate", "flip", "empty", "text"]), at=st.floats(0.0, 1.0))
+def test_fuzz_nir_bytes(work, kind, at):
+    raw = (work / "net.nir").read_bytes()
+    i = min(int(at * len(raw)), len(raw) - 1)
+    data = {"truncate": raw[:i], "flip": raw[:i] + bytes([raw[i] ^ 0xFF]) + raw[i + 1:], "empty": b"",
+            "text": b"not a nir file"}[kind]
+    assume(data != raw)
+    (work / "mut.nir").write_bytes(data)
+    _check(["run", str(EFR32), str(work / "mut.nir"), "--spikes", str(work / "braille7_12-64-7_T100.npz")],
+           kind in ("empty", "text"), f"{kind} at {i}")

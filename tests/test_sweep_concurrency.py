@@ -1,0 +1,168 @@
+"""Issue 25, data: one writer per results table (hetsim.dse.lock), sweep workers die with the sweep
+(hetsim.dse.workers), and a run folder is replaced whole or not at all (hetsim.report.run_folder)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import assert_input_error, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+PUMA = ROOT / "platforms" / "puma.yaml"
+R20 = ROOT / "workloads" / "resnet20_cifar10.onnx"
+
+
+def _sweep_file(tmp_path: Path, crossbars=(25, 50, 100, 200)) -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text(f"name: s\nworkloads: [{R20}]\nplatforms: [{PUMA}]\n"
+                 f"parameters:\n  devices.cim.crossbars: {list(crossbars)}\nmappers: [heft]\n"
+                 f"output: {tmp_path / 'table.csv'}\n")
+    return p
+
+
+def _hetsim(*args) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "hetsim", *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
+    from hetsim.dse.lock import results_lock
+
+    sweep = _sweep_file(tmp_path, crossbars=(25,))
+    out = tmp_path / "table.csv"
+    with results_lock(out):  # flock is per open file: a second lock in this process conflicts as another's would
+        code, _, err = run_cli(capsys, "sweep", sweep)
+        assert_input_error(code, err, "is being written by another sweep", f"process {os.getpid()} on ")
+    assert not out.exists()
+    code, _, err = run_cli(capsys, "sweep", sweep)  # the lock is gone with its holder
+    assert code == 0, err
+    assert len(pd.read_csv(out)) == 1
+    assert not (tmp_path / ".table.csv.lock.holder").exists()
+
+
+def test_two_sweeps_at_once_neither_duplicate_nor_lose_a_row(tmp_path, capsys):
+    """Two identical sweeps started together: one runs, the other is refused (or, when the first is already done,
+    finds every point finished); run again, the table has every point exactly once and no point was computed
+    twice."""
+    sweep = _sweep_file(tmp_path, crossbars=(25, 50))
+    procs = [_hetsim("sweep", sweep, "--workers", "1") for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes in ([0, 0], [0, 2]), outs
+    for p, (_, err) in zip(procs, outs, strict=True):
+        if p.returncode == 2:
+            assert "is being written by another sweep (process " in err and "Traceback" not in err, err
+    code, out3, err3 = run_cli(capsys, "sweep", sweep, "--workers", "1")
+    assert code == 0, err3
+    ran = [int(m.group(1)) for o, _ in [*outs, (out3, err3)] for m in re.finditer(r"(\d+) points run", o)]
+    assert sum(ran) == 2, (ran, outs, out3)  # every point computed once, by whichever sweep held the table
+    table = pd.read_csv(tmp_path / "table.csv")
+    assert len(table) == 2 and table["key"].is_unique
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(x) for x in text.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads worker pids from /proc (Linux)")
+def test_sweep_workers_die_with_the_sweep_after_sigkill(tmp_path):
+    sweep = _sweep_file(tmp_path, crossbars=tuple(range(10, 130, 10)))
+    proc = _hetsim("sweep", sweep, "--workers", "2")
+    try:
+        deadline = time.monotonic() + 120
+        workers: list[int] = []
+        while time.monotonic() < deadline and len(workers) < 2 and proc.poll() is None:
+            time.sleep(0.2)
+            workers = _children(proc.pid)
+        assert len(workers) == 2, "the sweep did not start its two workers"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.1)
+        left = [w for w in workers if _alive(w)]
+        for w in left:  # do not leave them to the rest of the suite
+            os.kill(w, signal.SIGKILL)
+        assert not left, f"workers {left} outlived the sweep"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+# ------------------------------------------------------------------------------------------- run folders
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_a_failed_force_run_leaves_the_earlier_folder_whole(tmp_path, capsys, monkeypatch):
+    from hetsim.report import plots
+    from hetsim.report.export import OutputPathError
+
+    out = tmp_path / "run"
+    code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--out", out)
+    assert code == 0, err
+    (out / "notes.txt").write_text("mine")
+    before = _digest(out)
+
+    def full_disk(*_a, **_k):
+        raise OutputPathError(f"cannot write {str(out / 'timeline.png')!r}: No space left on device")
+
+    monkeypatch.setattr(plots, "plot_timeline", full_disk)  # fails after summary, ops, schedule and traces
+    code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--set", "devices.cim.crossbars=25",
+                           "--out", out, "--force")
+    assert_input_error(code, err, "No space left on device")
+    assert _digest(out) == before  # not one file of the failed run
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no staging folder left beside it
+    monkeypatch.undo()
+    code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--set", "devices.cim.crossbars=25",
+                           "--out", out, "--force")
+    assert code == 0, err
+    after = _digest(out)
+    assert set(after) == set(before) and after["notes.txt"] == before["notes.txt"]  # the user's file stays
+    assert after["summary.json"] != before["summary.json"]
+
+
+def test_a_killed_run_leaves_no_partial_folder_or_empty_file(tmp_path, capsys):
+    """SIGKILL at some moment of a --force run: the folder is the earlier run or the new one, whole; a staging
+    folder left beside it is removed by the next run."""
+    out = tmp_path / "run"
+    code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--out", out)
+    assert code == 0, err
+    before = _digest(out)
+    proc = _hetsim("run", PUMA, R20, "--mapper", "heft", "--set", "devices.cim.crossbars=25", "--out", out, "--force")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not any(
+            p.name.startswith(".run.hetsim-new-") for p in tmp_path.iterdir()):
+        time.sleep(0.01)
+    proc.kill()
+    proc.communicate()
+    now = _digest(out)
+    assert set(now) == set(before) and all(os.path.getsize(out / f) > 0 for f in now)
+    assert not [f for f in now if f.startswith(".")]
+    code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--out", out, "--force")
+    assert code == 0, err
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
