@@ -58,7 +58,7 @@ def firmware_table(names: list[str]) -> None:
             chk = check_firmware(fw, b, r)
             rows = {w: (f, h) for w, f, h, _ in chk.sizes.rows}
             keys = list(rows)
-            ratio = {k: [x.ratio for x in chk.instructions if x.kind == k and x.clock == "m33" and x.ratio]
+            ratio = {k: [x.ratio for x in chk.instructions if x.kind == k and x.clock == "host" and x.ratio]
                      for k in ("affine", "lif")}
 
             def span(v):

@@ -198,3 +198,18 @@ def test_codegen_without_the_toolchain_names_the_packages(capsys, tmp_path, monk
     code, _, err = run_cli(capsys, "codegen", EFR, NET, "-o", tmp_path / "fw", "--run")
     assert_input_error(code, err, "not found", "gcc-arm-none-eabi", "qemu-system-arm")
     assert not (tmp_path / "fw").exists()  # checked before any work
+
+
+def test_codegen_from_a_nir_graph(capsys, tmp_path):
+    """A NIR graph with its input raster gives the same firmware data as the spec it was exported from."""
+    nir_path = tmp_path / "b64.nir"
+    code, _, err = run_cli(capsys, "export-nir", NET, "-o", nir_path)
+    assert code == 0, err
+    fw = prepare_firmware(EFR, nir_path, spikes=ROOT / "workloads" / "snn" / "braille7_12-64-7_T100.npz")
+    spec = prepare_firmware(EFR, NET)
+    assert np.array_equal(fw.inputs, spec.inputs)
+    assert [(fl.engine, fl.residency, fl.hot_columns) for fl in fw.layers] == \
+        [(fl.engine, fl.residency, fl.hot_columns) for fl in spec.layers]
+    for a, b in zip(fw.layers, spec.layers, strict=True):
+        assert np.array_equal(a.weights, b.weights)
+    assert np.array_equal(fw.reference().prediction, spec.reference().prediction)

@@ -162,6 +162,10 @@ def size_report(fw, build) -> SizeReport:
 
 # --------------------------------------------------------------------------------------------- instructions
 
+#: whose cycles an instruction row's prediction counts: the host core's or the accelerator's (the MVP stand-in rows)
+HOST_CLOCK, ACCEL_CLOCK = "host", "accelerator"
+
+
 @dataclass
 class InstructionRow:
     layer: int
@@ -169,7 +173,7 @@ class InstructionRow:
     engine: str
     instructions: float
     predicted_cycles: float
-    clock: str = "m33"
+    clock: str = HOST_CLOCK
 
     @property
     def ratio(self) -> float | None:
@@ -178,8 +182,8 @@ class InstructionRow:
 
 def instruction_report(fw, run) -> list[InstructionRow]:
     """Per layer and op kind, QEMU's emulated instructions over the run beside hetsim's predicted cycles of the
-    same ops summed over every sample and timestep (M33 cycles; ``mvp`` rows: the MVP's cycles, the stand-in's
-    instructions)."""
+    same ops summed over every sample and timestep (M33 cycles; ``MVP stand-in`` rows: the MVP's cycles beside
+    the stand-in's instructions, ``clock`` :data:`ACCEL_CLOCK`)."""
     from hetsim.codegen.firmware import _choice
     from hetsim.codegen.toolchain import category_names
 
@@ -198,13 +202,13 @@ def instruction_report(fw, run) -> list[InstructionRow]:
         else:
             rows.append(InstructionRow(k, "program", fl.engine, insns[cats[("program", k)]],
                                        float(cm.layers[li].program_cycles(fl.engine, fl.residency).sum())))
-            rows.append(InstructionRow(k, "mvp stand-in", fl.engine, insns[cats[("mvp", k)]],
-                                       float(cm.layer_cycles(li, c).sum()), "mvp"))
-        rows.append(InstructionRow(k, "lif", "m33", insns[cats[("lif", k)]],
+            rows.append(InstructionRow(k, "MVP stand-in", fl.engine, insns[cats[("standin", k)]],
+                                       float(cm.layer_cycles(li, c).sum()), ACCEL_CLOCK))
+        rows.append(InstructionRow(k, "lif", ENGINE_M33, insns[cats[("lif", k)]],
                                    float(cm.m33.lif_cycles(sizes[k]) * S * T)))
-    rows.append(InstructionRow(len(fw.layers), "readout", "m33", insns[cats[("readout", 0)]],
+    rows.append(InstructionRow(len(fw.layers), "readout", ENGINE_M33, insns[cats[("readout", 0)]],
                                float(cm.m33.readout_cycles(sizes[-1]) * S * T)))
-    rows.append(InstructionRow(0, "other (sample loop, output)", "m33", insns[cats[("other", 0)]], 0.0))
+    rows.append(InstructionRow(0, "other (sample loop, output)", ENGINE_M33, insns[cats[("other", 0)]], 0.0))
     return rows
 
 
@@ -272,7 +276,7 @@ def format_check(fw, chk: FirmwareCheck) -> str:
     lines.append(format_sizes(chk.sizes))
     lines.append("emulated instructions per layer (QEMU -icount; emulation, not timing) vs hetsim's predicted cycles:")
     rows = [[str(r.layer or "-"), r.kind, r.engine, f"{r.instructions:,.0f}",
-             f"{r.predicted_cycles:,.0f}" + (" (MVP)" if r.clock == "mvp" else "") if r.predicted_cycles else "-",
+             f"{r.predicted_cycles:,.0f}" + (" (MVP)" if r.clock == ACCEL_CLOCK else "") if r.predicted_cycles else "-",
              f"{r.ratio:.2f}" if r.ratio is not None else "-"] for r in chk.instructions]
     lines += ["  " + r for r in text_table(["layer", "ops", "engine", "instructions", "predicted cycles", "ratio"],
                                            rows)]

@@ -176,11 +176,11 @@ class FirmwareRun:
 
 def category_names(n_layers: int) -> list[tuple[str, int]]:
     """The firmware's profiling categories in index order (``snn_fw.h``'s ``PROF_*``): ``(kind, layer)``, kind
-    ``other`` | ``readout`` | ``affine`` | ``program`` | ``lif`` | ``mvp`` (the stand-in's work), layer 0 for the
-    first two."""
+    ``other`` | ``readout`` | ``affine`` | ``program`` | ``lif`` | ``standin`` (the MVP stand-in's work), layer 0
+    for the first two."""
     out = [("other", 0), ("readout", 0)]
     for layer in range(1, n_layers + 1):
-        out += [("affine", layer), ("program", layer), ("lif", layer), ("mvp", layer)]
+        out += [("affine", layer), ("program", layer), ("lif", layer), ("standin", layer)]
     return out
 
 
