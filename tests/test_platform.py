@@ -378,7 +378,7 @@ def test_an_overridden_platform_names_its_changes():
     assert p.with_overrides({"name": "mine", "devices.cim.crossbars": 25}).name == "mine"
     assert p.with_overrides({}).name == "puma-arm"  # nothing changed
     # the same name as the command line's --set gives
-    from hetsim.cli import _platform
+    from hetsim.cli._common import _platform
 
     class Args:
         platform = PLATFORMS / "puma.yaml"

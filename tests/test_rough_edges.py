@@ -17,8 +17,7 @@ def _help(*argv: str) -> str:
 
 
 def test_run_help_lists_every_out_file():
-    from hetsim.report.outputs import OUTPUT_FILES
-    from hetsim.report.snn import SNN_OUTPUT_FILES
+    from hetsim.report.outputs import OUTPUT_FILES, SNN_OUTPUT_FILES
 
     text = _help("run")
     missing = [f for f in (*OUTPUT_FILES, *SNN_OUTPUT_FILES) if f not in text]

@@ -106,7 +106,6 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
         return write_snn_outputs(run, out, force=force)
     check_out_dir(out, force)
     from hetsim.report.run_folder import staged_folder
-    from hetsim.report.snn import SNN_OUTPUT_FILES
 
     with staged_folder(out, owned=OUTPUT_FILES + SNN_OUTPUT_FILES) as stage:  # all files or none (run_folder)
         written = _write_run_files(run, stage)
