@@ -359,7 +359,10 @@ def test_schedule_error_cim_cores_needs_placement():
     s = _offload_bc(costs, placement={"b": [(0, 1)], "c": [(5, 1)]})  # the CIM has 1 core
     with pytest.raises(ScheduleError):
         simulate(costs, s, {"cim-cores"})
-    assert simulate(costs, s).makespan_s == ns(2500)  # placement is not needed without cim-cores
+    with pytest.raises(ScheduleError, match="core 5"):  # a placement naming a missing core is nonsense even when
+        simulate(costs, s)                               # cim-cores is off: the one checker refuses it (issue 25)
+    s = _offload_bc(costs, placement={"b": [(0, 1)]})
+    assert simulate(costs, s).makespan_s == ns(2500)  # a missing placement is not needed without cim-cores
 
 
 def test_schedule_error_no_link_between_devices():
