@@ -49,6 +49,16 @@ def test_values_are_read_by_the_constructors_annotations(mapper):
         parse_mapper_option(mapper, "shares", "1")
 
 
+def test_a_yaml_valued_option_is_read_by_the_guarded_loader():
+    """heft's ``crossbar_prices`` (a tuple) is read as YAML: with the loader the platform files and ``--set`` use,
+    so an alias bomb is refused in one line instead of being expanded."""
+    assert parse_mapper_option("heft", "crossbar_prices", "[0, 0.5, 1e-3]") == [0, 0.5, 1e-3]
+    bomb = ("[&a [1,1,1,1,1,1,1,1,1], &b [*a,*a,*a,*a,*a,*a,*a,*a,*a], &c [*b,*b,*b,*b,*b,*b,*b,*b,*b], "
+            "&d [*c,*c,*c,*c,*c,*c,*c,*c,*c], &e [*d,*d,*d,*d,*d,*d,*d,*d,*d], &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]]")
+    with pytest.raises(InputError, match="option 'crossbar_prices' of mapper 'heft'"):
+        parse_mapper_option("heft", "crossbar_prices", bomb)
+
+
 def test_a_plugin_mappers_options_on_the_command_line(mapper, capsys):
     code, out, err = run_cli(capsys, "run", PUMA, MODEL, "--mapper", mapper, "-O", "share=0.125",
                              "--mapper-option", "rounds=4", "-O", "greedy=true", "--json")

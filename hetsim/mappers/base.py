@@ -262,14 +262,17 @@ def mapper_or_schedule(mapper: str, options: dict, schedule, kind: str, wrong_ki
 def parse_mapper_option(name: str, option: str, text: str):
     """The value of option ``option`` of mapper ``name`` written as ``text`` on the command line
     (``--mapper-option NAME=VALUE``), converted by the constructor's annotation: ``int``, ``float``, ``bool``
-    (``true``/``false``), ``str`` as given; anything else (or no annotation) read as YAML. The option's name and
-    value are then checked as for :func:`get_mapper`.
+    (``true``/``false``), ``str`` as given; anything else (or no annotation) read as YAML by the guarded reader of
+    platform files and ``--set`` (:func:`hetsim.platform.load_yaml_text`: bounded aliases, size and nesting). The
+    option's name and value are then checked as for :func:`get_mapper`.
 
     Raises:
         InputError: an unknown mapper or option (the closest name suggested), or a value the annotation does not
             read.
     """
     import yaml
+
+    from hetsim.platform import load_yaml_text  # the guarded reader --set and the YAML files use
 
     takes = mapper_option_names(name)
     if takes is not None and option not in takes:
@@ -283,7 +286,7 @@ def parse_mapper_option(name: str, option: str, text: str):
     readers = {"int": int, "float": float, "str": str,
                "bool": lambda t: {"true": True, "false": False}[t.strip().lower()]}
     try:
-        return readers[kind](text) if kind in readers else yaml.safe_load(text)
+        return readers[kind](text) if kind in readers else load_yaml_text(text)
     except (ValueError, KeyError, yaml.YAMLError):
         want = {"int": "an integer", "float": "a number", "bool": "true or false"}.get(kind, "a YAML value")
         raise InputError(f"option {option!r} of mapper {name!r}: {text!r} is not {want}") from None
