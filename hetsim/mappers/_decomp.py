@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hetsim.mappers import _bounds as B
+from hetsim.mappers import _cpsat_sigint
 
 INF = 1 << 62
 
@@ -902,7 +903,7 @@ def _pack(gaps, flo, dur, dls, limit: float, first: dict[str, int]) -> dict[str,
     solver.parameters.num_workers = 1
     solver.parameters.max_deterministic_time = limit  # reproducible stop
     solver.parameters.max_time_in_seconds = 10 * limit
-    if solver.Solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if _cpsat_sigint.solve(solver, m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return greedy
     got = {v: g for (v, g), x in y.items() if solver.Value(x)}
     if sum(dur[v] for v in got) <= sum(dur[v] for v in greedy):

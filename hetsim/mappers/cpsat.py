@@ -103,6 +103,7 @@ from collections.abc import Callable
 from hetsim.costs import CostModel
 from hetsim.errors import InternalError, MappingError, ScheduleError
 from hetsim.mappers import _bounds as B
+from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
 from hetsim.mappers.base import MAPPERS, make_schedule, register
@@ -746,7 +747,7 @@ class CpSat:
         if real and self.progress is not None:
             cb = _progress_callback(cp_model, self, tick, rb, lb0)
         t = time.perf_counter()
-        code = solver.Solve(built.model, cb) if cb is not None else solver.Solve(built.model)
+        code = _cpsat_sigint.solve(solver, built.model, cb)  # SIGINT left as it was (ortools resets it)
         out = {"time": time.perf_counter() - t, "assign": None, "order": None, "ticks": None, "bound": None}
         out["status"] = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "time_limit",
                          cp_model.INFEASIBLE: "infeasible"}.get(code, "time_limit")
