@@ -71,4 +71,5 @@ for _cls in (CpuDevice, PumaDevice, DianaDigital, DianaAimc, Npu, CortexM, Mvp):
     register_kind(_cls)
 
 __all__ = ["Capacity", "DeviceBase", "CpuDevice", "PumaDevice", "DianaDigital", "DianaAimc", "Npu", "CortexM",
-           "Mvp", "Link", "Memory", "WeightPort", "WEIGHT_POLICIES", "Reprogramming", "DEVICE_KINDS", "register_kind", "unregister_kind", "kind_name"]
+           "Mvp", "Link", "Memory", "WeightPort", "WEIGHT_POLICIES",
+           "Reprogramming", "DEVICE_KINDS", "register_kind", "unregister_kind", "kind_name"]

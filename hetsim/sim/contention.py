@@ -12,8 +12,9 @@ from hetsim.errors import InputError
 #: ``links``: a link carries one transfer at a time; the others are declared by the device kinds that model them
 #: (``DeviceBase.contention``; the built-in PUMA kind's ``cim-bus``: one load/store phase at a time on its
 #: internal bus, ``cim-cores``: a core issues one MVM stream at a time); ``memory``: a memory's port serves one
-#: weight read of a streamed or reprogrammed op at a time (:mod:`hetsim.sim.weights`). Spelled out here for ``hetsim --help``
-#: without importing the device kinds; :func:`contention_kinds` asks them (a test keeps the two equal).
+#: weight read of a streamed or reprogrammed op at a time (:mod:`hetsim.sim.weights`). Spelled out here for
+#: ``hetsim --help`` without importing the device kinds; :func:`contention_kinds` asks them (a test keeps the
+#: two equal).
 CONTENTION_KINDS = ("links", "cim-bus", "cim-cores", "memory")
 
 

@@ -50,8 +50,8 @@ from hetsim.check import fill_orders, op_parts, require_feasible
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
-from hetsim.sim.contention import CONTENTION_KINDS, contention_kinds, parse_contention
 from hetsim.sim import weights as _weights
+from hetsim.sim.contention import CONTENTION_KINDS, contention_kinds, parse_contention
 from hetsim.sim.dispatch import DispatchPolicy, get_dispatch
 
 __all__ = ["CONTENTION_KINDS", "TRACE_COLUMNS", "Hardware", "Plan", "Request", "SimResult", "parse_contention",
