@@ -210,10 +210,10 @@ def weight_lines(w: dict) -> list[str]:
                      f"{si(m['read_s'], 's')}; holds {m['used_b'] / 1e6:,.3f} of {m['capacity_b'] / 1e6:,.1f} MB")
     for dev, r in w["reprogramming"].items():
         life = r["lifetime_inferences"]
+        tail = f", lifetime {life:,.0f} inferences at {r['endurance_writes']:.3g} writes per cell" if life else ""
         lines.append(f"    {dev}: {r['ops']} ops reprogrammed, {r['cells_written']:,} cell writes "
-                     f"({si(r['write_s'], 's')}, {si(r['write_j'], 'J')}) per inference; busiest cell written {r['writes_per_cell']}x per "
-                     "inference" + (f", lifetime {life:,.0f} inferences at {r['endurance_writes']:.3g} writes per cell"
-                                    if life else ""))
+                     f"({si(r['write_s'], 's')}, {si(r['write_j'], 'J')}) per inference; busiest cell written "
+                     f"{r['writes_per_cell']}x per inference{tail}")
     return lines
 
 
