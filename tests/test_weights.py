@@ -200,7 +200,7 @@ def test_cpsat_device_and_policy_choice_is_optimal_by_brute_force():
         assignment = {v: o[0] for v, o in zip(topo, combo, strict=True)}
         choice = dict(zip(topo, combo, strict=True))
         try:
-            s = build(costs, assignment, choice, "brute", {})
+            s = build(costs, assignment, choice, "brute", {}, keep_resident=False)
         except MappingError:  # a resident capacity exceeded
             continue
         if not check_schedule(costs, s).ok:

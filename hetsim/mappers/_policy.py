@@ -65,11 +65,42 @@ def makespan(costs: CostModel, assignment: dict[str, str], choice: dict[str, Opt
     return list_schedule(p, assignment, after=after)[2]
 
 
+def upgrade(costs: CostModel, assignment: dict[str, str], choice: dict[str, Option]) -> dict[str, Option]:
+    """``choice`` with streamed and reprogrammed ops made resident on their device where its resident capacity
+    is left, by latency saved, then weight bytes (ties: topological position): a resident op is never slower (it
+    skips the read), so no op finishes later, and the memory traffic only drops."""
+    opts = op_options(costs)
+    used = dict.fromkeys(costs.budget, 0)
+    for v, d in assignment.items():
+        o = choice.get(v)
+        if d in used and (o is None or o[1] == "resident"):
+            used[d] += costs.need.get(v, {}).get(d, 0)
+    rank = {v: i for i, v in enumerate(costs.workload.topological_order())}
+    cands = []
+    for v, o in choice.items():
+        if o[1] == "resident" or assignment[v] != o[0]:
+            continue
+        r = next((r for r in opts[v] if r[0] == o[0] and r[1] == "resident"), None)
+        if r is not None and r[3] <= o[3]:
+            cands.append((-(o[3] - r[3]), -o[5].nbytes, rank[v], v, r))
+    out = dict(choice)
+    for *_, v, r in sorted(cands):
+        d = r[0]
+        if d not in used or used[d] + r[4] <= costs.budget[d]:
+            if d in used:
+                used[d] += r[4]
+            out[v] = r
+    return out
+
+
 def build(costs: CostModel, assignment: dict[str, str], choice: dict[str, Option], mapper: str, stats: dict,
-          order: dict[str, list[str]] | None = None, chain: list[str] | None = None) -> Schedule:
+          order: dict[str, list[str]] | None = None, chain: list[str] | None = None,
+          keep_resident: bool = True) -> Schedule:
     """The schedule of ``assignment`` with its ops' chosen options: policies, the chain of each CIM's
     reprogrammed ops (in ``chain`` order, default topological) as control dependencies, times from the bound cost
-    model."""
+    model. ``keep_resident``: first make ops resident where capacity is left (:func:`upgrade`)."""
+    if keep_resident:
+        choice = upgrade(costs, assignment, choice)
     pols = as_policies({v: (o[1], o[2]) for v, o in choice.items() if assignment[v] == o[0]})
     tmp = Schedule(mapper, parts=assignment, policies=pols)
     bound = bind(costs, tmp)

@@ -237,7 +237,8 @@ def weight_summary(costs: CostModel, schedule: Schedule, result: SimResult) -> d
     """The weight policies of a run (``summary["weights"]``), or ``None`` on a platform where no device reads
     weights from a memory and every op is resident.
 
-    Keys: ``policies`` (how many offloaded ops are ``resident``, ``streamed``, ``reprogrammed``), ``memories``
+    Keys: ``policies`` (how many offloaded ops are ``resident``, ``streamed``, ``reprogrammed``), ``by_device``
+    (the same per accelerator, policies it runs only), ``memories``
     (per memory devices read weights from: ``bytes`` and ``energy_j`` read per inference, ``read_s`` its port's
     busy time, ``used_b`` the streamed and reprogrammed weights it holds, ``capacity_b``), ``reprogramming``
     (per CIM with reprogrammed ops: ``ops``, ``cells_written``, ``row_writes``, ``write_s``, ``write_j``,
@@ -252,9 +253,14 @@ def weight_summary(costs: CostModel, schedule: Schedule, result: SimResult) -> d
         return None
     host = costs.host
     pols = {"resident": 0, "streamed": 0, "reprogrammed": 0}
+    by_dev: dict[str, dict[str, int]] = {}
     for v in schedule.parts:
-        if schedule.device_of(v) != host:
-            pols[schedule.policy_of(v)] = pols.get(schedule.policy_of(v), 0) + 1
+        d = schedule.device_of(v)
+        if d != host:
+            p = schedule.policy_of(v)
+            pols[p] = pols.get(p, 0) + 1
+            row = by_dev.setdefault(d, {})
+            row[p] = row.get(p, 0) + 1
     use = memory_use(costs, steps)
     mems = {}
     for row in memory_rows(costs, steps):
@@ -276,7 +282,7 @@ def weight_summary(costs: CostModel, schedule: Schedule, result: SimResult) -> d
     for r in rep.values():
         e = r["endurance_writes"]
         r["lifetime_inferences"] = (e / r["writes_per_cell"]) if e and r["writes_per_cell"] else None
-    return {"policies": pols, "memories": mems, "reprogramming": rep}
+    return {"policies": pols, "by_device": by_dev, "memories": mems, "reprogramming": rep}
 
 
 def op_energy(costs: CostModel, result: SimResult) -> dict[str, float]:

@@ -188,6 +188,9 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     for dev, info in off["by_device"].items():
         cb = s.get("capacities", {}).get(dev)
         extra = f", {capacity_phrase(cb)}" if cb else ""
+        pols = s.get("weights", {}).get("by_device", {}).get(dev)
+        if pols:
+            extra = " (" + ", ".join(f"{n} {p}" for p, n in pols.items()) + ")" + extra
         lines.append(f"    {dev}: {info['count']} ops{extra}")
         names = info["ops"] if max_names is None else info["ops"][:max_names]
         if names:
