@@ -15,7 +15,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from conftest import NS, conv_op, make_platform, ns, run_cli
+from conftest import NS, conv_op, make_platform, ns, random_setup, run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hetsim.check import check_schedule, require_feasible
 from hetsim.costs import CostModel
@@ -247,3 +249,28 @@ def test_ilp_refuses_weight_policies(capsys, tmp_path):
     code, _, err = run_cli(capsys, "map", "platforms/cim-npu-dram.yaml", "workloads/resnet20_cifar10.onnx",
                            "--mapper", "ilp", "-o", tmp_path / "s.json")
     assert code == 2 and "ilp: platform 'cim-npu-dram'" in err and "Traceback" not in err
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_dags_predicted_equals_replay_and_contention_only_delays(data):
+    """On random DAGs with a DRAM added (conftest's random_setup): the heuristics' schedules pass the checker,
+    the contention-free replay reproduces their predicted times, and memory-port contention never makes the run
+    shorter."""
+    setup = data.draw(random_setup(contention=False, npu=True))
+    plat = setup["platform"].model_dump(mode="json", exclude_unset=True)
+    plat["memories"] = {"dram": {**DRAM, "size_kib": data.draw(st.sampled_from([0.5, 1024]))}}
+    plat["devices"]["cim"].update({"reprogram_crossbars": 1, "t_write_row_ns": data.draw(st.sampled_from([1, 50]))})
+    plat["devices"]["npu"]["double_buffered_weights"] = data.draw(st.booleans())
+    for section in ("devices", "links"):
+        for v in plat[section].values():
+            v.pop("name", None)
+    costs = CostModel(setup["costs"].workload, Platform.model_validate(plat))
+    for name in ("greedy", "heft"):
+        s = get_mapper(name).map(costs)
+        assert check_schedule(costs, s).ok, name
+        r = simulate(costs, s)
+        assert r.makespan_s == pytest.approx(s.makespan_s, rel=1e-9, abs=1e-18)
+        for v, st_ in r.weights.items():
+            assert r.finish_s[v] - r.start_s[v] == pytest.approx(st_.latency_s, rel=1e-9, abs=1e-18)
+        assert simulate(costs, s, contention={"memory"}).makespan_s >= r.makespan_s * (1 - 1e-12)
