@@ -258,6 +258,8 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20) -> lis
     :func:`assignment_violations` (with the orders it gives), control dependencies (``Schedule.after``) naming
     ops of the workload, :func:`capacity_violations`, and the cost model's checks of the schedule's ``config``
     (:meth:`~hetsim.costs.CostModel.schedule_violations`: an SNN's weight tables within SRAM and Flash)."""
+    if schedule.policies:  # streamed and reprogrammed ops keep no resident capacity (hetsim.weights)
+        costs = costs.for_schedule(schedule)
     a, splits = schedule.assignment, schedule.splits
     order = fill_orders(costs, a, schedule.order, splits) if set(a) == set(costs.workload.ops) else None
     out = assignment_violations(costs, a, splits, order, limit)
@@ -279,6 +281,8 @@ def require_feasible(costs: CostModel, schedule: Schedule) -> None:
     Raises:
         ScheduleError: one line naming the first problem (and how many more there are).
     """
+    if schedule.policies:
+        costs = costs.for_schedule(schedule)
     bad = fit_violations(costs, schedule) or placement_violations(costs, schedule.assignment, schedule.splits,
                                                                   schedule.placement)
     if bad:
@@ -327,6 +331,8 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
         :class:`CheckReport` listing the violations (empty = feasible).
     """
     rep = CheckReport()
+    if schedule.policies:  # each op's latency under its weight policy (hetsim.weights)
+        costs = costs.for_schedule(schedule)
     wl = costs.workload
     g = wl.graph
     a = schedule.assignment

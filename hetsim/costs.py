@@ -99,14 +99,22 @@ class CostModel:
             )
 
     def for_schedule(self, schedule) -> CostModel:
-        """The cost model a replay of ``schedule`` uses: this one (a cost model whose costs depend on decisions
-        a schedule carries in ``config``, an SNN's, returns one bound to them)."""
-        return self
+        """The cost model a replay of ``schedule`` uses: this one when every op's weights are resident, else
+        one whose streamed and reprogrammed ops carry their policies' costs (:func:`hetsim.weights.bind`); a cost
+        model whose costs depend on decisions a schedule carries in ``config``, an SNN's, returns one bound to
+        them."""
+        if not getattr(schedule, "policies", None):
+            return self
+        from hetsim.weights import bind
+
+        return bind(self, schedule)
 
     def schedule_violations(self, schedule) -> list[str]:
         """Problems with the decisions a schedule carries beyond parts, orders and placement (its ``config``);
-        none for ONNX workloads (an SNN's weight memories: :class:`hetsim.activity_costs.ActivityCostModel`)."""
-        return []
+        for ONNX workloads, the problems of its weight policies (:func:`hetsim.weights.bind`: a policy the device
+        does not offer, a memory it cannot reach, a memory over capacity, overlapping reprogrammed ops; an SNN's
+        weight memories: :class:`hetsim.activity_costs.ActivityCostModel`)."""
+        return list(getattr(self.for_schedule(schedule), "policy_violations", ()))
 
     def _fits_per_op(self, dev: DeviceBase, op: Op, n_channels: int | None) -> bool:
         caps = self.per_op[dev.name]

@@ -113,12 +113,14 @@ class Platform(BaseModel):
                         f"{sorted(self.devices)}"
                     )
         for mname, mem in self.memories.items():
-            for d in mem.shared_by:
-                if d not in self.devices:
-                    raise ValueError(
-                        f"memories.{mname}.shared_by names {d!r}, which is not a device; devices: "
-                        f"{sorted(self.devices)}"
-                    )
+            for field, names in (("shared_by", mem.shared_by), ("weights_for", list(mem.weights_for)),
+                                 ("activations_of", mem.activations_of)):
+                for d in names:
+                    if d not in self.devices:
+                        raise ValueError(
+                            f"memories.{mname}.{field} names {d!r}, which is not a device; devices: "
+                            f"{sorted(self.devices)}"
+                        )
         return self
 
     @property
@@ -128,6 +130,19 @@ class Platform(BaseModel):
     def shares_memory(self, a: str, b: str) -> bool:
         """True when devices ``a`` and ``b`` (distinct) share a memory: tensors between them move for free."""
         return any(a in m.shared_by and b in m.shared_by for m in self.memories.values())
+
+    def activation_memory(self, device: str) -> tuple[str, int] | None:
+        """The memory holding ``device``'s activations and its capacity in bytes: the first memory (in YAML order)
+        whose ``activations_of`` lists the device, else the first whose ``shared_by`` does, else ``None``."""
+        for field in ("activations_of", "shared_by"):
+            for name, m in self.memories.items():
+                if device in getattr(m, field):
+                    return name, m.size_bytes
+        return None
+
+    def weight_memories(self, device: str) -> list[str]:
+        """Names of the memories ``device`` reads weights from (``weights_for``), in YAML order."""
+        return [name for name, m in self.memories.items() if device in m.weights_for]
 
     def link_between(self, a: str, b: str) -> Link | None:
         """The first link (in YAML order) joining devices ``a`` and ``b``, or ``None``."""

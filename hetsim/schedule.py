@@ -41,6 +41,23 @@ class Part:
                                                                       "channels": list(self.channels)}
 
 
+@dataclass(frozen=True)
+class WeightPolicy:
+    """How an op's weights reach its accelerator, when they are not resident (:mod:`hetsim.weights`).
+
+    Attributes:
+        policy: ``streamed`` (read from ``memory`` for each inference) or ``reprogrammed`` (written into a CIM's
+            time-shared crossbars for each inference, read from ``memory``).
+        memory: the memory the weights are read from; ``None``: the first memory the device reads weights from.
+    """
+
+    policy: str
+    memory: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"policy": self.policy} if self.memory is None else {"policy": self.policy, "memory": self.memory}
+
+
 def whole(device: str) -> list[Part]:
     """The parts of an op that runs whole on ``device``."""
     return [Part(device)]
@@ -77,6 +94,10 @@ class Schedule:
         after: op name -> ops that must have *finished* before it starts, beyond its data dependencies (control
             dependencies: SpikeDuet's blocking execution, where the host waits for every MVP launch, is the
             program order as such a chain). Empty for most schedules.
+        policies: op name -> :class:`WeightPolicy` for the ops whose weights are not resident (streamed from a
+            memory or reprogrammed into a CIM per inference); an op absent is ``resident`` (the weights stay on
+            its device for the whole run, CPU-CIM ILP Eq. 14). Empty for schedules made without weight options,
+            and for schedule files written before policies existed.
         config: decisions of the mapper that the cost model reads besides the parts (an SNN's per affine layer
             kernel and weight residency, ``{"layers": [{"engine", "residency", "hot_columns"}], "mode"}``:
             :class:`hetsim.activity_costs.ActivityCostModel`). Empty for ONNX schedules.
@@ -100,6 +121,7 @@ class Schedule:
     platform: str | None
     after: dict[str, list[str]]
     config: dict
+    policies: dict[str, WeightPolicy]
 
     def __init__(
         self,
@@ -117,6 +139,7 @@ class Schedule:
         splits: dict[str, dict[str, list[int]]] | None = None,
         after: dict[str, list[str]] | None = None,
         config: dict | None = None,
+        policies: dict[str, WeightPolicy | str] | None = None,
     ):
         self.mapper = mapper
         self.parts = {v: (whole(p) if isinstance(p, str) else list(p)) for v, p in parts.items()}
@@ -132,6 +155,16 @@ class Schedule:
         self.platform = platform
         self.after = {v: list(us) for v, us in (after or {}).items() if us}
         self.config = dict(config or {})
+        self.policies = {}
+        for v, wp in (policies or {}).items():
+            wp = WeightPolicy(wp) if isinstance(wp, str) else wp
+            if wp.policy != "resident":
+                self.policies[v] = wp
+
+    def policy_of(self, op: str) -> str:
+        """``resident``, ``streamed`` or ``reprogrammed``: the weight policy of ``op``."""
+        wp = self.policies.get(op)
+        return "resident" if wp is None else wp.policy
 
     def __repr__(self) -> str:
         n_split = sum(1 for p in self.parts.values() if len(p) > 1)
@@ -199,6 +232,8 @@ class Schedule:
             extra["after"] = self.after
         if self.config:
             extra["config"] = self.config
+        if self.policies:
+            extra["policies"] = {v: wp.to_dict() for v, wp in self.policies.items()}
         return {
             **extra,
             "mapper": self.mapper,
@@ -248,6 +283,8 @@ class Schedule:
                 stats=dict(d.get("stats", {})),
                 after={str(k): [str(u) for u in v] for k, v in d.get("after", {}).items()},
                 config=dict(d.get("config", {})),
+                policies={str(k): WeightPolicy(str(p["policy"]), None if p.get("memory") is None else str(p["memory"]))
+                          for k, p in d.get("policies", {}).items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise ScheduleError(f"malformed schedule: {err!r}") from None

@@ -49,11 +49,14 @@ def validate_schedule(
 
     Args:
         rel_tol: relative tolerance on times, relative to the predicted makespan.
-        contention: contention kinds for step 3 (default: the shared bus, ``links``).
+        contention: contention kinds for step 3 (default: the shared bus, ``links``; with ``memory`` added when
+            the schedule streams or reprograms weights).
 
     Raises:
         ScheduleError: the schedule cannot be replayed at all (e.g. unassigned ops).
     """
+    if schedule.policies:  # streamed and reprogrammed weights: their memory ports contend too
+        contention = frozenset(contention) | {"memory"}
     rep = ValidationReport(predicted_makespan_s=schedule.makespan_s)
     rep.violations = check_schedule(costs, schedule, rel_tol=rel_tol).violations
     if rep.violations:
@@ -93,4 +96,7 @@ def capacity_phrase(platform) -> str:
             amount = f"{cap.amount:,} {cap.unit}" if cap.unit == cap.name else f"{cap.name} {cap.amount:,} {cap.unit}"
             src = f"; {cap.source}" if cap.source else ""
             parts.append(f"{name}: {amount} [{cap.scope}{src}]")
+    for name, mem in platform.memories.items():  # the weights streamed or reprogrammed from it (hetsim.weights)
+        if mem.weights_for:
+            parts.append(f"{name}: {mem.size_bytes:,} B [streamed and reprogrammed weights]")
     return "capacity of " + ", ".join(parts) if parts else "no device capacity"

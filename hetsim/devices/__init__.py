@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hetsim.devices.base import Capacity, DeviceBase
+from hetsim.devices.base import WEIGHT_POLICIES, Capacity, DeviceBase, Reprogramming
 from hetsim.devices.cpu import CpuDevice
 from hetsim.devices.diana import DianaAimc, DianaDigital
 from hetsim.devices.efr32 import CortexM, Mvp
 from hetsim.devices.link import Link
-from hetsim.devices.memory import Memory
+from hetsim.devices.memory import Memory, WeightPort
 from hetsim.devices.npu import Npu
 from hetsim.devices.puma import PumaDevice
 
@@ -71,4 +71,5 @@ for _cls in (CpuDevice, PumaDevice, DianaDigital, DianaAimc, Npu, CortexM, Mvp):
     register_kind(_cls)
 
 __all__ = ["Capacity", "DeviceBase", "CpuDevice", "PumaDevice", "DianaDigital", "DianaAimc", "Npu", "CortexM",
-           "Mvp", "Link", "Memory", "DEVICE_KINDS", "register_kind", "unregister_kind", "kind_name"]
+           "Mvp", "Link", "Memory", "WeightPort", "WEIGHT_POLICIES",
+           "Reprogramming", "DEVICE_KINDS", "register_kind", "unregister_kind", "kind_name"]

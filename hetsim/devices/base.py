@@ -40,6 +40,45 @@ def power_energy_j(active_w: float, idle_w: float, units: int, busy_s, span_s, x
     return active_w * busy_s, idle_w * xp.maximum(units * span_s - busy_s, 0.0)
 
 
+#: Weight policies an op on an accelerator may run under (:mod:`hetsim.weights`): ``resident`` (the weights stay on
+#: the device for the whole run and count against its resident capacity: CPU-CIM ILP Eq. 14), ``streamed`` (read
+#: from a memory for each inference) and ``reprogrammed`` (written into a CIM's time-shared crossbars for each
+#: inference).
+WEIGHT_POLICIES = ("resident", "streamed", "reprogrammed")
+
+
+@dataclass(frozen=True)
+class Reprogramming:
+    """What running an op with its weights written into a CIM's time-shared crossbars costs, per inference
+    (:meth:`DeviceBase.reprogramming`).
+
+    Attributes:
+        passes: how many times the op's weights are written, a share of at most the crossbars the device
+            time-shares each time (``ceil(N_crossbar / pool)``).
+        row_writes: crossbar rows written per inference.
+        cells: cells written per inference (one weight per cell).
+        write_s: seconds spent writing (the rows one after another).
+        write_j: joules the writes cost.
+        compute_s: the op's latency with its passes (the MVMs of every pass), replacing its resident latency.
+        compute_phases: its phases with its passes (the device's :attr:`DeviceBase.phase_names` order), or
+            ``None``.
+        placement: the slots the time-shared crossbars sit on (``[(slot, crossbars), ...]``).
+        endurance_writes: writes a cell survives (``None``: not stated).
+        source: where the write and endurance figures come from.
+    """
+
+    passes: int
+    row_writes: int
+    cells: int
+    write_s: float
+    write_j: float
+    compute_s: float
+    compute_phases: tuple[float, ...] | None
+    placement: tuple[tuple[int, int], ...]
+    endurance_writes: float | None
+    source: str = ""
+
+
 @dataclass(frozen=True)
 class Capacity:
     """A finite resource of a device that ops occupy.
@@ -191,6 +230,30 @@ class DeviceBase(BaseModel):
     @property
     def wire_bits(self) -> int | None:
         """Bits per element of the tensors the device sends and receives (``None``: the tensor's own type)."""
+        return None
+
+    # ------------------------------------------------------------------------------------- weight policies
+
+    def weight_policies(self, op: Op) -> tuple[str, ...]:
+        """The weight policies (:data:`WEIGHT_POLICIES`) the device offers for ``op``: ``("resident",)`` by
+        default (a host reads weights as part of its own op). ``streamed`` and ``reprogrammed`` also need a
+        memory the device reads weights from (``weights_for`` in the platform's ``memories``)."""
+        return ("resident",)
+
+    def weight_bytes_of(self, op: Op) -> int:
+        """Bytes of ``op``'s weights in the device's format (what a streamed or reprogrammed op reads from a
+        memory per inference); 0 by default."""
+        return 0
+
+    @property
+    def double_buffers_weights(self) -> bool:
+        """True when the device fetches a streamed op's weights while it computes (the op lasts
+        ``max(compute, fetch)``); False: it fetches them first (``fetch + compute``)."""
+        return False
+
+    def reprogramming(self, op: Op) -> Reprogramming | None:
+        """The cost of running ``op`` with its weights written into time-shared crossbars for each inference
+        (:class:`Reprogramming`), or ``None`` when the device cannot (the default)."""
         return None
 
     # -------------------------------------------------------------------------------------------- energy

@@ -40,7 +40,9 @@ class Npu(DeviceBase):
 
     with ``b = element_bits`` (the NPU computes and exchanges tensors at its own precision, e.g. int8;
     ``macs_per_cycle`` is looked up for ``b``, a width missing from the table using the next wider one).
-    Weights are not streamed: they stay in the on-chip weight memory for the whole inference.
+    Weights are resident in the on-chip weight memory for the whole inference, or (weight policy ``streamed``,
+    :mod:`hetsim.weights`) read from a memory of the platform for each inference, before the op computes or,
+    with ``double_buffered_weights``, while it does.
 
     Capacity: ``weight_memory`` (``weight_memory_kib`` KiB, resident): the weights of every op placed here,
     ``weight_elements * b / 8`` bytes each, must fit together (a weight-stationary budget, the NPU's analogue
@@ -65,6 +67,8 @@ class Npu(DeviceBase):
     supported_ops: list[str] = Field(default_factory=lambda: list(GEMM_OP_TYPES),
                                      description="op types the NPU runs")
     needs_weights: bool = Field(True, description="run only ops with a constant weight matrix (GEMM view)")
+    double_buffered_weights: bool = Field(
+        False, description="a streamed op's weights are fetched while it computes (max, not sum, of the two)")
 
     @model_validator(mode="after")
     def _check(self) -> Npu:
@@ -107,6 +111,20 @@ class Npu(DeviceBase):
     def demand(self, op: Op, n_channels: int | None = None) -> dict[str, int]:
         """Weight bytes of ``op``: ``weight_elements * element_bits / 8``, rounded up."""
         return {"weight_memory": -(-op.weight_elements * self.element_bits // 8)}
+
+    def weight_policies(self, op: Op) -> tuple[str, ...]:
+        """``resident`` (in ``weight_memory``) or ``streamed`` (read from a memory per inference, needing no
+        weight memory) for an op with weights; ``resident`` only for one without."""
+        return ("resident", "streamed") if op.weight_elements > 0 and self.supports(op) else ("resident",)
+
+    def weight_bytes_of(self, op: Op) -> int:
+        """``weight_elements * element_bits / 8``, rounded up (as :meth:`demand`)."""
+        return -(-op.weight_elements * self.element_bits // 8)
+
+    @property
+    def double_buffers_weights(self) -> bool:
+        """``double_buffered_weights``: fetch the next weights while computing (ours: per op, ``max``)."""
+        return self.double_buffered_weights
 
     @property
     def wire_bits(self) -> int:

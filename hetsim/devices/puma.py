@@ -6,12 +6,13 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from hetsim.devices.base import Capacity, DeviceBase
+from hetsim.devices.base import Capacity, DeviceBase, Reprogramming
 from hetsim.devices.fields import (
     MAX_BANDWIDTH_GB_S,
     MAX_BITS,
     MAX_CORES,
     MAX_COUNT,
+    MAX_ENERGY_PJ,
     MAX_TIME_NS,
     Integer,
     Real,
@@ -63,6 +64,14 @@ class PumaDevice(DeviceBase):
         description="op types with a constant weight matrix this device runs",
     )
 
+    reprogram_crossbars: Integer = Field(
+        0, ge=0, le=MAX_COUNT, description="crossbars time-shared by reprogrammed ops (taken from the resident budget)")
+    t_write_row_ns: Real = Field(0.0, ge=0, le=MAX_TIME_NS,
+                                 description="time to write (program and verify) one crossbar row, ns")
+    write_energy_pj_per_cell: Real = Field(0.0, ge=0, le=MAX_ENERGY_PJ, description="energy per cell write, pJ")
+    endurance_writes: Real | None = Field(None, gt=0, le=1e18, description="writes a cell survives")
+    write_source: str = Field("", description="where the write and endurance figures come from")
+
     @model_validator(mode="after")
     def _organisation(self) -> PumaDevice:
         """Derive the missing one of ``crossbars`` and ``cores`` (derived values stay 'unset', so an override
@@ -80,6 +89,10 @@ class PumaDevice(DeviceBase):
         if self.crossbars > self.cores * self.crossbars_per_core:
             raise ValueError(f"crossbars = {self.crossbars} do not fit on {self.cores} cores of "
                              f"{self.crossbars_per_core}")
+        if self.reprogram_crossbars > self.crossbars:
+            raise ValueError(f"reprogram_crossbars = {self.reprogram_crossbars} exceeds crossbars = {self.crossbars}")
+        if self.reprogram_crossbars and self.t_write_row_ns <= 0:
+            raise ValueError("reprogram_crossbars needs t_write_row_ns > 0 (the time to write one crossbar row)")
         return self
 
     @property
@@ -89,8 +102,10 @@ class PumaDevice(DeviceBase):
         return [max(0, min(per, self.crossbars - i * per)) for i in range(self.cores)]
 
     def capacities(self) -> dict[str, Capacity]:
-        """``crossbars``: the budget ``C``, resident (weight-stationary; CPU-CIM ILP, Eq. 14)."""
-        return {"crossbars": Capacity("crossbars", self.crossbars, "crossbars", "resident", "CPU-CIM ILP, Eq. 14")}
+        """``crossbars``: the budget ``C``, resident (weight-stationary; CPU-CIM ILP, Eq. 14), less the
+        ``reprogram_crossbars`` set aside for reprogrammed ops."""
+        return {"crossbars": Capacity("crossbars", self.crossbars - self.reprogram_crossbars, "crossbars", "resident",
+                                      "CPU-CIM ILP, Eq. 14")}
 
     def demand(self, op: Op, n_channels: int | None = None) -> dict[str, int]:
         """``{"crossbars": N_crossbar}`` of CPU-CIM ILP Eq. 1 (per group for grouped convs)."""
@@ -98,13 +113,62 @@ class PumaDevice(DeviceBase):
 
     @property
     def slots(self) -> list[int]:
-        """Crossbars on each core (:attr:`core_capacities`)."""
-        return self.core_capacities
+        """Crossbars on each core for resident ops (:attr:`core_capacities`, the time-shared
+        ``reprogram_crossbars`` taken from the last cores)."""
+        caps = self.core_capacities
+        left = self.reprogram_crossbars
+        for c in reversed(range(len(caps))):
+            take = min(left, caps[c])
+            caps[c] -= take
+            left -= take
+        return caps
+
+    def _pool_placement(self) -> tuple[tuple[int, int], ...]:
+        """The cores (and crossbars on each) of the time-shared ``reprogram_crossbars``."""
+        full, res = self.core_capacities, self.slots
+        return tuple((c, f - r) for c, (f, r) in enumerate(zip(full, res, strict=True)) if f > r)
+
+    def weight_policies(self, op: Op) -> tuple[str, ...]:
+        """``resident`` (crossbars kept for the whole run, CPU-CIM ILP Eq. 14) and, with
+        ``reprogram_crossbars``, ``reprogrammed`` for an op it runs."""
+        return ("resident", "reprogrammed") if self.reprogram_crossbars and self.supports(op) else ("resident",)
+
+    def weight_bytes_of(self, op: Op) -> int:
+        """``weight_elements * element_bits / 8`` of a supported op, rounded up; 0 otherwise."""
+        return -(-op.weight_elements * self.element_bits // 8) if self.supports(op) else 0
+
+    def reprogramming(self, op: Op) -> Reprogramming | None:
+        """Writing ``op``'s weight matrix into the ``reprogram_crossbars`` time-shared crossbars (ours; the
+        CPU-CIM ILP keeps weights resident)::
+
+            passes     = ceil(N_crossbar / reprogram_crossbars)      (a layer bigger than the pool: in pieces)
+            row_writes = groups * m_v * ceil(n_v / N)                (each weight-matrix row, per crossbar it spans)
+            cells      = groups * m_v * n_v                          (one weight per cell)
+            T_write    = row_writes * t_write_row                    (rows written one after another)
+            E_write    = cells * write_energy_per_cell
+            T_mvm      = passes * N_mvm * t_mvm                      (every pass streams all input vectors)
+
+        ``T_load`` and ``T_store`` stay as in CPU-CIM ILP Eq. 3 (inputs buffered, partial sums accumulated in
+        the core between passes: ours). ``None`` when the device cannot reprogram or run ``op``.
+        """
+        if not self.reprogram_crossbars or not self.supports(op):
+            return None
+        g = op.gemm
+        passes = max(1, -(-self.n_crossbar(op) // self.reprogram_crossbars))
+        row_writes = g.groups * g.m_v * -(-g.n_v // self.crossbar_cols)
+        cells = g.groups * g.m_v * g.n_v
+        load, mvm, store = self.phases(op)
+        ph = (load, passes * mvm, store)
+        return Reprogramming(
+            passes=passes, row_writes=row_writes, cells=cells, write_s=row_writes * self.t_write_row_ns * 1e-9,
+            write_j=cells * self.write_energy_pj_per_cell * 1e-12, compute_s=ph[0] + ph[1] + ph[2],
+            compute_phases=ph, placement=self._pool_placement(), endurance_writes=self.endurance_writes,
+            source=self.write_source)
 
     def place(self, demand: dict[str, int], order: list[str] | None = None) -> dict[str, list[tuple[int, int]]]:
         """First-fit decreasing on the cores (:func:`place_crossbars`)."""
         return place_crossbars(demand, self.cores, self.crossbars_per_core, order=order,
-                               capacities=self.core_capacities)
+                               capacities=self.slots)
 
     def contended_phases(
         self, kinds: frozenset[str], op: str, placement: list[tuple[int, int]] | None, need: int | None

@@ -185,6 +185,9 @@ def make_schedule(
     stats: dict | None = None,
     order: dict[str, list[str]] | None = None,
     splits: dict[str, dict[str, list[int]]] | None = None,
+    *,
+    after: dict[str, list[str]] | None = None,
+    policies: dict | None = None,
 ) -> Schedule:
     """A complete schedule for ``assignment``: per-device order (``order`` where given, else topological),
     resident-capacity placement, and the contention-free predicted times of
@@ -193,6 +196,9 @@ def make_schedule(
     contiguous channel range per device, in the dict's order (only the counts matter to the cost models; the
     function-preserving reordering of ODiMO Fig. 3 makes each device's channels contiguous); ``assignment`` must
     name one of the op's devices. A split op is in the order of every device holding one of its parts.
+    ``policies`` (op -> :class:`~hetsim.schedule.WeightPolicy`, :mod:`hetsim.weights`) and ``after`` (control
+    dependencies: the chain of a CIM's reprogrammed ops) go into the schedule; ``costs`` must then be the cost
+    model bound to them (:mod:`hetsim.mappers._policy` builds it).
 
     Raises:
         InternalError: ``order`` contradicts the data dependencies or the assignment (the mapper's own
@@ -209,7 +215,7 @@ def make_schedule(
                 order[d].append(v)
     placement = place(costs, {v: d for v, d in assignment.items() if v not in splits})
     try:
-        start, finish, makespan = list_schedule(costs, assignment, order, splits)
+        start, finish, makespan = list_schedule(costs, assignment, order, splits, after=after)
     except ScheduleError as err:
         raise InternalError(f"mapper {mapper!r} built an inconsistent schedule: {err} (a bug in the mapper, "
                             "please report it)") from err
@@ -224,6 +230,8 @@ def make_schedule(
         finish_s=finish,
         makespan_s=makespan,
         stats=dict(stats or {}),
+        after=after,
+        policies=policies,
     )
 
 

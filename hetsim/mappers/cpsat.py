@@ -106,8 +106,10 @@ from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
+from hetsim.mappers._policy import cpsat_policies
 from hetsim.mappers.base import MAPPERS, make_schedule, register
 from hetsim.schedule import Schedule
+from hetsim.weights import weight_option_platform
 
 #: above this many ops the levers that need ancestor/descendant sets (``segments``, ``decompose``) are skipped
 MAX_CLOSURE_OPS = 5000
@@ -215,6 +217,8 @@ class CpSat:
     def map(self, costs: CostModel) -> Schedule:
         # the phases allocate millions of small dicts and lists on large graphs, which the cyclic garbage
         # collector would scan again and again (none of them forms a cycle that needs it)
+        if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
+            return cpsat_policies(costs, self.name, self.time_limit_s, self.threads, self.seed, self.resolution_s)
         gc_on = gc.isenabled()
         gc.disable()
         try:

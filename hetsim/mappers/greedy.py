@@ -7,9 +7,11 @@ import time
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
+from hetsim.mappers._policy import greedy_policies
 from hetsim.mappers.base import capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
+from hetsim.weights import weight_option_platform
 
 
 @register("greedy")
@@ -28,6 +30,9 @@ class Greedy:
     platform's links need not join every pair of accelerators) is skipped. Cost: one ``O(V + E)`` evaluation per
     candidate that fits.
 
+    On a platform whose devices read weights from a memory, each op's options are (device, weight policy):
+    :func:`hetsim.mappers._policy.greedy_policies`.
+
     Args:
         min_gain: relative makespan improvement an offload must bring to be kept (default: any strict gain).
     """
@@ -36,6 +41,8 @@ class Greedy:
         self.min_gain = min_gain
 
     def map(self, costs: CostModel) -> Schedule:
+        if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
+            return greedy_policies(costs, self.name, self.min_gain)
         t0 = time.perf_counter()
         host = costs.host
         topo = costs.workload.topological_order()

@@ -7,8 +7,10 @@ import time
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
+from hetsim.mappers._policy import heft_policies
 from hetsim.mappers.base import capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
+from hetsim.weights import weight_option_platform
 
 
 @register("heft")
@@ -38,6 +40,9 @@ class Heft:
     The returned schedule orders host ops by HEFT's start times; its predicted times are recomputed by
     :func:`~hetsim.sim.analytic.list_schedule` (ASAP in that order), which can only make them earlier.
 
+    On a platform whose devices read weights from a memory, each op's options are (device, weight policy):
+    :func:`hetsim.mappers._policy.heft_policies`.
+
     Args:
         crossbar_prices: the price sweep, relative to ``all-host makespan / budget`` per unit of capacity.
     """
@@ -46,6 +51,8 @@ class Heft:
         self.crossbar_prices = crossbar_prices
 
     def map(self, costs: CostModel) -> Schedule:
+        if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
+            return heft_policies(costs, self.name, tuple(self.crossbar_prices))
         t0 = time.perf_counter()
         base = sum(costs.latency[v][costs.host] for v in costs.workload.graph if costs.host in costs.latency[v])
         best = None

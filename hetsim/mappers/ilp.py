@@ -843,6 +843,12 @@ class Ilp:
 
     def map(self, costs: CostModel) -> Schedule:
         t0 = time.perf_counter()
+        from hetsim.weights import weight_option_platform
+
+        if weight_option_platform(costs.platform):
+            raise MappingError(f"ilp: platform {costs.platform.name!r} offers streamed/reprogrammed weights "
+                               "(memories with weights_for), which the CPU-CIM ILP's MILP does not model; use "
+                               "--mapper cpsat, heft or greedy")
         model = build_model(costs)
         start = self._start_vector(costs, model) if self.warm_start is not None else None
         unit = model.time_unit_s

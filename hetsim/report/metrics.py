@@ -171,6 +171,10 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
     tr = result.trace
     T = result.makespan_s
     rows = []
+    steps = getattr(result, "weights", None) or {}
+    write_j: dict[str, float] = {}
+    for st in steps.values():  # a reprogrammed op's cell writes: energy of its CIM
+        write_j[st.device] = write_j.get(st.device, 0.0) + st.write_j
     edge_of = {f"{u}->{v}": (u, v) for u, v in costs.workload.graph.edges}
     folded = getattr(costs, "folded", frozenset())
     entries = [(n, d.kind, d) for n, d in costs.devices.items()]
@@ -194,6 +198,7 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
                 if v in folded:  # computed once at session creation
                     continue
                 op_j += cfg.op_energy_j(costs.workload.op(v), None if pd.isna(ch) else int(ch))
+            op_j += write_j.get(name, 0.0)
         active, idle = (float(x) for x in cfg.energy_j(busy, T))
         xfer = getattr(cfg, "energy_pj_per_byte", 0.0) * 1e-12 * nbytes
         rows.append({
@@ -202,7 +207,82 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
             "active_j": active, "idle_j": idle, "op_j": op_j, "transfer_j": xfer,
             "energy_j": active + idle + op_j + xfer, "bytes": nbytes,
         })
+    rows += memory_rows(costs, steps)
     return pd.DataFrame(rows)
+
+
+#: the ``kind`` of a memory's row in :func:`device_table`
+MEMORY_KIND = "memory"
+
+
+def memory_rows(costs: CostModel, steps: dict) -> list[dict]:
+    """:func:`device_table` rows of the memories devices read weights from (``weights_for``): ``ops`` the
+    streamed and reprogrammed ops reading it, ``busy_s`` the sum of their reads (its port's busy time),
+    ``bytes`` read and ``transfer_j`` their energy (:class:`~hetsim.devices.memory.WeightPort`). None when the
+    platform has no such memory."""
+    rows = []
+    for name, mem in costs.platform.memories.items():
+        if not mem.weights_for:
+            continue
+        mine = [st for st in steps.values() if st.memory == name]
+        busy = float(sum(st.read_s for st in mine))
+        e = float(sum(st.read_j for st in mine))
+        rows.append({"device": name, "kind": MEMORY_KIND, "units": 1, "ops": len(mine), "busy_s": busy,
+                     "utilisation": 0.0, "active_j": 0.0, "idle_j": 0.0, "op_j": 0.0, "transfer_j": e,
+                     "energy_j": e, "bytes": float(sum(st.nbytes for st in mine))})
+    return rows
+
+
+def weight_summary(costs: CostModel, schedule: Schedule, result: SimResult) -> dict | None:
+    """The weight policies of a run (``summary["weights"]``), or ``None`` on a platform where no device reads
+    weights from a memory and every op is resident.
+
+    Keys: ``policies`` (how many offloaded ops are ``resident``, ``streamed``, ``reprogrammed``), ``by_device``
+    (the same per accelerator, policies it runs only), ``memories``
+    (per memory devices read weights from: ``bytes`` and ``energy_j`` read per inference, ``read_s`` its port's
+    busy time, ``used_b`` the streamed and reprogrammed weights it holds, ``capacity_b``), ``reprogramming``
+    (per CIM with reprogrammed ops: ``ops``, ``cells_written``, ``row_writes``, ``write_s``, ``write_j``,
+    ``writes_per_cell`` per inference = the sum of the ops' passes (the busiest cell of the time-shared
+    crossbars, each pass written from the first of them: no wear levelling, ours), ``endurance_writes`` and
+    ``lifetime_inferences`` = endurance / writes_per_cell).
+    """
+    from hetsim.weights import memory_use, weight_option_platform
+
+    steps = getattr(result, "weights", None) or {}
+    if not steps and not weight_option_platform(costs.platform):
+        return None
+    host = costs.host
+    pols = {"resident": 0, "streamed": 0, "reprogrammed": 0}
+    by_dev: dict[str, dict[str, int]] = {}
+    for v in schedule.parts:
+        d = schedule.device_of(v)
+        if d != host:
+            p = schedule.policy_of(v)
+            pols[p] = pols.get(p, 0) + 1
+            row = by_dev.setdefault(d, {})
+            row[p] = row.get(p, 0) + 1
+    use = memory_use(costs, steps)
+    mems = {}
+    for row in memory_rows(costs, steps):
+        n = row["device"]
+        mems[n] = {"bytes": row["bytes"], "energy_j": row["energy_j"], "read_s": row["busy_s"],
+                   "used_b": use.get(n, 0), "capacity_b": costs.platform.memories[n].size_bytes}
+    rep: dict[str, dict] = {}
+    for st in steps.values():
+        if st.policy != "reprogrammed":
+            continue
+        r = rep.setdefault(st.device, {"ops": 0, "cells_written": 0, "row_writes": 0, "write_s": 0.0, "write_j": 0.0,
+                                       "writes_per_cell": 0, "endurance_writes": st.endurance_writes})
+        r["ops"] += 1
+        r["cells_written"] += st.cells
+        r["row_writes"] += st.row_writes
+        r["write_s"] += st.write_s
+        r["write_j"] += st.write_j
+        r["writes_per_cell"] += st.passes
+    for r in rep.values():
+        e = r["endurance_writes"]
+        r["lifetime_inferences"] = (e / r["writes_per_cell"]) if e and r["writes_per_cell"] else None
+    return {"policies": pols, "by_device": by_dev, "memories": mems, "reprogramming": rep}
 
 
 def op_energy(costs: CostModel, result: SimResult) -> dict[str, float]:
@@ -221,6 +301,8 @@ def op_energy(costs: CostModel, result: SimResult) -> dict[str, float]:
     T = result.makespan_s
     out = dict.fromkeys(costs.workload.topological_order(), 0.0)
     folded = getattr(costs, "folded", frozenset())
+    for v, st in (getattr(result, "weights", None) or {}).items():  # weight reads and cell writes
+        out[v] += st.energy_j
     for name, cfg in costs.devices.items():
         sub = tr[tr["device"] == name]
         if sub.empty:
@@ -261,6 +343,10 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
     # the schedule's views once (each builds a dict over every op), then one pass over the ops
     assignment = schedule.assignment
     crossbar_devs = {d for d, c in costs.resident.items() if c.name == "crossbars"}
+    steps = getattr(result, "weights", None) or {}
+    from hetsim.weights import weight_option_platform
+
+    policy_cols = bool(steps) or weight_option_platform(costs.platform)
     rows = []
     for v in costs.workload.topological_order():
         op = costs.workload.op(v)
@@ -282,15 +368,26 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
             if len(parts) > 1 or parts[0].channels is not None else "",
             "folded": v in costs.folded,
         }
+        if policy_cols:
+            st = steps.get(v)
+            row.update({"weight_policy": schedule.policy_of(v), "weight_memory": st.memory if st else "",
+                        "weight_bytes": st.nbytes if st else 0, "weight_energy_j": st.energy_j if st else 0.0})
         rows.append(row)
     cols = ["op", "type", "device", "start_s", "finish_s", "latency_s", "energy_j",
             *(f"latency_{dev}_s" for dev in devs), *OP_INT_COLUMNS, "placement", "channels", "folded"]
+    if policy_cols:  # a platform with weight policies (hetsim.weights): each op's policy and memory traffic
+        cols += ["weight_policy", "weight_memory", "weight_bytes", "weight_energy_j"]
     df = pd.DataFrame(rows, columns=cols)
     for c in OP_INT_COLUMNS:
         df[c] = df[c].astype("int64")
     for c in ("op", "type", "device", "placement", "channels"):
         df[c] = df[c].astype(object).astype(str)
     df["folded"] = df["folded"].astype(bool)
+    if policy_cols:
+        df["weight_bytes"] = df["weight_bytes"].astype("int64")
+        df["weight_energy_j"] = df["weight_energy_j"].astype("float64")
+        for c in ("weight_policy", "weight_memory"):
+            df[c] = df[c].astype(object).astype(str)
     for c in ("start_s", "finish_s", "latency_s", "energy_j", *(f"latency_{dev}_s" for dev in devs)):
         df[c] = df[c].astype("float64")
     return df
@@ -318,7 +415,8 @@ def summarize(
         for d in schedule.devices_of(v):
             if d != host:
                 offloaded[d].append(v)
-    use = capacity_use(costs, schedule.assignment, schedule.splits)
+    # resident use only: streamed and reprogrammed ops keep none (hetsim.weights)
+    use = capacity_use(costs.for_schedule(schedule), schedule.assignment, schedule.splits)
     capacities = {d: {"name": c.name, "unit": c.unit, "scope": c.scope, "used": use[d], "available": c.amount}
                   for d, c in costs.resident.items()}
     crossbars = {d: {"used": c["used"], "available": c["available"]} for d, c in capacities.items()
@@ -352,4 +450,7 @@ def summarize(
     split = channel_split_summary(costs, schedule, result)
     if split is not None:
         out["channel_split"] = split
+    weights = weight_summary(costs, schedule, result)
+    if weights is not None:
+        out["weights"] = weights
     return out

@@ -181,11 +181,16 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
         )
     if "channel_split" in s:
         lines += _channel_split(s["channel_split"], max_names)
+    if "weights" in s:
+        lines += weight_lines(s["weights"])
     off = s["ops_offloaded"]
     lines += ["", f"  ops offloaded: {off['count']} of {s['operators']}"]
     for dev, info in off["by_device"].items():
         cb = s.get("capacities", {}).get(dev)
         extra = f", {capacity_phrase(cb)}" if cb else ""
+        pols = s.get("weights", {}).get("by_device", {}).get(dev)
+        if pols:
+            extra = " (" + ", ".join(f"{n} {p}" for p, n in pols.items()) + ")" + extra
         lines.append(f"    {dev}: {info['count']} ops{extra}")
         names = info["ops"] if max_names is None else info["ops"][:max_names]
         if names:
@@ -195,6 +200,24 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
         if cores:
             lines.append("      crossbars per core: " + " ".join(cores))
     return "\n".join(lines)
+
+
+def weight_lines(w: dict) -> list[str]:
+    """The weight-policy block of the text report (``summary["weights"]``:
+    :func:`hetsim.report.metrics.weight_summary`)."""
+    p = w["policies"]
+    lines = ["", f"  weights of offloaded ops: {p.get('resident', 0)} resident, {p.get('streamed', 0)} streamed, "
+                 f"{p.get('reprogrammed', 0)} reprogrammed"]
+    for name, m in w["memories"].items():
+        lines.append(f"    {name}: {m['bytes'] / 1e6:,.3f} MB read per inference, {si(m['energy_j'], 'J')}, port busy "
+                     f"{si(m['read_s'], 's')}; holds {m['used_b'] / 1e6:,.3f} of {m['capacity_b'] / 1e6:,.1f} MB")
+    for dev, r in w["reprogramming"].items():
+        life = r["lifetime_inferences"]
+        tail = f", lifetime {life:,.0f} inferences at {r['endurance_writes']:.3g} writes per cell" if life else ""
+        lines.append(f"    {dev}: {r['ops']} ops reprogrammed, {r['cells_written']:,} cell writes "
+                     f"({si(r['write_s'], 's')}, {si(r['write_j'], 'J')}) per inference; busiest cell written "
+                     f"{r['writes_per_cell']}x per inference{tail}")
+    return lines
 
 
 def _channel_split(cs: dict, max_names: int | None) -> list[str]:

@@ -27,6 +27,7 @@ def list_schedule(
     assignment: dict[str, str],
     order: dict[str, list[str]] | None = None,
     splits: dict[str, dict[str, list[int]]] | None = None,
+    after: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, float], dict[str, float], float]:
     """Start and finish time of every op, and the makespan, with no resource contention.
 
@@ -36,6 +37,8 @@ def list_schedule(
         order: per serial device (:meth:`~hetsim.costs.CostModel.serial_devices`), its ops in execution order;
             missing devices use the workload's topological order.
         splits: channel splits, op -> {device: channel indices} (see :class:`~hetsim.schedule.Schedule`).
+        after: control dependencies, op -> ops that must finish before it starts (``Schedule.after``: the chain
+            of a CIM's reprogrammed ops, :mod:`hetsim.weights`).
 
     Returns:
         ``(start_s, finish_s, makespan_s)``; for a split op, the common start of its parts and the end of its
@@ -54,8 +57,10 @@ def list_schedule(
     chain_prev = _chain_prev(order, caps)
     rank = {n: i for i, n in enumerate(topo)}
     # when the device orders follow the topological order, it is a valid processing order
-    forward = all(rank[p] < rank[n] for (_, n), p in chain_prev.items())
-    proc = topo if forward else _processing_order(g, chain_prev)
+    after = after or {}
+    forward = (all(rank[p] < rank[n] for (_, n), p in chain_prev.items())
+               and all(rank[u] < rank[v] for v, us in after.items() for u in us))
+    proc = topo if forward else _processing_order(g, chain_prev, after)
     start: dict[str, float] = {}
     finish: dict[str, float] = {}
     slots: dict[str, list[float]] = {dev: [0.0] * cap for dev, cap in caps.items()}
@@ -64,7 +69,7 @@ def list_schedule(
     split_devs = {v: list(p) for v, p in splits.items()}
     for v in proc:
         sv = split_devs.get(v)
-        ready = 0.0
+        ready = max((finish[u] for u in after[v]), default=0.0) if v in after else 0.0
         if sv is None:  # the common case, kept fast: one device
             dv = assignment[v]
             for u in g.predecessors(v):
@@ -124,10 +129,12 @@ def _chain_prev(order: dict[str, list[str]], caps: dict[str, int]) -> dict[tuple
     return out
 
 
-def _processing_order(g: nx.DiGraph, chain_prev: dict[tuple[str, str], str]) -> list[str]:
+def _processing_order(g: nx.DiGraph, chain_prev: dict[tuple[str, str], str],
+                      after: dict[str, list[str]] | None = None) -> list[str]:
     h = nx.DiGraph(g.edges)
     h.add_nodes_from(g.nodes)
     h.add_edges_from((p, n) for (_, n), p in chain_prev.items())
+    h.add_edges_from((u, v) for v, us in (after or {}).items() for u in us)
     try:
         return list(nx.topological_sort(h))
     except nx.NetworkXUnfeasible:

@@ -11,9 +11,11 @@ from hetsim.errors import InputError
 
 #: ``links``: a link carries one transfer at a time; the others are declared by the device kinds that model them
 #: (``DeviceBase.contention``; the built-in PUMA kind's ``cim-bus``: one load/store phase at a time on its
-#: internal bus, ``cim-cores``: a core issues one MVM stream at a time). Spelled out here for ``hetsim --help``
-#: without importing the device kinds; :func:`contention_kinds` asks them (a test keeps the two equal).
-CONTENTION_KINDS = ("links", "cim-bus", "cim-cores")
+#: internal bus, ``cim-cores``: a core issues one MVM stream at a time); ``memory``: a memory's port serves one
+#: weight read of a streamed or reprogrammed op at a time (:mod:`hetsim.sim.weights`). Spelled out here for
+#: ``hetsim --help`` without importing the device kinds; :func:`contention_kinds` asks them (a test keeps the
+#: two equal).
+CONTENTION_KINDS = ("links", "cim-bus", "cim-cores", "memory")
 
 
 def contention_kinds() -> tuple[str, ...]:
@@ -24,7 +26,7 @@ def contention_kinds() -> tuple[str, ...]:
     out = ["links"]
     for cls in DEVICE_KINDS.values():
         out += [k for k in cls.contention if k not in out]
-    return tuple(out)
+    return (*out, "memory")
 
 
 def parse_contention(spec: str | Iterable[str] | None) -> frozenset[str]:

@@ -50,6 +50,7 @@ from hetsim.check import fill_orders, op_parts, require_feasible
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
+from hetsim.sim import weights as _weights
 from hetsim.sim.contention import CONTENTION_KINDS, contention_kinds, parse_contention
 from hetsim.sim.dispatch import DispatchPolicy, get_dispatch
 
@@ -82,6 +83,8 @@ class SimResult:
     contention: frozenset[str] = field(default_factory=frozenset)
     assignment: dict[str, str] = field(default_factory=dict)
     splits: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    #: op -> :class:`hetsim.weights.WeightStep` of the streamed and reprogrammed ops (their memory traffic)
+    weights: dict = field(default_factory=dict)
 
 
 #: The trace's order: by start, end, device, op.
@@ -124,14 +127,20 @@ class Plan:
             seq = order[dev]
             for i in range(1, len(seq)):
                 self.prev_in_order[(dev, seq[i])] = seq[i - 1]
+        #: op -> its weight policy's step (hetsim.weights), for streamed and reprogrammed ops
+        self.steps = getattr(costs, "weight_steps", {})
         # per op on a device with phases: the device resources each phase holds (None: it overlaps freely)
         self.held: dict[str, list[tuple]] = {}
         for v, dv in assignment.items():
             phases = costs.phases.get(v, {}).get(dv)
             if v in splits or dv in caps or phases is None:
                 continue
-            held = devs[dv].contended_phases(contention, v, schedule.placement.get(v),
-                                              costs.need.get(v, {}).get(dv))
+            step = self.steps.get(v)
+            if step is not None and step.placement:  # reprogrammed: on the time-shared crossbars
+                at, need = list(step.placement), sum(n for _, n in step.placement)
+            else:
+                at, need = schedule.placement.get(v), costs.need.get(v, {}).get(dv)
+            held = devs[dv].contended_phases(contention, v, at, need)
             if held is not None:
                 self.held[v] = held
         self.mode = {}
@@ -172,6 +181,9 @@ class Hardware:
         self.serial = {dev: dispatch.resource(env, cap) for dev, cap in costs.serial_devices().items()}
         self.links = ({name: simpy.Resource(env, capacity=1) for name in costs.platform.links}
                       if "links" in contention else {})
+        #: memory name -> its port, under ``memory`` contention (one weight read at a time: hetsim.sim.weights)
+        self.memories = ({name: simpy.Resource(env, capacity=1) for name, m in costs.platform.memories.items()
+                          if m.weights_for} if "memory" in contention else {})
         self.own: dict[tuple[str, object], simpy.Resource] = {}
         #: an op on a device whose ops overlap freely holds its own hardware (one resource per plan and op), so
         #: that requests of one op take turns on it; off for one request (nothing to take turns with)
@@ -244,6 +256,8 @@ class Request:
             self.run_serial(v, dv)
         elif mode == Plan.SPLIT:
             self.env.process(self.run_split(v))
+        elif v in plan.steps and v not in self.start:  # reprogrammed: write the weights first
+            _weights.prelude(self, v, dv, plan.steps[v], partial(self.run_op, v))
         elif self.hw.exclusive_ops:  # requests of one op take turns on its own hardware (scenarios)
             own = self.hw.device_resources(dv, ((id(plan), v),))
             self.take(own, lambda reqs: self.run_own(v, dv, mode, own[0], reqs[0]))
@@ -309,6 +323,11 @@ class Request:
 
     def serial_granted(self, v: str, dv: str, req) -> None:
         self.start[v] = t0 = self.env.now
+        step = self.plan.steps.get(v)
+        if step is not None:  # streamed: fetch the weights (hetsim.sim.weights)
+            _weights.serial(self, v, dv, req, step)
+            self.grant(v)
+            return
         self.env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(partial(self.serial_done, v, dv, req, t0))
         self.grant(v)
 
@@ -322,7 +341,9 @@ class Request:
     def run_free(self, v: str, dv: str, phases, own=None) -> None:
         """``v`` on a device whose ops overlap freely (no contended phases): it runs for its latency at once."""
         env = self.env
-        self.start[v] = t0 = env.now
+        t0 = env.now
+        self.start.setdefault(v, t0)  # a reprogrammed op started with its weights (hetsim.sim.weights)
+        step = self.plan.steps.get(v)
 
         def done(_event) -> None:
             self.finish[v] = t1 = env.now
@@ -338,7 +359,7 @@ class Request:
                 own[0].release(own[1])
             self.complete(v)
 
-        env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(done)
+        env.timeout(self.plan.costs.latency[v][dv] if step is None else step.compute_s).callbacks.append(done)
 
     def run_phases(self, v: str, dv: str, own=None) -> None:
         """``v`` in its device's phases, each holding the device resources the device names for it (a PUMA's
@@ -356,7 +377,7 @@ class Request:
             def held(reqs: list) -> None:
                 t0 = env.now
                 if i == 0:
-                    self.start[v] = t0
+                    self.start.setdefault(v, t0)
 
                 def ended(_event) -> None:
                     for r, req in zip(resources, reqs, strict=True):
@@ -519,4 +540,4 @@ def simulate(
             gc.enable()
     return SimResult(trace=trace, start_s=req.start, finish_s=req.finish, makespan_s=makespan,
                      contention=contention, assignment=dict(plan.assignment),
-                     splits={k: dict(v) for k, v in plan.splits.items()})
+                     splits={k: dict(v) for k, v in plan.splits.items()}, weights=dict(plan.steps))

@@ -1,0 +1,76 @@
+"""The replay of weight policies (:mod:`hetsim.weights`): a streamed or reprogrammed op reads its weights from
+a memory before (or, on a double-buffering device, while) it computes; a reprogrammed op then writes them into
+its device's time-shared crossbars.
+
+With ``memory`` contention on, each memory's port is one SimPy resource: it serves one weight read at a time,
+first come first served (ours, as a link under ``links`` contention). Off, reads overlap freely and each op's
+time is exactly :func:`hetsim.weights.policy_step`'s, as the contention-free evaluation assumes.
+
+Trace rows: the read of a streamed op that does not overlap its compute is a row of phase ``weights`` on the op's
+device (the device waits for it), a reprogrammed op's read and writes one row of phase ``program``; the memory's
+traffic is summed from :attr:`hetsim.sim.engine.SimResult.weights`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def read(req, step, then: Callable[[], None]) -> None:
+    """Read ``step``'s weights over its memory's port (waiting for the port under ``memory`` contention), then
+    call ``then()``."""
+    env = req.env
+    port = req.hw.memories.get(step.memory)
+    if port is None:
+        env.timeout(step.read_s).callbacks.append(lambda _e: then())
+        return
+    token = port.request()
+
+    def got(_e) -> None:
+        def done(_e2) -> None:
+            port.release(token)
+            then()
+
+        env.timeout(step.read_s).callbacks.append(done)
+
+    token.callbacks.append(got)
+
+
+def prelude(req, v: str, dv: str, step, then: Callable[[], None]) -> None:
+    """A reprogrammed op on a device whose ops overlap (a PUMA CIM): read its weights, write them (one trace row
+    ``program``), then run it (``then()``); the op starts with the read."""
+    env = req.env
+    t0 = env.now
+    req.start[v] = t0
+
+    def written(_e) -> None:
+        req.record(v, dv, "program", t0, env.now)
+        then()
+
+    read(req, step, lambda: env.timeout(step.write_s).callbacks.append(written))
+
+
+def serial(req, v: str, dv: str, token, step) -> None:
+    """A streamed op holding its serial device (an NPU): read its weights, then compute (a ``weights`` row, then
+    the compute row); on a double-buffering device read while computing, the op ending with the later of the
+    two (one compute row)."""
+    env = req.env
+    t0 = env.now
+    compute = step.compute_s
+    if not step.overlapped:
+        def fetched() -> None:
+            t1 = env.now
+            req.record(v, dv, "weights", t0, t1)
+            env.timeout(compute).callbacks.append(lambda e: req.serial_done(v, dv, token, t1, e))
+
+        read(req, step, fetched)
+        return
+    left = [2]
+
+    def one_done(e=None) -> None:
+        left[0] -= 1
+        if left[0] == 0:
+            req.serial_done(v, dv, token, t0, e)
+
+    env.timeout(compute).callbacks.append(one_done)
+    read(req, step, one_done)

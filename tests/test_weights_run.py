@@ -1,0 +1,52 @@
+"""A whole run with weight policies: platforms/cim-npu-dram.yaml (shrunk so that ResNet-20 does not fit on chip)
+maps with ops on every device, some streamed, and the run's outputs show each op's policy and traffic, agreeing
+with each other (the DRAM's bytes are the streamed ops' weight bytes, the run's energy is the sum of the rows)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import PLATFORMS, ROOT
+
+import hetsim
+from hetsim.check import check_schedule
+from hetsim.platform import load_platform
+from hetsim.schedule import Schedule
+
+
+@pytest.fixture(scope="module")
+def run():
+    plat = load_platform(PLATFORMS / "cim-npu-dram.yaml").with_overrides(
+        {"devices.npu.weight_memory_kib": 16, "devices.cim.crossbars": 30})
+    return hetsim.run(plat, ROOT / "workloads" / "resnet20_cifar10.onnx", mapper="heft", timeline=False)
+
+
+def test_ops_on_every_device_some_streamed(run):
+    s, ops = run.summary, run.ops
+    assert set(ops["device"]) == {"host", "cim", "npu"}
+    assert (ops["weight_policy"] == "streamed").any() and (ops["weight_policy"] == "resident").any()
+    assert s["weights"]["by_device"]["npu"]["streamed"] == int((ops["weight_policy"] == "streamed").sum())
+    assert check_schedule(run.costs, run.schedule).ok
+    # the checker's capacity rows count resident ops only
+    assert s["capacities"]["npu"]["used"] <= s["capacities"]["npu"]["available"]
+
+
+def test_traffic_agrees_across_outputs(run):
+    s, ops = run.summary, run.ops
+    streamed = ops[ops["weight_policy"] != "resident"]
+    assert (streamed["weight_memory"] == "dram").all() and (streamed["weight_bytes"] > 0).all()
+    assert s["weights"]["memories"]["dram"]["bytes"] == streamed["weight_bytes"].sum()
+    assert s["weights"]["memories"]["dram"]["energy_j"] == pytest.approx(streamed["weight_energy_j"].sum())
+    dram = next(d for d in s["devices"] if d["device"] == "dram")
+    assert dram["kind"] == "memory" and dram["bytes"] == streamed["weight_bytes"].sum()
+    assert s["energy_j"] == pytest.approx(sum(d["energy_j"] for d in s["devices"]))
+    # a streamed NPU op lasts max(fetch, compute) (double-buffered): never less than its resident latency
+    for _, r in streamed.iterrows():
+        assert r["latency_s"] >= r["latency_npu_s"] * (1 - 1e-12)
+
+
+def test_schedule_file_round_trip_replays_the_same(run, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(run.schedule.to_json())
+    again = hetsim.run(run.costs.platform, run.costs.workload, schedule=Schedule.load(path), timeline=False)
+    assert again.summary["makespan_s"] == run.summary["makespan_s"]
+    assert again.schedule.policies == run.schedule.policies
