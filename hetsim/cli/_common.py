@@ -178,9 +178,13 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("-O", "--mapper-option", action="append", dest="mapper_options", metavar="NAME=VALUE",
                    help="any keyword option of the mapper's constructor, e.g. -O fluid_share=0.5 (repeatable); "
                    "VALUE is read by the option's type (a plugin mapper's options too)")
+    g.add_argument("--objective", choices=("latency", "throughput", "energy"), default=None,
+                   help="cpsat, heft, greedy: latency (one inference's makespan, the default) or throughput (the "
+                   "busiest device's or link's load per request: the pipelined frame rate; cpsat exact with bound "
+                   "and MIP gap, heft/greedy a local search; a scenario maps all its models at once at their "
+                   "rates, sharing the capacities); min-cost (DIANA): each layer's latency max(L_a, L_d) or its "
+                   "energy")
     g = p.add_argument_group("DIANA mappers (ODiMO)")
-    g.add_argument("--objective", choices=("latency", "energy"), default=None,
-                   help="min-cost: minimise each layer's latency max(L_a, L_d) or its energy (default: latency)")
     g.add_argument("--export", type=Path, default=None, metavar="FILE",
                    help="dnas-export: the DNAS export to replay (hetsim channel-split JSON, ODiMO layer summary "
                    "JSON, or a .pth checkpoint)")

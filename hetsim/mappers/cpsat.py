@@ -107,6 +107,7 @@ from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
 from hetsim.mappers._policy import cpsat_policies
+from hetsim.mappers._throughput import check_objective, map_one
 from hetsim.mappers.base import MAPPERS, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.weights import weight_option_platform
@@ -170,6 +171,8 @@ class CpSat:
         fluid_share: share of the remaining time the fluid relaxation may use (default 0.4).
         decompose_share: share of the time limit the decomposition may use (default 0.85).
         log: print CP-SAT's search log.
+        objective: ``latency`` (the makespan, above) or ``throughput``: the busiest resource's load,
+            solved exactly with its bound and MIP gap (:mod:`hetsim.mappers._throughput`).
 
     Raises (from :meth:`map`):
         MappingError: no feasible mapping (an op fits no device, ops only a CIM device runs exceed its
@@ -190,7 +193,9 @@ class CpSat:
         fluid_share: float = 0.4,
         decompose_share: float = 0.85,
         log: bool = False,
+        objective: str = "latency",
     ):
+        self.objective = check_objective("cpsat", objective)
         self.time_limit_s = float(time_limit_s)
         self.mip_rel_gap = max(0.0, float(mip_rel_gap))
         self.threads = max(1, int(threads))
@@ -214,7 +219,11 @@ class CpSat:
         self.log = bool(log)
 
     # ------------------------------------------------------------------------------------------------ map
+    throughput_method = "exact"
+
     def map(self, costs: CostModel) -> Schedule:
+        if self.objective == "throughput":
+            return map_one(self, costs)
         # the phases allocate millions of small dicts and lists on large graphs, which the cyclic garbage
         # collector would scan again and again (none of them forms a cycle that needs it)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)

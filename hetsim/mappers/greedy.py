@@ -8,6 +8,7 @@ import time
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers._policy import greedy_policies
+from hetsim.mappers._throughput import check_objective, map_one
 from hetsim.mappers.base import capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
@@ -35,12 +36,19 @@ class Greedy:
 
     Args:
         min_gain: relative makespan improvement an offload must bring to be kept (default: any strict gain).
+        objective: ``latency`` (the makespan, above) or ``throughput`` (the busiest resource's load, a local
+            search from this mapping: :mod:`hetsim.mappers._throughput`).
     """
 
-    def __init__(self, min_gain: float = 0.0):
+    throughput_method = "heuristic"
+
+    def __init__(self, min_gain: float = 0.0, objective: str = "latency"):
         self.min_gain = min_gain
+        self.objective = check_objective("greedy", objective)
 
     def map(self, costs: CostModel) -> Schedule:
+        if self.objective == "throughput":
+            return map_one(self, costs)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
             return greedy_policies(costs, self.name, self.min_gain)
         t0 = time.perf_counter()

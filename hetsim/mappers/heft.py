@@ -8,6 +8,7 @@ import time
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers._policy import heft_policies
+from hetsim.mappers._throughput import check_objective, map_one
 from hetsim.mappers.base import capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.weights import weight_option_platform
@@ -45,12 +46,20 @@ class Heft:
 
     Args:
         crossbar_prices: the price sweep, relative to ``all-host makespan / budget`` per unit of capacity.
+        objective: ``latency`` (the makespan, above) or ``throughput`` (the busiest resource's load, a local
+            search from this mapping: :mod:`hetsim.mappers._throughput`).
     """
 
-    def __init__(self, crossbar_prices: tuple[float, ...] = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)):
+    throughput_method = "heuristic"
+
+    def __init__(self, crossbar_prices: tuple[float, ...] = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0),
+                 objective: str = "latency"):
         self.crossbar_prices = crossbar_prices
+        self.objective = check_objective("heft", objective)
 
     def map(self, costs: CostModel) -> Schedule:
+        if self.objective == "throughput":
+            return map_one(self, costs)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
             return heft_policies(costs, self.name, tuple(self.crossbar_prices))
         t0 = time.perf_counter()

@@ -125,6 +125,18 @@ def solver_line(st: dict) -> str:
             + (f", MIP gap {gap_txt}" if gap_txt else "") + (f" ({bound_txt})" if bound_txt else ""))
 
 
+def throughput_line(st: dict) -> str:
+    """The throughput objective's outcome (``--objective throughput``): the bottleneck resource and its busy time
+    per request, the request rate it allows when requests pipeline, and cpsat's bound and gap."""
+    b = st["bottleneck_s"]
+    txt = (f"mapped for throughput: bottleneck {st.get('bottleneck_resource')} busy {si(b, 's', 5)} per request, "
+           f"at most {1 / b:.5g} requests/s pipelined")
+    bound = st.get("bottleneck_bound_s")
+    if bound is not None:
+        txt += f" (bound {si(bound, 's', 5)}, gap {(st.get('mip_gap') or 0.0) * 100:.2f} %)"
+    return txt
+
+
 def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     """A readable multi-line report: headline numbers, per-device table, offloaded ops, crossbar placement.
 
@@ -152,6 +164,8 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     st = s.get("mapper_stats") or {}
     if st.get("status") in ("optimal", "time_limit", "feasible"):
         lines.append(f"  solver       {solver_line(st)}")
+    if st.get("objective") == "throughput" and st.get("bottleneck_s"):
+        lines.append(f"  throughput   {throughput_line(st)}")
     if differs:
         lines.append(f"  (mapper predicted {t_txt[2]}; the replay differs)")
     host_cfg = run.costs.devices[run.costs.host] if hasattr(run.costs, "devices") else None

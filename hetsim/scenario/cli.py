@@ -9,10 +9,27 @@ from hetsim.errors import InputError
 __all__ = ["cmd_run_scenario"]
 
 
+def _objective(args) -> str | None:
+    """``--objective`` or ``-O objective=...`` (the scenario's when neither is given).
+
+    Raises:
+        InputError: an objective a scenario has no meaning for (``energy``: min-cost's, per layer).
+    """
+    obj = getattr(args, "objective", None)
+    for item in getattr(args, "mapper_options", None) or ():
+        name, _, text = item.partition("=")
+        if name.strip() == "objective":
+            obj = text.strip()
+    if obj is not None and obj not in ("latency", "throughput"):
+        raise InputError(f"--objective {obj}: a scenario maps for latency or throughput")
+    return obj
+
+
 def cmd_run_scenario(args) -> int:
     """Run the scenario ``args.model`` on ``args.platform``; print the report (or ``--json``), write ``--out``.
 
-    ``--mapper``, ``--contention`` (when not ``none``), ``--dispatch`` and ``--seed`` override the scenario's.
+    ``--mapper``, ``--contention`` (when not ``none``), ``--dispatch``, ``--seed`` and ``--objective`` (or ``-O
+    objective=...``) override the scenario's.
     Options of single-model runs that have no meaning here are refused with one line.
     """
     from hetsim.scenario.report import SCENARIO_OUTPUT_FILES, format_scenario_report, write_scenario_outputs
@@ -33,7 +50,8 @@ def cmd_run_scenario(args) -> int:
         matplotlib.use("Agg")
     cont = args.contention if args.contention not in (None, "none") else None
     r = run_scenario(args.platform, args.model, mapper=args.mapper, contention=cont,
-                     dispatch=getattr(args, "dispatch", None), seed=getattr(args, "seed", None))
+                     dispatch=getattr(args, "dispatch", None), seed=getattr(args, "seed", None),
+                     objective=_objective(args))
     print(json.dumps(r.summary, indent=1, default=str) if args.json else format_scenario_report(r))
     if args.out is not None:
         written = write_scenario_outputs(r, args.out, force=args.force)

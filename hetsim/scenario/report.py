@@ -2,8 +2,10 @@
 
 Files (``SCENARIO_OUTPUT_FILES``): ``summary.json`` (per stream and per device), ``requests.csv`` (one row per
 request), ``streams.csv``, ``devices.csv``, ``trace.csv`` (the ops of the first ``timeline_requests`` requests,
-with their stream and request), ``latency_cdf.png`` (latency CDF per stream), ``timeline.png`` (the first
-requests' ops on the devices, coloured by stream), ``occupancy.png`` (device occupancy over time).
+with their stream and request), ``objectives.csv`` (with a comparison of the objectives: per objective and
+stream the replayed throughput, latency and the analytic bottleneck), ``latency_cdf.png`` (latency CDF per
+stream), ``timeline.png`` (the first requests' ops on the devices, coloured by stream), ``occupancy.png``
+(device occupancy over time).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from hetsim.scenario.run import ScenarioResult
 __all__ = ["SCENARIO_OUTPUT_FILES", "format_scenario_report", "write_scenario_outputs"]
 
 SCENARIO_OUTPUT_FILES = ("summary.json", "requests.csv", "streams.csv", "devices.csv", "trace.csv",
-                         "latency_cdf.png", "timeline.png", "occupancy.png")
+                         "objectives.csv", "latency_cdf.png", "timeline.png", "occupancy.png")
 
 
 def _ms(x) -> str:
@@ -54,7 +56,34 @@ def format_scenario_report(r: ScenarioResult) -> str:
                    f"{row['energy_j'] * 1e3:>10.3f}")
     out.append(f"  energy {s['energy_j'] * 1e3:.3f} mJ over the simulated time (active + idle); "
                f"{s['energy_per_request_j'] * 1e3:.4f} mJ per request")
+    out += _bottleneck_lines(r)
     return "\n".join(out)
+
+
+def _bottleneck_lines(r: ScenarioResult) -> list[str]:
+    """The mapping's analytic bottleneck and, with a comparison, both objectives' replayed throughput."""
+    b = r.summary.get("bottleneck") or {}
+    out = []
+    if b.get("resource"):
+        scale = b.get("max_rate_scale")
+        out.append(f"  {r.summary.get('objective', 'latency')} mapping: analytic bottleneck {b['resource']} at "
+                   f"{b['load']:.1%} of its capacity at the offered rates"
+                   + (f" (the SoC sustains at most {scale:.3g}x these rates)" if scale else ""))
+    if r.comparison is not None:
+        out += ["", "  objectives (each mapping replayed on the same arrivals):",
+                f"  {'objective':<11} {'stream':<12} {'offered/s':>10} {'thru/s':>9} {'p50':>9} {'p99':>9} "
+                f"{'alone':>9} {'bottleneck':>11} {'max x':>6}  state"]
+        for row in r.comparison.to_dict(orient="records"):
+            off = "-" if row["offered_hz"] is None or math.isnan(row["offered_hz"]) else f"{row['offered_hz']:.5g}"
+            thr = "-" if row["throughput_hz"] is None or math.isnan(row["throughput_hz"]) else \
+                f"{row['throughput_hz']:.5g}"
+            scale = "-" if not row["max_rate_scale"] else f"{row['max_rate_scale']:.3g}"
+            out.append(f"  {row['objective']:<11} {row['stream']:<12} {off:>10} {thr:>9} "
+                       f"{_ms(row['latency_p50_s']):>9} {_ms(row['latency_p99_s']):>9} {_ms(row['alone_s']):>9} "
+                       f"{row['bottleneck_load']:>11.1%} {scale:>6}  "
+                       f"{'SATURATED' if row['saturated'] else 'steady'}")
+        out.append("  (bottleneck: the busiest resource's load at the offered rates; max x: 1 / that load)")
+    return out
 
 
 def write_scenario_outputs(r: ScenarioResult, out: Path, force: bool = False, figures: bool = True) -> list[Path]:
@@ -75,6 +104,8 @@ def write_scenario_outputs(r: ScenarioResult, out: Path, force: bool = False, fi
     csv("streams.csv", r.streams)
     csv("devices.csv", r.devices)
     csv("trace.csv", r.trace)
+    if r.comparison is not None:
+        csv("objectives.csv", r.comparison)
     if figures:
         for name, fn in (("latency_cdf.png", plot_latency_cdf), ("timeline.png", plot_timeline),
                          ("occupancy.png", plot_occupancy)):

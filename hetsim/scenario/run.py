@@ -80,7 +80,10 @@ class ScenarioResult:
             idle, per-op, per-byte), ``offered_load``: the open streams' offered rate x busy time per request /
             units (above 1 the device cannot keep up: the SoC saturates; closed loops offer no rate).
         trace: the trace rows of the first ``timeline_requests`` requests, with ``stream`` and ``request``.
-        summary: JSON-able headline numbers (``summary.json``).
+        summary: JSON-able headline numbers (``summary.json``), with ``objective`` and ``bottleneck`` (the
+            mapping's analytic bottleneck: resource, load at the offered rates, ``max_rate_scale`` = 1 / load).
+        comparison: with ``compare``: per objective (``latency``, ``throughput``) and stream, the replayed
+            throughput and latency and the mapping's analytic bottleneck; else ``None``.
     """
 
     scenario: Scenario
@@ -91,6 +94,7 @@ class ScenarioResult:
     devices: pd.DataFrame
     trace: pd.DataFrame
     summary: dict = field(default_factory=dict)
+    comparison: pd.DataFrame | None = None
 
 
 # ------------------------------------------------------------------------------------------------ mapping
@@ -111,33 +115,46 @@ def _load_model(path: Path):
 
 
 def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: str | None = None,
-                contention: frozenset[str] = frozenset(), workloads: dict | None = None) -> dict[str, StreamModel]:
+                contention: frozenset[str] = frozenset(), workloads: dict | None = None,
+                objective: str | None = None) -> dict[str, StreamModel]:
     """Map every stream's model (shared resident capacities, see the module doc) and price one request.
     ``workloads``: stream name -> a :class:`~hetsim.workload.Workload` used instead of its ``model`` file.
+    ``objective``: ``latency`` (each model's makespan, mapped in priority order with the capacity the streams
+    before it left) or ``throughput`` (every model at once, :func:`map_throughput`); default the scenario's.
 
     Raises:
         InputError: a model file is missing or invalid; a mapper fails or finds no mapping in the budget left.
     """
     from hetsim.mappers import get_mapper
-    from hetsim.report.metrics import device_table
-    from hetsim.sim import simulate
 
     mapper = mapper or scenario.mapper
+    objective = objective or scenario.objective
     items = sorted(enumerate(scenario.streams.items()), key=lambda x: (x[1][1].priority, x[0]))
-    left: dict[str, int] | None = None
     cache: dict[Path, object] = {}
-    out: dict[str, StreamModel] = {}
+    opts = dict(scenario.mapper_options) if mapper == scenario.mapper else {}
+    opts.pop("objective", None)
+    costs_of: dict[str, CostModel] = {}
     for _, (name, st) in items:
         if workloads and name in workloads:
             wl = workloads[name]
         else:
             path = (folder / st.model).resolve()
             wl = cache.get(path) or cache.setdefault(path, _load_model(path))
-        costs = CostModel(wl, platform)
+        costs_of[name] = CostModel(wl, platform)
+    out: dict[str, StreamModel] = {}
+    if objective == "throughput":
+        scheds = map_throughput(platform, scenario, folder, costs_of, get_mapper(mapper, **opts,
+                                                                                 objective="throughput"),
+                                contention)
+        for name, sched in scheds.items():
+            out[name] = _price(name, scenario.streams[name], costs_of[name], sched, platform, contention)
+        return {n: out[n] for n in scenario.streams}
+    left: dict[str, int] | None = None
+    for _, (name, st) in items:
+        costs = costs_of[name]
         if left is None:
             left = dict(costs.budget)
         costs.budget.update(left)
-        opts = scenario.mapper_options if mapper == scenario.mapper else {}
         sched = get_mapper(mapper, **opts).map(costs)
         for v, d in sched.assignment.items():
             if d in left and v not in sched.splits:
@@ -146,15 +163,70 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
             for d in parts:
                 if d in left:
                     left[d] -= costs.need.get(v, {}).get(d, 0)
-        alone = simulate(costs, sched, contention)
-        dev = device_table(costs, alone).set_index("device")
-        busy = dev["busy_s"].to_dict()
-        active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(),
-                                                                   *platform.links.items()])
-        e = active + float(dev["op_j"].sum() + dev["transfer_j"].sum())
-        out[name] = StreamModel(name, st, costs, sched, Plan(costs, sched, contention), alone.makespan_s, e,
-                                busy, dev["op_j"].to_dict(), dev["bytes"].to_dict())
+        out[name] = _price(name, st, costs, sched, platform, contention)
     return {n: out[n] for n in scenario.streams}
+
+
+def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
+           contention: frozenset[str]) -> StreamModel:
+    """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link."""
+    from hetsim.report.metrics import device_table
+    from hetsim.sim import simulate
+
+    alone = simulate(costs, sched, contention)
+    dev = device_table(costs, alone).set_index("device")
+    busy = dev["busy_s"].to_dict()
+    active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(), *platform.links.items()])
+    e = active + float(dev["op_j"].sum() + dev["transfer_j"].sum())
+    return StreamModel(name, st, costs, sched, Plan(costs, sched, contention), alone.makespan_s, e, busy,
+                       dev["op_j"].to_dict(), dev["bytes"].to_dict())
+
+
+def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
+    """The rate (requests per second) a stream offers, as the throughput objective weighs it: ``1 / period_s``,
+    ``rate_hz``, a trace's arrivals over its span; a closed loop (ours): ``population`` requests per cycle of
+    ``think_s`` plus the critical path with every op on its fastest device (the most it could offer)."""
+    a = st.arrival
+    if a.process == "periodic":
+        return 1.0 / a.period_s
+    if a.process == "poisson":
+        return a.rate_hz
+    if a.process == "trace":
+        t = read_trace(folder / a.file, a.column)
+        if st.count is not None:
+            t = t[: st.count]
+        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
+    g = costs.workload.graph
+    fin: dict[str, float] = {}
+    for v in costs.workload.topological_order():
+        fin[v] = max((fin[u] for u in g.predecessors(v)), default=0.0) + min(costs.latency[v].values())
+    cycle = a.think_s + max(fin.values(), default=0.0)
+    return a.population / cycle if cycle > 0 else 1.0
+
+
+def map_throughput(platform: Platform, scenario: Scenario, folder: Path, costs_of: dict[str, CostModel], mapper,
+                   contention: frozenset[str]) -> dict[str, Schedule]:
+    """Every stream's model mapped at once for the throughput objective (:func:`hetsim.mappers._throughput.
+    map_joint`: the busiest resource's load over all streams at their rates, the shared capacities)."""
+    from hetsim.mappers._throughput import Part, map_joint
+
+    parts = [Part(n, costs_of[n], stream_rate(scenario.streams[n], folder, costs_of[n])) for n in costs_of]
+    return map_joint(mapper, parts, contention).schedules
+
+
+def analytic_loads(models: dict[str, StreamModel], rates: dict[str, float],
+                   contention: frozenset[str]) -> tuple[dict[str, float], str, float]:
+    """Every resource's load (:class:`hetsim.mappers._throughput.LoadModel`) of the models' mappings at
+    ``rates``: ``(loads by resource, the bottleneck resource, its load)``; ``1 / load`` is the most the offered
+    rates can be scaled by."""
+    from hetsim.mappers._throughput import LoadModel, Part, bottleneck
+
+    names = list(models)
+    lm = LoadModel([Part(n, models[n].costs, rates[n]) for n in names], contention)
+    loads = lm.loads([dict(models[n].schedule.assignment) for n in names])
+    key, val = bottleneck(loads)
+    return ({lm.label(k): x for k, x in sorted(loads.items(), key=lambda kv: -kv[1])},
+            lm.label(key) if key is not None else "", val)
 
 
 # ------------------------------------------------------------------------------------------------ arrivals
@@ -392,15 +464,20 @@ def run_scenario(
     seed: int | None = None,
     folder: Path | None = None,
     workloads: dict | None = None,
+    objective: str | None = None,
+    compare: bool | None = None,
 ) -> ScenarioResult:
     """Map the scenario's models on ``platform`` and replay its requests (see the module doc).
 
     Args:
         platform: a Platform or its YAML path.
         scenario: a :class:`~hetsim.scenario.spec.Scenario` or its YAML path.
-        mapper, contention, dispatch, seed: override the scenario's.
+        mapper, contention, dispatch, seed, objective: override the scenario's (``objective``: ``latency`` or
+            ``throughput``, :func:`map_streams`).
         folder: where a Scenario object's relative model paths are (default: the current folder).
         workloads: stream name -> a Workload to use instead of the stream's model file.
+        compare: also map for the other objective and replay it (``ScenarioResult.comparison``); default: when
+            the objective is ``throughput`` (the latency mapping is what it is compared with).
 
     Returns:
         :class:`ScenarioResult`.
@@ -417,9 +494,54 @@ def run_scenario(
         sc = sc.model_copy(update={"seed": seed})
     if not sc.name:
         sc = sc.model_copy(update={"name": "scenario"})
+    objective = objective or sc.objective
+    if objective not in ("latency", "throughput"):
+        raise InputError(f"unknown objective {objective!r}; known: latency, throughput")
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
-    models = map_streams(plat, sc, where, mapper, kinds, workloads)
+    models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
+    req, streams, devices, trace, T = _replay(sc, plat, models, where, kinds, dispatch)
+    rates = {n: stream_rate(m.stream, where, m.costs) for n, m in models.items()}
+    loads, res, val = analytic_loads(models, rates, kinds)
+    total = float(devices["energy_j"].sum())
+    summary = {
+        "scenario": sc.name, "platform": plat.name, "mapper": mapper or sc.mapper, "objective": objective,
+        "dispatch": dispatch or sc.dispatch, "contention": sorted(kinds), "seed": sc.seed,
+        "simulated_s": T, "requests": len(req), "energy_j": total,
+        "energy_per_request_j": total / len(req),
+        "bottleneck": {"resource": res, "load": val, "max_rate_scale": 1.0 / val if val > 0 else None,
+                       "loads": {k: x for k, x in list(loads.items())[:12]}},
+        "streams": _records(streams), "devices": _records(devices),
+        "saturated": bool(streams["saturated"].any()),
+    }
+    out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
+    if compare if compare is not None else objective == "throughput":
+        other = "latency" if objective == "throughput" else "throughput"
+        m2 = map_streams(plat, sc, where, mapper, kinds, workloads, other)
+        _, st2, _, _, _ = _replay(sc, plat, m2, where, kinds, dispatch)
+        _, res2, val2 = analytic_loads(m2, rates, kinds)
+        rows = _comparison(objective, streams, res, val, models) + _comparison(other, st2, res2, val2, m2)
+        out.comparison = pd.DataFrame(rows)
+        summary["comparison"] = _records(out.comparison)
+    return out
+
+
+def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, models) -> list[dict]:
+    """Rows of the objectives' comparison: per stream, the replayed throughput and latency, and the mapping's
+    analytic bottleneck."""
+    rows = []
+    for row in streams.to_dict(orient="records"):
+        rows.append({"objective": objective, "stream": row["stream"], "offered_hz": row["offered_hz"],
+                     "throughput_hz": row["throughput_hz"], "latency_p50_s": row["latency_p50_s"],
+                     "latency_p99_s": row["latency_p99_s"], "alone_s": models[row["stream"]].makespan_s,
+                     "saturated": row["saturated"], "bottleneck_resource": res, "bottleneck_load": val,
+                     "max_rate_scale": 1.0 / val if val > 0 else None})
+    return rows
+
+
+def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where: Path, kinds: frozenset[str],
+            dispatch: str | None):
+    """Replay the requests of ``models``: ``(requests, streams, devices, trace, simulated seconds)``."""
     run = _Run(sc, models, where, kinds, dispatch)
     T = run.run()
     req = pd.DataFrame(run.rows, columns=REQUEST_COLUMNS).sort_values(["arrival_s", "stream", "index"],
@@ -433,13 +555,4 @@ def run_scenario(
         sum((rates[n] or 0.0) * m.busy_s.get(d, 0.0) for n, m in models.items() if rates[n] == rates[n]) / u
         for d, u in zip(devices["device"], devices["units"], strict=True)]
     trace = pd.DataFrame(run.trace, columns=["stream", "request", *TRACE_COLUMNS])
-    total = float(devices["energy_j"].sum())
-    summary = {
-        "scenario": sc.name, "platform": plat.name, "mapper": mapper or sc.mapper,
-        "dispatch": dispatch or sc.dispatch, "contention": sorted(kinds), "seed": sc.seed,
-        "simulated_s": T, "requests": len(req), "energy_j": total,
-        "energy_per_request_j": total / len(req),
-        "streams": _records(streams), "devices": _records(devices),
-        "saturated": bool(streams["saturated"].any()),
-    }
-    return ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
+    return req, streams, devices, trace, T

@@ -131,6 +131,9 @@ class Scenario(_Model):
         contention: contention kinds (``"links,cim-bus"``, ``"all"``, ``"none"``).
         seed: seed of the random arrivals (same seed, same results).
         mapper: mapper of every model (each gets a static op -> device mapping); default ``heft``.
+        objective: ``latency`` (each model's makespan, mapped in priority order sharing what is left) or
+            ``throughput`` (all models at once: the busiest resource's load at the streams' rates, the resident
+            capacities shared; ``cpsat`` exact, ``heft``/``greedy`` a heuristic).
         mapper_options: the mapper's options (``time_limit_s: 10`` for cpsat).
         timeline_requests: requests whose ops are kept for the trace and the timeline figure (the first ones).
     """
@@ -141,6 +144,7 @@ class Scenario(_Model):
     contention: str = "none"
     seed: int = Field(0, ge=0, le=2**63 - 1)
     mapper: str = "heft"
+    objective: Literal["latency", "throughput"] = "latency"
     mapper_options: dict[str, float | int | str | bool] = Field(default_factory=dict)
     timeline_requests: int = Field(20, ge=0, le=100_000)
 
