@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hetsim.devices.fields import MAX_POWER_W, Real
 from hetsim.workload.op import Op
@@ -101,6 +101,18 @@ class Capacity:
     source: str = ""
 
 
+class SleepConfig(BaseModel):
+    """A device's sleep state (ours; the scenario replay, :mod:`hetsim.sim.sleep`): after ``idle_timeout_s`` of
+    idleness (every unit) the device sleeps at ``power_w`` (the whole device) instead of ``idle_w`` per unit; the
+    next op waits ``wake_latency_s`` for it to wake, drawing ``active_w`` meanwhile."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    power_w: Real = Field(ge=0, le=MAX_POWER_W)
+    wake_latency_s: Real = Field(ge=0, le=1e6)
+    idle_timeout_s: Real = Field(ge=0, le=1e9)
+
+
 class DeviceBase(BaseModel):
     """Common device config and the capability protocol's defaults. Unknown YAML fields are errors.
 
@@ -109,6 +121,8 @@ class DeviceBase(BaseModel):
         active_w: power while executing, W (per unit: a CPU core).
         idle_w: power while powered but idle, W (per unit). Energy (ODiMO, Eq. 4, generalised):
             ``E = active_w * busy + idle_w * (units * makespan - busy) + sum of op_energy_j``.
+        sleep: optional :class:`SleepConfig` (power, wake-up latency, idle timeout) of a serial device, used by
+            the scenario replay; none by default (the device idles at ``idle_w``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -132,6 +146,15 @@ class DeviceBase(BaseModel):
     description: str = ""
     active_w: Real = Field(0.0, ge=0, le=MAX_POWER_W)
     idle_w: Real = Field(0.0, ge=0, le=MAX_POWER_W)
+    #: optional sleep state of a serial device (:class:`SleepConfig`; scenario replays only)
+    sleep: SleepConfig | None = None
+
+    @model_validator(mode="after")
+    def _sleep_serial(self):
+        if self.sleep is not None and not self.serial:
+            raise ValueError("sleep: only a serial device (a CPU, an NPU) has a sleep state here; this kind's ops "
+                             "own their hardware and overlap")
+        return self
 
     # -------------------------------------------------------------------------------------------- ops, latency
 

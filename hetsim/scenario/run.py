@@ -280,6 +280,10 @@ class _Run:
         first = next(iter(models.values()))
         self.hw = Hardware(self.env, first.costs, contention, get_dispatch(dispatch or scenario.dispatch))
         self.hw.exclusive_ops = True
+        from hetsim.sim.sleep import SleepState
+
+        self.hw.sleep = {d: SleepState(cfg.sleep.idle_timeout_s, cfg.sleep.wake_latency_s)
+                         for d, cfg in first.costs.devices.items() if cfg.serial and cfg.sleep is not None}
         self.rows: list[tuple] = []
         self.trace: list[tuple] = []
         self.seq = 0
@@ -352,6 +356,8 @@ class _Run:
         try:
             self.start()
             self.env.run()
+            for st in self.hw.sleep.values():
+                st.close(self.env.now)
         finally:
             if was:
                 gc.enable()
@@ -430,10 +436,14 @@ def _saturation(sub: pd.DataFrame, offered: float | None, thr: float | None) -> 
     return False, "steady"
 
 
-def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.DataFrame, T: float) -> pd.DataFrame:
+def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.DataFrame, T: float,
+                  sleep: dict | None = None) -> pd.DataFrame:
     """Per device and link over the simulated time ``T``: busy (from each request's own busy time: the ops keep
     their durations under queueing; on a device whose ops overlap, one request's union), utilisation, energy
-    (ODiMO Eq. 4 generalised: ``active_w * busy + idle_w * (units * T - busy)`` + per-op + per-byte)."""
+    (ODiMO Eq. 4 generalised: ``active_w * busy + idle_w * (units * T - busy)`` + per-op + per-byte). A device
+    with a sleep state (``sleep``: device -> :class:`~hetsim.sim.sleep.SleepState`) adds ``sleep_s``, ``wakes``
+    and ``sleep_j``: ``active_w * (busy + wakes * wake_latency_s) + idle_w * (units * (T - sleep_s) - busy -
+    wakes * wake_latency_s) + power_w * sleep_s`` (those columns only when some device sleeps)."""
     served = req.groupby("stream").size().to_dict()
     first = next(iter(models.values())).costs
     rows = []
@@ -443,11 +453,23 @@ def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.Da
         op_j = sum(m.op_j.get(name, 0.0) * served.get(s, 0) for s, m in models.items())
         nbytes = sum(m.bytes.get(name, 0.0) * served.get(s, 0) for s, m in models.items())
         busy = min(busy, cfg.units * T) if not cfg.serial else busy
-        active, idle = (float(x) for x in cfg.energy_j(busy, T))
+        st = (sleep or {}).get(name)
+        if st is None:
+            active, idle = (float(x) for x in cfg.energy_j(busy, T))
+            slept = {}
+        else:  # the sleep state's own time out of the idle time (hetsim.sim.sleep)
+            wake = st.wakes * st.wake_s
+            active = float(cfg.active_w) * (busy + wake)
+            idle = float(cfg.idle_w) * max(cfg.units * (T - st.sleep_s) - busy - wake, 0.0)
+            slept = {"sleep_s": st.sleep_s, "wakes": st.wakes, "sleep_j": float(cfg.sleep.power_w) * st.sleep_s}
         xfer = getattr(cfg, "energy_pj_per_byte", 0.0) * 1e-12 * nbytes
-        rows.append({"device": name, "kind": cfg.kind, "units": cfg.units, "busy_s": busy,
-                     "utilisation": busy / (cfg.units * T) if T > 0 else 0.0, "active_j": active, "idle_j": idle,
-                     "op_j": op_j, "transfer_j": xfer, "energy_j": active + idle + op_j + xfer, "bytes": nbytes})
+        row = {"device": name, "kind": cfg.kind, "units": cfg.units, "busy_s": busy,
+               "utilisation": busy / (cfg.units * T) if T > 0 else 0.0, "active_j": active, "idle_j": idle,
+               "op_j": op_j, "transfer_j": xfer, "energy_j": active + idle + op_j + xfer + slept.get("sleep_j", 0.0),
+               "bytes": nbytes}
+        if sleep:
+            row.update({"sleep_s": 0.0, "wakes": 0, "sleep_j": 0.0, **slept})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -549,7 +571,7 @@ def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where:
     if req.empty:
         raise InputError(f"scenario {sc.name!r}: no request arrived (check count / duration_s / the trace)")
     streams = _stream_table(req, models)
-    devices = _device_table(plat, models, req, T)
+    devices = _device_table(plat, models, req, T, run.hw.sleep)
     rates = dict(zip(streams["stream"], streams["offered_hz"], strict=True))
     devices["offered_load"] = [
         sum((rates[n] or 0.0) * m.busy_s.get(d, 0.0) for n, m in models.items() if rates[n] == rates[n]) / u

@@ -185,6 +185,9 @@ class Hardware:
         self.memories = ({name: simpy.Resource(env, capacity=1) for name, m in costs.platform.memories.items()
                           if m.weights_for} if "memory" in contention else {})
         self.own: dict[tuple[str, object], simpy.Resource] = {}
+        #: serial device -> its :class:`~hetsim.sim.sleep.SleepState` (a scenario replay of devices with a
+        #: ``sleep`` config); empty: no device sleeps (the default, and every single-inference replay)
+        self.sleep: dict = {}
         #: an op on a device whose ops overlap freely holds its own hardware (one resource per plan and op), so
         #: that requests of one op take turns on it; off for one request (nothing to take turns with)
         self.exclusive_ops = False
@@ -322,6 +325,8 @@ class Request:
             self.hw.dispatch.request(res, self).callbacks.append(partial(self.serial_granted, v, dv))
 
     def serial_granted(self, v: str, dv: str, req) -> None:
+        if self.hw.sleep and dv in self.hw.sleep:
+            return self.sleep_granted(v, dv, req)
         self.start[v] = t0 = self.env.now
         step = self.plan.steps.get(v)
         if step is not None:  # streamed: fetch the weights (hetsim.sim.weights)
@@ -331,8 +336,26 @@ class Request:
         self.env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(partial(self.serial_done, v, dv, req, t0))
         self.grant(v)
 
+    def sleep_granted(self, v: str, dv: str, req) -> None:
+        """``v`` holds a unit of a device with a sleep state (:mod:`hetsim.sim.sleep`): it runs once the device
+        is awake."""
+        env = self.env
+        wait = self.hw.sleep[dv].start(env.now)
+
+        def run(_event=None) -> None:
+            self.start[v] = t0 = env.now
+            env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(partial(self.serial_done, v, dv, req, t0))
+
+        if wait > 0:
+            env.timeout(wait).callbacks.append(run)
+        else:
+            run()
+        self.grant(v)
+
     def serial_done(self, v: str, dv: str, req, t0: float, _event) -> None:
         self.finish[v] = t1 = self.env.now
+        if self.hw.sleep and dv in self.hw.sleep:
+            self.hw.sleep[dv].end(t1)
         self.hw.serial[dv].release(req)
         if self.rows is not None:
             self.rows.append((v, dv, "compute", "", t0, t1, None))
