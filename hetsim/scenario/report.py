@@ -5,7 +5,8 @@ request), ``streams.csv``, ``devices.csv``, ``trace.csv`` (the ops of the first 
 with their stream and request), ``objectives.csv`` (with a comparison of the objectives: per objective and
 stream the replayed throughput, latency and the analytic bottleneck), ``latency_cdf.png`` (latency CDF per
 stream), ``timeline.png`` (the first requests' ops on the devices, coloured by stream), ``occupancy.png``
-(device occupancy over time).
+(device occupancy over time), ``report.html`` (all of it in one self-contained page: the stream table,
+per-device utilisation and energy, the objectives' comparison, the figures).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from hetsim.scenario.run import ScenarioResult
 __all__ = ["SCENARIO_OUTPUT_FILES", "format_scenario_report", "write_scenario_outputs"]
 
 SCENARIO_OUTPUT_FILES = ("summary.json", "requests.csv", "streams.csv", "devices.csv", "trace.csv",
-                         "objectives.csv", "latency_cdf.png", "timeline.png", "occupancy.png")
+                         "objectives.csv", "latency_cdf.png", "timeline.png", "occupancy.png", "report.html")
 
 
 def _ms(x) -> str:
@@ -116,7 +117,67 @@ def write_scenario_outputs(r: ScenarioResult, out: Path, force: bool = False, fi
 
             plt.close(fig)
             written.append(out / name)
+        from hetsim.report.html import write_html
+
+        figs = [(out / n, cap) for n, cap in (("latency_cdf.png", "latency CDF per stream (dashed: deadline)"),
+                                              ("timeline.png", "the first requests' ops, coloured by stream"),
+                                              ("occupancy.png", "requests in flight and device utilisation"))]
+        write_html(out / "report.html", scenario_report_html(r, figs))
+        written.append(out / "report.html")
     return written
+
+
+def scenario_report_html(r: ScenarioResult, figures=()) -> str:
+    """The scenario's ``report.html``: the headline numbers, the stream table (throughput, latency percentiles,
+    deadline misses, saturation), per-device utilisation and energy, the mapping's analytic bottleneck and the
+    objectives' comparison (when run), the figures (``(path, caption)`` pairs), the first requests and every
+    number of ``summary.json``."""
+    import pandas as pd
+
+    from hetsim.report.html import _figures, _json_block, details_html, kv_table, page_html, table_html
+
+    s = r.summary
+    b = s.get("bottleneck") or {}
+    head = [("scenario", s["scenario"]), ("platform", s["platform"]),
+            ("mapping", f"{s['mapper']}, objective {s.get('objective', 'latency')}"),
+            ("dispatch", f"{s['dispatch']} (non-preemptive at op boundaries)"),
+            ("contention", ", ".join(s["contention"]) or "off"), ("seed", str(s["seed"])),
+            ("simulated", f"{s['requests']:,} requests in {s['simulated_s']:.6g} s"),
+            ("energy", f"{s['energy_j'] * 1e3:.6g} mJ over the simulated time (active + idle"
+                       + (" + sleep" if "sleep_s" in r.devices.columns else "") + f"); "
+                       f"{s['energy_per_request_j'] * 1e3:.6g} mJ per request")]
+    if b.get("resource"):
+        scale = b.get("max_rate_scale")
+        head.append(("analytic bottleneck", f"{b['resource']} at {b['load']:.2%} of its capacity at the offered "
+                     f"rates" + (f": the SoC sustains at most {scale:.4g}x these rates" if scale else "")))
+    sat = [f"{row['stream']}: {row['saturation']}" for row in r.streams.to_dict(orient="records")
+           if row["saturated"]]
+    if sat:
+        head.append(("SATURATED (not a steady state)", "; ".join(sat)))
+    sections = [("Summary", kv_table(head)),
+                ("Streams", table_html(r.streams, scroll=False)
+                 + "<p>throughput: measured requests over the time from the first measured arrival to the last "
+                   "finish; latency = finish - arrival; alone: one request alone on the SoC.</p>"),
+                ("Devices and links", table_html(r.devices, scroll=False)
+                 + "<p>busy: unit-seconds on a serial device; energy over the whole simulated time, idle time "
+                   "included; offered load: the open streams' rate x busy time per request / units.</p>")]
+    if r.comparison is not None:
+        sections.append(("Objectives (each mapping replayed on the same arrivals)",
+                         table_html(r.comparison, scroll=False)
+                         + "<p>bottleneck: the busiest resource's load at the offered rates under that mapping "
+                           "(analytic); max rate scale: 1 / that load.</p>"))
+    if b.get("loads"):
+        loads = pd.DataFrame({"resource": list(b["loads"]), "load": list(b["loads"].values())})
+        sections.append(("Analytic loads", details_html("the most loaded resources of the mapping",
+                                                        table_html(loads, scroll=False))))
+    figs = [(p, c) for p, c in figures if p.exists()]
+    if figs:
+        sections.append(("Figures", _figures(figs)))
+    sections += [(f"Requests ({len(r.requests):,} rows)", details_html(
+                     "the first 500 requests (requests.csv has every one)", table_html(r.requests.head(500)))),
+                 ("Raw numbers", _json_block(s))]
+    return page_html(f"{s['scenario']} on {s['platform']}", "hetsim run: a scenario (streams of requests on one "
+                     "SoC)", sections)
 
 
 def _json(x):
