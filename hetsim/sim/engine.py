@@ -297,7 +297,9 @@ class Request:
         reqs: list = []
 
         def step(_event=None) -> None:
+            nonlocal step
             if len(reqs) == len(resources):
+                step = None  # a recursive closure is a reference cycle: broken here (replays run with gc off)
                 then(reqs)
                 return
             req = resources[len(reqs)].request()
@@ -406,9 +408,11 @@ class Request:
                     for r, req in zip(resources, reqs, strict=True):
                         r.release(req)
                     self.record(v, dv, name, t0, env.now)
+                    nonlocal phase
                     if i + 1 < len(seq):
                         phase(i + 1)
                     else:
+                        phase = None  # the recursive closure's reference cycle, broken (replays run with gc off)
                         self.finish[v] = env.now
                         if own is not None:
                             own[0].release(own[1])
