@@ -91,6 +91,8 @@ def jobs_for(df, args, formats) -> tuple[list, list[str]]:
     opts = {k: getattr(args, k) for k in FIGURE_OPTIONS}
     custom = any(v for v in opts.values())
     jobs: list = []
+    if not custom and dse_plots.is_scenario_table(df):  # a scenario sweep: latency vs offered load
+        return [(s, fn, None) for s, fn in dse_plots.scenario_plot_jobs(df, formats=formats)], notes
     if not custom and dse_plots.is_snn_table(df):
         return [(s, fn, None) for s, fn in dse_plots.snn_plot_jobs(df, formats=formats)], notes
     fits, extra = _cpu_cim_preset_fits(df)

@@ -14,7 +14,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser("sweep", help="run a design-space sweep (workloads x platforms x parameters x mappers)",
                        description="Run every point of SWEEP.yaml not yet in its results table, in parallel, "
                        "appending each finished point at once (a killed sweep resumes where it stopped). See "
-                       "sweeps/cpu-cim-ilp.yaml for the format.")
+                       "sweeps/cpu-cim-ilp.yaml for the format. A sweep file naming a 'scenario' grids over the "
+                       "scenario's parameters (streams.NAME.arrival.rate_hz: [...]) and the platform's, one "
+                       "scenario replay per point (sweeps/two-models-load.yaml); hetsim plot then draws latency "
+                       "p50/p99 against the offered rate with the saturation point.")
     p.add_argument("sweep", type=Path, help="sweep YAML (e.g. sweeps/cpu-cim-ilp.yaml)")
     p.add_argument("-o", "--output", type=Path, help="results CSV (default: the sweep's 'output')")
     p.add_argument("--workers", type=_positive_int, default=None,
@@ -40,9 +43,38 @@ def cmd_sweep(args) -> int:
         return _sweep(args)
 
 
+def _scenario_sweep(args) -> int:
+    """A sweep over a scenario's parameters (:mod:`hetsim.dse.scenario_sweep`)."""
+    from hetsim.dse.scenario_sweep import load_scenario_sweep, run_scenario_sweep, scenario_points
+    from hetsim.dse.sweep import format_progress
+
+    spec = load_scenario_sweep(args.sweep)
+    n = len(scenario_points(spec))
+    print(f"sweep {spec.name}: {n} scenario points", flush=True)
+    t0 = time.perf_counter()
+
+    def tick(done: int, total: int, row: dict) -> None:
+        print(f"  {format_progress(done, total, time.perf_counter() - t0)} (last: {row['key']})", file=sys.stderr,
+              flush=True)
+
+    out, ran, kept = run_scenario_sweep(spec, output=args.output, workers=args.workers, progress=tick)
+    import pandas as pd
+
+    df = pd.read_csv(out)
+    print(f"  {ran} points run, {kept} already in {out}, {time.perf_counter() - t0:.1f} s")
+    errors = df[df["error"].notna()] if "error" in df else df.iloc[:0]
+    if len(errors):
+        print(f"  {len(errors)} points failed, e.g. {errors.iloc[0]['key']}: {errors.iloc[0]['error']}")
+        return 1
+    return 0
+
+
 def _sweep(args) -> int:
     from hetsim.dse import SweepInterrupted, expand_points, format_progress, load_sweep, run_sweep
+    from hetsim.dse.scenario_sweep import is_scenario_sweep
 
+    if is_scenario_sweep(args.sweep):
+        return _scenario_sweep(args)
     spec = load_sweep(args.sweep)
     n = len(expand_points(spec))
     if args.scheduler:

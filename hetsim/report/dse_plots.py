@@ -379,3 +379,101 @@ def _snn_speedup_density_figure(df: pd.DataFrame, title: str | None, fig_w: floa
 def snn_plot_jobs(df: pd.DataFrame, formats: Iterable[str] = STEM_FORMATS) -> list[tuple[str, object]]:
     """``(stem, draw(path))`` of every figure ``hetsim plot`` draws from an SNN sweep's table."""
     return [(SNN_SPEEDUP_STEM, lambda s: plot_snn_speedup_density(df, s, formats=formats))]
+
+
+# --------------------------------------------------------------------------------------------- scenario sweeps
+
+LOAD_CURVE_STEM = "latency_vs_offered_load"
+
+
+def is_scenario_table(df: pd.DataFrame) -> bool:
+    """Whether ``df`` is a scenario sweep's results table (:mod:`hetsim.dse.scenario_sweep`)."""
+    return {"bottleneck_load", "objective", "scenario"} <= set(df.columns) and any(
+        str(c).endswith(".latency_p99_s") for c in df.columns)
+
+
+def plot_latency_vs_load(df: pd.DataFrame, stem, title: str | None = None, *, width: float | str = "double",
+                         formats: Iterable[str] = STEM_FORMATS) -> list:
+    """Write :func:`latency_vs_load_figure` to ``stem``; returns the paths written."""
+    return save_figure(latency_vs_load_figure(df, title, width=width), stem, formats=formats)
+
+
+def latency_vs_load_figure(df: pd.DataFrame, title: str | None = None, *, width: float | str = "double") -> Figure:
+    """A scenario sweep's latency (p50 solid, p99 dashed, log scale) per stream against the offered load: the
+    swept stream's offered rate when a ``streams.NAME.arrival.*`` parameter is swept, else the mapping's analytic
+    bottleneck load. One panel per stream; one colour per setting (mapper, objective, platform and the other
+    parameters, where they vary). The saturation point of each setting is marked: a cross at the first point
+    reported saturated from which every higher load is too (the queue grows), and a dotted vertical line where
+    the analytic bottleneck load reaches 1 (interpolated between the points: the load is linear in the rates).
+
+    Raises:
+        InputError: no point ran without an error.
+    """
+    with paper_style():
+        return _latency_vs_load_figure(df, title, figure_width(width))
+
+
+def _load_axis(df: pd.DataFrame) -> tuple[str, str, str | None]:
+    """The x column, its label and the swept parameter behind it: the swept stream's measured offered rate,
+    else the bottleneck load."""
+    swept = [c for c in df.columns if str(c).startswith("streams.") and ".arrival." in str(c)
+             and df[c].nunique() > 1]
+    if swept:
+        stream = str(swept[0]).split(".")[1]
+        if f"{stream}.offered_hz" in df.columns:
+            return f"{stream}.offered_hz", f"offered rate of {stream} (requests/s)", str(swept[0])
+    return "bottleneck_load", "analytic bottleneck load (busiest resource at the offered rates)", None
+
+
+def _latency_vs_load_figure(df: pd.DataFrame, title: str | None, fig_w: float) -> Figure:
+    d = df[df["error"].isna()] if "error" in df.columns else df
+    if d.empty:
+        raise InputError("no point of the scenario sweep ran without an error: nothing to draw")
+    x, xlabel, param = _load_axis(d)
+    streams = [str(c)[: -len(".latency_p99_s")] for c in d.columns if str(c).endswith(".latency_p99_s")]
+    fixed = {"key", "scenario", x, param, "bottleneck_load", "bottleneck_resource", "saturated",
+             "energy_per_request_j", "simulated_s", "error", "scenario_sha256", "platform_sha256", "hetsim_version"}
+    setting = [c for c in d.columns if c not in fixed and not any(str(c).startswith(f"{s}.") for s in streams)
+               and d[c].nunique() > 1]
+    groups = list(d.groupby(setting, sort=True)) if setting else [((), d)]
+    fig, axes = plt.subplots(1, len(streams), figsize=(fig_w, 0.45 * fig_w + 0.4), squeeze=False)
+    colours = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0", "C1", "C2", "C3"])
+    for ax, s in zip(axes[0], streams, strict=True):
+        for gi, (gkey, g) in enumerate(groups):
+            g = g.sort_values(x)
+            col = colours[gi % len(colours)]
+            gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+            label = ", ".join(f"{c}={v}" for c, v in zip(setting, gkey, strict=True)) or None
+            xs = pd.to_numeric(g[x]).to_numpy()
+            for q, ls in (("p50", "-"), ("p99", "--")):
+                ax.plot(xs, pd.to_numeric(g[f"{s}.latency_{q}_s"]).to_numpy() * 1e3, ls, color=col, marker=".",
+                        label=f"{q}" + (f" ({label})" if label else ""))
+            flags = (g[f"{s}.saturated"].astype(str).str.lower() == "true").to_numpy() if f"{s}.saturated" in g \
+                else np.zeros(len(g), dtype=bool)
+            # the saturation point: the first point from which every higher load is saturated (a lone verdict
+            # at a light load, a few requests' noise, is not one)
+            tail = np.flip(np.logical_and.accumulate(np.flip(flags))) if len(flags) else flags
+            if tail.any():
+                first = g.iloc[int(np.argmax(tail))]
+                ax.plot([float(first[x])], [float(first[f"{s}.latency_p99_s"]) * 1e3], "x", color=col, ms=8,
+                        mew=2, label="first saturated point" if gi == 0 else None)
+            load = pd.to_numeric(g["bottleneck_load"]).to_numpy()
+            if x != "bottleneck_load" and len(xs) > 1 and load.min() < 1 <= load.max():
+                cap = float(np.interp(1.0, load, xs))
+                ax.axvline(cap, color=col, ls=":", lw=1, label="analytic capacity (load = 1)" if gi == 0 else None)
+            elif x == "bottleneck_load":
+                ax.axvline(1.0, color="grey", ls=":", lw=1, label="load = 1" if gi == 0 else None)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(f"{s} latency (ms)")
+        ax.set_title(s)
+        ax.legend(fontsize="x-small")
+    fig.suptitle(title or f"{d['scenario'].iloc[0]}: latency vs offered load (x: first saturated point; "
+                          "dotted: analytic capacity)", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def scenario_plot_jobs(df: pd.DataFrame, formats: Iterable[str] = STEM_FORMATS) -> list[tuple[str, object]]:
+    """``(stem, draw(path))`` of the figure ``hetsim plot`` draws from a scenario sweep's table."""
+    return [(LOAD_CURVE_STEM, lambda s: plot_latency_vs_load(df, s, formats=formats))]

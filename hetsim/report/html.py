@@ -496,6 +496,7 @@ FIGURE_CAPTIONS = {
     "fig4_speedup_models_": "Speed-up per model (CPU-CIM ILP Fig. 4)",
     "fig5_breakdown_": "Latency breakdown per configuration (CPU-CIM ILP Fig. 5)",
     "snn_speedup_vs_density": "SNN speed-up over all-M33 against spike density (SpikeDuet)",
+    "latency_vs_offered_load": "Latency p50/p99 per stream against the offered load, saturation marked (scenario)",
 }
 
 
