@@ -127,7 +127,9 @@ def run(
         example_inputs: a PyTorch module's example inputs, a tensor or a tuple of tensors
             (``example_inputs=torch.zeros(1, 3, 224, 224)``).
         **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
-            ``min_gain=0.1`` (greedy), ``objective="energy"`` (min-cost), ``mode="blocking"`` (spikeduet,
+            ``min_gain=0.1`` (greedy), ``objective="throughput"`` (cpsat, heft, greedy: the busiest resource's
+            load per request; for a scenario, all its models at once, and ``compare=`` the latency mapping
+            replayed beside it), ``objective="energy"`` (min-cost), ``mode="blocking"`` (spikeduet,
             all-m33, all-dense-mvp).
 
     Returns:
@@ -145,7 +147,8 @@ def run(
 
         return run_scenario(platform, workload, mapper=mapper, dispatch=options.pop("dispatch", None),
                             contention=None if contention in (None, "none") else contention,
-                            seed=seed or None)
+                            seed=seed or None, objective=options.pop("objective", None),
+                            compare=options.pop("compare", None))
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
                 timeline=timeline, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
