@@ -70,6 +70,10 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
         out.append(f"  {r.summary.get('objective', 'latency')} mapping: analytic bottleneck {b['resource']} at "
                    f"{b['load']:.1%} of its capacity at the offered rates"
                    + (f" (the SoC sustains at most {scale:.3g}x these rates)" if scale else ""))
+        if b.get("status") is not None:
+            out.append(f"  the throughput mapping: {b['status'].replace('_', ' ')}"
+                       + (f", bound {b['bound']:.4%}, MIP gap {b['mip_gap']:.2%}" if b.get("bound") is not None
+                          else " (a heuristic: no bound)") + f", {b.get('solve_time_s') or 0:.1f} s")
     if r.comparison is not None:
         out += ["", "  objectives (each mapping replayed on the same arrivals):",
                 f"  {'objective':<11} {'stream':<12} {'offered/s':>10} {'thru/s':>9} {'p50':>9} {'p99':>9} "

@@ -536,6 +536,10 @@ def run_scenario(
         "streams": _records(streams), "devices": _records(devices),
         "saturated": bool(streams["saturated"].any()),
     }
+    st = next(iter(models.values())).schedule.stats
+    if st.get("objective") == "throughput":  # the joint mapping's own outcome (the same on every model)
+        summary["bottleneck"].update({"status": st.get("status"), "bound": st.get("bottleneck_bound"),
+                                      "mip_gap": st.get("mip_gap"), "solve_time_s": st.get("solve_time_s")})
     out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
     if compare if compare is not None else objective == "throughput":
         other = "latency" if objective == "throughput" else "throughput"
