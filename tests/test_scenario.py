@@ -184,6 +184,9 @@ def test_cli_runs_a_scenario_file_and_writes_requests_csv(tmp_path, capsys):
     req = pd.read_csv(tmp_path / "out" / "requests.csv")
     assert len(req) == 6 and (req["latency_s"] > 0).all()
     assert (tmp_path / "out" / "latency_cdf.png").stat().st_size > 0
+    page = (tmp_path / "out" / "report.html").read_text()  # the scenario's own page: streams, devices, figures
+    assert "<h2>Streams</h2>" in page and "<h2>Devices and links</h2>" in page and "data:image/png;base64" in page
+    assert "analytic bottleneck" in page and "latency_p99_s" in page
     sc.write_text("streams:\n  cls:\n    modle: x.onnx\n")
     code, out, err = run_cli(capsys, "run", str(root / "platforms" / "puma.yaml"), str(sc))
     assert code == 2 and "did you mean 'model'" in err and "Traceback" not in err

@@ -42,7 +42,9 @@ def add_parser(sub) -> None:
     p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
                    "trace.json (Chrome trace, opens in Perfetto), timeline.png, breakdown.png and report.html "
                    "(the run in one self-contained page) here (SNNs: summary.json, layers.csv, samples.csv, "
-                   "ops.csv, schedule.json, trace.csv, trace.json, timeline.png and report.html)")
+                   "ops.csv, schedule.json, trace.csv, trace.json, timeline.png and report.html; scenarios: "
+                   "summary.json, requests.csv, streams.csv, devices.csv, trace.csv, objectives.csv, the latency "
+                   "CDF, timeline and occupancy figures and report.html)")
     p.add_argument("--force", action="store_true", help="replace existing files in --out")
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
