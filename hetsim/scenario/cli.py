@@ -21,7 +21,10 @@ def _objective(args) -> str | None:
         if name.strip() == "objective":
             obj = text.strip()
     if obj is not None and obj not in ("latency", "throughput"):
-        raise InputError(f"--objective {obj}: a scenario maps for latency or throughput")
+        from hetsim.errors import did_you_mean
+
+        raise InputError(f"objective {obj!r}: a scenario maps for latency or throughput"
+                         f"{did_you_mean(obj, ('latency', 'throughput'))}")
     return obj
 
 

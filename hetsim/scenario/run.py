@@ -143,6 +143,11 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
         costs_of[name] = CostModel(wl, platform)
     out: dict[str, StreamModel] = {}
     if objective == "throughput":
+        from hetsim.mappers.base import _mapper_class
+
+        if getattr(_mapper_class(mapper), "throughput_method", None) is None:
+            raise InputError(f"objective throughput: mapper {mapper!r} has none (cpsat solves it exactly; heft and "
+                             "greedy have a heuristic)")
         scheds = map_throughput(platform, scenario, folder, costs_of, get_mapper(mapper, **opts,
                                                                                  objective="throughput"),
                                 contention)
