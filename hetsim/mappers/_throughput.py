@@ -269,14 +269,83 @@ def _linked(model: LoadModel, a: list[dict[str, str]], i: int, v: str, d: str) -
             and all((d, asg[w]) not in bad.get((v, w), ()) for w in g.successors(v)))
 
 
+class _Loads:
+    """Loads split for a cheap score: the shared resources (devices, links, held: few), the ops' own resources
+    (many: their largest kept) and the total. A move changes a few keys (:func:`_delta`)."""
+
+    def __init__(self, loads: dict[tuple, float]) -> None:
+        self.shared = {k: x for k, x in loads.items() if k[0] != "own"}
+        self.own = {k: x for k, x in loads.items() if k[0] == "own"}
+        self.total = sum(loads.values())
+        self.own_max = max(self.own.values(), default=0.0)
+
+    def all(self) -> dict[tuple, float]:
+        return {**self.shared, **self.own}
+
+    def score(self, delta: dict[tuple, float] | None = None) -> tuple:
+        """:func:`_score` of the loads, or of the loads after ``delta``."""
+        if not delta:
+            return (*sorted([*self.shared.values(), self.own_max], reverse=True), self.total)
+        shared = dict(self.shared)
+        own_new = []
+        recompute = False
+        for k, d in delta.items():
+            if k[0] == "own":
+                x = self.own.get(k, 0.0) + d
+                own_new.append(x)
+                if d < 0 and self.own.get(k, 0.0) >= self.own_max:
+                    recompute = True
+            else:
+                shared[k] = shared.get(k, 0.0) + d
+        rest = max((x for k, x in self.own.items() if k not in delta), default=0.0) if recompute else self.own_max
+        own_max = max([rest, *own_new])
+        return (*sorted([*shared.values(), own_max], reverse=True), self.total + sum(delta.values()))
+
+    def apply(self, delta: dict[tuple, float]) -> None:
+        for k, d in delta.items():
+            side = self.own if k[0] == "own" else self.shared
+            side[k] = side.get(k, 0.0) + d
+        self.total += sum(delta.values())
+        self.own_max = max(self.own.values(), default=0.0)
+
+    def bottleneck(self) -> tuple | None:
+        k, _ = bottleneck(self.shared)
+        if self.own and (k is None or self.own_max > self.shared[k]):
+            return max(self.own, key=lambda x: (self.own[x], str(x)))
+        return k
+
+
+def _delta(model: LoadModel, a, plan) -> dict[tuple, float]:
+    """The change of every resource's load the moves ``plan`` (``(part, op, device)``) make; ``a`` is left as
+    it was."""
+    out: dict[tuple, float] = {}
+    undo = []
+    for i, v, d in plan:
+        old = a[i][v]
+        g = model.parts[i].costs.workload.graph
+        edges = [(u, v) for u in g.predecessors(v)] + [(v, w) for w in g.successors(v)]
+        for sign, dev in ((-1.0, old), (1.0, d)):
+            a[i][v] = dev
+            for k, c in model.op_terms[i][v][dev]:
+                out[k] = out.get(k, 0.0) + sign * c
+            for e in edges:
+                t = model.edge_terms[i].get(e, {}).get((a[i][e[0]], a[i][e[1]]))
+                if t is not None:
+                    out[t[0]] = out.get(t[0], 0.0) + sign * t[1]
+        undo.append((i, v, old))
+    for i, v, old in reversed(undo):
+        a[i][v] = old
+    return out
+
+
 def _descend(model: LoadModel, a: list[dict[str, str]], deadline: float | None, max_moves: int):
-    loads = model.loads(a)
+    loads = _Loads(model.loads(a))
     used = model.used(a)
-    cur = _score(loads)
+    cur = loads.score()
     for _ in range(max_moves):
         if deadline is not None and time.perf_counter() > deadline:
             break
-        key, _ = bottleneck(loads)
+        key = loads.bottleneck()
         if key is None:
             break
         best = None
@@ -291,13 +360,16 @@ def _descend(model: LoadModel, a: list[dict[str, str]], deadline: float | None, 
                     plan = _make_room(model, a, used, i, v, d, n)
                     if plan is None:
                         continue
-                s = _score(_apply(model, a, loads, plan, dry=True))
+                delta = _delta(model, a, plan)
+                s = loads.score(delta)
                 if _better(s, cur) and (best is None or _better(s, best[0])):
-                    best = (s, plan)
+                    best = (s, plan, delta)
         if best is None:
             break
-        cur, plan = best
-        loads = _apply(model, a, loads, plan, dry=False)
+        cur, plan, delta = best
+        for i, v, d in plan:
+            a[i][v] = d
+        loads.apply(delta)
         used = model.used(a)
     return a
 
@@ -324,29 +396,6 @@ def _make_room(model: LoadModel, a, used, i: int, v: str, d: str, n: int):
         return None
     _, j, w, e = min(cands)
     return [(j, w, e), (i, v, d)]
-
-
-def _apply(model: LoadModel, a, loads, plan, dry: bool):
-    """Loads after the moves ``plan`` (``(part, op, device)``); ``dry``: on a copy, ``a`` left as it was."""
-    out = dict(loads)
-    undo = []
-    for i, v, d in plan:
-        old = a[i][v]
-        g = model.parts[i].costs.workload.graph
-        edges = [(u, v) for u in g.predecessors(v)] + [(v, w) for w in g.successors(v)]
-        for sign, dev in ((-1.0, old), (1.0, d)):
-            a[i][v] = dev
-            for k, c in model.op_terms[i][v][dev]:
-                out[k] = out.get(k, 0.0) + sign * c
-            for e in edges:
-                t = model.edge_terms[i].get(e, {}).get((a[i][e[0]], a[i][e[1]]))
-                if t is not None:
-                    out[t[0]] = out.get(t[0], 0.0) + sign * t[1]
-        undo.append((i, v, old))
-    if dry:
-        for i, v, old in reversed(undo):
-            a[i][v] = old
-    return out
 
 
 # ---------------------------------------------------------------------------------------------- exact
