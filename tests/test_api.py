@@ -246,7 +246,7 @@ def test_api_unknown_option_and_mapper_suggest_the_closest(tmp_path):
     with pytest.raises(InputError, match="unknown mapper 'cpsta'; did you mean 'cpsat'"):
         hetsim.run(PUMA, missing, mapper="cpsta")
     with pytest.raises(InputError, match=r"unknown option 'time_limit_s' for mapper 'greedy' \(greedy takes: "
-                                         r"min_gain\)"):
+                                         r"min_gain, objective\)"):
         hetsim.run(PUMA, missing, mapper="greedy", time_limit_s=10)
 
 
@@ -259,7 +259,7 @@ def test_get_mapper_is_strict():
         get_mapper("all-host", seed=0)
     with pytest.raises(InputError, match="unknown mapper 'gredy'; did you mean 'greedy'"):
         get_mapper("gredy")
-    assert mapper_option_names("greedy") == ("min_gain",)
+    assert mapper_option_names("greedy") == ("min_gain", "objective")
     assert "time_limit_s" in mapper_option_names("ilp")
 
 
@@ -268,7 +268,9 @@ def test_cli_misspelt_mapper_and_options_that_do_not_apply(capsys, tmp_path):
         assert_input_error(*run_cli(capsys, *cmd, PUMA, YOLO, "--mapper", "cpsta")[::2],
                            "unknown mapper 'cpsta'; did you mean 'cpsat'?")
     assert_input_error(*run_cli(capsys, "run", PUMA, YOLO, "--mapper", "greedy", "--time-limit", "5")[::2],
-                       "--time-limit does not apply to --mapper greedy", "it takes none on the command line")
+                       "--time-limit does not apply to --mapper greedy", "its options: --objective")
+    assert_input_error(*run_cli(capsys, "run", PUMA, YOLO, "--mapper", "all-host", "--time-limit", "5")[::2],
+                       "--time-limit does not apply to --mapper all-host", "it takes none on the command line")
     assert_input_error(*run_cli(capsys, "run", PUMA, YOLO, "--mapper", "min-cost", "--seed", "1",
                                 "--gap", "0.1")[::2], "--gap, --seed do not apply to --mapper min-cost",
                        "its options: --objective")
