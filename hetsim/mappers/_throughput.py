@@ -571,6 +571,33 @@ def sequential_starts(parts: list[Part], names: tuple[str, ...]) -> list[list[di
     return out
 
 
+def ratio_start(model: LoadModel) -> list[dict[str, str]]:
+    """A joint start (ours): every op on its initial device (the host), then, over every model at once, ops
+    moved to a device with a resident capacity in decreasing order of the rate-weighted host load they remove
+    per unit of capacity, while it fits (the knapsack greedy of the shared capacity, which per-model starts
+    cannot make: they give each model in turn what it wants)."""
+    a = [p.costs.initial_assignment() for p in model.parts]
+    used = model.used(a)
+    cands = []
+    for i, p in enumerate(model.parts):
+        host = p.costs.host
+        for v, per in model.op_terms[i].items():
+            if a[i][v] != host:
+                continue
+            relief = sum(c for k, c in per[host] if k == ("device", host))
+            for d in per:
+                n = model.need[i].get(v, {}).get(d, 0)
+                if d in model.capacity and relief > 0:
+                    cands.append((-relief / max(n, 1), i, v, d, n))
+    for _, i, v, d, n in sorted(cands, key=lambda c: (c[0], c[1], str(c[2]), c[3])):
+        if a[i][v] != model.parts[i].costs.host:  # already moved (another device)
+            continue
+        if used[d] + n <= model.capacity[d] and _linked(model, a, i, v, d):
+            a[i][v] = d
+            used[d] += n
+    return a
+
+
 def _order(costs: CostModel, assign: dict[str, str]) -> dict[str, list[str]] | None:
     """Each serial device's order for ``assign``: cpsat's list scheduler by critical path (floating ops in the
     idle gaps), or ``None`` (topological) where it does not apply."""
@@ -610,6 +637,7 @@ def map_joint(mapper, parts: list[Part], contention: frozenset[str] = frozenset(
     limit = float(getattr(mapper, "time_limit_s", 30.0) or 30.0)
     model = LoadModel(parts, contention)
     starts = sequential_starts(parts, ("greedy", "heft") if method == "exact" else (name,))
+    starts.append(ratio_start(model))
     deadline = t0 + (0.2 * limit if method == "exact" else 60.0)
     best = balance(model, starts, deadline)
     stats: dict = {"objective": "throughput", "method": method}
