@@ -158,3 +158,27 @@ def test_single_model_throughput_objective_and_the_command_line(capsys, tmp_path
                              str(ROOT / "workloads" / "resnet20_cifar10.onnx"), "--mapper", "ilp", "--objective",
                              "throughput")
     assert code == 2 and "Traceback" not in err
+
+
+def test_the_shipped_throughput_scenario_saturates_only_under_the_latency_mapping():
+    """scenarios/two-models-puma-throughput.yaml (golden, analytic, heft for speed; cpsat's numbers are in
+    docs/scenarios.md): the latency mapping loads the host past 100 % at the offered rates, the throughput
+    mapping below it, the crossbars shared."""
+    from hetsim.platform import load_platform
+    from hetsim.scenario.run import analytic_loads, map_streams, stream_rate
+    from hetsim.scenario.spec import load_scenario
+
+    sc, folder = load_scenario(ROOT / "scenarios" / "two-models-puma-throughput.yaml")
+    plat = load_platform(ROOT / "platforms" / "puma.yaml")
+    out = {}
+    for obj in ("latency", "throughput"):
+        ms = map_streams(plat, sc, folder, "heft", frozenset({"links"}), None, obj)
+        rates = {n: stream_rate(m.stream, folder, m.costs) for n, m in ms.items()}
+        _, res, val = analytic_loads(ms, rates, frozenset({"links"}))
+        used = sum(m.costs.need[v]["cim"] for m in ms.values() for v, d in m.schedule.assignment.items()
+                   if d == "cim")
+        assert used <= 100
+        out[obj] = (res, val)
+    assert out["latency"][0] == out["throughput"][0] == "host"
+    assert out["latency"][1] == pytest.approx(1.0132, abs=5e-4)
+    assert out["throughput"][1] == pytest.approx(0.8830, abs=5e-4)
