@@ -633,6 +633,11 @@ def map_joint(mapper, parts: list[Part], contention: frozenset[str] = frozenset(
     if method not in ("exact", "heuristic"):
         raise InputError(f"mapper {name!r} has no throughput objective (cpsat solves it exactly; heft and greedy "
                          "have a heuristic)")
+    from hetsim.weights import weight_option_platform
+
+    if any(weight_option_platform(p.costs.platform) for p in parts):
+        raise InputError(f"mapper {name!r}: the throughput objective does not choose weight policies (a platform "
+                         "whose devices read weights from a memory); map for latency there")
     t0 = time.perf_counter()
     limit = float(getattr(mapper, "time_limit_s", 30.0) or 30.0)
     model = LoadModel(parts, contention)
