@@ -120,7 +120,7 @@ class LoadModel:
                     elif costs.needs_transfer(u, v, a, b):
                         t = costs.transfer_time(u, v, a, b)
                         if t > 0:
-                            edges.setdefault((u, v), {})[(a, b)] = (("link", costs.link(a, b).name), lam * t)
+                            edges.setdefault((u, v), {})[(a, b)] = (("transfer", costs.link(a, b).name), lam * t)
         self.edge_terms.append(edges)
         self.forbidden.append(bad)
         self.need.append({v: {d: int(n) for d, n in nd.items()} for v, nd in costs.need.items()})
@@ -178,7 +178,7 @@ class LoadModel:
 
     def label(self, key: tuple) -> str:
         """A resource's name for people: ``host``, ``bus``, ``cim: op conv3 of detect``, ``cim bus``."""
-        if key[0] in ("device", "link"):
+        if key[0] in ("device", "transfer"):
             return key[1]
         if key[0] == "own":
             _, i, v, d = key
@@ -253,7 +253,7 @@ def _moves(model: LoadModel, a: list[dict[str, str]], key: tuple):
         for v, d in asg.items():
             if len(terms[v]) > 1 and any(k == key for k, _ in terms[v][d]):
                 out.append((i, v))
-        if key[0] == "link":
+        if key[0] == "transfer":
             for (u, v), pairs in model.edge_terms[i].items():
                 t = pairs.get((asg[u], asg[v]))
                 if t is not None and t[0] == key:
