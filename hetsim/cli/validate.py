@@ -80,8 +80,8 @@ def cmd_validate(args) -> int:
     print(f"  (b) replay without contention: {rep_ms * 1e3:.6f} ms = {what} {pred * 1e3:.6f} ms "
           f"(rel. tol {args.rel_tol:g})")
     if rep.contention_makespan_s is not None:
-        kinds = "link and memory-port" if sched.policies else "link"
-        print(f"  (c) replay with {kinds} contention: {rep.contention_makespan_s * 1e3:.6f} ms; model error "
+        kinds = "link and memory-port contention" if sched.policies else "link contention"
+        print(f"  (c) replay with {kinds}: {rep.contention_makespan_s * 1e3:.6f} ms; model error "
               f"{rep.model_error * 100:+.3f} %")
     print("  valid")
     return 0
