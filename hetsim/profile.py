@@ -243,6 +243,12 @@ def profile_model(
     if fe is not get_frontend("onnx"):  # ONNX Runtime runs the file itself
         raise InputError(f"profile measures an ONNX model with ONNX Runtime; {model} is {fe.description}")
     wl = fe.read(Path(model))
+    absent = wl.meta.get("weights_absent")
+    if absent:
+        raise WorkloadError(f"{model}: cannot profile a model whose weights are absent ({absent['tensors']:,} "
+                            f"initializers in {', '.join(absent['files'])}, not found): onnxruntime runs the model "
+                            "and needs their values; write them (e.g. workloads/scripts/transformers.py --weights) "
+                            "or use the roofline host model (latency_model: roofline)")
     total = 2 * warmup + 2 * runs
     done = 0
 

@@ -18,6 +18,9 @@ from hetsim.cli._common import (
 )
 from hetsim.errors import InputError
 
+#: graph inputs named in the first lines (a decoder step has one per layer and cache tensor)
+INPUTS_SHOWN = 6
+
 
 def add_parser(sub) -> None:
     """The ``inspect`` subcommand's arguments."""
@@ -58,11 +61,18 @@ def cmd_inspect(args) -> int:
         _refuse_model_options(args.model, ["spikes"])
     wl = load_workload(args.model, input_shape=_input_shapes(args))
     s = wl.summary()
-    ins = ", ".join(f"{i['name']} {i.get('dtype', '')}{list(i.get('shape', []))}" for i in wl.meta.get("inputs", []))
+    inputs = wl.meta.get("inputs", [])
+    ins = ", ".join(f"{i['name']} {i.get('dtype', '')}{list(i.get('shape', []))}" for i in inputs[:INPUTS_SHOWN])
+    if len(inputs) > INPUTS_SHOWN:
+        ins += f" and {len(inputs) - INPUTS_SHOWN} more"
     print(f"{s['name']}: {s['operators']} operators, {s['edges']} edges, {s['macs'] / 1e9:,.3f} GMAC, "
           f"{s['weights']:,} weight elements")
     if ins:
         print(f"  inputs: {ins}")
+    absent = wl.meta.get("weights_absent")
+    if absent:
+        print(f"  weights: absent ({absent['tensors']:,} initializers, {absent['elements']:,} elements in "
+              f"{', '.join(absent['files'])}, not found): structure only; costs, mapping and replay need no values")
     print("  op types: " + ", ".join(f"{k} {v}" for k, v in s["op_types"].items()))
     costs = None
     if plat is not None:

@@ -23,6 +23,10 @@ from hetsim.devices.fields import (
 from hetsim.errors import PlatformError
 from hetsim.workload.op import Op
 
+#: lookups: what they read of a constant table is at most what they return (ours: the roofline's weight bytes
+#: of a Gather are capped at its output bytes)
+GATHER_OP_TYPES = frozenset({"Gather", "GatherElements", "GatherND"})
+
 
 class CpuDevice(DeviceBase):
     """A host CPU (``kind: cpu``). Runs every operator type unless ``supported_ops`` restricts it.
@@ -34,6 +38,7 @@ class CpuDevice(DeviceBase):
         T_compute = macs / (clock * macs_per_cycle[bits])          if macs > 0
                   = n_out / (clock * elementwise_per_cycle)         otherwise
         bytes     = in_bytes + out_bytes + weight_elements * bits / 8
+                    (a Gather from a constant table, an embedding lookup: min(that, out_bytes), the rows it reads)
 
     This is the classic roofline bound (Williams et al., CACM 2009) plus a fixed per-op dispatch cost.
     ``macs_per_cycle`` is looked up for the op's bit width; a width missing from the table uses the next
@@ -97,7 +102,10 @@ class CpuDevice(DeviceBase):
             t_compute = op.macs / self._mac_rate(op.bits)
         else:
             t_compute = op.n_out / (self.clock_ghz * 1e9 * self.elementwise_per_cycle)
-        nbytes = op.in_bytes + op.out_bytes + op.weight_elements * op.bits / 8
+        weight_bytes = op.weight_elements * op.bits / 8
+        if op.op_type in GATHER_OP_TYPES:  # a lookup reads the rows it returns, not the whole table
+            weight_bytes = min(weight_bytes, op.out_bytes)
+        nbytes = op.in_bytes + op.out_bytes + weight_bytes
         t_mem = nbytes / (self.mem_bandwidth_gb_s * 1e9)
         return self.op_overhead_us * 1e-6 + max(t_compute, t_mem)
 

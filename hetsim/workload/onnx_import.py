@@ -39,7 +39,7 @@ from hetsim.errors import WorkloadError
 from hetsim.workload._ort_shapes import DATA_DEPENDENT_OPS, ShapeRecoveryError, observe_shapes
 from hetsim.workload.op import GemmView, Op, Workload
 
-__all__ = ["load_onnx"]
+__all__ = ["AbsentWeights", "WeightsAbsentWarning", "absent_weights", "load_onnx"]
 
 # Bits per element of each ONNX element type (names missing from older onnx releases are skipped).
 _BITS_BY_TYPE_NAME = {
@@ -185,6 +185,9 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     _check_op_types(p, model, nodes, names)
 
     graph = model.graph
+    absent = absent_weights(p, graph)
+    if absent is not None:
+        warnings.warn(absent.notice(p), WeightsAbsentWarning, stacklevel=3)
     from hetsim.workload.dynamic import free_minus_one_dims
 
     if free_minus_one_dims(graph):  # paddle2onnx's -1 dims are dynamic dims, as onnxruntime reads them
@@ -218,6 +221,13 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     shapes_from = "onnx.shape_inference"
     missing = _first_missing(infos, nodes, names)
     if missing is not None:
+        if absent is not None:  # onnxruntime would need the weight values to run the model
+            t, role, node_name, reason = missing
+            raise WorkloadError(
+                f"{p}: tensor {t!r} ({role} of node {node_name!r}) {reason}, and its weights are absent "
+                f"({absent.describe()}): shapes that ONNX shape inference cannot infer are observed by running the "
+                "model in onnxruntime, which needs the weight values; give the external data file(s), or a model "
+                "whose shape constants are stored in the .onnx file")
         infos, shapes_from = _recover_shapes(p, model, raw, runtime_inputs, infos, nodes, names, missing)
     _check_node_types(p, model, nodes, names, infos)
     _check_broadcasts(p, model, nodes, names, infos)
@@ -261,11 +271,81 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
         "outputs": [_describe(vi, infos) for vi in inferred.graph.output],
         "nodes": len(nodes),
         "shapes": shapes_from,
+        # which ops read each graph input and which op writes each graph output (tensor lifetimes,
+        # hetsim.report.footprint)
+        "input_readers": _input_readers(nodes, names, {vi.name for vi in runtime_inputs}),
+        "output_producers": {vi.name: names[producers[vi.name]] for vi in graph.output if vi.name in producers},
     }
+    if absent is not None:
+        meta["weights_absent"] = absent.to_dict()
     return Workload(name=p.stem, graph=g, source=str(path), meta=meta)
 
 
 # ---------------------------------------------------------------------------------------------- reading
+
+
+class WeightsAbsentWarning(UserWarning):
+    """A model's weights are absent (its external data files are missing): hetsim reads its structure only."""
+
+
+@dataclass(frozen=True)
+class AbsentWeights:
+    """Initializers stored as external data whose file is missing: their shapes and element types are in the
+    model, their values are not (a model shipped without its weights, e.g. ``workloads/vit_b16.onnx``).
+
+    Attributes:
+        tensors: how many initializers have no data.
+        elements: their elements in all.
+        nbytes: their bytes at their element types.
+        files: the missing external data files, as the model names them (relative to its folder).
+    """
+
+    tensors: int
+    elements: int
+    nbytes: int
+    files: tuple[str, ...]
+
+    def describe(self) -> str:
+        shown = ", ".join(self.files[:3]) + (f" and {len(self.files) - 3} more" if len(self.files) > 3 else "")
+        return (f"{self.tensors:,} initializers, {self.elements:,} elements ({self.nbytes / 1e6:,.1f} MB), in "
+                f"{shown}, not found")
+
+    def notice(self, p: Path) -> str:
+        """The one-line notice :func:`load_onnx` gives."""
+        return (f"{p}: weights absent ({self.describe()}); reading the model's structure only (shapes and element "
+                "types): costs, mapping and replay need nothing more, profiling with onnxruntime does")
+
+    def to_dict(self) -> dict:
+        return {"tensors": self.tensors, "elements": self.elements, "bytes": self.nbytes, "files": list(self.files)}
+
+
+def absent_weights(p: Path, graph: onnx.GraphProto) -> AbsentWeights | None:
+    """The initializers of ``graph`` (read from ``p``) whose external data file is missing, or ``None`` when every
+    weight is in the file or its external data is there. Files are resolved as ONNX does, relative to the model's
+    folder; nothing is read from them."""
+    missing: dict[str, None] = {}
+    n = elements = nbytes = 0
+    for t in chain(graph.initializer, (s.values for s in graph.sparse_initializer)):
+        if t.data_location != TensorProto.EXTERNAL:
+            continue
+        loc = next((e.value for e in t.external_data if e.key == "location"), "")
+        if loc and (p.parent / loc).is_file():
+            continue
+        missing[loc or "(no location)"] = None
+        k = math.prod(t.dims)
+        n, elements = n + 1, elements + k
+        nbytes += -(-k * _ELEM_BITS.get(t.data_type, 8) // 8)
+    return AbsentWeights(n, elements, nbytes, tuple(missing)) if n else None
+
+
+def _input_readers(nodes: list[onnx.NodeProto], names: list[str], inputs: set[str]) -> dict[str, list[str]]:
+    """Graph input name -> the ops reading it, in node order."""
+    out: dict[str, list[str]] = {}
+    for node, name in zip(nodes, names, strict=True):
+        for t in _distinct(node.input):
+            if t in inputs:
+                out.setdefault(t, []).append(name)
+    return out
 
 
 def _read_model(p: Path, raw: bytes | None = None) -> tuple[onnx.ModelProto, bytes]:
