@@ -90,6 +90,7 @@ def run(
     spikes: str | Path | None = None,
     input_shape: Mapping[str, Sequence[int]] | None = None,
     example_inputs=None,
+    spill: bool = False,
     **options,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` with ``mapper``, replay the schedule, and summarise it, as
@@ -126,6 +127,8 @@ def run(
             (``load_workload(path, input_shape=...)`` for a workload read beforehand).
         example_inputs: a PyTorch module's example inputs, a tensor or a tuple of tensors
             (``example_inputs=torch.zeros(1, 3, 224, 224)``).
+        spill: a schedule whose live activations exceed a checked memory's capacity spills the excess to the next
+            memory, its traffic reported and charged (:mod:`hetsim.report.footprint`), instead of being refused.
         **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="throughput"`` (cpsat, heft, greedy: the busiest resource's
             load per request; for a scenario, all its models at once, and ``compare=`` the latency mapping
@@ -151,4 +154,5 @@ def run(
                             compare=options.pop("compare", None))
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
-                timeline=timeline, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
+                timeline=timeline, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
+                **({"spill": True} if spill else {}))

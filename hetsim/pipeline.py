@@ -124,6 +124,7 @@ def run(
     spikes: str | Path | None = None,
     input_shape: Mapping[str, Sequence[int]] | None = None,
     example_inputs=None,
+    spill: bool = False,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` and replay it; the baseline is the platform's ``baseline`` mapper
     (``all-host`` unless the platform says otherwise) on the same platform
@@ -149,6 +150,9 @@ def run(
         input_shape: graph input name -> dims for the dynamic dims of an ONNX model read from a path
             (:func:`load_workload`); an error with a :class:`Workload` already read.
         example_inputs: a ``torch.nn.Module``'s example inputs (:mod:`hetsim.workload.torch_import`).
+        spill: live activations beyond a checked memory's capacity spill to the next memory (traffic reported and
+            charged in ``summary["memory"]["spill"]``) instead of the schedule being refused
+            (:mod:`hetsim.report.footprint`).
 
     Raises:
         InputError: (subclasses) for bad inputs, see :mod:`hetsim.errors`.
@@ -160,6 +164,8 @@ def run(
         return run_snn(platform, net, mapper or default_mapper(SNN_KIND), kinds, options, schedule, reorder=reorder,
                        sample=sample, seed=seed, timeline=timeline)
     snn_only = [k for k, v in (("reorder", reorder), ("sample", sample)) if v not in (False, None)]
+    if spill and workload_kind(workload) == SNN_KIND:
+        raise InputError("spill applies to tensor-operator models, not to spiking networks")
     if snn_only:
         raise InputError(f"{', '.join(snn_only)} apply to spiking networks (an SNN spec .yaml), not to ONNX models")
     mapper = mapper or default_mapper(DAG)
@@ -185,7 +191,34 @@ def run(
             baseline = simulate(costs, get_mapper(base_name).map(costs), kinds)
         except MappingError:  # e.g. the host cannot run every op: no CPU-only baseline exists
             baseline = None
-    return RunResult(costs, sched, result, baseline, summarize(costs, sched, result, baseline))
+    memory = activation_memory(costs, sched, result, spill)
+    summary = summarize(costs, sched, result, baseline)
+    summary["memory"] = memory.pop("summary")
+    charged = summary["memory"].get("spill")
+    if charged is not None:  # the spill traffic, serialised after the schedule (an upper bound: no overlap)
+        charged["makespan_with_spill_s"] = summary["makespan_s"] + charged["time_s"]
+        charged["energy_with_spill_j"] = summary["energy_j"] + charged["energy_j"]
+    return RunResult(costs, sched, result, baseline, summary, footprints=memory["footprints"])
+
+
+def activation_memory(costs: CostModel, schedule: Schedule, result, spill: bool = False) -> dict:
+    """The activation footprint of a run (:mod:`hetsim.report.footprint`): ``{"footprints": {"replay", and
+    "predicted" when the schedule predicts its times}, "summary": the ``memory`` block of summary.json}``.
+
+    Raises:
+        MemoryCapacityError: the live activations of the replay or of the prediction exceed a checked memory's
+            capacity (without ``spill``), or a memory over capacity has nothing to spill to.
+    """
+    from hetsim.report.footprint import require_fits, run_footprints, spill_report, summary_block
+
+    fps = run_footprints(costs, schedule, result)
+    extra = None
+    if spill:
+        extra = spill_report(fps["replay"], costs.platform)
+    else:
+        for fp in fps.values():
+            require_fits(fp)
+    return {"footprints": fps, "summary": summary_block(fps, extra)}
 
 
 def run_snn(*args, **kwargs) -> RunResult:

@@ -27,6 +27,8 @@ class RunResult:
         baseline: the replay of the platform's baseline mapper (``None`` when the host cannot run every op).
         summary: what ``summary.json`` holds (:func:`~hetsim.report.metrics.summarize`; for a spiking network
             :func:`~hetsim.snn.evaluate.summarize_snn`, the same keys plus the SNN's).
+        footprints: the activation footprints (:func:`~hetsim.report.footprint.run_footprints`: ``replay`` and,
+            when the schedule predicts its times, ``predicted``); computed on first use when not given.
         snn: for a spiking network, its extra tables (:class:`~hetsim.snn.evaluate.SnnTables`: SpikeDuet's Table I
             configurations, per layer engine/residency/cycles/launches, per-sample latencies, both modes' traces);
             ``None`` for ONNX models. Then ``result``, ``trace``, ``ops`` and ``devices`` describe the replay of
@@ -39,6 +41,30 @@ class RunResult:
     baseline: SimResult | None
     summary: dict
     snn: Any = None
+    footprints: Any = None
+
+    @property
+    def footprint(self):
+        """The activation footprint of the replay (:class:`~hetsim.report.footprint.Footprint`: live bytes per
+        memory over time, peaks, capacities); ``None`` for a spiking network."""
+        if self.snn is not None:
+            return None
+        if self.footprints is None:
+            from hetsim.report.footprint import run_footprints
+
+            self.footprints = run_footprints(self.costs, self.schedule, self.result)
+        return self.footprints["replay"]
+
+    def plot_memory(self, path=None, title: str | None = None):
+        """Live activation bytes per memory over time (:func:`~hetsim.report.footprint.memory_figure`), as a
+        matplotlib Figure; also saved to ``path`` when given. The figure stays open."""
+        from hetsim.report.footprint import memory_figure
+        from hetsim.report.plots import save_figure
+
+        fig = memory_figure(self.footprint, self._title() if title is None else title)
+        if path is not None:
+            save_figure(fig, path, close=False)
+        return fig
 
     @property
     def workload(self) -> Workload:

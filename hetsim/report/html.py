@@ -395,11 +395,32 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
          + "<p>busy: unit-seconds on a multi-core CPU (its cores), else the union of the busy intervals; "
            "energy = active + idle + per-op + per-byte energy (ODiMO Eq. 4, generalised).</p>"),
         ("Figures", _figures(figures)),
+        *_memory_section(s.get("memory")),
         (f"Operators ({len(ops):,})", op_table_html(ops)),
         ("Raw numbers", _json_block(s)),
     ]
     title = f"{s['workload']} on {s['platform']} ({s['mapper']})"
     return page_html(title, "hetsim run: simulated schedule of an ONNX model on a heterogeneous SoC", sections)
+
+
+def _memory_section(mem: dict | None) -> list[tuple[str, str]]:
+    """The report's activation-memory section (summary.json's ``memory``, :mod:`hetsim.report.footprint`)."""
+    if not mem:
+        return []
+    rows = [{"memory": n, "devices": ", ".join(m["devices"]), "peak_bytes": m["peak_bytes"],
+             "predicted_peak_bytes": m["predicted_peak_bytes"], "capacity_bytes": m["capacity_bytes"],
+             "checked": m["checked"], "fits": m["fits"], "peak_at_s": m["peak_at_s"]}
+            for n, m in mem["memories"].items()]
+    body = table_html(pd.DataFrame(rows), scroll=False) + (
+        "<p>Peak live activation bytes per memory: a tensor lives from its producer's start to its last consumer's "
+        "finish (graph inputs from 0, outputs to the end); a memory found through <code>shared_by</code> only is "
+        "reported, not checked (ODiMO's L1 assumption); <code>local:</code> lanes have no capacity.</p>")
+    sp = mem.get("spill")
+    if sp:
+        srows = [{"memory": n, **x} for n, x in sp["memories"].items()]
+        body += "<p>Spilled (write out + read back once, serialised after the schedule):</p>"
+        body += table_html(pd.DataFrame(srows), scroll=False) if srows else "<p>nothing: every memory fits.</p>"
+    return [("Activation memory", body)]
 
 
 def write_run_html(run, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = (),

@@ -16,7 +16,7 @@ from hetsim.report.metrics import device_table, op_table
 from hetsim.result import RunResult
 
 OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
-                "breakdown.png", "report.html")
+                "breakdown.png", "memory.png", "report.html")
 
 
 def check_parent_dirs(path: Path) -> None:
@@ -94,8 +94,9 @@ def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES)
 
 def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     """Write summary.json, ops.csv, schedule.json, trace.csv, trace.json (Chrome Trace Event format, opens
-    in Perfetto), timeline.png (Gantt per device) and breakdown.png (latency share and op count per device,
-    CPU-CIM ILP Fig. 5) and report.html (all of it in one self-contained page, :mod:`hetsim.report.html`) into
+    in Perfetto), timeline.png (Gantt per device), breakdown.png (latency share and op count per device,
+    CPU-CIM ILP Fig. 5), memory.png (live activations per memory over time, :mod:`hetsim.report.footprint`) and
+    report.html (all of it in one self-contained page, :mod:`hetsim.report.html`) into
     ``out``. The files are written into a staging folder beside ``out`` and swapped in whole
     (:mod:`hetsim.report.run_folder`): a failed or killed run leaves the earlier run's folder as it was.
 
@@ -145,11 +146,15 @@ def _write_run_files(run: RunResult, out: Path) -> list[Path]:
         t.insert(0, "config", config)
         rows.append(t)
     plot_breakdown(pd.concat(rows, ignore_index=True), path("breakdown.png"), title=title)
+    from hetsim.report.footprint import memory_figure
     from hetsim.report.html import write_run_html
+    from hetsim.report.plots import save_figure
 
+    save_figure(memory_figure(run.footprint, title), path("memory.png"))
     write_run_html(run, path("report.html"), ops=ops, figures=[
         (out / "timeline.png", "Timeline: every op and transfer per device (lanes: ops running at once)"),
-        (out / "breakdown.png", f"Busy time and op count per device, {' vs '.join(c for c, _ in configs)}")])
+        (out / "breakdown.png", f"Busy time and op count per device, {' vs '.join(c for c, _ in configs)}"),
+        (out / "memory.png", "Live activations per memory over time (replay; dashed: capacity)")])
     return written
 
 

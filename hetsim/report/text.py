@@ -193,6 +193,7 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
             f"  {d['device']:<10} {d['kind']:<{kw}} {d['ops']:>6} {b:>{bw}} "
             f"{d['utilisation'] * 100:>11.1f}% {e:>{ew}}"
         )
+    lines += memory_lines(s.get("memory"))
     if "channel_split" in s:
         lines += _channel_split(s["channel_split"], max_names)
     if "weights" in s:
@@ -232,6 +233,31 @@ def weight_lines(w: dict) -> list[str]:
                      f"({si(r['write_s'], 's')}, {si(r['write_j'], 'J')}) per inference; busiest cell written "
                      f"{r['writes_per_cell']}x per inference{tail}")
     return lines
+
+
+def memory_lines(mem: dict | None) -> list[str]:
+    """The activation-memory lines of the report: per memory its replay peak, capacity and whether it is checked,
+    and the spill traffic when spilling was asked for (summary.json's ``memory``,
+    :mod:`hetsim.report.footprint`)."""
+    if not mem:
+        return []
+    from hetsim.report.footprint import bytes_text
+
+    out = ["", "  activation memory (peak live bytes, replay):"]
+    for name, m in mem["memories"].items():
+        cap = m["capacity_bytes"]
+        what = f"of {bytes_text(cap)}" + ("" if m["checked"] else ", not checked") if cap is not None else "no capacity"
+        over = "" if m["fits"] is not False else "  OVER CAPACITY"
+        out.append(f"    {name:<14} {bytes_text(m['peak_bytes']):>10} at {m['peak_at_s'] * 1e3:.4g} ms ({what}; "
+                   f"{', '.join(m['devices'])}){over}")
+    sp = mem.get("spill")
+    if sp:
+        for name, x in sp["memories"].items():
+            out.append(f"    spilled {bytes_text(x['spilled_bytes'])} from {name} to {x['to']}: "
+                       f"{bytes_text(x['traffic_bytes'])} of traffic, {si(x['time_s'], 's')}, {si(x['energy_j'], 'J')}")
+        out.append(f"    with the spill charged: makespan {si(sp['makespan_with_spill_s'], 's')}, energy "
+                   f"{si(sp['energy_with_spill_j'], 'J')}")
+    return out
 
 
 def _channel_split(cs: dict, max_names: int | None) -> list[str]:

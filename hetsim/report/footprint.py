@@ -1,0 +1,413 @@
+"""Activation footprint: the lifetime of every tensor of a schedule, the live bytes of each memory over time,
+its peak, and the check against the memory's capacity (issue 20 item 3; ours, not a paper's model).
+
+**Lifetimes** (from predicted start/finish times, or a replay's). A tensor is an op's output (all of an op's
+outputs together: one buffer per op), allocated when the op *starts* (its output buffer exists while it
+writes) and freed when its last consumer *finishes*; a graph output lives to the end of the schedule, a graph
+input from 0 to its last reader's finish. Intervals are half open, ``[alloc, free)``: a buffer freed at ``t`` and
+one allocated at ``t`` never coexist. Weights are not activations: ops computed only from constants (folded ops,
+:attr:`~hetsim.costs.CostModel.folded`) and parameter edges hold none (weight residency and streaming are the
+weight policies' business). While an op runs, its inputs and outputs are all live, so a memory's peak is at least
+the inputs plus outputs of any op with a positive duration that it holds.
+
+**Where a tensor lives.** In the memory of the device that produced it (its *home*), found by a resolver
+``memory_of(device) -> (memory name, capacity bytes or None[, checked]) | None``; the default,
+:func:`platform_memories`, takes the platform's own answer when it has one (``Platform.activation_memory``), else
+the first of ``platform.memories`` whose ``activations_of`` (checked) or ``shared_by`` lists the device. A memory
+found through ``shared_by`` only is *reported, not checked*: its ``size_kib`` is recorded, not enforced, and ODiMO
+assumes activations always fit DIANA's shared L1 (a ResNet-18 at 64x64 does not: the report says so). A device
+no memory lists gets a lane of its own, ``local:<device>``, with no capacity and no check. A consumer whose device
+resolves to another memory reads a copy there, allocated when the producer finishes (the transfer starts then at
+the earliest) and freed when the last consumer in that memory finishes; devices of one memory share one copy.
+A graph input is held in each memory its readers use, from 0.
+
+**Sizes.** ``n_out`` elements at the producing device's element size when it has one
+(:attr:`~hetsim.devices.base.DeviceBase.wire_bits`: an int8 CIM or NPU), else the op's ONNX output bytes; a copy
+takes the size at the receiving device's element size, as transfers do (:meth:`~hetsim.costs.CostModel.
+transfer_bytes`).
+
+**Capacity.** A memory whose peak exceeds its capacity makes the schedule infeasible:
+:func:`require_fits` raises :class:`MemoryCapacityError` (one line), unless spilling is asked for; then the excess
+is *spilled* to the next memory (:func:`spill_target`: the smallest larger memory one of its devices shares, with a
+bandwidth): every rise of the excess ``max(0, live - capacity)`` is written out and read back once, so the traffic
+is twice the sum of those rises, costing ``traffic / bandwidth`` seconds (serialised after the schedule: an upper
+bound, no overlap with compute) and ``energy_pj_per_byte`` per byte. Ours: no paper models activation memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hetsim.errors import ScheduleError
+
+#: ``memory_of(device)`` -> ``(memory name, capacity in bytes or None)`` or ``(name, capacity, checked)``, or
+#: ``None`` for a local lane; a 2-tuple with a capacity is checked
+MemoryResolver = Callable[[str], "tuple | None"]
+
+#: the memory-over-time figure draws at most this many steps per memory (the peak of each bin is kept)
+FIGURE_MAX_STEPS = 4000
+
+_DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
+                "uint16": 2, "int8": 1, "uint8": 1, "bool": 1, "uint32": 4, "uint64": 8}
+
+
+class MemoryCapacityError(ScheduleError):
+    """A schedule whose live activations exceed a memory's capacity (and spilling was not asked for)."""
+
+
+def platform_memories(platform) -> MemoryResolver:
+    """The default resolver (module docstring): ``platform.activation_memory(device)`` when the platform has that
+    method; else the first memory of ``platform.memories`` whose ``activations_of`` lists the device (its capacity
+    ``size_kib * 1024`` bytes, checked), else the first whose ``shared_by`` does (capacity reported, not checked);
+    ``None`` for a device no memory lists."""
+    own = getattr(platform, "activation_memory", None)
+    if callable(own):
+        return own
+    table: dict[str, tuple[str, int | None, bool]] = {}
+    for field_name, checked in (("activations_of", True), ("shared_by", False)):
+        for name, mem in platform.memories.items():
+            cap = int(mem.size_kib * 1024) if getattr(mem, "size_kib", None) is not None else None
+            for d in getattr(mem, field_name, None) or ():
+                table.setdefault(d, (name, cap, checked))
+    return table.get
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """One live buffer: an op's output (``op``) or a graph input (``input:<name>``) in one memory.
+
+    Attributes:
+        tensor: the op whose output it is, or ``input:<graph input name>``.
+        memory: the memory (lane) holding it.
+        nbytes: its size, bytes.
+        alloc_s, free_s: its lifetime ``[alloc_s, free_s)``, seconds.
+        copy: True for a copy a consumer on another memory reads.
+    """
+
+    tensor: str
+    memory: str
+    nbytes: int
+    alloc_s: float
+    free_s: float
+    copy: bool = False
+
+
+@dataclass
+class Footprint:
+    """The live buffers of one schedule's timing and what they add up to per memory.
+
+    Attributes:
+        buffers: every :class:`Buffer`.
+        capacity: memory -> capacity in bytes (``None``: a ``local:<device>`` lane or a memory without a size).
+        devices: memory -> the devices whose tensors it holds.
+        checked: the memories whose capacity is enforced (:func:`require_fits`); the others are reported only.
+        timing: ``"replay"`` or ``"predicted"`` (whose start/finish times were used).
+        makespan_s: the end of the schedule, seconds.
+    """
+
+    buffers: list[Buffer]
+    capacity: dict[str, int | None]
+    devices: dict[str, list[str]]
+    checked: frozenset[str] = frozenset()
+    timing: str = "replay"
+    makespan_s: float = 0.0
+    _curves: dict = field(default_factory=dict, repr=False)
+
+    def curve(self, memory: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(times_s, live_bytes)``: the live bytes of ``memory`` from each time on (a step function; frees
+        before allocations at one time, the intervals being half open)."""
+        if memory not in self._curves:
+            bufs = [b for b in self.buffers if b.memory == memory and b.free_s > b.alloc_s]
+            t = np.array([b.alloc_s for b in bufs] + [b.free_s for b in bufs], dtype=float)
+            d = np.array([b.nbytes for b in bufs] + [-b.nbytes for b in bufs], dtype=np.int64)
+            order = np.lexsort((d, t))  # at one time the frees (negative) first
+            t, d = t[order], d[order]
+            live = np.cumsum(d)
+            if len(t):  # one step per distinct time: the level after every event at that time
+                last = np.r_[t[1:] != t[:-1], True]
+                t, live = t[last], live[last]
+            self._curves[memory] = (t, live)
+        return self._curves[memory]
+
+    def peak(self, memory: str) -> tuple[int, float]:
+        """``(peak live bytes, first time it is reached in s)`` of ``memory`` (``(0, 0.0)`` when it holds
+        nothing)."""
+        t, live = self.curve(memory)
+        if len(live) == 0:
+            return 0, 0.0
+        k = int(np.argmax(live))
+        return int(live[k]), float(t[k])
+
+    @property
+    def memories(self) -> list[str]:
+        return list(self.capacity)
+
+    def over_capacity(self, checked_only: bool = True) -> dict[str, tuple[int, int]]:
+        """Memory -> ``(peak, capacity)`` for every checked memory whose peak exceeds its capacity
+        (``checked_only=False``: every memory with a capacity)."""
+        out = {}
+        for m, cap in self.capacity.items():
+            p, _ = self.peak(m)
+            if cap is not None and p > cap and (m in self.checked or not checked_only):
+                out[m] = (p, cap)
+        return out
+
+    def spilled_bytes(self, memory: str) -> int:
+        """Bytes written out of ``memory`` when its live bytes exceed its capacity: the sum of the rises of the
+        excess ``max(0, live - capacity)`` (each spilled byte written out once when it no longer fits)."""
+        cap = self.capacity.get(memory)
+        if cap is None:
+            return 0
+        _, live = self.curve(memory)
+        excess = np.maximum(0, live - cap)
+        return int(np.maximum(0, np.diff(np.r_[0, excess])).sum())
+
+    def to_dict(self) -> dict:
+        """Per memory: ``capacity_bytes``, ``checked`` (enforced), ``devices``, ``peak_bytes``, ``peak_at_s``,
+        ``fits`` (``None`` without a capacity)."""
+        out = {}
+        for m, cap in self.capacity.items():
+            p, at = self.peak(m)
+            out[m] = {"capacity_bytes": cap, "checked": m in self.checked, "devices": self.devices[m],
+                      "peak_bytes": p, "peak_at_s": at, "fits": None if cap is None else p <= cap}
+        return out
+
+
+def _input_bytes(meta_inputs: list[dict]) -> dict[str, int]:
+    out = {}
+    for i in meta_inputs:
+        shape = [d for d in i.get("shape", []) if isinstance(d, int)]
+        out[i["name"]] = int(np.prod(shape, dtype=np.int64)) * _DTYPE_BYTES.get(str(i.get("dtype")), 4)
+    return out
+
+
+def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assignment: dict[str, str],
+              makespan_s: float | None = None, memory_of: MemoryResolver | None = None,
+              timing: str = "replay") -> Footprint:
+    """The live buffers of a schedule with these times (module docstring).
+
+    Args:
+        costs: the :class:`~hetsim.costs.CostModel` (workload and platform).
+        start_s, finish_s: per op, seconds (a replay's, or a schedule's predicted times).
+        assignment: op -> device (a split op: the device of its first part; its parts share a memory).
+        makespan_s: the end of the schedule (default: the last finish).
+        memory_of: the resolver (default :func:`platform_memories` of ``costs.platform``).
+        timing: a label, ``"replay"`` or ``"predicted"``.
+
+    Raises:
+        ScheduleError: an op has no start or finish time.
+    """
+    wl, plat = costs.workload, costs.platform
+    g = wl.graph
+    resolve = memory_of or platform_memories(plat)
+    end = max(finish_s.values(), default=0.0) if makespan_s is None else float(makespan_s)
+    capacity: dict[str, int | None] = {}
+    devices: dict[str, list[str]] = {}
+    lane: dict[str, str] = {}
+    checked: set[str] = set()
+    for d in plat.devices:
+        got = resolve(d)
+        name, cap = (got[0], got[1]) if got else (f"local:{d}", None)
+        if got and cap is not None and (len(got) < 3 or got[2]):
+            checked.add(name)
+        lane[d] = name
+        capacity.setdefault(name, None if cap is None else int(cap))
+        devices.setdefault(name, []).append(d)
+    folded = getattr(costs, "folded", frozenset())
+    missing = [v for v in g.nodes if v not in start_s or v not in finish_s]
+    if missing:
+        raise ScheduleError(f"activation footprint: op {missing[0]!r} has no {timing} start/finish time")
+
+    def size(op, device: str) -> int:
+        bits = costs.devices[device].wire_bits
+        return int(-(-op.n_out * bits // 8)) if bits is not None else int(op.out_bytes)
+
+    outputs = set(wl.meta.get("output_producers", {}).values()) if "output_producers" in wl.meta else set(
+        wl.sinks())
+    buffers: list[Buffer] = []
+    for u in wl.topological_order():
+        op = g.nodes[u]["op"]
+        if u in folded or op.is_constant or op.n_out == 0:
+            continue
+        du = assignment[u]
+        home = lane[du]
+        free = end if u in outputs else finish_s[u]
+        copies: dict[str, tuple[float, int]] = {}
+        for v in g.successors(u):
+            if g.edges[u, v].get("param"):
+                continue
+            free = max(free, finish_s[v])
+            m = lane[assignment[v]]
+            if m != home:
+                f, b = copies.get(m, (0.0, 0))
+                copies[m] = (max(f, finish_s[v]), max(b, size(op, assignment[v])))
+        buffers.append(Buffer(u, home, size(op, du), start_s[u], free))
+        buffers += [Buffer(u, m, b, finish_s[u], f, copy=True) for m, (f, b) in copies.items()]
+    readers = wl.meta.get("input_readers")
+    if readers is not None:
+        nbytes = _input_bytes(wl.meta.get("inputs", []))
+        for name, ops in readers.items():
+            by_mem: dict[str, float] = {}
+            for v in ops:
+                m = lane[assignment[v]]
+                by_mem[m] = max(by_mem.get(m, 0.0), finish_s[v])
+            buffers += [Buffer(f"input:{name}", m, nbytes.get(name, 0), 0.0, f) for m, f in by_mem.items()]
+    else:  # a hand-built DAG: every op without predecessors reads its runtime inputs from a graph input
+        for v in wl.topological_order():
+            op = g.nodes[v]["op"]
+            if g.in_degree(v) == 0 and op.in_bytes and v not in folded:
+                buffers.append(Buffer(f"input:{v}", lane[assignment[v]], int(op.in_bytes), 0.0, finish_s[v]))
+    return Footprint(buffers, capacity, devices, frozenset(checked), timing, end)
+
+
+def run_footprints(costs, schedule, result, memory_of: MemoryResolver | None = None) -> dict[str, Footprint]:
+    """``{"replay": ..., "predicted": ...}``: the footprint of the replay and, when the schedule predicts every
+    op's times, of the mapper's prediction."""
+    out = {"replay": footprint(costs, result.start_s, result.finish_s, result.assignment, result.makespan_s,
+                               memory_of, "replay")}
+    ops = costs.workload.graph.nodes
+    if all(v in schedule.start_s and v in schedule.finish_s for v in ops):
+        out["predicted"] = footprint(costs, schedule.start_s, schedule.finish_s, schedule.assignment,
+                                     schedule.makespan_s, memory_of, "predicted")
+    return out
+
+
+def spill_target(platform, memory: str):
+    """The memory ``memory`` spills to: among the other memories sharing a device with it, the smallest one
+    larger than it (no size: unbounded, the largest), that has a ``bandwidth_gb_s``; ``None`` if there is none."""
+    mems = platform.memories
+    src = mems.get(memory)
+    if src is None:
+        return None
+    users = set(src.shared_by)
+
+    def cap(m) -> float:
+        c = getattr(m, "capacity_bytes", None)
+        if c is None and getattr(m, "size_kib", None) is not None:
+            c = m.size_kib * 1024
+        return float("inf") if c is None else float(c)
+
+    cands = [(cap(m), n, m) for n, m in mems.items() if n != memory and users & set(m.shared_by)
+             and cap(m) > cap(src) and getattr(m, "bandwidth_gb_s", None)]
+    return min(cands, key=lambda c: (c[0], c[1]))[1:] if cands else None
+
+
+def spill_report(fp: Footprint, platform) -> dict:
+    """The spills of a footprint over capacity (module docstring): per memory over its capacity, ``to`` (the next
+    memory), ``peak_bytes``, ``capacity_bytes``, ``spilled_bytes``, ``traffic_bytes`` (written out and read back),
+    ``time_s`` and ``energy_j``; and the totals ``time_s``, ``energy_j``.
+
+    Raises:
+        MemoryCapacityError: a memory over capacity has no larger memory with a bandwidth to spill to.
+    """
+    out: dict = {"memories": {}, "time_s": 0.0, "energy_j": 0.0}
+    for m, (peak, cap) in fp.over_capacity().items():
+        nxt = spill_target(platform, m)
+        if nxt is None:
+            raise MemoryCapacityError(f"memory {m!r} needs {_mb(peak)} of activations at the peak, it holds "
+                                      f"{_mb(cap)}, and no larger memory with a bandwidth shares its devices to "
+                                      "spill to")
+        name, target = nxt
+        spilled = fp.spilled_bytes(m)
+        traffic = 2 * spilled
+        t = traffic / (float(target.bandwidth_gb_s) * 1e9)
+        e = traffic * float(getattr(target, "energy_pj_per_byte", 0.0) or 0.0) * 1e-12
+        out["memories"][m] = {"to": name, "peak_bytes": peak, "capacity_bytes": cap, "spilled_bytes": spilled,
+                              "traffic_bytes": traffic, "time_s": t, "energy_j": e}
+        out["time_s"] += t
+        out["energy_j"] += e
+    return out
+
+
+def _mb(b: float) -> str:
+    return f"{b / 1e6:,.3f} MB" if b >= 1e5 else f"{b / 1024:,.1f} KiB"
+
+
+def bytes_text(b: float | None) -> str:
+    """``b`` bytes with a decimal prefix, 4 significant digits: ``10.32 MB``, ``3.84 kB``, ``512 B``; ``-`` for
+    None."""
+    if b is None:
+        return "-"
+    for scale, unit in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if abs(b) >= scale:
+            return f"{b / scale:.4g} {unit}"
+    return f"{b:.0f} B"
+
+
+def require_fits(fp: Footprint) -> None:
+    """Refuse a footprint over a memory's capacity.
+
+    Raises:
+        MemoryCapacityError: the first memory over capacity, in one line (peak, capacity, when, and how to go on).
+    """
+    for m, (peak, cap) in fp.over_capacity().items():
+        _, at = fp.peak(m)
+        raise MemoryCapacityError(
+            f"the schedule needs {_mb(peak)} of live activations in memory {m!r} at {at * 1e3:.6g} ms "
+            f"({fp.timing} timing), more than its {_mb(cap)}; map it differently, or pass --spill "
+            "(spill=True) to spill the excess to the next memory with that traffic charged")
+
+
+def summary_block(fps: dict[str, Footprint], spill: dict | None = None) -> dict:
+    """The ``memory`` block of ``summary.json``: per memory its capacity, devices, the peak of the replay
+    (``peak_bytes``, ``peak_at_s``, ``fits``) and of the mapper's prediction (``predicted_peak_bytes``), the number
+    of buffers, and ``spill`` when spilling was asked for."""
+    rep = fps["replay"]
+    lanes = rep.to_dict()
+    pred = fps.get("predicted")
+    for m, d in lanes.items():
+        d["predicted_peak_bytes"] = pred.peak(m)[0] if pred is not None else None
+    out = {"memories": lanes, "buffers": len(rep.buffers)}
+    if spill is not None:
+        out["spill"] = spill
+    return out
+
+
+def downsample(t: np.ndarray, live: np.ndarray, max_steps: int = FIGURE_MAX_STEPS) -> tuple[np.ndarray, np.ndarray]:
+    """A step curve cut to at most ``max_steps`` steps for drawing: ``max_steps`` equal time bins, each at the
+    highest level reached in it (the peak stays visible)."""
+    if len(t) <= max_steps:
+        return t, live
+    edges = np.linspace(t[0], t[-1], max_steps + 1)
+    k = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, max_steps - 1)
+    top = np.full(max_steps, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(top, k, live.astype(np.int64))
+    before = np.searchsorted(t, edges[:-1], side="right") - 1  # the last event at or before each bin's start
+    level = np.where(before >= 0, live[np.maximum(before, 0)], 0)
+    return edges[:-1], np.maximum(level, top)
+
+
+def memory_figure(fp: Footprint, title: str = "", max_steps: int = FIGURE_MAX_STEPS):
+    """Live activation bytes per memory over time (one step line each, capacity dashed where there is one), as a
+    matplotlib Figure; at most ``max_steps`` steps per memory (:func:`downsample`)."""
+    import matplotlib.pyplot as plt
+
+    mems = [m for m in fp.memories if len(fp.curve(m)[0])]
+    fig, ax = plt.subplots(figsize=(6.4, 3.2), layout="constrained")
+    vmax = max([fp.peak(m)[0] for m in mems] + [c for c in fp.capacity.values() if c], default=1)
+    scale, unit = (1e6, "MB") if vmax >= 1e6 else (1e3, "kB")
+    tmax = fp.makespan_s or 1.0
+    tscale, tunit = (1e3, "ms") if tmax >= 1e-3 else (1e6, "µs")
+    for i, m in enumerate(mems):
+        t, live = downsample(*fp.curve(m), max_steps)
+        colour = f"C{i % 10}"
+        peak, at = fp.peak(m)
+        ax.step(np.r_[t, fp.makespan_s] * tscale, np.r_[live, live[-1]] / scale, where="post", color=colour, lw=1,
+                label=f"{m} (peak {bytes_text(peak)}" + (f" of {bytes_text(fp.capacity[m])})" if fp.capacity.get(m)
+                                                         else ")"))
+        ax.plot([at * tscale], [peak / scale], "o", color=colour, ms=3)
+        cap = fp.capacity.get(m)
+        if cap:
+            ax.axhline(cap / scale, color=colour, ls="--", lw=0.8)
+    ax.set_xlabel(f"time ({tunit})")
+    ax.set_ylabel(f"live activations ({unit})")
+    ax.set_xlim(0, tmax * tscale)
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3, lw=0.5)
+    if mems:
+        ax.legend(fontsize="small", loc="upper right")
+    ax.set_title(title or f"activation memory over time ({fp.timing})", fontsize="medium")
+    return fig
