@@ -116,7 +116,9 @@ def test_run_report_has_summary_tables_and_figures(reports):
     op_rows = table_with(page, "op", "type", "device")
     assert len(op_rows) - 1 == len(ops) == summary["operators"]  # every op
     assert [r[0] for r in op_rows[1:]] == list(ops["op"])
-    assert len(page.images) == 2  # timeline and breakdown
+    assert len(page.images) == 3  # timeline, breakdown, memory over time
+    mem = table_with(page, "memory", "devices", "peak (B)")
+    assert [r[0] for r in mem[1:]] == list(summary["memory"]["memories"])
 
 
 def test_snn_report_has_layers_configs_samples_and_timeline(reports):

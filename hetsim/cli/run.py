@@ -50,6 +50,10 @@ def add_parser(sub) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
                    "(default: the first 4 per device, the rest counted)")
     p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
+    p.add_argument("--spill", action="store_true",
+                   help="live activations beyond a memory's capacity spill to the next memory, the traffic reported "
+                   "and charged, instead of the run being refused (ONNX models; docs/models.md, activation "
+                   "memory)")
     p.add_argument("--dispatch", default=None, metavar="POLICY",
                    help="scenarios (MODEL = scenarios/*.yaml, streams of requests): the serial devices' policy "
                    "between requests: static, fifo, priority, edf (default: the scenario's)")
@@ -130,6 +134,10 @@ def cmd_run(args) -> int:
     extra = {"reorder": args.reorder, "sample": args.sample, "seed": seed or 0, "spikes": args.spikes} if snn else {}
     if shapes is not None:
         extra["input_shape"] = shapes
+    if getattr(args, "spill", False):
+        if snn:
+            raise InputError("--spill applies to ONNX models, not to spiking networks")
+        extra["spill"] = True
     r = run(_platform(args), args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
             fold_constants=args.fold_constants, **extra, **options)
     names = None if args.verbose else DEFAULT_NAMES

@@ -22,7 +22,7 @@ the earliest) and freed when the last consumer in that memory finishes; devices 
 A graph input is held in each memory its readers use, from 0.
 
 **Sizes.** ``n_out`` elements at the producing device's element size when it has one
-(:attr:`~hetsim.devices.base.DeviceBase.wire_bits`: an int8 CIM or NPU), else the op's ONNX output bytes; a copy
+(:attr:`~hetsim.devices.base.DeviceBase.wire_bits`: an int8 CIM or NPU), else the op's ONNX output bytes (a hand-built op without them: ``n_out`` at its ``bits``); a copy
 takes the size at the receiving device's element size, as transfers do (:meth:`~hetsim.costs.CostModel.
 transfer_bytes`).
 
@@ -223,7 +223,9 @@ def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assi
 
     def size(op, device: str) -> int:
         bits = costs.devices[device].wire_bits
-        return int(-(-op.n_out * bits // 8)) if bits is not None else int(op.out_bytes)
+        if bits is None:  # the op's own size; a hand-built op without byte counts: n_out at its precision
+            return int(op.out_bytes) if op.out_bytes else int(-(-op.n_out * op.bits // 8))
+        return int(-(-op.n_out * bits // 8))
 
     outputs = set(wl.meta.get("output_producers", {}).values()) if "output_producers" in wl.meta else set(
         wl.sinks())
