@@ -22,9 +22,9 @@ the earliest) and freed when the last consumer in that memory finishes; devices 
 A graph input is held in each memory its readers use, from 0.
 
 **Sizes.** ``n_out`` elements at the producing device's element size when it has one
-(:attr:`~hetsim.devices.base.DeviceBase.wire_bits`: an int8 CIM or NPU), else the op's ONNX output bytes (a hand-built op without them: ``n_out`` at its ``bits``); a copy
-takes the size at the receiving device's element size, as transfers do (:meth:`~hetsim.costs.CostModel.
-transfer_bytes`).
+(:attr:`~hetsim.devices.base.DeviceBase.wire_bits`: an int8 CIM or NPU), else the op's ONNX output bytes (a
+hand-built op without them: ``n_out`` at its ``bits``); a copy takes the size at the receiving device's element
+size, as transfers do (:meth:`~hetsim.costs.CostModel.transfer_bytes`).
 
 **Capacity.** A memory whose peak exceeds its capacity makes the schedule infeasible:
 :func:`require_fits` raises :class:`MemoryCapacityError` (one line), unless spilling is asked for; then the excess
