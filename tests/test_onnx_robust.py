@@ -450,7 +450,12 @@ def test_newer_versions_are_refused_with_the_versions(tmp_path, capsys, opset_ov
 def test_shipped_models_load_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        for path in sorted((ROOT / "workloads").glob("*.onnx"))[:4]:
+        # the transformer workloads ship without their weights and say so (tests/test_transformers.py)
+        from hetsim.workload.onnx_import import absent_weights
+
+        with_weights = [p for p in sorted((ROOT / "workloads").glob("*.onnx"))
+                        if absent_weights(p, onnx.load(p, load_external_data=False).graph) is None]
+        for path in with_weights[:4]:
             load_onnx(path)
 
 
