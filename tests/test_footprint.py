@@ -175,3 +175,18 @@ def test_peak_bounds_on_random_dags(dag):
     largest = max(c.workload.op(v).out_bytes + sum(c.workload.op(u).out_bytes for u in g.predecessors(v))
                   + c.workload.op(v).in_bytes for v in order)
     assert largest <= peak <= sum(b.nbytes for b in fp.buffers)
+
+
+def test_resolver_checks_only_memories_that_hold_activations():
+    from conftest import PLATFORMS
+
+    from hetsim.platform import load_platform
+    from hetsim.report.footprint import platform_memories
+
+    diana = platform_memories(load_platform(PLATFORMS / "diana.yaml"))
+    assert diana("aimc") == ("l1", 256 * 1024, False)  # shared_by only: ODiMO's L1, reported, not checked
+    assert platform_memories(load_platform(PLATFORMS / "cim-npu.yaml"))("npu") is None  # a local lane
+    own = SimpleNamespace(activation_memory=lambda d: ("sram", 100),
+                          memories={"sram": SimpleNamespace(activations_of=["host"])})
+    assert platform_memories(own)("host") == ("sram", 100, True)
+    assert platform_memories(own)("cim") == ("sram", 100, False)

@@ -60,12 +60,20 @@ class MemoryCapacityError(ScheduleError):
 
 def platform_memories(platform) -> MemoryResolver:
     """The default resolver (module docstring): ``platform.activation_memory(device)`` when the platform has that
-    method; else the first memory of ``platform.memories`` whose ``activations_of`` lists the device (its capacity
-    ``size_kib * 1024`` bytes, checked), else the first whose ``shared_by`` does (capacity reported, not checked);
-    ``None`` for a device no memory lists."""
+    method (checked when the memory's ``activations_of`` lists the device); else the first memory of
+    ``platform.memories`` whose ``activations_of`` lists the device (its capacity ``size_kib * 1024`` bytes,
+    checked), else the first whose ``shared_by`` does (capacity reported, not checked); ``None`` for a device no
+    memory lists."""
     own = getattr(platform, "activation_memory", None)
     if callable(own):
-        return own
+        def resolve(device: str):
+            got = own(device)
+            if got is None or len(got) > 2:
+                return got
+            mem = platform.memories.get(got[0])  # checked only where the memory says it holds the activations
+            return got[0], got[1], device in (getattr(mem, "activations_of", None) or ())
+
+        return resolve
     table: dict[str, tuple[str, int | None, bool]] = {}
     for field_name, checked in (("activations_of", True), ("shared_by", False)):
         for name, mem in platform.memories.items():
