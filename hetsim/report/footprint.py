@@ -108,7 +108,9 @@ class Footprint:
     """The live buffers of one schedule's timing and what they add up to per memory.
 
     Attributes:
-        buffers: every :class:`Buffer`.
+        columns: the buffers as arrays of one entry per buffer: ``tensor`` (op name or ``input:<name>``),
+            ``memory`` (index into :attr:`memories`), ``nbytes``, ``alloc_s``, ``free_s``, ``copy``
+            (:attr:`buffers` gives them as :class:`Buffer` objects).
         capacity: memory -> capacity in bytes (``None``: a ``local:<device>`` lane or a memory without a size).
         devices: memory -> the devices whose tensors it holds.
         checked: the memories whose capacity is enforced (:func:`require_fits`); the others are reported only.
@@ -116,7 +118,7 @@ class Footprint:
         makespan_s: the end of the schedule, seconds.
     """
 
-    buffers: list[Buffer]
+    columns: dict[str, np.ndarray]
     capacity: dict[str, int | None]
     devices: dict[str, list[str]]
     checked: frozenset[str] = frozenset()
@@ -124,13 +126,30 @@ class Footprint:
     makespan_s: float = 0.0
     _curves: dict = field(default_factory=dict, repr=False)
 
+    @property
+    def memories(self) -> list[str]:
+        return list(self.capacity)
+
+    @property
+    def buffers(self) -> list[Buffer]:
+        """Every buffer as a :class:`Buffer` (built on each access: prefer :attr:`columns` on big graphs)."""
+        c, names = self.columns, self.memories
+        return [Buffer(str(t), names[int(m)], int(b), float(a), float(f), bool(k)) for t, m, b, a, f, k in
+                zip(c["tensor"], c["memory"], c["nbytes"], c["alloc_s"], c["free_s"], c["copy"], strict=True)]
+
+    def __len__(self) -> int:
+        return len(self.columns["nbytes"])
+
     def curve(self, memory: str) -> tuple[np.ndarray, np.ndarray]:
         """``(times_s, live_bytes)``: the live bytes of ``memory`` from each time on (a step function; frees
         before allocations at one time, the intervals being half open)."""
         if memory not in self._curves:
-            bufs = [b for b in self.buffers if b.memory == memory and b.free_s > b.alloc_s]
-            t = np.array([b.alloc_s for b in bufs] + [b.free_s for b in bufs], dtype=float)
-            d = np.array([b.nbytes for b in bufs] + [-b.nbytes for b in bufs], dtype=np.int64)
+            c = self.columns
+            k = self.memories.index(memory)
+            sel = (c["memory"] == k) & (c["free_s"] > c["alloc_s"])
+            b = c["nbytes"][sel]
+            t = np.concatenate([c["alloc_s"][sel], c["free_s"][sel]])
+            d = np.concatenate([b, -b])
             order = np.lexsort((d, t))  # at one time the frees (negative) first
             t, d = t[order], d[order]
             live = np.cumsum(d)
@@ -148,10 +167,6 @@ class Footprint:
             return 0, 0.0
         k = int(np.argmax(live))
         return int(live[k]), float(t[k])
-
-    @property
-    def memories(self) -> list[str]:
-        return list(self.capacity)
 
     def over_capacity(self, checked_only: bool = True) -> dict[str, tuple[int, int]]:
         """Memory -> ``(peak, capacity)`` for every checked memory whose peak exceeds its capacity
@@ -192,9 +207,56 @@ def _input_bytes(meta_inputs: list[dict]) -> dict[str, int]:
     return out
 
 
+@dataclass
+class _Structure:
+    """What the footprints of one workload share, whatever the times: the ops holding activations, their sizes
+    per element size, the data edges between them, the graph inputs' readers."""
+
+    names: list[str]
+    index: dict[str, int]
+    keep: np.ndarray  # ops whose outputs are activations
+    n_out: np.ndarray
+    own_bytes: np.ndarray  # the op's output bytes at its ONNX size
+    is_output: np.ndarray
+    edge_u: np.ndarray  # data edges (no parameter edges), producer and consumer indices
+    edge_v: np.ndarray
+    inputs: list[tuple[str, int, list[int]]]  # graph input, bytes, reader indices
+
+    @classmethod
+    def of(cls, costs) -> _Structure:
+        wl = costs.workload
+        g = wl.graph
+        folded = getattr(costs, "folded", frozenset())
+        names = list(g.nodes)
+        index = {v: i for i, v in enumerate(names)}
+        ops = [g.nodes[v]["op"] for v in names]
+        keep = np.array([v not in folded and not o.is_constant and o.n_out > 0 for v, o in zip(names, ops,
+                                                                                              strict=True)], bool)
+        n_out = np.array([o.n_out for o in ops], dtype=np.int64)
+        own = np.array([o.out_bytes if o.out_bytes else -(-o.n_out * o.bits // 8) for o in ops], dtype=np.int64)
+        outs = set(wl.meta["output_producers"].values()) if "output_producers" in wl.meta else set(wl.sinks())
+        is_output = np.array([v in outs for v in names], bool)
+        eu, ev = [], []
+        for u, v, param in g.edges(data="param"):
+            if not param:
+                eu.append(index[u])
+                ev.append(index[v])
+        eu_a, ev_a = np.array(eu, dtype=np.int64), np.array(ev, dtype=np.int64)
+        live = keep[eu_a] if len(eu_a) else np.zeros(0, bool)
+        readers = wl.meta.get("input_readers")
+        inputs: list[tuple[str, int, list[int]]] = []
+        if readers is not None:
+            nbytes = _input_bytes(wl.meta.get("inputs", []))
+            inputs = [(f"input:{n}", nbytes.get(n, 0), [index[v] for v in vs]) for n, vs in readers.items()]
+        else:  # a hand-built DAG: every op without predecessors reads its runtime inputs from a graph input
+            inputs = [(f"input:{v}", int(o.in_bytes), [index[v]]) for v, o in zip(names, ops, strict=True)
+                      if g.in_degree(v) == 0 and o.in_bytes and v not in folded]
+        return cls(names, index, keep, n_out, own, is_output, eu_a[live], ev_a[live], inputs)
+
+
 def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assignment: dict[str, str],
               makespan_s: float | None = None, memory_of: MemoryResolver | None = None,
-              timing: str = "replay") -> Footprint:
+              timing: str = "replay", _structure: _Structure | None = None) -> Footprint:
     """The live buffers of a schedule with these times (module docstring).
 
     Args:
@@ -207,81 +269,92 @@ def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assi
 
     Raises:
         ScheduleError: an op has no start or finish time.
+
+    Cost: O(ops + edges) with numpy (the structure once per workload when :func:`run_footprints` computes both).
     """
-    wl, plat = costs.workload, costs.platform
-    g = wl.graph
+    st = _structure or _Structure.of(costs)
+    plat = costs.platform
     resolve = memory_of or platform_memories(plat)
     end = max(finish_s.values(), default=0.0) if makespan_s is None else float(makespan_s)
     capacity: dict[str, int | None] = {}
     devices: dict[str, list[str]] = {}
-    lane: dict[str, str] = {}
+    lane: dict[str, int] = {}
     checked: set[str] = set()
     for d in plat.devices:
         got = resolve(d)
         name, cap = (got[0], got[1]) if got else (f"local:{d}", None)
         if got and cap is not None and (len(got) < 3 or got[2]):
             checked.add(name)
-        lane[d] = name
         capacity.setdefault(name, None if cap is None else int(cap))
+        lane[d] = list(capacity).index(name)
         devices.setdefault(name, []).append(d)
-    folded = getattr(costs, "folded", frozenset())
-    missing = [v for v in g.nodes if v not in start_s or v not in finish_s]
-    if missing:
-        raise ScheduleError(f"activation footprint: op {missing[0]!r} has no {timing} start/finish time")
-
-    def size(op, device: str) -> int:
-        bits = costs.devices[device].wire_bits
-        if bits is None:  # the op's own size; a hand-built op without byte counts: n_out at its precision
-            return int(op.out_bytes) if op.out_bytes else int(-(-op.n_out * op.bits // 8))
-        return int(-(-op.n_out * bits // 8))
-
-    outputs = set(wl.meta.get("output_producers", {}).values()) if "output_producers" in wl.meta else set(
-        wl.sinks())
-    buffers: list[Buffer] = []
-    for u in wl.topological_order():
-        op = g.nodes[u]["op"]
-        if u in folded or op.is_constant or op.n_out == 0:
-            continue
-        du = assignment[u]
-        home = lane[du]
-        free = end if u in outputs else finish_s[u]
-        copies: dict[str, tuple[float, int]] = {}
-        for v in g.successors(u):
-            if g.edges[u, v].get("param"):
-                continue
-            free = max(free, finish_s[v])
-            m = lane[assignment[v]]
-            if m != home:
-                f, b = copies.get(m, (0.0, 0))
-                copies[m] = (max(f, finish_s[v]), max(b, size(op, assignment[v])))
-        buffers.append(Buffer(u, home, size(op, du), start_s[u], free))
-        buffers += [Buffer(u, m, b, finish_s[u], f, copy=True) for m, (f, b) in copies.items()]
-    readers = wl.meta.get("input_readers")
-    if readers is not None:
-        nbytes = _input_bytes(wl.meta.get("inputs", []))
-        for name, ops in readers.items():
-            by_mem: dict[str, float] = {}
-            for v in ops:
-                m = lane[assignment[v]]
-                by_mem[m] = max(by_mem.get(m, 0.0), finish_s[v])
-            buffers += [Buffer(f"input:{name}", m, nbytes.get(name, 0), 0.0, f) for m, f in by_mem.items()]
-    else:  # a hand-built DAG: every op without predecessors reads its runtime inputs from a graph input
-        for v in wl.topological_order():
-            op = g.nodes[v]["op"]
-            if g.in_degree(v) == 0 and op.in_bytes and v not in folded:
-                buffers.append(Buffer(f"input:{v}", lane[assignment[v]], int(op.in_bytes), 0.0, finish_s[v]))
-    return Footprint(buffers, capacity, devices, frozenset(checked), timing, end)
+    try:
+        start = np.array([start_s[v] for v in st.names], dtype=float)
+        finish = np.array([finish_s[v] for v in st.names], dtype=float)
+        devs = [assignment[v] for v in st.names]
+    except KeyError as e:
+        raise ScheduleError(f"activation footprint: op {e.args[0]!r} has no {timing} start/finish time or "
+                            "device") from None
+    bits = {d: costs.devices[d].wire_bits for d in plat.devices}
+    dev_ids = {d: i for i, d in enumerate(plat.devices)}
+    dev_idx = np.array([dev_ids[d] for d in devs], dtype=np.int64)
+    lane_of_dev = np.array([lane[d] for d in plat.devices], dtype=np.int64)
+    op_lane = lane_of_dev[dev_idx]
+    # an op's size at each device's element size (wire_bits), or its own ONNX size
+    size_at = np.stack([st.own_bytes if bits[d] is None else -(-st.n_out * bits[d] // 8) for d in plat.devices])
+    n = len(st.names)
+    home_bytes = size_at[dev_idx, np.arange(n)]
+    free = np.where(st.is_output, end, finish)
+    eu, ev = st.edge_u, st.edge_v
+    np.maximum.at(free, eu, finish[ev])
+    keep = st.keep
+    cols = {"tensor": [np.array(st.names, dtype=object)[keep]], "memory": [op_lane[keep]],
+            "nbytes": [home_bytes[keep]], "alloc_s": [start[keep]], "free_s": [free[keep]],
+            "copy": [np.zeros(int(keep.sum()), bool)]}
+    remote = op_lane[eu] != op_lane[ev]  # a consumer on another memory reads a copy there
+    if remote.any():
+        u, v = eu[remote], ev[remote]
+        m = op_lane[v]
+        key = u * len(capacity) + m
+        uniq, inv = np.unique(key, return_inverse=True)
+        f = np.full(len(uniq), -np.inf)
+        np.maximum.at(f, inv, finish[v])
+        b = np.zeros(len(uniq), dtype=np.int64)
+        np.maximum.at(b, inv, size_at[dev_idx[v], u])
+        cu, cm = uniq // len(capacity), uniq % len(capacity)
+        cols["tensor"].append(np.array(st.names, dtype=object)[cu])
+        cols["memory"].append(cm)
+        cols["nbytes"].append(b)
+        cols["alloc_s"].append(finish[cu])
+        cols["free_s"].append(f)
+        cols["copy"].append(np.ones(len(uniq), bool))
+    rows = []
+    for name, nbytes, readers in st.inputs:
+        by_mem: dict[int, float] = {}
+        for r in readers:
+            k = int(op_lane[r])
+            by_mem[k] = max(by_mem.get(k, 0.0), float(finish[r]))
+        rows += [(name, k, nbytes, 0.0, f) for k, f in by_mem.items()]
+    if rows:
+        t, k, b, a, f = zip(*rows, strict=True)
+        for col, vals, dt in (("tensor", t, object), ("memory", k, np.int64), ("nbytes", b, np.int64),
+                              ("alloc_s", a, float), ("free_s", f, float)):
+            cols[col].append(np.array(vals, dtype=dt))
+        cols["copy"].append(np.zeros(len(rows), bool))
+    columns = {c: np.concatenate(v) for c, v in cols.items()}
+    return Footprint(columns, capacity, devices, frozenset(checked), timing, end)
 
 
 def run_footprints(costs, schedule, result, memory_of: MemoryResolver | None = None) -> dict[str, Footprint]:
     """``{"replay": ..., "predicted": ...}``: the footprint of the replay and, when the schedule predicts every
     op's times, of the mapper's prediction."""
+    st = _Structure.of(costs)
     out = {"replay": footprint(costs, result.start_s, result.finish_s, result.assignment, result.makespan_s,
-                               memory_of, "replay")}
+                               memory_of, "replay", st)}
     ops = costs.workload.graph.nodes
     if all(v in schedule.start_s and v in schedule.finish_s for v in ops):
         out["predicted"] = footprint(costs, schedule.start_s, schedule.finish_s, schedule.assignment,
-                                     schedule.makespan_s, memory_of, "predicted")
+                                     schedule.makespan_s, memory_of, "predicted", st)
     return out
 
 
@@ -370,7 +443,7 @@ def summary_block(fps: dict[str, Footprint], spill: dict | None = None) -> dict:
     pred = fps.get("predicted")
     for m, d in lanes.items():
         d["predicted_peak_bytes"] = pred.peak(m)[0] if pred is not None else None
-    out = {"memories": lanes, "buffers": len(rep.buffers)}
+    out = {"memories": lanes, "buffers": len(rep)}
     if spill is not None:
         out["spill"] = spill
     return out
