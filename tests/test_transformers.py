@@ -174,3 +174,37 @@ def test_run_reports_peak_activation_memory(capsys, tmp_path):
     assert code == 0 and "activation memory" in out and "local:host" in out
     assert (tmp_path / "r" / "memory.png").is_file()
     assert "Activation memory" in (tmp_path / "r" / "report.html").read_text()
+
+
+def test_activation_sram_too_small_refuses_and_spill_charges_the_dram(tmp_path, capsys):
+    """cim-npu-dram with a 2 KiB activation SRAM in front of its DRAM: a decoder step's activations do not fit
+    (one line, exit 2); with --spill the excess goes to the DRAM, its traffic charged at 12.8 GB/s and 40 pJ/B."""
+    import yaml
+
+    import hetsim
+    from hetsim.report.footprint import MemoryCapacityError
+
+    b = builder()
+    path = b.save(b.gpt2("decode", layers=1, d=32, n_heads=4, ffn=64, seq=8, vocab=50, positions=16,
+                         name="tiny_step"), tmp_path)
+    spec = yaml.safe_load((PLATFORMS / "cim-npu-dram.yaml").read_text())
+    spec["memories"] = {"sram": {"size_kib": 2, "bandwidth_gb_s": 100, "activations_of": ["host", "cim", "npu"]},
+                        **spec["memories"]}
+    plat = tmp_path / "sram.yaml"
+    plat.write_text(yaml.safe_dump(spec, sort_keys=False))  # sram first: it holds the activations
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", WeightsAbsentWarning)
+        with pytest.raises(MemoryCapacityError, match="'sram'"):
+            hetsim.run(plat, path, mapper="heft")
+        code, out, err = run_cli(capsys, "run", plat, path, "--mapper", "heft")
+        assert_input_error(code, err, "live activations", "'sram'", "--spill")
+        r = hetsim.run(plat, path, mapper="heft", spill=True)
+    mem = r.summary["memory"]
+    assert mem["memories"]["sram"]["checked"] and not mem["memories"]["sram"]["fits"]
+    x = mem["spill"]["memories"]["sram"]
+    fp = r.footprint
+    assert x["to"] == "dram" and x["spilled_bytes"] == fp.spilled_bytes("sram") > 0
+    assert x["traffic_bytes"] == 2 * x["spilled_bytes"]
+    assert x["time_s"] == pytest.approx(x["traffic_bytes"] / 12.8e9) and x["energy_j"] == pytest.approx(
+        x["traffic_bytes"] * 40e-12)
+    assert mem["spill"]["makespan_with_spill_s"] == pytest.approx(r.makespan_s + x["time_s"])

@@ -359,13 +359,19 @@ def run_footprints(costs, schedule, result, memory_of: MemoryResolver | None = N
 
 
 def spill_target(platform, memory: str):
-    """The memory ``memory`` spills to: among the other memories sharing a device with it, the smallest one
+    """The memory ``memory`` spills to: among the other memories serving a device of it (``shared_by``,
+    ``activations_of``, ``weights_for``), the smallest one
     larger than it (no size: unbounded, the largest), that has a ``bandwidth_gb_s``; ``None`` if there is none."""
     mems = platform.memories
     src = mems.get(memory)
     if src is None:
         return None
-    users = set(src.shared_by)
+
+    def users_of(m) -> set:
+        return (set(getattr(m, "shared_by", None) or ()) | set(getattr(m, "activations_of", None) or ())
+                | set(getattr(m, "weights_for", None) or ()))
+
+    users = users_of(src)
 
     def cap(m) -> float:
         c = getattr(m, "capacity_bytes", None)
@@ -373,7 +379,7 @@ def spill_target(platform, memory: str):
             c = m.size_kib * 1024
         return float("inf") if c is None else float(c)
 
-    cands = [(cap(m), n, m) for n, m in mems.items() if n != memory and users & set(m.shared_by)
+    cands = [(cap(m), n, m) for n, m in mems.items() if n != memory and users & users_of(m)
              and cap(m) > cap(src) and getattr(m, "bandwidth_gb_s", None)]
     return min(cands, key=lambda c: (c[0], c[1]))[1:] if cands else None
 
