@@ -242,7 +242,13 @@ def profile_model(
     fe = frontend_for(model)
     if fe is not get_frontend("onnx"):  # ONNX Runtime runs the file itself
         raise InputError(f"profile measures an ONNX model with ONNX Runtime; {model} is {fe.description}")
-    wl = fe.read(Path(model))
+    import warnings
+
+    from hetsim.workload.onnx_import import WeightsAbsentWarning
+
+    with warnings.catch_warnings():  # refused below in one line, not noticed first
+        warnings.simplefilter("ignore", WeightsAbsentWarning)
+        wl = fe.read(Path(model))
     absent = wl.meta.get("weights_absent")
     if absent:
         raise WorkloadError(f"{model}: cannot profile a model whose weights are absent ({absent['tensors']:,} "

@@ -208,3 +208,22 @@ def test_activation_sram_too_small_refuses_and_spill_charges_the_dram(tmp_path, 
     assert x["time_s"] == pytest.approx(x["traffic_bytes"] / 12.8e9) and x["energy_j"] == pytest.approx(
         x["traffic_bytes"] * 40e-12)
     assert mem["spill"]["makespan_with_spill_s"] == pytest.approx(r.makespan_s + x["time_s"])
+
+
+def test_shapes_that_need_absent_weights_are_refused_saying_why(tmp_path, capsys):
+    """A Reshape whose target shape is an initializer in a missing external file: shape inference cannot infer the
+    output, and running the model in onnxruntime would need the value: one line naming both, exit 2."""
+    from onnx import TensorProto
+    from onnx import helper as h
+
+    shape = TensorProto(name="target", dims=[2], data_type=TensorProto.INT64, data_location=TensorProto.EXTERNAL)
+    for k, v in (("location", "gone.bin"), ("offset", "0"), ("length", "16")):
+        e = shape.external_data.add()
+        e.key, e.value = k, v
+    g = h.make_graph([h.make_node("Reshape", ["x", "target"], ["r"]), h.make_node("Relu", ["r"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6])],
+                     [h.make_tensor_value_info("y", TensorProto.FLOAT, None)], [shape])
+    path = tmp_path / "reshape.onnx"
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), path)
+    code, out, err = run_cli(capsys, "inspect", path)
+    assert_input_error(code, err, "weights are absent", "gone.bin", "onnxruntime")

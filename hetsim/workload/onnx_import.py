@@ -185,9 +185,7 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     _check_op_types(p, model, nodes, names)
 
     graph = model.graph
-    absent = absent_weights(p, graph)
-    if absent is not None:
-        warnings.warn(absent.notice(p), WeightsAbsentWarning, stacklevel=3)
+    absent = absent_weights(p, graph)  # the notice comes once the model is read: an error is then alone
     from hetsim.workload.dynamic import free_minus_one_dims
 
     if free_minus_one_dims(graph):  # paddle2onnx's -1 dims are dynamic dims, as onnxruntime reads them
@@ -278,6 +276,7 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     }
     if absent is not None:
         meta["weights_absent"] = absent.to_dict()
+        warnings.warn(absent.notice(p), WeightsAbsentWarning, stacklevel=3)
     return Workload(name=p.stem, graph=g, source=str(path), meta=meta)
 
 
