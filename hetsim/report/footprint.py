@@ -470,13 +470,17 @@ def downsample(t: np.ndarray, live: np.ndarray, max_steps: int = FIGURE_MAX_STEP
 
 
 def memory_figure(fp: Footprint, title: str = "", max_steps: int = FIGURE_MAX_STEPS):
-    """Live activation bytes per memory over time (one step line each, capacity dashed where there is one), as a
-    matplotlib Figure; at most ``max_steps`` steps per memory (:func:`downsample`)."""
+    """Live activation bytes per memory over time (one step line each, capacity dashed where there is one within
+    twice the highest peak, else only in the legend), as a matplotlib Figure; at most ``max_steps`` steps per
+    memory (:func:`downsample`)."""
     import matplotlib.pyplot as plt
 
     mems = [m for m in fp.memories if len(fp.curve(m)[0])]
     fig, ax = plt.subplots(figsize=(6.4, 3.2), layout="constrained")
-    vmax = max([fp.peak(m)[0] for m in mems] + [c for c in fp.capacity.values() if c], default=1)
+    top = max([fp.peak(m)[0] for m in mems], default=1) or 1
+    # a capacity far above every peak (a 4 GiB DRAM) is named in the legend, not drawn: the curves stay readable
+    caps = {m: c for m, c in fp.capacity.items() if c and c <= 2 * top}
+    vmax = max([top, *caps.values()])
     scale, unit = (1e6, "MB") if vmax >= 1e6 else (1e3, "kB")
     tmax = fp.makespan_s or 1.0
     tscale, tunit = (1e3, "ms") if tmax >= 1e-3 else (1e6, "µs")
@@ -488,13 +492,12 @@ def memory_figure(fp: Footprint, title: str = "", max_steps: int = FIGURE_MAX_ST
                 label=f"{m} (peak {bytes_text(peak)}" + (f" of {bytes_text(fp.capacity[m])})" if fp.capacity.get(m)
                                                          else ")"))
         ax.plot([at * tscale], [peak / scale], "o", color=colour, ms=3)
-        cap = fp.capacity.get(m)
-        if cap:
-            ax.axhline(cap / scale, color=colour, ls="--", lw=0.8)
+        if m in caps:
+            ax.axhline(caps[m] / scale, color=colour, ls="--", lw=0.8)
     ax.set_xlabel(f"time ({tunit})")
     ax.set_ylabel(f"live activations ({unit})")
     ax.set_xlim(0, tmax * tscale)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, vmax * (1.0 + 0.12 * (len(mems) + 1)) / scale)  # headroom for the legend above the curves
     ax.grid(alpha=0.3, lw=0.5)
     if mems:
         ax.legend(fontsize="small", loc="upper right")
