@@ -40,7 +40,8 @@ def add_parser(sub) -> None:
     _add_map_args(p)
     _add_contention(p)
     p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
-                   "trace.json (Chrome trace, opens in Perfetto), timeline.png, breakdown.png and report.html "
+                   "trace.json (Chrome trace, opens in Perfetto), timeline.png, breakdown.png, memory.png (live "
+                   "activations per memory over time) and report.html "
                    "(the run in one self-contained page) here (SNNs: summary.json, layers.csv, samples.csv, "
                    "ops.csv, schedule.json, trace.csv, trace.json, timeline.png and report.html; scenarios: "
                    "summary.json, requests.csv, streams.csv, devices.csv, trace.csv, objectives.csv, the latency "
