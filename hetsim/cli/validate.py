@@ -83,8 +83,32 @@ def cmd_validate(args) -> int:
         kinds = "link and memory-port contention" if sched.policies else "link contention"
         print(f"  (c) replay with {kinds}: {rep.contention_makespan_s * 1e3:.6f} ms; model error "
               f"{rep.model_error * 100:+.3f} %")
+    if not snn and _activation_memory(costs, sched) is False:
+        return 1
     print("  valid")
     return 0
+
+
+def _activation_memory(costs, sched) -> bool | None:
+    """Line (d): the live activations of the schedule's predicted times against each memory's capacity
+    (:mod:`hetsim.report.footprint`); ``False`` when a checked memory is over capacity, ``None`` when the schedule
+    predicts no times."""
+    from hetsim.report.footprint import bytes_text, footprint
+
+    if not all(v in sched.start_s and v in sched.finish_s for v in costs.workload.graph.nodes):
+        return None
+    fp = footprint(costs, sched.start_s, sched.finish_s, sched.assignment, sched.makespan_s, timing="predicted")
+    over = fp.over_capacity()
+    peaks = ", ".join(f"{m} {bytes_text(d['peak_bytes'])}" + (f" of {bytes_text(d['capacity_bytes'])}"
+                                                             if d["checked"] else "")
+                      for m, d in fp.to_dict().items())
+    if over:
+        m, (peak, cap) = next(iter(over.items()))
+        print(f"  (d) INVALID: live activations need {bytes_text(peak)} in memory {m!r}, which holds "
+              f"{bytes_text(cap)} (hetsim run --spill charges the excess to the next memory)")
+        return False
+    print(f"  (d) activation memory (peak live bytes, predicted): {peaks}")
+    return True
 
 
 def _fmt(v) -> str:
