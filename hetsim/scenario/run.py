@@ -161,9 +161,10 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
             left = dict(costs.budget)
         costs.budget.update(left)
         sched = get_mapper(mapper, **opts).map(costs)
+        need = costs.for_schedule(sched).need  # streamed and reprogrammed ops keep none (hetsim.weights)
         for v, d in sched.assignment.items():
             if d in left and v not in sched.splits:
-                left[d] -= costs.need.get(v, {}).get(d, 0)
+                left[d] -= need.get(v, {}).get(d, 0)
         for v, parts in sched.splits.items():
             for d in parts:
                 if d in left:
