@@ -104,7 +104,7 @@ class CostModel:
         model whose costs depend on decisions a schedule carries in ``config``, an SNN's, returns one bound to
         them."""
         if not getattr(schedule, "policies", None):
-            return self
+            return getattr(self, "unbound", self)  # a bound copy's resident costs
         from hetsim.weights import bind
 
         return bind(self, schedule)

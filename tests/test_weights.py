@@ -274,3 +274,26 @@ def test_random_dags_predicted_equals_replay_and_contention_only_delays(data):
         for v, st_ in r.weights.items():
             assert r.finish_s[v] - r.start_s[v] == pytest.approx(st_.latency_s, rel=1e-9, abs=1e-18)
         assert simulate(costs, s, contention={"memory"}).makespan_s >= r.makespan_s * (1 - 1e-12)
+
+
+def test_requests_take_turns_on_the_time_shared_crossbars():
+    """In a scenario (several requests on one Hardware), a reprogrammed op holds its CIM's time-shared crossbars
+    from its read to its end: the second request's op starts when the first's ends."""
+    import simpy
+
+    from hetsim.sim.dispatch import get_dispatch
+    from hetsim.sim.engine import Hardware, Plan, Request
+
+    c = conv_op("c", 40, 20, 5, n_in=10, n_out=10)
+    costs = one(c, cim={"reprogram_crossbars": 2, "t_write_row_ns": 1}, npu={"supported_ops": ["Gemm"]})
+    plan = Plan(costs, Schedule("t", {"c": "cim"}, policies={"c": "reprogrammed"}), frozenset())
+    env = simpy.Environment()
+    hw = Hardware(env, plan.costs, frozenset(), get_dispatch(None))
+    hw.exclusive_ops = True
+    reqs = [Request(plan, hw, seq=i) for i in range(2)]
+    for r in reqs:
+        r.start_all()
+    env.run()
+    one_op = 900 + 80 + 1520  # read + write + compute (test_reprogramming_a_layer_bigger_than_the_array)
+    assert reqs[0].finish["c"] == ns(one_op)
+    assert reqs[1].start["c"] == ns(one_op) and reqs[1].finish["c"] == ns(2 * one_op)

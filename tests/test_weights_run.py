@@ -50,3 +50,26 @@ def test_schedule_file_round_trip_replays_the_same(run, tmp_path):
     again = hetsim.run(run.costs.platform, run.costs.workload, schedule=Schedule.load(path), timeline=False)
     assert again.summary["makespan_s"] == run.summary["makespan_s"]
     assert again.schedule.policies == run.schedule.policies
+
+
+def test_a_memory_without_weights_for_changes_no_schedule():
+    """Every mapper keeps today's resident-only search unless a device reads weights from a memory: an
+    activation memory (activations_of) added to cim-npu.yaml leaves heft's and greedy's schedules as they were."""
+    from hetsim.costs import CostModel
+    from hetsim.mappers import get_mapper
+    from hetsim.pipeline import load_workload
+
+    base = load_platform(PLATFORMS / "cim-npu.yaml")
+    data = base.model_dump(mode="json", exclude_unset=True)
+    data["memories"] = {"dram": {"size_kib": 1 << 22, "activations_of": ["host", "npu", "cim"]}}
+    for section in ("devices", "links"):
+        for v in data[section].values():
+            v.pop("name", None)
+    other = type(base).model_validate(data)
+    wl = load_workload(ROOT / "workloads" / "resnet20_cifar10.onnx")
+    for name in ("heft", "greedy"):
+        a = get_mapper(name).map(CostModel(wl, base)).to_dict()
+        b = get_mapper(name).map(CostModel(wl, other)).to_dict()
+        for d in (a, b):
+            d["stats"].pop("solve_time_s", None)
+        assert a == b, name

@@ -20,6 +20,7 @@ import time
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
+from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers.base import make_schedule
 from hetsim.schedule import Schedule, WeightPolicy
 from hetsim.sim.analytic import list_schedule
@@ -366,7 +367,7 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     solver.parameters.max_time_in_seconds = max(0.1, time_limit_s - (time.perf_counter() - t0))
     solver.parameters.num_workers = threads
     solver.parameters.random_seed = seed
-    code = solver.Solve(m)
+    code = _cpsat_sigint.solve(solver, m)  # SIGINT left as it was (ortools resets it)
     status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "time_limit"}.get(code, "infeasible")
     cands = list(heur)
     if status != "infeasible":

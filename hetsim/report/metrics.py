@@ -218,8 +218,8 @@ MEMORY_KIND = "memory"
 def memory_rows(costs: CostModel, steps: dict) -> list[dict]:
     """:func:`device_table` rows of the memories devices read weights from (``weights_for``): ``ops`` the
     streamed and reprogrammed ops reading it, ``busy_s`` the sum of their reads (its port's busy time),
-    ``bytes`` read and ``transfer_j`` their energy (:class:`~hetsim.devices.memory.WeightPort`). None when the
-    platform has no such memory."""
+    ``bytes`` read and ``op_j`` (= ``energy_j``) their energy (:class:`~hetsim.devices.memory.WeightPort`). None
+    when the platform has no such memory."""
     rows = []
     for name, mem in costs.platform.memories.items():
         if not mem.weights_for:
@@ -228,7 +228,7 @@ def memory_rows(costs: CostModel, steps: dict) -> list[dict]:
         busy = float(sum(st.read_s for st in mine))
         e = float(sum(st.read_j for st in mine))
         rows.append({"device": name, "kind": MEMORY_KIND, "units": 1, "ops": len(mine), "busy_s": busy,
-                     "utilisation": 0.0, "active_j": 0.0, "idle_j": 0.0, "op_j": 0.0, "transfer_j": e,
+                     "utilisation": 0.0, "active_j": 0.0, "idle_j": 0.0, "op_j": e, "transfer_j": 0.0,
                      "energy_j": e, "bytes": float(sum(st.nbytes for st in mine))})
     return rows
 

@@ -161,9 +161,10 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
             left = dict(costs.budget)
         costs.budget.update(left)
         sched = get_mapper(mapper, **opts).map(costs)
+        need = costs.for_schedule(sched).need  # streamed and reprogrammed ops keep none (hetsim.weights)
         for v, d in sched.assignment.items():
             if d in left and v not in sched.splits:
-                left[d] -= costs.need.get(v, {}).get(d, 0)
+                left[d] -= need.get(v, {}).get(d, 0)
         for v, parts in sched.splits.items():
             for d in parts:
                 if d in left:
@@ -475,6 +476,17 @@ def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.Da
         if sleep:
             row.update({"sleep_s": 0.0, "wakes": 0, "sleep_j": 0.0, **slept})
         rows.append(row)
+    from hetsim.report.metrics import MEMORY_KIND
+
+    for name, mem in platform.memories.items():  # weights streamed or reprogrammed from it (hetsim.weights)
+        if mem.weights_for:
+            busy, op_j, nbytes = (sum(getattr(m, a).get(name, 0.0) * served.get(s, 0) for s, m in models.items())
+                                  for a in ("busy_s", "op_j", "bytes"))
+            row = {"device": name, "kind": MEMORY_KIND, "units": 1, "busy_s": busy, "utilisation": 0.0,
+                   "active_j": 0.0, "idle_j": 0.0, "op_j": op_j, "transfer_j": 0.0, "energy_j": op_j, "bytes": nbytes}
+            if sleep:
+                row.update({"sleep_s": 0.0, "wakes": 0, "sleep_j": 0.0})
+            rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -259,11 +259,14 @@ class Request:
             self.run_serial(v, dv)
         elif mode == Plan.SPLIT:
             self.env.process(self.run_split(v))
-        elif v in plan.steps and v not in self.start:  # reprogrammed: write the weights first
-            _weights.prelude(self, v, dv, plan.steps[v], partial(self.run_op, v))
         elif self.hw.exclusive_ops:  # requests of one op take turns on its own hardware (scenarios)
-            own = self.hw.device_resources(dv, ((id(plan), v),))
+            # a reprogrammed op's hardware is its device's time-shared crossbars (hetsim.weights): one at a time
+            step = plan.steps.get(v)
+            key = "reprogram" if step is not None and step.policy == "reprogrammed" else (id(plan), v)
+            own = self.hw.device_resources(dv, (key,))
             self.take(own, lambda reqs: self.run_own(v, dv, mode, own[0], reqs[0]))
+        elif v in plan.steps:  # reprogrammed: read and write the weights first
+            _weights.prelude(self, v, dv, plan.steps[v], partial(self.run_after_prelude, v, dv, mode, None))
         elif mode == Plan.FREE:
             self.run_free(v, dv, plan.costs.phases.get(v, {}).get(dv))
         else:
@@ -271,10 +274,18 @@ class Request:
 
     def run_own(self, v: str, dv: str, mode: int, res: simpy.Resource, req) -> None:
         """``v`` holds its own hardware (a PUMA op's crossbars) from its start to its end."""
+        step = self.plan.steps.get(v)
+        if step is not None:  # reprogrammed: write the weights first, holding the crossbars
+            _weights.prelude(self, v, dv, step, partial(self.run_after_prelude, v, dv, mode, (res, req)))
+            return
+        self.run_after_prelude(v, dv, mode, (res, req))
+
+    def run_after_prelude(self, v: str, dv: str, mode: int, own) -> None:
+        """``v`` (its weights, if reprogrammed, written) runs on a device whose ops overlap, holding ``own``."""
         if mode == Plan.FREE:
-            self.run_free(v, dv, self.plan.costs.phases.get(v, {}).get(dv), (res, req))
+            self.run_free(v, dv, self.plan.costs.phases.get(v, {}).get(dv), own)
         else:
-            self.run_phases(v, dv, (res, req))
+            self.run_phases(v, dv, own)
 
     # ------------------------------------------------------------------------------------------ grant
 

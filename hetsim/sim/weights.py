@@ -38,13 +38,15 @@ def read(req, step, then: Callable[[], None]) -> None:
 
 def prelude(req, v: str, dv: str, step, then: Callable[[], None]) -> None:
     """A reprogrammed op on a device whose ops overlap (a PUMA CIM): read its weights, write them (one trace row
-    ``program``), then run it (``then()``); the op starts with the read."""
+    ``program``), then run it (``then()``); the op starts with the read. (A streamed op on such a device, a kind
+    of a plug-in's, reads first: a row ``weights``.) In a scenario the op holds its device's time-shared
+    crossbars from the read to its end, so reprogrammed ops of all requests take turns on them."""
     env = req.env
     t0 = env.now
     req.start[v] = t0
 
     def written(_e) -> None:
-        req.record(v, dv, "program", t0, env.now)
+        req.record(v, dv, "program" if step.policy == "reprogrammed" else "weights", t0, env.now)
         then()
 
     read(req, step, lambda: env.timeout(step.write_s).callbacks.append(written))
