@@ -16,6 +16,7 @@ Test modules import the plain helpers with ``from conftest import ...`` (pytest 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import networkx as nx
@@ -29,6 +30,15 @@ from hetsim.workload import GemmView, Op, Workload
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORMS = ROOT / "platforms"
 NS = 1e-9
+#: most pytest-xdist workers ``-n auto`` (pyproject addopts) starts: each worker imports the whole stack (torch,
+#: onnxruntime, OR-Tools: ~1 GB) and several tests start subprocesses or threads of their own
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per core this process may run on, at most :data:`MAX_WORKERS`."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(MAX_WORKERS, cores))
 
 
 def ns(x: float):
