@@ -356,3 +356,23 @@ def assert_kill_and_resume(spec, tmp_path: Path, kill_at: int, torn: str, expect
     assert len(set(seen)) == expect_ran
     pd.testing.assert_frame_equal(table(part), table(full))
     return part
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Name every Python thread still alive when the tests are done, with where it is, on stderr.
+
+    A thread still inside OR-Tools' CP-SAT or onnxruntime when the interpreter exits aborts the process (C++
+    ``std::terminate``: "terminate called without an active exception", then faulthandler's "Fatal Python error:
+    Aborted", exit 134; reproduced outside the suite with a thread solving or running a session at exit). No test
+    is known to leave one, so this prints nothing today; if the suite (or an xdist worker) ever dies at exit again,
+    the log names the thread that was left behind."""
+    import sys
+    import threading
+    import traceback
+
+    frames = sys._current_frames()
+    left = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()
+            and not t.name.startswith(("execnet", "pytest_timeout"))]
+    for t in left:
+        where = "".join(traceback.format_stack(frames[t.ident])[-3:]) if t.ident in frames else "  (no frame)\n"
+        sys.__stderr__.write(f"tests: thread {t.name!r} (daemon={t.daemon}) still alive at the end:\n{where}")
