@@ -364,8 +364,8 @@ def pytest_sessionfinish(session, exitstatus):
     A thread still inside OR-Tools' CP-SAT or onnxruntime when the interpreter exits aborts the process (C++
     ``std::terminate``: "terminate called without an active exception", then faulthandler's "Fatal Python error:
     Aborted", exit 134; reproduced outside the suite with a thread solving or running a session at exit). No test
-    is known to leave one, so this prints nothing today; if the suite (or an xdist worker) ever dies at exit again,
-    the log names the thread that was left behind."""
+    is known to leave one inside native code (today it names dask's idle 'Dask-Offload_0', waiting in Python:
+    harmless); if the suite (or an xdist worker) ever dies at exit again, the log names the thread left behind."""
     import sys
     import threading
     import traceback
