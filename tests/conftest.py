@@ -16,6 +16,7 @@ Test modules import the plain helpers with ``from conftest import ...`` (pytest 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import networkx as nx
@@ -29,6 +30,15 @@ from hetsim.workload import GemmView, Op, Workload
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORMS = ROOT / "platforms"
 NS = 1e-9
+#: most pytest-xdist workers ``-n auto`` (pyproject addopts) starts: each worker imports the whole stack (torch,
+#: onnxruntime, OR-Tools: ~1 GB) and several tests start subprocesses or threads of their own
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per core this process may run on, at most :data:`MAX_WORKERS`."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(MAX_WORKERS, cores))
 
 
 def ns(x: float):
@@ -346,3 +356,23 @@ def assert_kill_and_resume(spec, tmp_path: Path, kill_at: int, torn: str, expect
     assert len(set(seen)) == expect_ran
     pd.testing.assert_frame_equal(table(part), table(full))
     return part
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Name every Python thread still alive when the tests are done, with where it is, on stderr.
+
+    A thread still inside OR-Tools' CP-SAT or onnxruntime when the interpreter exits aborts the process (C++
+    ``std::terminate``: "terminate called without an active exception", then faulthandler's "Fatal Python error:
+    Aborted", exit 134; reproduced outside the suite with a thread solving or running a session at exit). No test
+    is known to leave one inside native code (today it names dask's idle 'Dask-Offload_0', waiting in Python:
+    harmless); if the suite (or an xdist worker) ever dies at exit again, the log names the thread left behind."""
+    import sys
+    import threading
+    import traceback
+
+    frames = sys._current_frames()
+    left = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()
+            and not t.name.startswith(("execnet", "pytest_timeout"))]
+    for t in left:
+        where = "".join(traceback.format_stack(frames[t.ident])[-3:]) if t.ident in frames else "  (no frame)\n"
+        sys.__stderr__.write(f"tests: thread {t.name!r} (daemon={t.daemon}) still alive at the end:\n{where}")

@@ -93,7 +93,7 @@ def test_base_inputs_pass(workdir):
         assert o.code == 0, o.stderr
 
 
-@fuzz_settings(ci_examples=2500)
+@fuzz_settings(ci_examples=600)
 @given(case=platform_cases())
 def test_fuzz_platform_yaml(workdir, open_bugs, case):
     plat = workdir / "platform.yaml"
@@ -101,7 +101,7 @@ def test_fuzz_platform_yaml(workdir, open_bugs, case):
     check("platform", case, ["run", str(plat), str(workdir / "model.onnx"), "--mapper", "heft"], open_bugs)
 
 
-@fuzz_settings(ci_examples=800)
+@fuzz_settings(ci_examples=200)
 @given(case=platform_cases())
 def test_fuzz_platform_yaml_inspect(workdir, open_bugs, case):
     plat = workdir / "platform-i.yaml"
@@ -123,7 +123,7 @@ def _expect_import_warnings(test):
 
 
 @_expect_import_warnings
-@fuzz_settings(ci_examples=1500)
+@fuzz_settings(ci_examples=400)
 @given(case=onnx_cases())
 def test_fuzz_onnx_run(workdir, open_bugs, case):
     model = workdir / "mutated.onnx"
@@ -132,7 +132,7 @@ def test_fuzz_onnx_run(workdir, open_bugs, case):
 
 
 @_expect_import_warnings
-@fuzz_settings(ci_examples=1500)
+@fuzz_settings(ci_examples=400)
 @given(case=onnx_cases())
 def test_fuzz_onnx_inspect(workdir, open_bugs, case):
     model = workdir / "mutated-i.onnx"
