@@ -14,7 +14,7 @@ replay: FP16 MVP tables (the chip's format) and a native FP32 kernel (acc += w i
 from __future__ import annotations
 
 import argparse
-import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,15 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EFR = ROOT / "platforms" / "efr32mg24.yaml"
 
 
-def calibration_s() -> float:
-    """Median of 5 timings of a fixed pure-Python loop (seconds): the machine's speed at the time."""
-    def loop():
-        t = time.perf_counter()
-        x = 0
-        for i in range(1_000_000):
-            x += i * i
-        return time.perf_counter() - t
-    return statistics.median(loop() for _ in range(5))
+sys.path.insert(0, str(ROOT / "bench"))
+from calibration import Calibration  # noqa: E402  (the shared loop: median of interleaved samples)
 
 
 def firmware_table(names: list[str]) -> None:
@@ -43,11 +36,12 @@ def firmware_table(names: list[str]) -> None:
 
     print("| network | order | outputs | weights SRAM fw / hetsim (B) | weights Flash fw / hetsim (B) | other SRAM fw "
           "/ reserved (B) | chip SRAM (B) | chip Flash (B) | fits | affine M33 insn/cycle | LIF insn/cycle | "
-          "plan / build / run (s) | calibration (s) |")
+          "plan / build / run (s) | plan / build / run (ref-core s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    cal = Calibration()
     for name in names:
         for reorder in (False, True):
-            cal = calibration_s()
+            cal.sample()
             t0 = time.perf_counter()
             fw = prepare_firmware(EFR, ROOT / "workloads" / "snn" / f"{name}.yaml", reorder=reorder)
             t1 = time.perf_counter()
@@ -69,7 +63,9 @@ def firmware_table(names: list[str]) -> None:
                   f"{rows[keys[1]][0]:,} / {rows[keys[1]][1]:,} | {rows[keys[3]][0]:,} / {rows[keys[3]][1]:,} | "
                   f"{chk.sizes.chip_sram:,} | {chk.sizes.chip_flash:,} | {'yes' if chk.sizes.fits else 'no'} | "
                   f"{span(ratio['affine'])} | {span(ratio['lif'])} | {t1 - t0:.1f} / {b.seconds:.1f} / "
-                  f"{r.wall_s:.1f} | {cal:.3f} |", flush=True)
+                  f"{r.wall_s:.1f} | {cal.ref_s(t1 - t0):.1f} / {cal.ref_s(b.seconds):.1f} / "
+                  f"{cal.ref_s(r.wall_s):.1f} |", flush=True)
+    print(cal.line())
 
 
 def _native_fp32(snn, x) -> np.ndarray:

@@ -27,13 +27,8 @@ CROSSBARS = (25, 50, 100, 200)
 T_MVM_NS = (50, 100, 500, 1000)
 
 
-def calibration() -> float:
-    """Seconds of a fixed pure-Python loop (one sample)."""
-    t0 = time.perf_counter()
-    s = 0
-    for i in range(2_000_000):
-        s += i * i % 7
-    return time.perf_counter() - t0
+sys.path.insert(0, str(ROOT / "bench"))
+from calibration import Calibration  # noqa: E402  (the shared loop: median of interleaved samples)
 
 
 def main() -> None:
@@ -50,7 +45,7 @@ def main() -> None:
     from hetsim.workload import load_onnx
 
     base = load_platform(ROOT / "platforms/puma.yaml")
-    cal = [calibration()]
+    cal = Calibration()
     print(f"# ARM grid {len(CROSSBARS)}x{len(T_MVM_NS)}, time limit {args.time_limit:g} s, {args.threads} thread(s), "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| model | mapper | points | hit the limit | mean gap % | max gap % | mean solve (s) | paper: mean time (s), "
@@ -70,12 +65,13 @@ def main() -> None:
                     g = s.stats.get("mip_gap")
                     gaps.append(0.0 if g is None else float(g))
                     limit += s.stats.get("status") != "optimal"
-                cal.append(calibration())
+                cal.sample()
             p = PAPER[m]
             print(f"| {m} | {mapper} | {len(gaps)} | {limit} | {100 * statistics.mean(gaps):.2f} | "
-                  f"{100 * max(gaps):.2f} | {statistics.mean(walls):.2f} | {p[0]:g}, {p[1]:g} |", flush=True)
-    print(f"# calibration: fixed Python loop, median of {len(cal)}: {statistics.median(cal):.3f} s "
-          f"(range {min(cal):.3f}-{max(cal):.3f}); load average at the end {os.getloadavg()[0]:.1f}")
+                  f"{100 * max(gaps):.2f} | {statistics.mean(walls):.2f} "
+                  f"({cal.ref_s(statistics.mean(walls)):.2f} ref-core) | {p[0]:g}, {p[1]:g} |", flush=True)
+    print(cal.line())
+    print(f"# load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

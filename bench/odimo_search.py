@@ -26,14 +26,8 @@ sys.path.insert(0, str(ROOT))
 from hetsim.profile import cpu_model  # noqa: E402
 from hetsim.search import search  # noqa: E402
 
-
-def calibration() -> float:
-    """Seconds of a fixed pure-Python loop (one sample)."""
-    t0 = time.perf_counter()
-    s = 0
-    for i in range(2_000_000):
-        s += i * i % 7
-    return time.perf_counter() - t0
+sys.path.insert(0, str(ROOT / "bench"))
+from calibration import Calibration  # noqa: E402  (the shared loop: median of interleaved samples)
 
 
 def main() -> int:
@@ -47,23 +41,20 @@ def main() -> int:
     if args.from_json:
         table(json.loads(args.from_json.read_text()))
         return 0
-    import statistics
-
-    cal = [calibration() for _ in range(3)]
+    cal = Calibration(3)
     load0 = os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()
     r = search(ROOT / "platforms" / "diana.yaml", dataset="digits", objective=args.objective,
                out=args.out, force=True, threads=args.threads, quiet=True, preset=args.preset)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     load1 = os.getloadavg()
-    cal += [calibration() for _ in range(3)]
-    med = statistics.median(cal)
+    for _ in range(3):
+        cal.sample()
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores; load average (1/5/15 min) before "
           f"{'/'.join(f'{x:.2f}' for x in load0)}, after {'/'.join(f'{x:.2f}' for x in load1)}")
     print(f"preset {args.preset}, objective {args.objective}, strengths {', '.join(f'{s:g}' for s in r['strengths'])}, "
           f"{args.threads} torch thread(s): {wall:.0f} s wall, {cpu:.0f} s CPU ({r['dataset']})")
-    print(f"calibration: fixed Python loop, median of {len(cal)} (3 before, 3 after) {med:.3f} s "
-          f"(range {min(cal):.3f}-{max(cal):.3f}); wall / calibration = {wall / med:.0f}")
+    print(f"{cal.line()} (3 samples before the search, 3 after); the search: {cal.ref_s(wall):.0f} ref-core s")
     print(f"environment: {r.get('environment', {})}")
     table(r)
     return 0

@@ -24,7 +24,6 @@ import json
 import os
 import statistics
 import sys
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -32,13 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def calibration() -> float:
-    """Seconds of a fixed pure-Python loop (one sample)."""
-    t0 = time.perf_counter()
-    s = 0
-    for i in range(2_000_000):
-        s += i * i % 7
-    return time.perf_counter() - t0
+sys.path.insert(0, str(ROOT / "bench"))
+from calibration import Calibration  # noqa: E402  (the shared loop: median of interleaved samples)
 
 
 def workloads() -> list[Path]:
@@ -68,7 +62,7 @@ def main() -> int:
     from hetsim.profile import cpu_model, profile_model, read_profile_meta
     from hetsim.workload import load_onnx
 
-    cal = [calibration()]
+    cal = Calibration(1)
     folders = list(args.profiles or [])
     if args.measure is not None:
         args.measure.mkdir(parents=True, exist_ok=True)
@@ -76,7 +70,7 @@ def main() -> int:
             out = args.measure / f"{m.stem}.csv"
             if not out.exists():
                 profile_model(m).write(out)
-            cal.append(calibration())
+            cal.sample()
         folders.insert(0, args.measure)
     folders = folders or [ROOT / "profiles"]
     found = {}
@@ -89,7 +83,7 @@ def main() -> int:
     specs = [f"{p}={m}" for m, p in found.items()]
     clock = args.clock_ghz or host_clock_ghz()
     fit_all, machines = calibrate(specs, clock_ghz=clock, lomo=False)
-    cal.append(calibration())
+    cal.sample()
     print(f"# machine: {cpu_model()}, {os.cpu_count()} cores, clock {clock:g} GHz; profiles: "
           f"{'; '.join(sorted(set(x.split(': ', 1)[1] for x in machines)))}; load average "
           f"{'/'.join(f'{x:.1f}' for x in os.getloadavg())}")
@@ -121,7 +115,7 @@ def main() -> int:
         errs_b.append(abs(eb))
         print(f"| {m.relative_to(ROOT / 'workloads')} | {len(ops)} | {meas * 1e3:.3f} | {pred_a * 1e3:.3f} | "
               f"{ea:+.1%} | {pred_b * 1e3:.3f} | {eb:+.1%} |", flush=True)
-        cal.append(calibration())
+        cal.sample()
     print(f"\nmean |error|: (a) table {statistics.mean(errs_a):.1%}, (b) roofline {statistics.mean(errs_b):.1%}"
           f" over {len(found)} models" + (f"; no profile for {', '.join(missing)}" if missing else ""))
     print("\nRoofline fitted to all profiles: " + json.dumps(
@@ -132,8 +126,8 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|")
     for t, (meas, pred, n) in sorted(by_type.items(), key=lambda kv: -kv[1][0]):
         print(f"| {t} | {n} | {meas * 1e3:.3f} | {pred * 1e3:.3f} | {pred / meas - 1:+.1%} |")
-    print(f"\n# calibration: fixed Python loop, median of {len(cal)}: {statistics.median(cal):.3f} s "
-          f"(range {min(cal):.3f}-{max(cal):.3f})")
+    print()
+    print(cal.line())
     return 0
 
 

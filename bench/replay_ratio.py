@@ -26,17 +26,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from calibration import Calibration, load, machine, reference_loop  # noqa: E402
 
 ALL = frozenset({"links", "cim-bus", "cim-cores"})
 BARE_STEPS = 200_000
 
 
 def calibration_loop() -> float:
-    """Seconds of a fixed pure-Python loop (3M additions and modulos)."""
+    """Wall seconds of the shared reference loop (:func:`calibration.reference_loop`, one sample)."""
     t0 = time.perf_counter()
-    x = 0
-    for i in range(3_000_000):
-        x = (x + i) % 1_000_003
+    reference_loop()
     return time.perf_counter() - t0
 
 
@@ -91,8 +92,9 @@ def main() -> None:
 
     import simpy
 
-    print(f"# replay vs bare SimPy {simpy.__version__}, python {sys.version.split()[0]}")
-    cal = [calibration_loop()]
+    print(f"# replay vs bare SimPy {simpy.__version__}: {machine()}")
+    print(f"# load average at start: {load()}", flush=True)
+    cal = Calibration(1)
     for label, costs, sched, rounds in cases(args.quick):
         rounds = args.rounds or rounds
         bare, off, on = [], [], []
@@ -102,13 +104,15 @@ def main() -> None:
             off.append(replay_rate(costs, sched, frozenset()))
             bare.append(bare_simpy())
             on.append(replay_rate(costs, sched, ALL))
-            cal.append(calibration_loop())
+            cal.sample()
         b, f, n = statistics.median(bare), statistics.median(off), statistics.median(on)
         print(f"{label:<22} {len(costs.workload):>7} ops  bare SimPy {b:>10,.0f} events/s   replay {f:>9,.0f} ops/s "
               f"= {f / b:6.1%}   +contention {n:>9,.0f} ops/s = {n / b:6.1%}   (medians of {rounds}; "
-              f"{b / f:.1f} / {b / n:.1f} bare events per op)", flush=True)
-    print(f"# calibration: fixed pure-Python loop {statistics.median(cal):.3f} s (median of {len(cal)}, "
-          f"range {min(cal):.3f}-{max(cal):.3f})")
+              f"{b / f:.1f} / {b / n:.1f} bare events per op; one replay "
+              f"{cal.ref_s(len(costs.workload) / f) * 1e3:.2f} / {cal.ref_s(len(costs.workload) / n) * 1e3:.2f} "
+              "ref-core ms)", flush=True)
+    print(f"# load average at end: {load()}")
+    print(cal.line())
     if args.profile:
         import cProfile
         import pstats
