@@ -14,11 +14,13 @@ def idle_device_warnings(costs) -> list[str]:
     ops = costs.latency
     if not ops:
         return []
-    types = sorted({costs.workload.ops[v].op_type for v in ops})
     out = []
+    types = None
     for name, dev in costs.devices.items():
         if name == costs.host or any(name in lat for lat in ops.values()):
             continue
+        if types is None:  # one read of the ops (Workload.ops builds a dict over all of them)
+            types = sorted({o.op_type for o in costs.workload.ops.values()})
         listed = getattr(dev, "supported_ops", None)
         why = (f"its supported_ops [{', '.join(listed)}] match no op it can run" if listed is not None
                else "its cost model prices none of them")
