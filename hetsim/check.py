@@ -144,24 +144,26 @@ def assignment_violations(
     """Problems with which device runs what (empty when none): every op assigned to a device of the platform
     that runs it (CPU-CIM ILP, Eq. 5), valid channel splits (:func:`split_violations`), and each serial device's
     order (when ``order`` is given) listing exactly the ops with a part on it."""
-    ops = costs.workload.ops
+    wl = costs.workload
+    g = wl.graph  # its nodes are the ops, in their order (no Workload.ops view built: O(ops) per read)
     out: list[str] = []
-    missing = [n for n in ops if n not in assignment]
+    missing = [n for n in g if n not in assignment]
     if missing:
         out.append(f"{len(missing)} ops are not assigned, e.g. {missing[0]!r}")
-    extra = [n for n in assignment if n not in ops]
+    extra = [n for n in assignment if n not in g]
     if extra:
         more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
         out.append(f"the schedule assigns {extra[0]!r}, which is not an op of {costs.workload.name!r}{more}")
     if out:
         return out
     splits = splits or {}
+    devices, supported = costs.platform.devices, costs.supported
     for n, dev in assignment.items():
-        if dev not in costs.platform.devices:
+        if dev not in devices:
             out.append(f"op {n!r} is assigned to {dev!r}, which is not a device of the platform; devices: "
-                       f"{', '.join(costs.platform.devices)}")
-        elif n not in splits and not costs.supported(n, dev):
-            out.append(f"op {n!r} ({ops[n].op_type}) is assigned to {dev!r}, which cannot run it (Eq. 5)")
+                       f"{', '.join(devices)}")
+        elif n not in splits and not supported(n, dev):
+            out.append(f"op {n!r} ({wl.op(n).op_type}) is assigned to {dev!r}, which cannot run it (Eq. 5)")
         if len(out) >= limit:
             return out
     if out:
@@ -171,7 +173,8 @@ def assignment_violations(
         return out
     for dev in costs.serial_devices():
         seq = order.get(dev, [])
-        assigned = {n for n in assignment if dev in devices_of(n, assignment, splits)}
+        assigned = {n for n, d in assignment.items() if d == dev and n not in splits}  # devices_of, per op
+        assigned.update(n for n, parts in splits.items() if dev in parts)
         if len(seq) != len(set(seq)) or set(seq) != assigned:
             out.append(f"the order of device {dev!r} does not list exactly the {len(assigned)} ops assigned to it")
     return out
@@ -253,19 +256,26 @@ def placement_violations(costs: CostModel, assignment: dict[str, str], splits: d
     return out
 
 
-def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20) -> list[str]:
+def _views(schedule: Schedule, views: tuple[dict, dict] | None) -> tuple[dict, dict]:
+    """``(schedule.assignment, schedule.splits)``, or ``views`` when the caller has read them already (each
+    read builds a dict over all ops)."""
+    return (schedule.assignment, schedule.splits) if views is None else views
+
+
+def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20, *,
+                   views: tuple[dict, dict] | None = None) -> list[str]:
     """Everything that keeps ``schedule`` from running on the cost model's platform (empty when it fits):
     :func:`assignment_violations` (with the orders it gives), control dependencies (``Schedule.after``) naming
     ops of the workload, :func:`capacity_violations`, and the cost model's checks of the schedule's ``config``
     (:meth:`~hetsim.costs.CostModel.schedule_violations`: an SNN's weight tables within SRAM and Flash)."""
     if schedule.policies:  # streamed and reprogrammed ops keep no resident capacity (hetsim.weights)
         costs = costs.for_schedule(schedule)
-    a, splits = schedule.assignment, schedule.splits
-    order = fill_orders(costs, a, schedule.order, splits) if set(a) == set(costs.workload.ops) else None
+    a, splits = _views(schedule, views)
+    g = costs.workload.graph  # its nodes are the ops
+    order = fill_orders(costs, a, schedule.order, splits) if len(a) == len(g) and all(v in g for v in a) else None
     out = assignment_violations(costs, a, splits, order, limit)
-    ops = costs.workload.ops
     for v, us in schedule.after.items():
-        bad = [x for x in (v, *us) if x not in ops]
+        bad = [x for x in (v, *us) if x not in g]
         if bad:
             out.append(f"control dependency {v!r} after {us!r} names {bad[0]!r}, not an op of the workload")
             break
@@ -274,17 +284,18 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20) -> lis
     return (capacity_violations(costs, a, splits) + costs.schedule_violations(schedule))[:limit]
 
 
-def require_feasible(costs: CostModel, schedule: Schedule) -> None:
+def require_feasible(costs: CostModel, schedule: Schedule, *, views: tuple[dict, dict] | None = None) -> None:
     """Refuse a schedule that does not fit the platform (:func:`fit_violations`, then
-    :func:`placement_violations`: a placement naming a missing core or overfilling one).
+    :func:`placement_violations`: a placement naming a missing core or overfilling one). ``views``: the
+    schedule's ``(assignment, splits)`` when the caller has read them (the replay), else they are read here.
 
     Raises:
         ScheduleError: one line naming the first problem (and how many more there are).
     """
     if schedule.policies:
         costs = costs.for_schedule(schedule)
-    bad = fit_violations(costs, schedule) or placement_violations(costs, schedule.assignment, schedule.splits,
-                                                                  schedule.placement)
+    a, splits = views = _views(schedule, views)
+    bad = fit_violations(costs, schedule, views=views) or placement_violations(costs, a, splits, schedule.placement)
     if bad:
         more = f" (and {len(bad) - 1} more problems)" if len(bad) > 1 else ""
         raise ScheduleError(f"schedule does not fit platform {costs.platform.name!r}: {bad[0]}{more}")

@@ -161,12 +161,16 @@ class CostModel:
         """
         if not self.needs_transfer(u, v, src, dst):
             return 0.0
-        e = self.workload.graph.edges[u, v]
+        return self.edge_bytes(self.workload.graph.edges[u, v], src, dst)
+
+    def edge_bytes(self, data: dict, src: str, dst: str) -> float:
+        """Bytes an edge whose graph attributes are ``data`` moves from ``src`` to ``dst`` when it moves at all
+        (:meth:`transfer_bytes` without the lookups: for a caller that walks the graph's adjacency)."""
         for d in (dst, src):
             bits = self.devices[d].wire_bits
             if bits is not None:
-                return e["elements"] * bits / 8
-        return float(e["bytes"])
+                return data["elements"] * bits / 8
+        return float(data["bytes"])
 
     def link(self, src: str, dst: str):
         """The link joining ``src`` and ``dst``.
@@ -198,9 +202,23 @@ class CostModel:
     def needs_transfer(self, u: str, v: str, src: str, dst: str) -> bool:
         """True when edge ``u -> v`` with ``u`` on ``src`` and ``v`` on ``dst`` moves data over a link: the
         devices differ, share no memory, and the edge is not a parameter edge (nor the output of a folded op)."""
-        if src == dst or u in self.folded or self.workload.graph.edges[u, v].get("param"):
+        if src == dst:
             return False
-        return not self.platform.shares_memory(src, dst)
+        return self.edge_moves(u, self.workload.graph.edges[u, v], src, dst)
+
+    def edge_moves(self, u: str, data: dict, src: str, dst: str) -> bool:
+        """:meth:`needs_transfer` for an edge out of ``u`` whose graph attributes are ``data`` (no graph lookup;
+        whether two devices share a memory is asked of the platform once per pair)."""
+        if src == dst or u in self.folded or data.get("param"):
+            return False
+        shared = self._shares_memory.get((src, dst))
+        if shared is None:
+            shared = self._shares_memory[(src, dst)] = self.platform.shares_memory(src, dst)
+        return not shared
+
+    @cached_property
+    def _shares_memory(self) -> dict:
+        return {}
 
     def transfer_time(self, u: str, v: str, src: str, dst: str) -> float:
         """Seconds to move edge ``u -> v`` from ``src`` to ``dst`` (CPU-CIM ILP, Eq. 4); 0 when nothing moves

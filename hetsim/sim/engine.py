@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
 
+import numpy as np
 import pandas as pd
 import simpy
 
@@ -55,7 +56,7 @@ from hetsim.sim.contention import CONTENTION_KINDS, contention_kinds, parse_cont
 from hetsim.sim.dispatch import DispatchPolicy, get_dispatch
 
 __all__ = ["CONTENTION_KINDS", "TRACE_COLUMNS", "Hardware", "Plan", "Request", "SimResult", "parse_contention",
-           "simulate"]
+           "simulate", "trace_frame"]
 
 TRACE_COLUMNS = ["op", "device", "kind", "phase", "start_s", "end_s", "channels"]
 
@@ -117,53 +118,74 @@ class Plan:
         self.assignment = assignment = schedule.assignment
         self.splits = splits = schedule.splits
         self.caps = caps = costs.serial_devices()
-        require_feasible(costs, schedule)
+        require_feasible(costs, schedule, views=(assignment, splits))
         order = fill_orders(costs, assignment, schedule.order, splits)
         devs = costs.devices
         self.devs = devs
         self.dev_rank = {d: i for i, d in enumerate(costs.platform.devices)}
-        self.prev_in_order: dict[tuple[str, str], str] = {}  # (device, op) -> the op before it in that order
+        #: (device, split op) -> the op before it in that device's order (a whole op's is in :attr:`serial`)
+        self.prev_in_order: dict[tuple[str, str], str] = {}
+        prev_of: dict[str, str | None] = {}  # a whole op on a serial device -> the op before it in its order
         for dev in caps:
-            seq = order[dev]
-            for i in range(1, len(seq)):
-                self.prev_in_order[(dev, seq[i])] = seq[i - 1]
+            prev = None
+            for v in order[dev]:
+                if v in splits:
+                    if prev is not None:
+                        self.prev_in_order[(dev, v)] = prev
+                else:
+                    prev_of[v] = prev
+                prev = v
         #: op -> its weight policy's step (hetsim.weights), for streamed and reprogrammed ops
         self.steps = getattr(costs, "weight_steps", {})
         # per op on a device with phases: the device resources each phase holds (None: it overlaps freely)
         self.held: dict[str, list[tuple]] = {}
-        for v, dv in assignment.items():
-            phases = costs.phases.get(v, {}).get(dv)
-            if v in splits or dv in caps or phases is None:
+        self.mode: dict[str, int] = {}
+        #: per op on one serial device: (its device, its latency, the op before it in that device's order)
+        self.serial: dict[str, tuple[str, float, str | None]] = {}
+        latency, phases_of = costs.latency, costs.phases
+        for v, dv in assignment.items():  # schedule order: the first op whose contention fails is named
+            if v in splits:
+                self.mode[v] = self.SPLIT
                 continue
-            step = self.steps.get(v)
-            if step is not None and step.placement:  # reprogrammed: on the time-shared crossbars
-                at, need = list(step.placement), sum(n for _, n in step.placement)
+            if dv in caps:
+                self.mode[v] = self.SERIAL
+                self.serial[v] = (dv, latency[v][dv], prev_of.get(v))
+                continue
+            phases = phases_of.get(v, {}).get(dv)
+            held = None
+            if phases is not None:
+                step = self.steps.get(v)
+                if step is not None and step.placement:  # reprogrammed: on the time-shared crossbars
+                    at, need = list(step.placement), sum(n for _, n in step.placement)
+                else:
+                    at, need = schedule.placement.get(v), costs.need.get(v, {}).get(dv)
+                held = devs[dv].contended_phases(contention, v, at, need)
+            if held is None:
+                self.mode[v] = self.FREE
             else:
-                at, need = schedule.placement.get(v), costs.need.get(v, {}).get(dv)
-            held = devs[dv].contended_phases(contention, v, at, need)
-            if held is not None:
                 self.held[v] = held
-        self.mode = {}
-        for v in g.nodes:
-            dv = assignment[v]
-            self.mode[v] = (self.SPLIT if v in splits else self.SERIAL if dv in caps
-                            else self.PHASES if v in self.held else self.FREE)
-        self.indegree = {v: g.in_degree(v) + len(schedule.after.get(v, ())) for v in g.nodes}
+                self.mode[v] = self.PHASES
+        self.indegree = dict(g.in_degree())
+        for v, us in schedule.after.items():
+            self.indegree[v] += len(us)
         self.dependents: dict[str, list[str]] = {}  # Schedule.after: u -> ops waiting for u to finish
         for v, us in schedule.after.items():
             for u in us:
                 self.dependents.setdefault(u, []).append(v)
-        self.out: dict[str, list[tuple]] = {}  # u -> [(v, link or None, transfer seconds)] in graph order
-        for u in g.nodes:
+        # u -> [(v, link or None, transfer seconds)] in graph order; priced once per plan, one pass over the edges
+        self.out: dict[str, list[tuple]] = {}
+        link_of = costs.link
+        for u, nbrs in g.adjacency():
             du = assignment[u]
             edges = []
-            for v in g.succ[u]:
+            u_split = u in splits
+            for v, data in nbrs.items():
                 dv = assignment[v]
-                if du == dv or u in splits or v in splits or not costs.needs_transfer(u, v, du, dv):
+                if du == dv or u_split or v in splits or not costs.edge_moves(u, data, du, dv):
                     edges.append((v, None, 0.0))  # split ops share memory with their neighbours (checked)
                     continue
-                link = costs.link(du, dv)
-                edges.append((v, link, link.transfer_time(costs.transfer_bytes(u, v, du, dv))))
+                link = link_of(du, dv)
+                edges.append((v, link, link.transfer_time(costs.edge_bytes(data, du, dv))))
             self.out[u] = edges
 
 
@@ -246,18 +268,25 @@ class Request:
 
     def arrive(self, v: str) -> None:
         """One input of ``v`` is there; start ``v`` when all are."""
-        self.remaining[v] -= 1
-        if self.remaining[v] == 0:
+        n = self.remaining[v] - 1
+        self.remaining[v] = n
+        if not n:
             self.run_op(v)
 
     def run_op(self, v: str) -> None:
         """All inputs of ``v`` have arrived: run it the way its device runs ops."""
         plan = self.plan
+        serial = plan.serial.get(v)
+        if serial is not None:  # the common case first: one op on one serial device (run_serial, inlined)
+            prev = serial[2]
+            if prev is None or prev in self.granted:
+                self.ask_serial(v, serial[0])
+            else:
+                self.waiters.setdefault(prev, []).append(partial(self.ask_serial, v, serial[0]))
+            return
         mode = plan.mode[v]
         dv = plan.assignment[v]
-        if mode == Plan.SERIAL:
-            self.run_serial(v, dv)
-        elif mode == Plan.SPLIT:
+        if mode == Plan.SPLIT:
             self.env.process(self.run_split(v))
         elif self.hw.exclusive_ops:  # requests of one op take turns on its own hardware (scenarios)
             # a reprogrammed op's hardware is its device's time-shared crossbars (hetsim.weights): one at a time
@@ -324,7 +353,7 @@ class Request:
     def run_serial(self, v: str, dv: str) -> None:
         """``v`` on serial device ``dv``: once the op before it in ``dv``'s order holds a unit, ask for one (by
         the dispatch policy), run for its latency, release it."""
-        prev = self.plan.prev_in_order.get((dv, v))
+        prev = self.plan.serial[v][2]
         if prev is None or prev in self.granted:
             self.ask_serial(v, dv)
         else:
@@ -340,13 +369,15 @@ class Request:
     def serial_granted(self, v: str, dv: str, req) -> None:
         if self.hw.sleep and dv in self.hw.sleep:
             return self.sleep_granted(v, dv, req)
-        self.start[v] = t0 = self.env.now
+        env = self.env
+        self.start[v] = t0 = env.now
         step = self.plan.steps.get(v)
         if step is not None:  # streamed: fetch the weights (hetsim.sim.weights)
             _weights.serial(self, v, dv, req, step)
             self.grant(v)
             return
-        self.env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(partial(self.serial_done, v, dv, req, t0))
+        # the op's data rides on its timeout (no closure or partial per op): _serial_done unpacks it
+        env.timeout(self.plan.serial[v][1], (self, v, dv, req, t0)).callbacks.append(_serial_done)
         self.grant(v)
 
     def sleep_granted(self, v: str, dv: str, req) -> None:
@@ -365,7 +396,8 @@ class Request:
             run()
         self.grant(v)
 
-    def serial_done(self, v: str, dv: str, req, t0: float, _event) -> None:
+    def serial_done(self, v: str, dv: str, req, t0: float, _event=None) -> None:
+        """``v``'s latency has passed: release its unit, record its row, send its outputs."""
         self.finish[v] = t1 = self.env.now
         if self.hw.sleep and dv in self.hw.sleep:
             self.hw.sleep[dv].end(t1)
@@ -380,22 +412,26 @@ class Request:
         t0 = env.now
         self.start.setdefault(v, t0)  # a reprogrammed op started with its weights (hetsim.sim.weights)
         step = self.plan.steps.get(v)
+        dt = self.plan.costs.latency[v][dv] if step is None else step.compute_s
+        env.timeout(dt, (self, v, dv, phases, t0, own)).callbacks.append(_free_done)
 
-        def done(_event) -> None:
-            self.finish[v] = t1 = env.now
+    def free_done(self, v: str, dv: str, phases, t0: float, own) -> None:
+        """``v`` (:meth:`run_free`) ends now: its rows (one per phase, laid end to end, the op's times kept
+        exact), its own hardware released, its outputs sent."""
+        self.finish[v] = t1 = self.env.now
+        rows = self.rows
+        if rows is not None:
             if phases is None:
-                self.record(v, dv, "", t0, t1)
-            else:  # phase rows laid end to end, op times kept exact
-                t, names = t0, self.plan.devs[dv].phase_names
-                for i, (ph, dt) in enumerate(zip(names, phases, strict=True)):
-                    t_end = t1 if i == len(phases) - 1 else t + dt
-                    self.record(v, dv, ph, t, t_end)
+                rows.append((v, dv, "compute", "", t0, t1, None))
+            else:
+                t, last = t0, len(phases) - 1
+                for i, (ph, dt) in enumerate(zip(self.plan.devs[dv].phase_names, phases, strict=True)):
+                    t_end = t1 if i == last else t + dt
+                    rows.append((v, dv, "compute", ph, t, t_end, None))
                     t = t_end
-            if own is not None:
-                own[0].release(own[1])
-            self.complete(v)
-
-        env.timeout(self.plan.costs.latency[v][dv] if step is None else step.compute_s).callbacks.append(done)
+        if own is not None:
+            own[0].release(own[1])
+        self.complete(v)
 
     def run_phases(self, v: str, dv: str, own=None) -> None:
         """``v`` in its device's phases, each holding the device resources the device names for it (a PUMA's
@@ -484,11 +520,16 @@ class Request:
 
     def complete(self, u: str) -> None:
         """``u`` finished: release its dependents, send its outputs (a transfer per cross-device edge)."""
-        for v in self.plan.dependents.get(u, ()):
+        plan = self.plan
+        for v in plan.dependents.get(u, ()):
             self.arrive(v)
-        for v, link, dt in self.plan.out[u]:
-            if link is None:
-                self.arrive(v)
+        remaining = self.remaining
+        for v, link, dt in plan.out[u]:
+            if link is None:  # arrive(v), inlined
+                n = remaining[v] - 1
+                remaining[v] = n
+                if not n:
+                    self.run_op(v)
             else:
                 self.transfer(u, v, link, dt)
         self.left -= 1
@@ -503,7 +544,7 @@ class Request:
         env = self.env
         res = self.hw.links.get(link.name)
         if res is None:
-            env.timeout(dt).callbacks.append(self.transfer_done(u, v, link, env.now))
+            env.timeout(dt, (self, u, v, link, env.now)).callbacks.append(_transfer_done)
             return
         req = res.request()
 
@@ -521,6 +562,43 @@ class Request:
             self.arrive(v)
 
         return cb
+
+
+def _serial_done(event) -> None:
+    req, v, dv, token, t0 = event.value
+    req.serial_done(v, dv, token, t0)
+
+
+def _free_done(event) -> None:
+    req, v, dv, phases, t0, own = event.value
+    req.free_done(v, dv, phases, t0, own)
+
+
+def _transfer_done(event) -> None:
+    """An uncontended transfer ends: its row, and its consumer's input is there."""
+    req, u, v, link, t0 = event.value
+    if req.rows is not None:
+        req.rows.append((f"{u}->{v}", link.name, "transfer", "", t0, req.env.now, None))
+    req.arrive(v)
+
+
+def trace_frame(rows: list[tuple]) -> pd.DataFrame:
+    """The trace table of :attr:`SimResult.trace` from rows ``(op, device, kind, phase, start_s, end_s,
+    channels)`` already in the trace's order: built column by column (one array per column, one DataFrame),
+    not row by row; ``channels`` is ``Int64``, missing where ``None``."""
+    if not rows:
+        trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
+        trace["channels"] = trace["channels"].astype("Int64")
+        return trace
+    n = len(rows)
+    op, device, kind, phase, start, end, channels = zip(*rows, strict=True)
+    mask = np.fromiter((c is None for c in channels), bool, n)
+    values = np.zeros(n, np.int64)
+    if not mask.all():
+        values[~mask] = [c for c in channels if c is not None]
+    return pd.DataFrame({"op": op, "device": device, "kind": kind, "phase": phase,
+                         "start_s": np.fromiter(start, np.float64, n), "end_s": np.fromiter(end, np.float64, n),
+                         "channels": pd.arrays.IntegerArray(values, mask)})
 
 
 def simulate(
@@ -551,14 +629,16 @@ def simulate(
     if bad:
         raise InputError(f"unknown contention kind {sorted(bad)[0]!r}; allowed: {', '.join(contention_kinds())}")
     policy = get_dispatch(dispatch)
-    plan = Plan(costs, schedule, contention)
-    env = simpy.Environment()
-    req = Request(plan, Hardware(env, plan.costs, contention, policy))
-    # The replay allocates many small objects that die young and make no reference cycles (SimPy drops an event's
-    # callbacks once it is processed); the garbage collector's passes over them would only cost time.
+    # The plan and the replay allocate many small objects that die young and make no reference cycles (SimPy
+    # drops an event's callbacks once it is processed); the garbage collector's passes over them would only cost
+    # time.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    req = None
     try:
+        plan = Plan(costs, schedule, contention)
+        env = simpy.Environment()
+        req = Request(plan, Hardware(env, plan.costs, contention, policy))
         req.start_all()
         env.run()
         if len(req.finish) != len(plan.graph):
@@ -566,14 +646,14 @@ def simulate(
             raise ScheduleError(f"replay deadlocked: op {stuck!r} never ran (the device order contradicts the DAG)")
         rows = req.rows
         rows.sort(key=_row_key)  # stable: rows with equal keys keep the order they were recorded in
-        trace = pd.DataFrame(rows, columns=TRACE_COLUMNS)
-        trace["channels"] = trace["channels"].astype("Int64")
+        trace = trace_frame(rows)
         makespan = max((r[5] for r in rows), default=0.0)
     finally:
         # the callbacks refer to each other and to the request (a cycle only the collector frees): empty the
         # large containers now rather than at its next pass
-        for container in (req.rows, req.remaining, req.granted, req.waiters):
-            container.clear()
+        if req is not None:
+            for container in (req.rows, req.remaining, req.granted, req.waiters):
+                container.clear()
         if gc_was_enabled:
             gc.enable()
     return SimResult(trace=trace, start_s=req.start, finish_s=req.finish, makespan_s=makespan,
