@@ -128,7 +128,9 @@ def bench_whole(sizes: list[int], dag_mapper: str, repeat: int, graphs: tuple[st
             for tag, secs in cpu.items() if len(sizes) > 1 else ():
                 over = ", ".join(f"{n:,}" for n in sizes)
                 print(f"whole  {graph}: growth exponent of `hetsim {tag}` CPU time over {over} ops: "
-                      f"{growth_exponent(sizes, secs):.3f} (goal <= 1.1)", flush=True)
+                      f"{growth_exponent(sizes, secs):.3f} (goal <= 1.1)" + (
+                          f"; between the two largest: {growth_exponent(sizes[-2:], secs[-2:]):.3f} (the start-up, "
+                          "constant, weighs less there)" if len(sizes) > 2 else ""), flush=True)
 
 
 def bench_workload(label, wl_fn, plat, repeat, mappers, load_label="import"):
