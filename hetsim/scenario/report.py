@@ -27,6 +27,11 @@ def _ms(x) -> str:
     return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 1e3:.5g}"
 
 
+def _num(v, fmt: str = ".5g") -> str:
+    """``v`` formatted, or ``-`` when it is missing (``None`` or NaN)."""
+    return "-" if v is None or math.isnan(v) else format(v, fmt)
+
+
 def format_scenario_report(r: ScenarioResult) -> str:
     """The terminal report: the scenario line, per stream (throughput, latency percentiles in ms, deadline
     misses, saturation), per device (utilisation, energy), energy per request."""
@@ -37,11 +42,7 @@ def format_scenario_report(r: ScenarioResult) -> str:
            f"  {'stream':<12} {'served':>7} {'offered/s':>10} {'thru/s':>9} {'mean':>9} {'p50':>9} {'p95':>9} "
            f"{'p99':>9} {'max':>9} {'alone':>9} {'miss':>6}  (latency in ms)"]
     for row in r.streams.to_dict(orient="records"):
-        off = "-" if row["offered_hz"] is None or math.isnan(row["offered_hz"]) else f"{row['offered_hz']:.5g}"
-        thr = "-" if row["throughput_hz"] is None or math.isnan(row["throughput_hz"]) else \
-            f"{row['throughput_hz']:.5g}"
-        miss = "-" if row["deadline_miss"] is None or math.isnan(row["deadline_miss"]) else \
-            f"{row['deadline_miss']:.1%}"
+        off, thr, miss = _num(row["offered_hz"]), _num(row["throughput_hz"]), _num(row["deadline_miss"], ".1%")
         out.append(f"  {row['stream']:<12} {row['measured']:>7} {off:>10} {thr:>9} {_ms(row['latency_mean_s']):>9} "
                    f"{_ms(row['latency_p50_s']):>9} {_ms(row['latency_p95_s']):>9} {_ms(row['latency_p99_s']):>9} "
                    f"{_ms(row['latency_max_s']):>9} {_ms(row['alone_s']):>9} {miss:>6}")
@@ -79,9 +80,7 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
                 f"  {'objective':<11} {'stream':<12} {'offered/s':>10} {'thru/s':>9} {'p50':>9} {'p99':>9} "
                 f"{'alone':>9} {'bottleneck':>11} {'max x':>6}  state"]
         for row in r.comparison.to_dict(orient="records"):
-            off = "-" if row["offered_hz"] is None or math.isnan(row["offered_hz"]) else f"{row['offered_hz']:.5g}"
-            thr = "-" if row["throughput_hz"] is None or math.isnan(row["throughput_hz"]) else \
-                f"{row['throughput_hz']:.5g}"
+            off, thr = _num(row["offered_hz"]), _num(row["throughput_hz"])
             scale = "-" if not row["max_rate_scale"] else f"{row['max_rate_scale']:.3g}"
             out.append(f"  {row['objective']:<11} {row['stream']:<12} {off:>10} {thr:>9} "
                        f"{_ms(row['latency_p50_s']):>9} {_ms(row['latency_p99_s']):>9} {_ms(row['alone_s']):>9} "
