@@ -24,6 +24,9 @@ from hetsim.mappers import get_mapper
 from hetsim.platform import load_platform
 from hetsim.workload.synthetic import layered_dag
 
+# Python's own handler, whatever the parent left: a process started with SIGINT ignored (a pytest-xdist worker's
+# child, a background job) would otherwise keep ignoring it and the main case could not tell
+signal.signal(signal.SIGINT, signal.default_int_handler)
 costs = CostModel(layered_dag(12, seed=1), load_platform(sys.argv[1]))
 
 
