@@ -38,6 +38,9 @@ def test_traffic_agrees_across_outputs(run):
     assert s["weights"]["memories"]["dram"]["energy_j"] == pytest.approx(streamed["weight_energy_j"].sum())
     dram = next(d for d in s["devices"] if d["device"] == "dram")
     assert dram["kind"] == "memory" and dram["bytes"] == streamed["weight_bytes"].sum()
+    # the port's utilisation is its busy time (the reads) over the makespan
+    assert dram["busy_s"] == pytest.approx(s["weights"]["memories"]["dram"]["read_s"]) and dram["busy_s"] > 0
+    assert dram["utilisation"] == pytest.approx(dram["busy_s"] / s["makespan_s"])
     assert s["energy_j"] == pytest.approx(sum(d["energy_j"] for d in s["devices"]))
     # a streamed NPU op lasts max(fetch, compute) (double-buffered): never less than its resident latency
     for _, r in streamed.iterrows():

@@ -207,7 +207,7 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
             "active_j": active, "idle_j": idle, "op_j": op_j, "transfer_j": xfer,
             "energy_j": active + idle + op_j + xfer, "bytes": nbytes,
         })
-    rows += memory_rows(costs, steps)
+    rows += memory_rows(costs, steps, T)
     return pd.DataFrame(rows)
 
 
@@ -215,9 +215,11 @@ def device_table(costs: CostModel, result: SimResult) -> pd.DataFrame:
 MEMORY_KIND = "memory"
 
 
-def memory_rows(costs: CostModel, steps: dict) -> list[dict]:
+def memory_rows(costs: CostModel, steps: dict, span_s: float = 0.0) -> list[dict]:
     """:func:`device_table` rows of the memories devices read weights from (``weights_for``): ``ops`` the
     streamed and reprogrammed ops reading it, ``busy_s`` the sum of their reads (its port's busy time),
+    ``utilisation`` that busy time over ``span_s`` (the makespan, s; 0 when it is 0: the port is one resource,
+    so above 100 % means reads overlapped with ``memory`` contention off, i.e. the port is oversubscribed),
     ``bytes`` read and ``op_j`` (= ``energy_j``) their energy (:class:`~hetsim.devices.memory.WeightPort`). None
     when the platform has no such memory."""
     rows = []
@@ -228,7 +230,8 @@ def memory_rows(costs: CostModel, steps: dict) -> list[dict]:
         busy = float(sum(st.read_s for st in mine))
         e = float(sum(st.read_j for st in mine))
         rows.append({"device": name, "kind": MEMORY_KIND, "units": 1, "ops": len(mine), "busy_s": busy,
-                     "utilisation": 0.0, "active_j": 0.0, "idle_j": 0.0, "op_j": e, "transfer_j": 0.0,
+                     "utilisation": busy / span_s if span_s > 0 else 0.0, "active_j": 0.0, "idle_j": 0.0,
+                     "op_j": e, "transfer_j": 0.0,
                      "energy_j": e, "bytes": float(sum(st.nbytes for st in mine))})
     return rows
 
