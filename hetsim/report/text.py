@@ -294,7 +294,10 @@ def _core_usage(run: RunResult, dev: str) -> list[str]:
         if assignment.get(v) == dev:
             for c, n in parts:
                 used[c] += n
-    return [f"{u}/{cap}" for u, cap in zip(used, slots, strict=True)]
+    out = [f"{u}/{cap}" if cap or u else "-" for u, cap in zip(used, slots, strict=True)]
+    if "-" in out:  # cores whose crossbars the device keeps out of the resident budget (e.g. time-shared ones)
+        out.append("(-: no resident crossbars)")
+    return out
 
 
 def capacity_phrase(cap: dict, sep: str = "/") -> str:
