@@ -118,8 +118,8 @@ class Npu(DeviceBase):
         return ("resident", "streamed") if op.weight_elements > 0 and self.supports(op) else ("resident",)
 
     def weight_bytes_of(self, op: Op) -> int:
-        """``weight_elements * element_bits / 8``, rounded up (as :meth:`demand`)."""
-        return -(-op.weight_elements * self.element_bits // 8)
+        """``weight_elements * element_bits / 8``, rounded up: :meth:`demand`'s weight bytes."""
+        return self.demand(op)["weight_memory"]
 
     @property
     def double_buffers_weights(self) -> bool:

@@ -70,7 +70,6 @@ def upgrade(costs: CostModel, assignment: dict[str, str], choice: dict[str, Opti
     """``choice`` with streamed and reprogrammed ops made resident on their device where its resident capacity
     is left, by latency saved, then weight bytes (ties: topological position): a resident op is never slower (it
     skips the read), so no op finishes later, and the memory traffic only drops."""
-    opts = op_options(costs)
     used = dict.fromkeys(costs.budget, 0)
     for v, d in assignment.items():
         o = choice.get(v)
@@ -81,8 +80,9 @@ def upgrade(costs: CostModel, assignment: dict[str, str], choice: dict[str, Opti
     for v, o in choice.items():
         if o[1] == "resident" or assignment[v] != o[0]:
             continue
-        r = next((r for r in opts[v] if r[0] == o[0] and r[1] == "resident"), None)
-        if r is not None and r[3] <= o[3]:
+        # every device an op runs on offers it resident (hetsim.weights.options), as op_options builds it
+        r = (o[0], "resident", None, costs.latency[v][o[0]], costs.need.get(v, {}).get(o[0], 0), None)
+        if r[3] <= o[3]:
             cands.append((-(o[3] - r[3]), -o[5].nbytes, rank[v], v, r))
     out = dict(choice)
     for *_, v, r in sorted(cands):
@@ -206,9 +206,10 @@ def heft_policies(costs: CostModel, mapper: str, prices: tuple[float, ...]) -> S
     its time-shared crossbars one after another. The price sweep keeps the shortest makespan."""
     t0 = time.perf_counter()
     base = sum(costs.latency[v][costs.host] for v in costs.workload.graph if costs.host in costs.latency[v])
+    opts = op_options(costs)
     best = None
     for price in prices:
-        s = _heft_once(costs, mapper, price, base)
+        s = _heft_once(costs, mapper, price, base, opts)
         if best is None or s.makespan_s < best.makespan_s:
             best = s
             best.stats["capacity_price_s"] = price * base
@@ -217,11 +218,10 @@ def heft_policies(costs: CostModel, mapper: str, prices: tuple[float, ...]) -> S
     return best
 
 
-def _heft_once(costs: CostModel, mapper: str, price: float, base: float) -> Schedule:
+def _heft_once(costs: CostModel, mapper: str, price: float, base: float, opts: dict[str, list[Option]]) -> Schedule:
     g = costs.workload.graph
     topo = costs.workload.topological_order()
     pos = {v: i for i, v in enumerate(topo)}
-    opts = op_options(costs)
     budget = dict(costs.budget)
     unit_price = {d: price * (base / max(c, 1)) for d, c in budget.items()}
     mem_left = {n: m.size_bytes for n, m in costs.platform.memories.items() if m.weights_for}
@@ -384,8 +384,7 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     sched = min(cands, key=lambda s: s.makespan_s)  # the model's own schedule first on a tie
     bound_s = solver.BestObjectiveBound() * tick if status != "infeasible" else None
     sched.stats.update({
-        "status": status if sched is cands[0] and status != "infeasible" else ("heuristic" if status == "infeasible"
-                                                                               else status),
+        "status": "heuristic" if status == "infeasible" else status,
         "solver": "cp-sat (weight policies)", "resolution_s": tick, "bound_s": bound_s,
         "incumbent_s": sched.makespan_s, "variables": len(x), "operators": len(topo),
         "mip_gap": (max(0.0, (sched.makespan_s - bound_s) / sched.makespan_s)
