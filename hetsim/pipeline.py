@@ -164,8 +164,6 @@ def run(
         return run_snn(platform, net, mapper or default_mapper(SNN_KIND), kinds, options, schedule, reorder=reorder,
                        sample=sample, seed=seed, timeline=timeline)
     snn_only = [k for k, v in (("reorder", reorder), ("sample", sample)) if v not in (False, None)]
-    if spill and workload_kind(workload) == SNN_KIND:
-        raise InputError("spill applies to tensor-operator models, not to spiking networks")
     if snn_only:
         raise InputError(f"{', '.join(snn_only)} apply to spiking networks (an SNN spec .yaml), not to ONNX models")
     mapper = mapper or default_mapper(DAG)

@@ -185,11 +185,6 @@ class LoadModel:
             return f"{d}: op {v} of {self.parts[i].name}" if len(self.parts) > 1 else f"{d}: op {v}"
         return f"{key[1]} {' '.join(str(x) for x in key[2:])}"
 
-    def units(self, key: tuple) -> int:
-        """How many requests' ops the resource serves at once (a CPU's cores; 1 otherwise)."""
-        if key[0] == "device":
-            return self.parts[0].costs.serial_devices()[key[1]]
-        return 1
 
 
 def bottleneck(loads: dict[tuple, float]) -> tuple[tuple | None, float]:

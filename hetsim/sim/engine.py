@@ -228,7 +228,7 @@ class Request:
     """One inference of a :class:`Plan` on a :class:`Hardware`: the replay's state and its steps.
 
     The steps are methods: :meth:`arrive` (an input is there), :meth:`run_op` (all are: start the op the way its
-    device runs it), the serial grant (:meth:`run_serial`, :meth:`grant`), :meth:`run_free`, :meth:`run_phases`,
+    device runs it), the serial grant (:meth:`ask_serial`, :meth:`grant`), :meth:`run_free`, :meth:`run_phases`,
     :meth:`run_split`, :meth:`complete` (send the outputs: :meth:`transfer`) and the releases. Every op and
     transfer is a chain of callbacks on SimPy events; only a channel split is a SimPy process.
 
@@ -277,7 +277,7 @@ class Request:
         """All inputs of ``v`` have arrived: run it the way its device runs ops."""
         plan = self.plan
         serial = plan.serial.get(v)
-        if serial is not None:  # the common case first: one op on one serial device (run_serial, inlined)
+        if serial is not None:  # the common case first: one op on one serial device (the serial grant inline)
             prev = serial[2]
             if prev is None or prev in self.granted:
                 self.ask_serial(v, serial[0])
@@ -349,15 +349,6 @@ class Request:
         step()
 
     # ------------------------------------------------------------------------------------------ run
-
-    def run_serial(self, v: str, dv: str) -> None:
-        """``v`` on serial device ``dv``: once the op before it in ``dv``'s order holds a unit, ask for one (by
-        the dispatch policy), run for its latency, release it."""
-        prev = self.plan.serial[v][2]
-        if prev is None or prev in self.granted:
-            self.ask_serial(v, dv)
-        else:
-            self.waiters.setdefault(prev, []).append(partial(self.ask_serial, v, dv))
 
     def ask_serial(self, v: str, dv: str) -> None:
         res = self.hw.serial[dv]
