@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError, ScheduleError, did_you_mean
+from hetsim.mappers import _cpsat_sigint
 from hetsim.schedule import Schedule
 
 __all__ = ["OBJECTIVES", "JointResult", "LoadModel", "Part", "balance", "check_objective", "map_joint",
@@ -466,7 +467,7 @@ def solve_exact(model: LoadModel, incumbent: list[dict[str, str]], time_limit_s:
     prm.log_search_progress = bool(log)
     if prm.num_workers > 1:
         prm.interleave_search = True
-    code = solver.Solve(m)
+    code = _cpsat_sigint.solve(solver, m)
     err = 0.5 * unit * max(count.values(), default=0)  # the most rounding moves any resource's load
     out = {"assigns": incumbent, "status": "time_limit", "bound": 0.0, "solve_time_s": 0.0}
     proto = m.Proto()
@@ -488,7 +489,7 @@ def solve_exact(model: LoadModel, incumbent: list[dict[str, str]], time_limit_s:
         m.Minimize(sum(c * lit for lst in expr.values() for c, lit in lst))
         prm.max_time_in_seconds = max(0.05, 0.25 * time_limit_s - 0.0)
         prm.relative_gap_limit = 1e-4
-        code2 = solver.Solve(m)
+        code2 = _cpsat_sigint.solve(solver, m)
         if code2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             cand = [{v: next(d for d, lit in xv.items() if solver.Value(lit)) for v, xv in xi.items()} for xi in x]
             if bottleneck(model.loads(cand))[1] <= bottleneck(model.loads(out["assigns"]))[1] + 2 * err:
