@@ -237,3 +237,27 @@ def test_a_sigint_lost_before_the_sweep_started_still_stops_it(tmp_path, monkeyp
         run_sweep(load_sweep(spec), workers=0)
     assert stop.value.signum == signal.SIGINT and stop.value.finished == 0
     assert signal.getsignal(signal.SIGINT) is before  # handlers left as they were
+
+
+def test_stopping_the_pool_leaves_no_manager_thread_to_race_the_exit_hook():
+    """The failure CI caught (stop 28): after a SIGINT, concurrent.futures' exit hook wrote to the wake-up pipe of a
+    pool whose manager thread was still closing it, and an ``OSError: [Errno 9] Bad file descriptor`` traceback
+    followed the sweep's one line. ``_stop_pool`` returns only once the workers are reaped and the manager thread
+    has ended (a thread left running is the race's precondition)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from hetsim.dse.sweep import _stop_pool, _worker_init
+
+    pool = ProcessPoolExecutor(max_workers=2, initializer=_worker_init)
+    futures = [pool.submit(time.sleep, 30) for _ in range(4)]
+    deadline = time.monotonic() + 30
+    while not any(f.running() for f in futures) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    procs = list(pool._processes.values())
+    manager = pool._executor_manager_thread
+    assert procs and manager.is_alive()
+    t0 = time.monotonic()
+    _stop_pool(pool)
+    assert time.monotonic() - t0 < 10
+    assert not any(p.is_alive() for p in procs)
+    assert not manager.is_alive()

@@ -1026,6 +1026,7 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel the points not started, terminate the workers (killing any that does not stop within 2 s) and
     reap them."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         if proc.is_alive():
@@ -1035,6 +1036,11 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
         if proc.is_alive():
             proc.kill()
             proc.join(timeout=2)
+    # The pool's manager thread sees its workers die and closes its wake-up pipe. Left running, it races
+    # concurrent.futures' exit hook, which writes to that pipe without the pool's lock (CPython 3.11): the closed
+    # pipe's "OSError: [Errno 9] Bad file descriptor" traceback then follows the sweep's one-line message.
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 def available_cores() -> int:
