@@ -190,6 +190,46 @@ def test_a_table_without_settings_columns_is_recomputed(tmp_path):
     assert len(df) == 3 and df["key"].iloc[-1].startswith("gone.onnx")  # a point not in the sweep stays
 
 
+def test_a_table_without_the_memory_columns_is_recomputed(tmp_path):
+    from hetsim.dse.sweep import ADDED_RESULT_COLUMNS
+
+    assert rerun(tmp_path)[:2] == (2, 0)
+    out = tmp_path / "out.csv"
+    old = pd.read_csv(out, dtype=str, keep_default_na=False)  # the cells as written
+    old.drop(columns=ADDED_RESULT_COLUMNS).to_csv(out, index=False)  # as written before the columns existed
+    ran, skipped, said = rerun(tmp_path)
+    assert (ran, skipped) == (2, 0)
+    assert said == [f"2 points computed by an older hetsim, without the columns {', '.join(ADDED_RESULT_COLUMNS)}: "
+                    f"recomputed; their old rows are in {tmp_path / 'out.replaced.csv'}"]
+    df = pd.read_csv(out)
+    assert set(ADDED_RESULT_COLUMNS) <= set(df.columns) and df["peak_activation_bytes"].notna().all()
+    assert rerun(tmp_path)[:2] == (0, 2)  # now current
+
+
+def test_memory_columns_match_the_run_summary(tmp_path):
+    """A sweep row's memory figures are the run's: the largest activation peak of any memory, whether the
+    memories with a capacity hold theirs, and the weight traffic where devices read weights off-chip."""
+    import hetsim
+    from hetsim.platform import load_platform
+
+    wl = ROOT / "workloads/resnet18_int8_qdq.onnx"
+    for plat, has_weights in (("puma.yaml", False), ("cim-npu-dram.yaml", True)):
+        spec = write_spec(tmp_path, workloads=[str(wl)], platforms=[str(ROOT / "platforms" / plat)],
+                          mappers=["heft"], parameters={}, output=str(tmp_path / f"{plat}.csv"))
+        run_sweep(load_sweep(spec), workers=0)
+        row = pd.read_csv(tmp_path / f"{plat}.csv").iloc[0]
+        s = hetsim.run(load_platform(ROOT / "platforms" / plat), wl, mapper="heft").summary
+        mems = s["memory"]["memories"]
+        assert row["peak_activation_bytes"] == max(m["peak_bytes"] for m in mems.values())
+        checked = [m["fits"] for m in mems.values() if m["checked"]]
+        assert (pd.isna(row["activation_fits"]) if not checked else bool(row["activation_fits"]) == all(checked))
+        if has_weights:
+            assert row["ops_streamed"] == s["weights"]["policies"]["streamed"] > 0
+            assert row["weight_offchip_bytes"] == sum(m["bytes"] for m in s["weights"]["memories"].values()) > 0
+        else:
+            assert pd.isna(row["ops_streamed"]) and pd.isna(row["weight_offchip_bytes"])
+
+
 def test_progress_line():
     from hetsim.dse import format_progress
 

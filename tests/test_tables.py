@@ -34,11 +34,13 @@ INT_COLUMNS = {
     "samples.csv": ["sample"],
     "snn-trace.csv": ["layer", "t", "channels"],
     "sweep.csv": ["devices.cim.crossbars", "operators", "ops_offloaded", "crossbars_used", "crossbars_available",
-                  "host_ops", "accel_ops", "variables", "constraints"],
+                  "host_ops", "accel_ops", "variables", "constraints", "peak_activation_bytes", "ops_streamed",
+                  "ops_reprogrammed", "weight_offchip_bytes"],
     "snn-sweep.csv": ["timesteps", "seed", "samples", "devices.mvp.launch_cycles"],
     "profile.csv": ["runs"],
 }
-NULLABLE = {"trace.csv": {"channels"}, "snn-trace.csv": {"channels"}, "sweep.csv": {"variables", "constraints"}}
+NULLABLE = {"trace.csv": {"channels"}, "snn-trace.csv": {"channels"},
+            "sweep.csv": {"variables", "constraints", "ops_streamed", "ops_reprogrammed", "weight_offchip_bytes"}}
 
 
 def _check_ints(path: Path, name: str) -> pd.DataFrame:

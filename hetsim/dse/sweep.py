@@ -43,6 +43,15 @@ recomputed", and moves their old rows to ``<output name>.replaced.csv`` beside t
 the table holds one row per point, all under today's settings). Rows of points no longer in the sweep stay. A table
 of an older hetsim without these columns gets them; its rows, whose settings are unknown, are recomputed.
 
+**ONNX rows** (:data:`RESULT_COLUMNS`) hold the run's summary: makespan, baseline and speed-up, energy, ops
+offloaded, crossbars used and available, busy time and op counts of host and accelerators, the mapper's status,
+solve time, MIP gap, incumbent, bound and model size, the predicted makespan, and its memory figures: the largest
+activation peak of any memory (``peak_activation_bytes``), whether every memory with a capacity holds its peak
+(``activation_fits``; empty when none has one), and, on a platform whose devices read weights from a memory, the
+ops streamed and reprogrammed and the weight bytes read off-chip per inference (``weight_offchip_bytes``; empty
+elsewhere). A table written before these memory columns existed (:data:`ADDED_RESULT_COLUMNS`) gets them, and its
+rows are recomputed.
+
 **Stopping.** SIGINT (Ctrl-C, or a job scheduler) and SIGTERM stop a sweep within a few seconds: points not
 started are cancelled, local workers are terminated (a Dask client cancels its futures and closes), the
 finished points stay in the table, and :class:`SweepInterrupted` is raised (``hetsim sweep`` exits with 130 or
@@ -125,8 +134,13 @@ RESULT_COLUMNS = [
     "key", "workload", "platform", "host", "mapper", "operators", "makespan_s", "baseline_makespan_s", "speedup",
     "energy_j", "ops_offloaded", "crossbars_used", "crossbars_available", "host_busy_s", "accel_busy_s",
     "host_ops", "accel_ops", "status", "solve_time_s", "mip_gap", "incumbent_s", "bound_s", "variables",
-    "constraints", "predicted_makespan_s", "error",
+    "constraints", "predicted_makespan_s", "peak_activation_bytes", "activation_fits", "ops_streamed",
+    "ops_reprogrammed", "weight_offchip_bytes", "error",
 ]
+#: result columns added after tables without them were written: such a table is brought to today's columns and
+#: its rows recomputed (their values for these columns were never computed)
+ADDED_RESULT_COLUMNS = ["peak_activation_bytes", "activation_fits", "ops_streamed", "ops_reprogrammed",
+                        "weight_offchip_bytes"]
 
 def _column(config: str) -> str:
     """A configuration's name in a column name: ``all-m33`` -> ``all_m33``."""
@@ -856,6 +870,7 @@ def run_point(point: dict) -> dict:
             "host_busy_s": float(host["busy_s"].sum()), "accel_busy_s": float(accel["busy_s"].sum()),
             "host_ops": int(host["ops"].sum()), "accel_ops": int(accel["ops"].sum()),
             "predicted_makespan_s": r.schedule.makespan_s,
+            **_memory_columns(s),
         })
         for k in ("status", "solve_time_s", "mip_gap", "incumbent_s", "bound_s", "variables", "constraints"):
             if st.get(k) is not None:
@@ -863,6 +878,25 @@ def run_point(point: dict) -> dict:
     except Exception as err:  # recorded in the table: a sweep keeps going
         row["error"] = f"{type(err).__name__}: {err}"
     return row
+
+
+def _memory_columns(summary: dict) -> dict:
+    """A run's memory figures for its sweep row: the largest activation peak of any memory (bytes;
+    :mod:`hetsim.report.footprint`), whether every memory with a capacity holds its peak (empty when none has
+    one), and, on a platform whose devices read weights from a memory (``weights_for``), the ops streamed and
+    reprogrammed and the weight bytes read from off-chip memories per inference (empty elsewhere)."""
+    mems = (summary.get("memory") or {}).get("memories") or {}
+    checked = [m["fits"] for m in mems.values() if m.get("checked")]
+    weights = summary.get("weights")
+    pol = (weights or {}).get("policies", {})
+    return {
+        "peak_activation_bytes": max((int(m["peak_bytes"]) for m in mems.values()), default=""),
+        "activation_fits": all(checked) if checked else "",
+        "ops_streamed": pol.get("streamed", 0) if weights else "",
+        "ops_reprogrammed": pol.get("reprogrammed", 0) if weights else "",
+        "weight_offchip_bytes": (int(sum(m["bytes"] for m in weights.get("memories", {}).values()))
+                                 if weights else ""),
+    }
 
 
 def _read_table(path: Path) -> tuple[list[str] | None, list[dict]]:
@@ -908,9 +942,11 @@ def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict
     if header is None:
         return set()
     settings = settings_columns(spec)
+    added = [] if spec.is_snn else [c for c in ADDED_RESULT_COLUMNS if c not in header]
     if header != columns:
-        # an older hetsim's table: without the settings columns, or without some (fold_constants)
-        if header != [c for c in columns if c not in settings or c in header]:
+        # an older hetsim's table: without the settings columns, or without some (fold_constants), or without
+        # the result columns added since
+        if header != [c for c in columns if (c not in settings and c not in added) or c in header]:
             raise InputError(f"{path} holds a results table with other columns; choose another output")
         for r in rows:  # settings not recorded: recomputed
             r.update({c: "" for c in settings if c not in header})
@@ -919,6 +955,8 @@ def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict
     for r in rows:
         now = want.get(r.get("key"))
         diff = [] if now is None else [c for c in settings if (r.get(c) or "") != str(now[c])]
+        if now is not None and added and not diff:
+            diff = ["columns"]  # computed before the added columns existed
         (stale if diff else keep).append(r)
         changed.update(diff)
     if stale:
@@ -927,11 +965,15 @@ def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict
         _write_rows(replaced, columns, (old if old_header == columns else []) + stale)
         _write_rows(path, columns, keep)
         unknown = all(not any(r.get(c) for c in settings) for r in stale)
-        why = ("their settings are not recorded (an older hetsim's table)" if unknown
-               else "changed " + ", ".join(c for c in settings if c in changed))
         n = len(stale)
-        notify(f"{n} point{'s' if n != 1 else ''} changed settings ({why}): recomputed; "
-               f"{'their old rows are' if n != 1 else 'its old row is'} in {replaced}")
+        if unknown or changed - {"columns"}:
+            why = ("their settings are not recorded (an older hetsim's table)" if unknown
+                   else "changed " + ", ".join(c for c in settings if c in changed))
+            what = f"{n} point{'s' if n != 1 else ''} changed settings ({why})"
+        else:
+            what = (f"{n} point{'s' if n != 1 else ''} computed by an older hetsim, without the columns "
+                    + ", ".join(added))
+        notify(f"{what}: recomputed; {'their old rows are' if n != 1 else 'its old row is'} in {replaced}")
     elif header != columns:
         _write_rows(path, columns, keep)
     return {r["key"] for r in keep if r.get("key")}
