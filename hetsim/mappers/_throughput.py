@@ -604,12 +604,7 @@ def _order(costs: CostModel, assign: dict[str, str]) -> dict[str, list[str]] | N
         p = B.build_problem(costs, B.choose_tick(costs, None, horizon))
         if not B.fits(p, assign):
             return None
-        prio: dict[str, int] = {}
-        for v in reversed(p.ops):
-            d = assign[v]
-            prio[v] = p.dur[v][d] + max((p.tr[(v, w)].get((d, assign[w]), 0) + prio[w] for w in p.succs[v]),
-                                        default=0)
-        order, _ = B.fill_schedule(p, assign, B.free_ops(costs, p), prio)
+        order, _ = B.fill_schedule(p, assign, B.free_ops(costs, p), B.bottom_levels(p, assign))
         return order
     except (MappingError, KeyError, ValueError):
         return None
