@@ -29,7 +29,6 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hetsim.devices.cpu import roofline_bytes
 from hetsim.errors import InputError
 
 _DEFAULT_CLOCK_GHZ = 1.0
@@ -164,6 +163,7 @@ def find_model(csv_path: Path, model_dirs: list[Path]) -> Path:
 
 def samples(csv_path: Path, model_path: Path, free_ops: frozenset[str] | None = None) -> list[OpSample]:
     """The measured ops of one profile with their roofline features from the model's operator graph."""
+    from hetsim.devices.cpu import roofline_bytes
     from hetsim.workload.frontends import load_workload
 
     free_ops = free_ops or frozenset()  # the cpu device's free_ops default is empty
