@@ -29,7 +29,7 @@ from hetsim.costs import CostModel
 from hetsim.errors import InputError
 from hetsim.platform import Platform, load_platform
 from hetsim.scenario.spec import Scenario, ScenarioError, Stream, load_scenario, read_trace
-from hetsim.schedule import Schedule
+from hetsim.schedule import OBJECTIVES, Schedule
 from hetsim.sim.contention import parse_contention
 from hetsim.sim.dispatch import get_dispatch
 from hetsim.sim.engine import TRACE_COLUMNS, Hardware, Plan, Request
@@ -538,8 +538,8 @@ def run_scenario(
     if not sc.name:
         sc = sc.model_copy(update={"name": "scenario"})
     objective = objective or sc.objective
-    if objective not in ("latency", "throughput"):
-        raise InputError(f"unknown objective {objective!r}; known: latency, throughput")
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
