@@ -6,6 +6,7 @@ model, ``docs/models.md``), per op ``v``::
     T_v = op_overhead + max(T_compute, bytes_v / mem_bandwidth)
     T_compute = macs_v / (clock * macs_per_cycle[bits_v])      if macs_v > 0
               = n_out_v / (clock * elementwise_per_cycle)       otherwise
+    bytes_v   = hetsim.devices.cpu.roofline_bytes(v)            (the device's own count, a Gather's table read capped)
 
 with the clock fixed (``clock_ghz``: the rates are per cycle) and the parameters ``macs_per_cycle[b]`` for every
 bit width ``b`` the profiled GEMM ops use, ``elementwise_per_cycle``, ``mem_bandwidth_gb_s`` and
@@ -162,6 +163,7 @@ def find_model(csv_path: Path, model_dirs: list[Path]) -> Path:
 
 def samples(csv_path: Path, model_path: Path, free_ops: frozenset[str] | None = None) -> list[OpSample]:
     """The measured ops of one profile with their roofline features from the model's operator graph."""
+    from hetsim.devices.cpu import roofline_bytes
     from hetsim.workload.frontends import load_workload
 
     free_ops = free_ops or frozenset()  # the cpu device's free_ops default is empty
@@ -173,7 +175,7 @@ def samples(csv_path: Path, model_path: Path, free_ops: frozenset[str] | None = 
         if t is None or t <= 0 or op.op_type in free_ops:
             continue
         out.append(OpSample(model_path.stem, op.name, op.op_type, float(op.macs), int(op.bits), float(op.n_out),
-                            float(op.in_bytes + op.out_bytes + op.weight_elements * op.bits / 8), t))
+                            float(roofline_bytes(op)), t))
     if not out:
         raise InputError(f"{csv_path}: no measured op of the profile matches an op of {model_path}")
     return out

@@ -189,19 +189,20 @@ def run(
             baseline = simulate(costs, get_mapper(base_name).map(costs), kinds)
         except MappingError:  # e.g. the host cannot run every op: no CPU-only baseline exists
             baseline = None
-    memory = activation_memory(costs, sched, result, spill)
+    footprints, summary_memory = activation_memory(costs, sched, result, spill)
     summary = summarize(costs, sched, result, baseline)
-    summary["memory"] = memory.pop("summary")
+    summary["memory"] = summary_memory
     charged = summary["memory"].get("spill")
     if charged is not None:  # the spill traffic, serialised after the schedule (an upper bound: no overlap)
         charged["makespan_with_spill_s"] = summary["makespan_s"] + charged["time_s"]
         charged["energy_with_spill_j"] = summary["energy_j"] + charged["energy_j"]
-    return RunResult(costs, sched, result, baseline, summary, footprints=memory["footprints"])
+    return RunResult(costs, sched, result, baseline, summary, footprints=footprints)
 
 
-def activation_memory(costs: CostModel, schedule: Schedule, result, spill: bool = False) -> dict:
-    """The activation footprint of a run (:mod:`hetsim.report.footprint`): ``{"footprints": {"replay", and
-    "predicted" when the schedule predicts its times}, "summary": the ``memory`` block of summary.json}``.
+def activation_memory(costs: CostModel, schedule: Schedule, result, spill: bool = False) -> tuple[dict, dict]:
+    """The activation footprint of a run (:mod:`hetsim.report.footprint`): ``(footprints, block)``, the
+    footprints (``replay``, and ``predicted`` when the schedule predicts its times) and the ``memory`` block of
+    summary.json.
 
     Raises:
         MemoryCapacityError: the live activations of the replay or of the prediction exceed a checked memory's
@@ -216,7 +217,7 @@ def activation_memory(costs: CostModel, schedule: Schedule, result, spill: bool 
     else:
         for fp in fps.values():
             require_fits(fp)
-    return {"footprints": fps, "summary": summary_block(fps, extra)}
+    return fps, summary_block(fps, extra)
 
 
 def run_snn(*args, **kwargs) -> RunResult:

@@ -17,6 +17,12 @@ from pathlib import Path
 from hetsim.errors import ScheduleError
 from hetsim.strict_json import finite, loads_strict
 
+#: what a mapping is made for (``objective=`` of the mappers with a throughput method,
+#: :mod:`hetsim.mappers._throughput`; a scenario's ``objective``): one inference's makespan, or the busiest
+#: resource's load per request. Here, low in the layers, so that the command line and the scenario files read the
+#: one list without importing the mappers.
+OBJECTIVES = ("latency", "throughput")
+
 
 @dataclass(frozen=True)
 class Part:

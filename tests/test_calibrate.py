@@ -97,3 +97,32 @@ def test_bad_input_is_one_line(tmp_path, capsys):
         err = capsys.readouterr().err
         assert msg in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o.yaml").exists()
+
+
+def test_a_gather_is_counted_as_the_device_counts_it(tmp_path):
+    """The bytes fitted are the cpu roofline's own (``roofline_bytes``): an embedding lookup of 4 rows from a
+    1000 x 64 fp32 table reads 4 x 64 x 4 bytes of it, not the whole 256,000-byte table."""
+    import onnx
+    from onnx import TensorProto
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    from hetsim.calibrate import samples
+    from hetsim.devices.cpu import roofline_bytes
+    from hetsim.workload.frontends import load_workload
+
+    emb = nh.from_array(np.zeros((1000, 64), np.float32), "emb")
+    g = h.make_graph([h.make_node("Gather", ["emb", "ids"], ["e"], axis=0, name="lookup"),
+                      h.make_node("Relu", ["e"], ["y"], name="act")], "emb",
+                     [h.make_tensor_value_info("ids", TensorProto.INT64, [1, 4])],
+                     [h.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 64])], [emb])
+    model = tmp_path / "emb.onnx"
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), model)
+    wl = load_workload(model)
+    prof = tmp_path / "emb.csv"
+    prof.write_text("op,latency_s\n" + "".join(f"{v},1e-6\n" for v in wl.ops))
+    got = {s.op: s.nbytes for s in samples(prof, model)}
+    assert got == {v: roofline_bytes(op) for v, op in wl.ops.items()}
+    look = next(op for op in wl.ops.values() if op.op_type == "Gather")
+    assert look.weight_elements == 64_000 and got[look.name] == look.in_bytes + 2 * look.out_bytes
+    assert look.out_bytes == 4 * 64 * 4

@@ -387,3 +387,16 @@ def test_resnet18_int8_qdq_proven_optimal():
     assert sched.stats["mip_gap"] <= 1e-4
     greedy = get_mapper("greedy").map(costs)
     assert sched.makespan_s <= greedy.makespan_s
+
+
+def test_bottom_levels_of_the_diamond_by_hand():
+    """``_bounds.bottom_levels`` (the list schedulers' priority, shared by cpsat, its decomposition and the
+    throughput objective), 1 ns ticks, b and c on the CIM: d 100; b 1150 + 50 + 100 = 1300; c 2150 + 50 + 100 =
+    2300; a 100 + 100 + max(1300, 2300) = 2500 (conftest.diamond's times)."""
+    from hetsim.mappers import _bounds as B
+
+    costs = CostModel(diamond(), make_platform())
+    p = B.build_problem(costs, 1e-9)
+    got = B.bottom_levels(p, {"a": "host", "b": "cim", "c": "cim", "d": "host"})
+    assert got == {"d": 100, "c": 2300, "b": 1300, "a": 2500}
+    assert B.bottom_levels(p, dict.fromkeys("abcd", "host")) == {"d": 100, "c": 5220, "b": 2660, "a": 5320}

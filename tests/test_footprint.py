@@ -190,3 +190,17 @@ def test_resolver_checks_only_memories_that_hold_activations():
                           memories={"sram": SimpleNamespace(activations_of=["host"])})
     assert platform_memories(own)("host") == ("sram", 100, True)
     assert platform_memories(own)("cim") == ("sram", 100, False)
+
+
+def test_graph_input_bytes_use_the_importers_element_sizes():
+    """One table of element sizes (the ONNX importer's): a float16 input of 2 x 3 is 12 bytes, an int4 one of 3
+    elements 2 bytes (rounded up), an unknown type 4 bytes per element."""
+    from hetsim.report.footprint import _input_bytes
+    from hetsim.workload.onnx_import import dtype_bits
+
+    assert [dtype_bits(d) for d in ("float32", "float64", "float16", "int8", "bool", "int4", "string")] == [
+        32, 64, 16, 8, 8, 4, None]
+    got = _input_bytes([{"name": "a", "dtype": "float16", "shape": [2, 3]},
+                        {"name": "b", "dtype": "int4", "shape": [1, 3]},
+                        {"name": "c", "dtype": "type99", "shape": [5]}])
+    assert got == {"a": 12, "b": 2, "c": 20}

@@ -201,3 +201,32 @@ def test_summary_is_strict_json():
     r = run_scenario(plat, sc, workloads={"a": _one_op("a", 10), "b": _one_op("b", 10)})
     text = json.dumps(r.summary, allow_nan=False)  # a closed loop has no offered rate: null, not NaN
     assert json.loads(text)["streams"][0]["offered_hz"] is None
+
+
+def test_a_throughput_run_with_its_comparison_reads_each_file_once(tmp_path, monkeypatch):
+    """The comparison mapping reuses the first mapping's workloads and offered rates: the model file is loaded
+    once, the arrival trace read once for the rate and once per replay (two: the objective's and the
+    comparison's), and the rate weighed is the trace's (3 arrivals over 0.2 s: 10/s)."""
+    import hetsim.scenario.run as run_mod
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "arrivals.csv").write_text("t\n0.0\n0.1\n0.2\n")
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(f"objective: throughput\nmapper: heft\nstreams:\n  cls:\n    model: "
+                  f"{root / 'workloads' / 'resnet20_cifar10.onnx'}\n    arrival: {{process: trace, file: arrivals.csv,"
+                  " column: t}\n")
+    calls = {"load": 0, "trace": 0}
+
+    def counted(name, fn):
+        def wrapped(*a, **k):
+            calls[name] += 1
+            return fn(*a, **k)
+        return wrapped
+
+    monkeypatch.setattr(run_mod, "_load_model", counted("load", run_mod._load_model))
+    monkeypatch.setattr(run_mod, "read_trace", counted("trace", run_mod.read_trace))
+    r = run_scenario(root / "platforms" / "puma.yaml", sc)
+    assert r.comparison is not None and set(r.comparison["objective"]) == {"latency", "throughput"}
+    assert len(r.requests) == 3
+    assert r.models["cls"].rate_hz == pytest.approx(10.0)
+    assert calls == {"load": 1, "trace": 3}

@@ -64,3 +64,67 @@ def test_sleep_only_on_serial_devices():
     base["devices"]["host"]["sleep"] = {"power_w": 0.1, "wake_latency_s": 1e-6}
     with pytest.raises((ValueError, InputError), match="idle_timeout_s"):
         Platform.model_validate(base)
+
+
+def _replay_streamed(sleep: dict | None, gap_s: float):
+    """Two requests, ``gap_s`` apart, of a workload with a streamed layer on the NPU of cim-npu-dram (not
+    double-buffered: its weight read is a trace row of its own) and a reprogrammed layer on the CIM, both
+    reading the DRAM at once; ``memory`` contention on, so the two reads take turns on the DRAM's port."""
+    import simpy
+    from conftest import PLATFORMS, conv_op
+
+    from hetsim.costs import CostModel
+    from hetsim.platform import load_platform
+    from hetsim.schedule import Schedule
+    from hetsim.sim.dispatch import get_dispatch
+    from hetsim.sim.engine import Hardware, Plan, Request
+    from hetsim.sim.sleep import SleepState
+
+    over = {"devices.npu.double_buffered_weights": False}
+    if sleep is not None:
+        over["devices.npu.sleep"] = sleep
+    plat = load_platform(PLATFORMS / "cim-npu-dram.yaml").with_overrides(over)
+    ops = [conv_op("a", 256, 256, 100, n_in=1000, n_out=1000), conv_op("b", 256, 256, 100, n_in=1000,
+                                                                           n_out=1000, index=1)]
+    costs = CostModel(Workload.from_ops("two", ops, []), plat)
+    sched = Schedule("two", {"a": "npu", "b": "cim"}, policies={"a": "streamed", "b": "reprogrammed"})
+    plan = Plan(costs, sched, frozenset({"memory"}))
+    env = simpy.Environment()
+    hw = Hardware(env, plan.costs, plan.contention, get_dispatch(None))
+    hw.exclusive_ops = True
+    if sleep is not None:
+        hw.sleep = {"npu": SleepState(sleep["idle_timeout_s"], sleep["wake_latency_s"])}
+    reqs = [Request(plan, hw, arrival_s=i * gap_s, seq=i) for i in range(2)]
+    reqs[0].start_all()
+    env.timeout(gap_s).callbacks.append(lambda _e: reqs[1].start_all())
+    env.run()
+    return plan, reqs
+
+
+def test_a_streamed_op_on_a_device_that_sleeps_still_reads_its_weights():
+    """A device with a sleep state runs a streamed op as one without: the read (a ``weights`` row, over the
+    memory's port) and then the compute, after the wake-up if the device slept. Awake (the timeout never
+    passes), every row and time equals the replay without a sleep config; asleep, the second request's op starts
+    after the wake-up and its weights row is then exactly the read time. Regression: the sleep path ran the op's
+    whole latency as one compute row, never taking the DRAM's port (the CIM's read was not delayed by it)."""
+    plan0, base = _replay_streamed(None, 1e-3)
+    step = plan0.steps["a"]
+    assert step.policy == "streamed" and not step.overlapped and step.nbytes == 256 * 256
+    awake = {"power_w": 0.001, "wake_latency_s": 5e-6, "idle_timeout_s": 1.0}
+    _, got = _replay_streamed(awake, 1e-3)
+    for r0, r1 in zip(base, got, strict=True):
+        assert r1.rows == r0.rows and r1.start == r0.start and r1.finish == r0.finish
+    # the test's premise: the DRAM's port serves the NPU's read first, so the CIM's read waits for it
+    b = plan0.steps["b"]
+    program = next(r for r in base[0].rows if r[0] == "b" and r[3] == "program")
+    assert program[5] == pytest.approx(step.read_s + b.read_s + b.write_s, rel=1e-12)
+    a_rows = [r for r in got[0].rows if r[0] == "a"]
+    assert [r[3] for r in a_rows] == ["weights", ""]
+    assert a_rows[0][5] - a_rows[0][4] >= step.read_s * (1 - 1e-12)
+    # asleep: the second request (1 ms later, the timeout 10 us) waits 5 us for the wake-up, then reads, computes
+    slept = {"power_w": 0.001, "wake_latency_s": 5e-6, "idle_timeout_s": 10e-6}
+    _, got = _replay_streamed(slept, 1e-3)
+    second = {r[3]: r for r in got[1].rows if r[0] == "a"}
+    assert set(second) == {"weights", ""}
+    assert got[1].start["a"] == pytest.approx(1e-3 + 5e-6, rel=1e-12)
+    assert second[""][5] - got[1].start["a"] >= step.latency_s * (1 - 1e-12)

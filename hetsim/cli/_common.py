@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from hetsim.errors import InputError, did_you_mean
+from hetsim.schedule import OBJECTIVES
 
 DEFAULT_MAPPER = "cpsat"
 
@@ -178,7 +179,7 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("-O", "--mapper-option", action="append", dest="mapper_options", metavar="NAME=VALUE",
                    help="any keyword option of the mapper's constructor, e.g. -O fluid_share=0.5 (repeatable); "
                    "VALUE is read by the option's type (a plugin mapper's options too)")
-    g.add_argument("--objective", choices=("latency", "throughput", "energy"), default=None,
+    g.add_argument("--objective", choices=(*OBJECTIVES, "energy"), default=None,  # energy: min-cost's (DIANA)
                    help="cpsat, heft, greedy: latency (one inference's makespan, the default) or throughput (the "
                    "busiest device's or link's load per request: the pipelined frame rate; cpsat exact with bound "
                    "and MIP gap, heft/greedy a local search; a scenario maps all its models at once at their "

@@ -93,11 +93,11 @@ def _activation_memory(costs, sched) -> bool | None:
     """Line (d): the live activations of the schedule's predicted times against each memory's capacity
     (:mod:`hetsim.report.footprint`); ``False`` when a checked memory is over capacity, ``None`` when the schedule
     predicts no times."""
-    from hetsim.report.footprint import bytes_text, footprint
+    from hetsim.report.footprint import bytes_text, predicted_footprint
 
-    if not all(v in sched.start_s and v in sched.finish_s for v in costs.workload.graph.nodes):
+    fp = predicted_footprint(costs, sched)
+    if fp is None:
         return None
-    fp = footprint(costs, sched.start_s, sched.finish_s, sched.assignment, sched.makespan_s, timing="predicted")
     over = fp.over_capacity()
     peaks = ", ".join(f"{m} {bytes_text(d['peak_bytes'])}" + (f" of {bytes_text(d['capacity_bytes'])}"
                                                              if d["checked"] else "")

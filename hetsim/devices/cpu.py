@@ -28,6 +28,17 @@ from hetsim.workload.op import Op
 GATHER_OP_TYPES = frozenset({"Gather", "GatherElements", "GatherND"})
 
 
+def roofline_bytes(op: Op) -> float:
+    """The bytes ``op`` moves in the CPU roofline (:class:`CpuDevice`; ``hetsim calibrate`` fits the same
+    model): ``in_bytes + out_bytes + weight_elements * bits / 8``, the weight term of a lookup
+    (:data:`GATHER_OP_TYPES`) capped at ``out_bytes`` (ours: it reads the rows it returns, not the whole
+    table)."""
+    weight_bytes = op.weight_elements * op.bits / 8
+    if op.op_type in GATHER_OP_TYPES:
+        weight_bytes = min(weight_bytes, op.out_bytes)
+    return op.in_bytes + op.out_bytes + weight_bytes
+
+
 class CpuDevice(DeviceBase):
     """A host CPU (``kind: cpu``). Runs every operator type unless ``supported_ops`` restricts it.
 
@@ -102,11 +113,7 @@ class CpuDevice(DeviceBase):
             t_compute = op.macs / self._mac_rate(op.bits)
         else:
             t_compute = op.n_out / (self.clock_ghz * 1e9 * self.elementwise_per_cycle)
-        weight_bytes = op.weight_elements * op.bits / 8
-        if op.op_type in GATHER_OP_TYPES:  # a lookup reads the rows it returns, not the whole table
-            weight_bytes = min(weight_bytes, op.out_bytes)
-        nbytes = op.in_bytes + op.out_bytes + weight_bytes
-        t_mem = nbytes / (self.mem_bandwidth_gb_s * 1e9)
+        t_mem = roofline_bytes(op) / (self.mem_bandwidth_gb_s * 1e9)
         return self.op_overhead_us * 1e-6 + max(t_compute, t_mem)
 
     def for_workload(self, workload: str) -> CpuDevice:

@@ -34,6 +34,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.errors import InputError
+from hetsim.schedule import OBJECTIVES
 
 __all__ = ["ScenarioSweep", "is_scenario_sweep", "load_scenario_sweep", "run_scenario_sweep",
            "scenario_points"]
@@ -120,8 +121,8 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
             raise InputError(f"{p}: parameters: {k!r} needs a non-empty list of values")
     sc, _ = load_scenario(spec.scenario)
     for objective in spec.objectives or []:
-        if objective not in ("latency", "throughput"):
-            raise InputError(f"{p}: objectives: {objective!r} is not latency or throughput")
+        if objective not in OBJECTIVES:
+            raise InputError(f"{p}: objectives: {objective!r} is not {' or '.join(OBJECTIVES)}")
     sc_params, plat_params = _split(spec.parameters)
     for point in _grid(sc_params):  # every scenario the grid makes is valid
         _scenario_with(sc, point, str(p))

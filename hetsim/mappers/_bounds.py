@@ -530,6 +530,17 @@ def cut_ops(p: IntProblem, anc, desc, free: set[str]) -> list[str]:
     return [v for v in p.ops if v not in free and bin((anc[v] | desc[v]) & mask).count("1") == n - 1]
 
 
+def bottom_levels(p: IntProblem, assign: dict[str, str]) -> dict[str, int]:
+    """Per op, the longest path (ticks) from its start to the end of the graph under ``assign``: its duration
+    plus the longest transfer-and-bottom-level over its successors (the bottom level of list scheduling,
+    :func:`fill_schedule`'s priority). ``assign`` must carry every edge (:func:`fits`)."""
+    out: dict[str, int] = {}
+    for v in reversed(p.ops):
+        d = assign[v]
+        out[v] = p.dur[v][d] + max((p.tr[(v, w)][(d, assign[w])] + out[w] for w in p.succs[v]), default=0)
+    return out
+
+
 def fill_schedule(p: IntProblem, assignment: dict[str, str], free: set[str], prio: dict[str, int]
                   ) -> tuple[dict[str, list[str]], int]:
     """A list schedule of ``assignment`` in ticks that fills cpu idle time with floating ops.

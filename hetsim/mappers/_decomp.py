@@ -297,7 +297,7 @@ class Decomposition:
         if used > fr.top or not self._fits_relaxed(sub, assign) or not all(
                 B.carried(sub, assign, v, assign[v]) for v in sub.ops):
             return
-        order, best = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
+        order, best = B.fill_schedule(sub, assign, set(), B.bottom_levels(sub, assign))
         fr.points.append((used, best - fr.off, dict(assign), order))
         ref = sub.budget.get(cim, 1) if cim else 1
         devs = {d: i for i, d in enumerate(dict.fromkeys(d for v in sub.ops for d in sub.devices[v]))}
@@ -327,7 +327,7 @@ class Decomposition:
             if not B.carried(sub, assign, v, d):
                 continue
             assign[v] = d
-            o2, ms = B.fill_schedule(sub, assign, set(), _bottom(sub, assign))
+            o2, ms = B.fill_schedule(sub, assign, set(), B.bottom_levels(sub, assign))
             if ms < best:
                 best, order = ms, o2
                 if d == cim:
@@ -518,7 +518,7 @@ class Decomposition:
         key = tuple(a[v] for v in fr.sub.ops)
         hit = fr.memo.get(key)
         if hit is None:
-            hit = fr.memo[key] = B.fill_schedule(fr.sub, a, set(), _bottom(fr.sub, a))
+            hit = fr.memo[key] = B.fill_schedule(fr.sub, a, set(), B.bottom_levels(fr.sub, a))
         return hit
 
     def _knapsack_point(self, fr: Front, c: int) -> None:
@@ -909,14 +909,6 @@ def _pack(gaps, flo, dur, dls, limit: float, first: dict[str, int]) -> dict[str,
     if sum(dur[v] for v in got) <= sum(dur[v] for v in greedy):
         return greedy
     return got
-
-
-def _bottom(p: B.IntProblem, assign) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for v in reversed(p.ops):
-        d = assign[v]
-        out[v] = p.dur[v][d] + max((p.tr[(v, w)][(d, assign[w])] + out[w] for w in p.succs[v]), default=0)
-    return out
 
 
 def _weight(units: dict[str, tuple[int, int]] | None, d: str, n: int) -> int:

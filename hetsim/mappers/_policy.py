@@ -203,19 +203,13 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
 def heft_policies(costs: CostModel, mapper: str, prices: tuple[float, ...]) -> Schedule:
     """HEFT (Topcuoglu et al., IEEE TPDS 2002) over every (device, policy) option of an op (ours): the earliest
     finish time, plus ``price * need / budget`` for resident options as in ``heft``; a CIM's reprogrammed ops take
-    its time-shared crossbars one after another. The price sweep keeps the shortest makespan."""
+    its time-shared crossbars one after another. The price sweep keeps the shortest makespan (heft's own,
+    :func:`hetsim.mappers.heft.price_sweep`)."""
+    from hetsim.mappers.heft import price_sweep
+
     t0 = time.perf_counter()
-    base = sum(costs.latency[v][costs.host] for v in costs.workload.graph if costs.host in costs.latency[v])
     opts = op_options(costs)
-    best = None
-    for price in prices:
-        s = _heft_once(costs, mapper, price, base, opts)
-        if best is None or s.makespan_s < best.makespan_s:
-            best = s
-            best.stats["capacity_price_s"] = price * base
-    best.stats["solve_time_s"] = time.perf_counter() - t0
-    best.stats["prices_tried"] = len(prices)
-    return best
+    return price_sweep(costs, prices, lambda price, base: _heft_once(costs, mapper, price, base, opts), t0)
 
 
 def _heft_once(costs: CostModel, mapper: str, price: float, base: float, opts: dict[str, list[Option]]) -> Schedule:

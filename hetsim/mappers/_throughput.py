@@ -37,13 +37,10 @@ from dataclasses import dataclass, field
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError, ScheduleError, did_you_mean
 from hetsim.mappers import _cpsat_sigint
-from hetsim.schedule import Schedule
+from hetsim.schedule import OBJECTIVES, Schedule
 
 __all__ = ["OBJECTIVES", "JointResult", "LoadModel", "Part", "balance", "check_objective", "map_joint",
            "map_one", "solve_exact"]
-
-#: the objectives the mappers with a throughput method take (``objective=``)
-OBJECTIVES = ("latency", "throughput")
 
 #: integer load units per heuristic bottleneck in the exact model (the rounding is ``<= 0.5`` unit per term)
 SCALE = 10**9
@@ -199,14 +196,6 @@ def bottleneck(loads: dict[tuple, float]) -> tuple[tuple | None, float]:
 # ---------------------------------------------------------------------------------------------- heuristic
 
 
-def _score(loads: dict[tuple, float]) -> tuple:
-    """Leximax: the loads in decreasing order (the devices', links' and held resources' each, the ops' own
-    resources as their largest), then their sum."""
-    shared = [x for k, x in loads.items() if k[0] != "own"]
-    own = max((x for k, x in loads.items() if k[0] == "own"), default=0.0)
-    return (*sorted([*shared, own], reverse=True), sum(loads.values()))
-
-
 def _better(a: tuple, b: tuple) -> bool:
     """``a`` lexicographically below ``b`` by more than float noise."""
     for x, y in zip(a, b, strict=False):
@@ -232,7 +221,7 @@ def balance(model: LoadModel, starts: list[list[dict[str, str]]], deadline: floa
         if start is None or not model.feasible(start):
             continue
         a = _descend(model, [dict(x) for x in start], deadline, max_moves)
-        s = _score(model.loads(a))
+        s = _Loads(model.loads(a)).score()
         if best is None or _better(s, best_score):
             best, best_score = a, s
     if best is None:
@@ -279,7 +268,8 @@ class _Loads:
         return {**self.shared, **self.own}
 
     def score(self, delta: dict[tuple, float] | None = None) -> tuple:
-        """:func:`_score` of the loads, or of the loads after ``delta``."""
+        """The leximax score of the loads, or of the loads after ``delta``: the loads in decreasing order (the
+        devices', links' and held resources' each, the ops' own resources as their largest), then their sum."""
         if not delta:
             return (*sorted([*self.shared.values(), self.own_max], reverse=True), self.total)
         shared = dict(self.shared)
@@ -604,12 +594,7 @@ def _order(costs: CostModel, assign: dict[str, str]) -> dict[str, list[str]] | N
         p = B.build_problem(costs, B.choose_tick(costs, None, horizon))
         if not B.fits(p, assign):
             return None
-        prio: dict[str, int] = {}
-        for v in reversed(p.ops):
-            d = assign[v]
-            prio[v] = p.dur[v][d] + max((p.tr[(v, w)].get((d, assign[w]), 0) + prio[w] for w in p.succs[v]),
-                                        default=0)
-        order, _ = B.fill_schedule(p, assign, B.free_ops(costs, p), prio)
+        order, _ = B.fill_schedule(p, assign, B.free_ops(costs, p), B.bottom_levels(p, assign))
         return order
     except (MappingError, KeyError, ValueError):
         return None

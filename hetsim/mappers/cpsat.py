@@ -928,15 +928,6 @@ def _progress_callback(cp_model, mapper: CpSat, tick: float, rb: float, lb0: int
     return Cb()
 
 
-def _bottom_levels(p: B.IntProblem, assign: dict[str, str]) -> dict[str, int]:
-    """Longest path from each op's start to the end under ``assign`` (list-scheduling priority)."""
-    out: dict[str, int] = {}
-    for v in reversed(p.ops):
-        d = assign[v]
-        out[v] = p.dur[v][d] + max((p.tr[(v, w)][(d, assign[w])] + out[w] for w in p.succs[v]), default=0)
-    return out
-
-
 def _ratio_offload(p: B.IntProblem, init: dict[str, str]) -> dict[str, str]:
     """``init`` with ops moved from the host to the capacitated device whose budget binds
     (:func:`~hetsim.mappers._bounds.shared_budget`), by host time saved per unit of its capacity, while it
@@ -1005,7 +996,7 @@ class _Search:
             _, ms = B.int_list_schedule(p, assign, order)
             cands.append((ms, order, source))
         if "fill" in self.lv:
-            o2, _ = B.fill_schedule(p, assign, free, _bottom_levels(p, assign))
+            o2, _ = B.fill_schedule(p, assign, free, B.bottom_levels(p, assign))
             _, ms2 = B.int_list_schedule(p, assign, o2)  # its order timed ASAP: never later
             cands.append((ms2, o2, source + "+fill"))
             if free and order is not None:  # the given order's other ops, floating ops in its gaps

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections.abc import Callable
+from functools import partial
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
@@ -62,17 +64,7 @@ class Heft:
             return map_one(self, costs)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
             return heft_policies(costs, self.name, tuple(self.crossbar_prices))
-        t0 = time.perf_counter()
-        base = sum(costs.latency[v][costs.host] for v in costs.workload.graph if costs.host in costs.latency[v])
-        best = None
-        for price in self.crossbar_prices:
-            sched = self._heft(costs, price, base)
-            if best is None or sched.makespan_s < best.makespan_s:
-                best = sched
-                best.stats["capacity_price_s"] = price * base
-        best.stats["solve_time_s"] = time.perf_counter() - t0
-        best.stats["prices_tried"] = len(self.crossbar_prices)
-        return best
+        return price_sweep(costs, self.crossbar_prices, partial(self._heft, costs))
 
     def _heft(self, costs: CostModel, price: float, base: float) -> Schedule:
         g = costs.workload.graph
@@ -147,6 +139,25 @@ class Heft:
             "offloaded": sum(1 for d in assignment.values() if d != host),
         }
         return make_schedule(costs, assignment, self.name, stats, order=order)
+
+
+def price_sweep(costs: CostModel, prices, once: Callable[[float, float], Schedule],
+                t0: float | None = None) -> Schedule:
+    """HEFT's capacity-price sweep (:class:`Heft`): ``once(price, base)`` for each price of ``prices`` (``base``:
+    the all-host time, s), keeping the schedule of the smallest makespan (ties: the earlier price), its stats
+    given ``capacity_price_s`` (price x base), ``solve_time_s`` (since ``t0``, default now) and
+    ``prices_tried``. Used by ``heft`` and by :func:`hetsim.mappers._policy.heft_policies`."""
+    t0 = time.perf_counter() if t0 is None else t0
+    base = sum(costs.latency[v][costs.host] for v in costs.workload.graph if costs.host in costs.latency[v])
+    best = None
+    for price in prices:
+        sched = once(price, base)
+        if best is None or sched.makespan_s < best.makespan_s:
+            best = sched
+            best.stats["capacity_price_s"] = price * base
+    best.stats["solve_time_s"] = time.perf_counter() - t0
+    best.stats["prices_tried"] = len(prices)
+    return best
 
 
 class _Core:

@@ -12,13 +12,14 @@ the inputs plus outputs of any op with a positive duration that it holds.
 
 **Where a tensor lives.** In the memory of the device that produced it (its *home*), found by a resolver
 ``memory_of(device) -> (memory name, capacity bytes or None[, checked]) | None``; the default,
-:func:`platform_memories`, takes the platform's own answer when it has one (``Platform.activation_memory``), else
-the first of ``platform.memories`` whose ``activations_of`` (checked) or ``shared_by`` lists the device. A memory
-found through ``shared_by`` only is *reported, not checked*: its ``size_kib`` is recorded, not enforced, and ODiMO
-assumes activations always fit DIANA's shared L1 (a ResNet-18 at 64x64 does not: the report says so). A device
-no memory lists gets a lane of its own, ``local:<device>``, with no capacity and no check. A consumer whose device
-resolves to another memory reads a copy there, allocated when the producer finishes (the transfer starts then at
-the earliest) and freed when the last consumer in that memory finishes; devices of one memory share one copy.
+:func:`platform_memories`, takes the platform's answer (``Platform.activation_memory``: the first of
+``platform.memories`` whose ``activations_of``, else ``shared_by``, lists the device), checked when the memory's
+``activations_of`` lists the device. A memory found through ``shared_by`` only is *reported, not checked*: its
+``size_kib`` is recorded, not enforced, and ODiMO assumes activations always fit DIANA's shared L1 (a ResNet-18 at
+64x64 does not: the report says so). A device no memory lists gets a lane of its own, ``local:<device>``, with no
+capacity and no check. A consumer whose device resolves to another memory reads a copy there, allocated when the
+producer finishes (the transfer starts then at the earliest) and freed when the last consumer in that memory
+finishes; devices of one memory share one copy.
 A graph input is held in each memory its readers use, from 0.
 
 **Sizes.** ``n_out`` elements at the producing device's element size when it has one
@@ -50,37 +51,26 @@ MemoryResolver = Callable[[str], "tuple | None"]
 #: the memory-over-time figure draws at most this many steps per memory (the peak of each bin is kept)
 FIGURE_MAX_STEPS = 4000
 
-_DTYPE_BYTES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2,
-                "uint16": 2, "int8": 1, "uint8": 1, "bool": 1, "uint32": 4, "uint64": 8}
-
 
 class MemoryCapacityError(ScheduleError):
     """A schedule whose live activations exceed a memory's capacity (and spilling was not asked for)."""
 
 
 def platform_memories(platform) -> MemoryResolver:
-    """The default resolver (module docstring): ``platform.activation_memory(device)`` when the platform has that
-    method (checked when the memory's ``activations_of`` lists the device); else the first memory of
-    ``platform.memories`` whose ``activations_of`` lists the device (its capacity ``size_kib * 1024`` bytes,
-    checked), else the first whose ``shared_by`` does (capacity reported, not checked); ``None`` for a device no
-    memory lists."""
-    own = getattr(platform, "activation_memory", None)
-    if callable(own):
-        def resolve(device: str):
-            got = own(device)
-            if got is None or len(got) > 2:
-                return got
-            mem = platform.memories.get(got[0])  # checked only where the memory says it holds the activations
-            return got[0], got[1], device in (getattr(mem, "activations_of", None) or ())
+    """The default resolver (module docstring): :meth:`~hetsim.platform.Platform.activation_memory` of
+    ``device`` (the first memory whose ``activations_of``, else ``shared_by``, lists it, with its capacity in
+    bytes), checked when the memory's ``activations_of`` lists the device (``shared_by`` only: reported, not
+    checked); ``None`` for a device no memory lists."""
+    own = platform.activation_memory
 
-        return resolve
-    table: dict[str, tuple[str, int | None, bool]] = {}
-    for field_name, checked in (("activations_of", True), ("shared_by", False)):
-        for name, mem in platform.memories.items():
-            cap = int(mem.size_kib * 1024) if getattr(mem, "size_kib", None) is not None else None
-            for d in getattr(mem, field_name, None) or ():
-                table.setdefault(d, (name, cap, checked))
-    return table.get
+    def resolve(device: str):
+        got = own(device)
+        if got is None or len(got) > 2:
+            return got
+        mem = platform.memories.get(got[0])  # checked only where the memory says it holds the activations
+        return got[0], got[1], device in (getattr(mem, "activations_of", None) or ())
+
+    return resolve
 
 
 @dataclass(frozen=True)
@@ -200,10 +190,15 @@ class Footprint:
 
 
 def _input_bytes(meta_inputs: list[dict]) -> dict[str, int]:
+    """Graph input name -> its bytes, from the ONNX importer's ``meta["inputs"]`` (a dtype without a fixed size:
+    4 bytes per element)."""
+    from hetsim.workload.onnx_import import dtype_bits
+
     out = {}
     for i in meta_inputs:
         shape = [d for d in i.get("shape", []) if isinstance(d, int)]
-        out[i["name"]] = int(np.prod(shape, dtype=np.int64)) * _DTYPE_BYTES.get(str(i.get("dtype")), 4)
+        bits = dtype_bits(str(i.get("dtype"))) or 32
+        out[i["name"]] = -(-int(np.prod(shape, dtype=np.int64)) * bits // 8)
     return out
 
 
@@ -345,16 +340,25 @@ def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assi
     return Footprint(columns, capacity, devices, frozenset(checked), timing, end)
 
 
+def predicted_footprint(costs, schedule, memory_of: MemoryResolver | None = None,
+                        _structure: _Structure | None = None) -> Footprint | None:
+    """The footprint of the mapper's prediction (``schedule.start_s`` / ``finish_s``), or ``None`` when the
+    schedule does not predict every op's times."""
+    if not all(v in schedule.start_s and v in schedule.finish_s for v in costs.workload.graph.nodes):
+        return None
+    return footprint(costs, schedule.start_s, schedule.finish_s, schedule.assignment, schedule.makespan_s,
+                     memory_of, "predicted", _structure)
+
+
 def run_footprints(costs, schedule, result, memory_of: MemoryResolver | None = None) -> dict[str, Footprint]:
     """``{"replay": ..., "predicted": ...}``: the footprint of the replay and, when the schedule predicts every
-    op's times, of the mapper's prediction."""
+    op's times, of the mapper's prediction (:func:`predicted_footprint`)."""
     st = _Structure.of(costs)
     out = {"replay": footprint(costs, result.start_s, result.finish_s, result.assignment, result.makespan_s,
                                memory_of, "replay", st)}
-    ops = costs.workload.graph.nodes
-    if all(v in schedule.start_s and v in schedule.finish_s for v in ops):
-        out["predicted"] = footprint(costs, schedule.start_s, schedule.finish_s, schedule.assignment,
-                                     schedule.makespan_s, memory_of, "predicted", st)
+    pred = predicted_footprint(costs, schedule, memory_of, st)
+    if pred is not None:
+        out["predicted"] = pred
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from hetsim.errors import InputError
+from hetsim.schedule import OBJECTIVES
 
 __all__ = ["cmd_run_scenario"]
 
@@ -20,11 +21,11 @@ def _objective(args) -> str | None:
         name, _, text = item.partition("=")
         if name.strip() == "objective":
             obj = text.strip()
-    if obj is not None and obj not in ("latency", "throughput"):
+    if obj is not None and obj not in OBJECTIVES:
         from hetsim.errors import did_you_mean
 
-        raise InputError(f"objective {obj!r}: a scenario maps for latency or throughput"
-                         f"{did_you_mean(obj, ('latency', 'throughput'))}")
+        raise InputError(f"objective {obj!r}: a scenario maps for {' or '.join(OBJECTIVES)}"
+                         f"{did_you_mean(obj, OBJECTIVES)}")
     return obj
 
 

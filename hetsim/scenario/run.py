@@ -29,7 +29,7 @@ from hetsim.costs import CostModel
 from hetsim.errors import InputError
 from hetsim.platform import Platform, load_platform
 from hetsim.scenario.spec import Scenario, ScenarioError, Stream, load_scenario, read_trace
-from hetsim.schedule import Schedule
+from hetsim.schedule import OBJECTIVES, Schedule
 from hetsim.sim.contention import parse_contention
 from hetsim.sim.dispatch import get_dispatch
 from hetsim.sim.engine import TRACE_COLUMNS, Hardware, Plan, Request
@@ -52,6 +52,7 @@ class StreamModel:
             (``active_w`` x duration) plus the kinds' per-op and per-byte energies; idle energy is the SoC's.
         busy_s: per device and link, seconds one request keeps it busy (unit-seconds on a serial device); the
             load a stream offers is ``rate x busy_s``.
+        rate_hz: the rate the stream offers (:func:`stream_rate`), as the throughput objective weighs it.
     """
 
     name: str
@@ -64,6 +65,7 @@ class StreamModel:
     busy_s: dict[str, float]
     op_j: dict[str, float]
     bytes: dict[str, float]
+    rate_hz: float = 0.0
 
 
 @dataclass
@@ -116,11 +118,13 @@ def _load_model(path: Path):
 
 def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: str | None = None,
                 contention: frozenset[str] = frozenset(), workloads: dict | None = None,
-                objective: str | None = None) -> dict[str, StreamModel]:
+                objective: str | None = None, rates: dict[str, float] | None = None) -> dict[str, StreamModel]:
     """Map every stream's model (shared resident capacities, see the module doc) and price one request.
     ``workloads``: stream name -> a :class:`~hetsim.workload.Workload` used instead of its ``model`` file.
     ``objective``: ``latency`` (each model's makespan, mapped in priority order with the capacity the streams
     before it left) or ``throughput`` (every model at once, :func:`map_throughput`); default the scenario's.
+    ``rates``: stream name -> its offered rate (:attr:`StreamModel.rate_hz` of an earlier mapping), else
+    :func:`stream_rate` (which reads a trace stream's file).
 
     Raises:
         InputError: a model file is missing or invalid; a mapper fails or finds no mapping in the budget left.
@@ -141,6 +145,8 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
             path = (folder / st.model).resolve()
             wl = cache.get(path) or cache.setdefault(path, _load_model(path))
         costs_of[name] = CostModel(wl, platform)
+    if rates is None:
+        rates = {name: stream_rate(st, folder, costs_of[name]) for _, (name, st) in items}
     out: dict[str, StreamModel] = {}
     if objective == "throughput":
         from hetsim.mappers.base import _mapper_class
@@ -148,11 +154,9 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
         if getattr(_mapper_class(mapper), "throughput_method", None) is None:
             raise InputError(f"objective throughput: mapper {mapper!r} has none (cpsat solves it exactly; heft and "
                              "greedy have a heuristic)")
-        scheds = map_throughput(platform, scenario, folder, costs_of, get_mapper(mapper, **opts,
-                                                                                 objective="throughput"),
-                                contention)
+        scheds = map_throughput(costs_of, rates, get_mapper(mapper, **opts, objective="throughput"), contention)
         for name, sched in scheds.items():
-            out[name] = _price(name, scenario.streams[name], costs_of[name], sched, platform, contention)
+            out[name] = _price(name, scenario.streams[name], costs_of[name], sched, platform, contention, rates[name])
         return {n: out[n] for n in scenario.streams}
     left: dict[str, int] | None = None
     for _, (name, st) in items:
@@ -169,12 +173,12 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
             for d in parts:
                 if d in left:
                     left[d] -= costs.need.get(v, {}).get(d, 0)
-        out[name] = _price(name, st, costs, sched, platform, contention)
+        out[name] = _price(name, st, costs, sched, platform, contention, rates[name])
     return {n: out[n] for n in scenario.streams}
 
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
-           contention: frozenset[str]) -> StreamModel:
+           contention: frozenset[str], rate_hz: float) -> StreamModel:
     """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link."""
     from hetsim.report.metrics import device_table
     from hetsim.sim import simulate
@@ -185,7 +189,7 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
     active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(), *platform.links.items()])
     e = active + float(dev["op_j"].sum() + dev["transfer_j"].sum())
     return StreamModel(name, st, costs, sched, Plan(costs, sched, contention), alone.makespan_s, e, busy,
-                       dev["op_j"].to_dict(), dev["bytes"].to_dict())
+                       dev["op_j"].to_dict(), dev["bytes"].to_dict(), rate_hz)
 
 
 def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
@@ -210,13 +214,13 @@ def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
     return a.population / cycle if cycle > 0 else 1.0
 
 
-def map_throughput(platform: Platform, scenario: Scenario, folder: Path, costs_of: dict[str, CostModel], mapper,
+def map_throughput(costs_of: dict[str, CostModel], rates: dict[str, float], mapper,
                    contention: frozenset[str]) -> dict[str, Schedule]:
     """Every stream's model mapped at once for the throughput objective (:func:`hetsim.mappers._throughput.
-    map_joint`: the busiest resource's load over all streams at their rates, the shared capacities)."""
+    map_joint`: the busiest resource's load over all streams at their ``rates``, the shared capacities)."""
     from hetsim.mappers._throughput import Part, map_joint
 
-    parts = [Part(n, costs_of[n], stream_rate(scenario.streams[n], folder, costs_of[n])) for n in costs_of]
+    parts = [Part(n, costs_of[n], rates[n]) for n in costs_of]
     return map_joint(mapper, parts, contention).schedules
 
 
@@ -534,13 +538,13 @@ def run_scenario(
     if not sc.name:
         sc = sc.model_copy(update={"name": "scenario"})
     objective = objective or sc.objective
-    if objective not in ("latency", "throughput"):
-        raise InputError(f"unknown objective {objective!r}; known: latency, throughput")
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
     req, streams, devices, trace, T = _replay(sc, plat, models, where, kinds, dispatch)
-    rates = {n: stream_rate(m.stream, where, m.costs) for n, m in models.items()}
+    rates = {n: m.rate_hz for n, m in models.items()}
     loads, res, val = analytic_loads(models, rates, kinds)
     total = float(devices["energy_j"].sum())
     summary = {
@@ -560,7 +564,9 @@ def run_scenario(
     out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
     if compare if compare is not None else objective == "throughput":
         other = "latency" if objective == "throughput" else "throughput"
-        m2 = map_streams(plat, sc, where, mapper, kinds, workloads, other)
+        # the models loaded once: the first mapping's workloads and rates
+        m2 = map_streams(plat, sc, where, mapper, kinds, {n: m.costs.workload for n, m in models.items()}, other,
+                         rates)
         _, st2, _, _, _ = _replay(sc, plat, m2, where, kinds, dispatch)
         _, res2, val2 = analytic_loads(m2, rates, kinds)
         rows = _comparison(objective, streams, res, val, models) + _comparison(other, st2, res2, val2, m2)

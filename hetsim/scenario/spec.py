@@ -33,6 +33,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hetsim.errors import InputError
+from hetsim.schedule import OBJECTIVES
 
 __all__ = ["Closed", "Periodic", "Poisson", "Scenario", "ScenarioError", "Stream", "TraceArrivals",
            "load_scenario"]
@@ -144,7 +145,7 @@ class Scenario(_Model):
     contention: str = "none"
     seed: int = Field(0, ge=0, le=2**63 - 1)
     mapper: str = "heft"
-    objective: Literal["latency", "throughput"] = "latency"
+    objective: Literal[OBJECTIVES] = "latency"
     mapper_options: dict[str, float | int | str | bool] = Field(default_factory=dict)
     timeline_requests: int = Field(20, ge=0, le=100_000)
 

@@ -358,34 +358,28 @@ class Request:
             self.hw.dispatch.request(res, self).callbacks.append(partial(self.serial_granted, v, dv))
 
     def serial_granted(self, v: str, dv: str, req) -> None:
+        """``v`` holds a unit of its serial device: it starts (:meth:`serial_start`), on a device with a sleep
+        state (:mod:`hetsim.sim.sleep`) once the device is awake; the next op in the device's order may ask."""
         if self.hw.sleep and dv in self.hw.sleep:
-            return self.sleep_granted(v, dv, req)
+            wait = self.hw.sleep[dv].start(self.env.now)
+            if wait > 0:
+                self.env.timeout(wait).callbacks.append(lambda _event: self.serial_start(v, dv, req))
+                self.grant(v)
+                return
+        self.serial_start(v, dv, req)
+        self.grant(v)
+
+    def serial_start(self, v: str, dv: str, req) -> None:
+        """``v`` starts on the serial device unit it holds: a streamed op fetches its weights first (or alongside,
+        :func:`hetsim.sim.weights.serial`), every other op runs for its latency."""
         env = self.env
         self.start[v] = t0 = env.now
         step = self.plan.steps.get(v)
         if step is not None:  # streamed: fetch the weights (hetsim.sim.weights)
             _weights.serial(self, v, dv, req, step)
-            self.grant(v)
             return
         # the op's data rides on its timeout (no closure or partial per op): _serial_done unpacks it
         env.timeout(self.plan.serial[v][1], (self, v, dv, req, t0)).callbacks.append(_serial_done)
-        self.grant(v)
-
-    def sleep_granted(self, v: str, dv: str, req) -> None:
-        """``v`` holds a unit of a device with a sleep state (:mod:`hetsim.sim.sleep`): it runs once the device
-        is awake."""
-        env = self.env
-        wait = self.hw.sleep[dv].start(env.now)
-
-        def run(_event=None) -> None:
-            self.start[v] = t0 = env.now
-            env.timeout(self.plan.costs.latency[v][dv]).callbacks.append(partial(self.serial_done, v, dv, req, t0))
-
-        if wait > 0:
-            env.timeout(wait).callbacks.append(run)
-        else:
-            run()
-        self.grant(v)
 
     def serial_done(self, v: str, dv: str, req, t0: float, _event=None) -> None:
         """``v``'s latency has passed: release its unit, record its row, send its outputs."""

@@ -39,7 +39,7 @@ from hetsim.errors import WorkloadError
 from hetsim.workload._ort_shapes import DATA_DEPENDENT_OPS, ShapeRecoveryError, observe_shapes
 from hetsim.workload.op import GemmView, Op, Workload
 
-__all__ = ["AbsentWeights", "WeightsAbsentWarning", "absent_weights", "load_onnx"]
+__all__ = ["AbsentWeights", "WeightsAbsentWarning", "absent_weights", "dtype_bits", "load_onnx"]
 
 # Bits per element of each ONNX element type (names missing from older onnx releases are skipped).
 _BITS_BY_TYPE_NAME = {
@@ -247,10 +247,14 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     g = nx.DiGraph()
     for op in ops:
         g.add_node(op.name, op=op)
+    runtime_names = {vi.name for vi in runtime_inputs}
+    readers: dict[str, list[str]] = {}  # graph input -> the ops reading it, in node order
     for i, node in enumerate(nodes):
         for t in _distinct(node.input):
             j = producers.get(t)
             if j is None:
+                if t in runtime_names:
+                    readers.setdefault(t, []).append(names[i])
                 continue
             u, v, info = names[j], names[i], infos[t]
             if g.has_edge(u, v):
@@ -271,7 +275,7 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
         "shapes": shapes_from,
         # which ops read each graph input and which op writes each graph output (tensor lifetimes,
         # hetsim.report.footprint)
-        "input_readers": _input_readers(nodes, names, {vi.name for vi in runtime_inputs}),
+        "input_readers": readers,
         "output_producers": {vi.name: names[producers[vi.name]] for vi in graph.output if vi.name in producers},
     }
     if absent is not None:
@@ -335,16 +339,6 @@ def absent_weights(p: Path, graph: onnx.GraphProto) -> AbsentWeights | None:
         n, elements = n + 1, elements + k
         nbytes += -(-k * _ELEM_BITS.get(t.data_type, 8) // 8)
     return AbsentWeights(n, elements, nbytes, tuple(missing)) if n else None
-
-
-def _input_readers(nodes: list[onnx.NodeProto], names: list[str], inputs: set[str]) -> dict[str, list[str]]:
-    """Graph input name -> the ops reading it, in node order."""
-    out: dict[str, list[str]] = {}
-    for node, name in zip(nodes, names, strict=True):
-        for t in _distinct(node.input):
-            if t in inputs:
-                out.setdefault(t, []).append(name)
-    return out
 
 
 def _read_model(p: Path, raw: bytes | None = None) -> tuple[onnx.ModelProto, bytes]:
@@ -894,6 +888,16 @@ def _dtype_name(elem_type: int) -> str:
     if elem_type in TensorProto.DataType.values():
         return TensorProto.DataType.Name(elem_type).lower()
     return f"type{elem_type}"
+
+
+_BITS_BY_DTYPE = {_dtype_name(t): b for t, b in _ELEM_BITS.items()}
+
+
+def dtype_bits(dtype: str) -> int | None:
+    """Bits per element of an element type named as ``Workload.meta["inputs"]`` / ``["outputs"]`` name it
+    (``float32``, ``int8``, ``bool``, ...: the ONNX type's name in lower case, ``float32`` / ``float64`` for
+    FLOAT / DOUBLE); ``None`` for a type without a fixed size (``string``) or an unknown name."""
+    return _BITS_BY_DTYPE.get(dtype)
 
 
 # -------------------------------------------------------------------------------------------------- ops
