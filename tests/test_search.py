@@ -319,3 +319,22 @@ def test_earlier_points_are_plain_folders_of_out(tmp_path):
     (tmp_path / "search.json").write_text("{not json")
     assert _earlier_points(tmp_path) == set()
     assert _earlier_points(tmp_path / "missing") == set()
+
+
+def test_the_front_figure_leaves_the_callers_matplotlib_backend_alone(tmp_path):
+    """``plot_front`` (called by the Python API's search too) draws on a Figure of its own: a notebook's or
+    script's chosen backend is the same afterwards (it used to switch the process to Agg)."""
+    import matplotlib
+
+    from hetsim.search.run import Point, plot_front
+
+    before = matplotlib.get_backend()
+    matplotlib.use("svg")  # any backend that is not Agg, chosen by "the user"
+    try:
+        pts = [Point("all-8bit", "baseline", None, 0.9, 0.9, 1e-3, 1e-6, pareto=True),
+               Point("s1", "search", 1.0, 0.85, 0.86, 5e-4, 6e-7, pareto=True)]
+        plot_front(pts, "latency", tmp_path / "front.png", "t")
+        assert matplotlib.get_backend() == "svg"
+        assert (tmp_path / "front.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        matplotlib.use(before)

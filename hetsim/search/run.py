@@ -252,13 +252,13 @@ def write_csv(points: list[Point], path: Path) -> None:
 def plot_front(points: list[Point], objective: str, path: Path, title: str) -> None:
     """ODiMO Fig. 4 analogue: test accuracy vs model latency and vs model energy, baselines and searched points,
     the Pareto front (of the searched objective) circled and joined."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # a Figure of its own, not pyplot's: it renders to a file without a GUI backend and leaves the backend a
+    # notebook or script chose alone
+    from matplotlib.figure import Figure
 
     markers = {"all-8bit": "s", "all-ternary": "v", "io8-backbone-ternary": "D", "min-cost": "^"}
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    fig = Figure(figsize=(10, 4))
+    axes = fig.subplots(1, 2)
     for ax, key, unit, scale in ((axes[0], "model_latency_s", "latency (ms)", 1e3),
                                  (axes[1], "model_energy_j", "energy (uJ)", 1e6)):
         for p in points:
@@ -285,7 +285,6 @@ def plot_front(points: list[Point], objective: str, path: Path, title: str) -> N
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
 
 
