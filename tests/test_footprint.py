@@ -7,6 +7,8 @@ random DAGs: peak >= the largest op's inputs + outputs, peak <= the sum of every
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -26,6 +28,8 @@ from hetsim.report.footprint import (
 from hetsim.schedule import Schedule
 from hetsim.sim import simulate
 from hetsim.workload.op import Op, Workload
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def op(name: str, out: int, index: int, inp: int = 0) -> Op:
@@ -204,3 +208,33 @@ def test_graph_input_bytes_use_the_importers_element_sizes():
                         {"name": "b", "dtype": "int4", "shape": [1, 3]},
                         {"name": "c", "dtype": "type99", "shape": [5]}])
     assert got == {"a": 12, "b": 2, "c": 20}
+
+
+def test_a_memory_holding_weights_has_only_the_rest_for_activations(tmp_path):
+    """A DRAM that holds the streamed weights and the activations: both must fit its capacity together (the
+    trial of 2026-12-02 found each checked against the whole capacity alone: GPT-2 decode ran in a 120.3 MB
+    DRAM holding 118.2 MB of weights and a 10.3 MB activation peak)."""
+    from hetsim.cli import main
+
+    wl = str(ROOT / "workloads" / "gpt2_small_decode.onnx")
+    plat = str(ROOT / "platforms" / "cim-npu-dram.yaml")
+    import contextlib
+    import io
+    import warnings
+
+    def run(*extra):
+        err = io.StringIO()
+        with warnings.catch_warnings(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            rc = main(["run", plat, wl, "--mapper", "heft", "--out", str(tmp_path / f"o{len(extra)}"), *extra])
+        return rc, err.getvalue()
+
+    rc, err = run("--set", "memories.dram.size_kib=117500")  # 120.32 MB: the weights alone fit, not with both
+    assert rc == 2 and err.count("\n") == 1
+    assert "10.316 MB of live activations in memory 'dram'" in err
+    assert "more than the 2.096 MB its 118.224 MB of weights leave of its 120.320 MB" in err
+    rc, _ = run()
+    assert rc == 0
+    mem = json.loads((tmp_path / "o0" / "summary.json").read_text())["memory"]["memories"]["dram"]
+    held = json.loads((tmp_path / "o0" / "summary.json").read_text())["weights"]["memories"]["dram"]["used_b"]
+    assert mem["weight_bytes"] == held == 118_223_616 and mem["fits"] is True

@@ -104,6 +104,9 @@ class Footprint:
         capacity: memory -> capacity in bytes (``None``: a ``local:<device>`` lane or a memory without a size).
         devices: memory -> the devices whose tensors it holds.
         checked: the memories whose capacity is enforced (:func:`require_fits`); the others are reported only.
+        weights: memory -> bytes of streamed and reprogrammed weights it holds for the whole run (a memory that
+            devices read weights from, ``weights_for``): the activations have its capacity less these
+            (:attr:`available`).
         timing: ``"replay"`` or ``"predicted"`` (whose start/finish times were used).
         makespan_s: the end of the schedule, seconds.
     """
@@ -114,11 +117,18 @@ class Footprint:
     checked: frozenset[str] = frozenset()
     timing: str = "replay"
     makespan_s: float = 0.0
+    weights: dict[str, int] = field(default_factory=dict)
     _curves: dict = field(default_factory=dict, repr=False)
 
     @property
     def memories(self) -> list[str]:
         return list(self.capacity)
+
+    def available(self, memory: str) -> int | None:
+        """Bytes of ``memory`` the activations may use: its capacity less the weights it holds (:attr:`weights`);
+        ``None`` without a capacity."""
+        cap = self.capacity.get(memory)
+        return None if cap is None else max(0, cap - self.weights.get(memory, 0))
 
     @property
     def buffers(self) -> list[Buffer]:
@@ -159,19 +169,20 @@ class Footprint:
         return int(live[k]), float(t[k])
 
     def over_capacity(self, checked_only: bool = True) -> dict[str, tuple[int, int]]:
-        """Memory -> ``(peak, capacity)`` for every checked memory whose peak exceeds its capacity
-        (``checked_only=False``: every memory with a capacity)."""
+        """Memory -> ``(peak, available)`` for every checked memory whose peak exceeds what its weights leave of
+        its capacity (:meth:`available`; ``checked_only=False``: every memory with a capacity)."""
         out = {}
-        for m, cap in self.capacity.items():
+        for m in self.capacity:
             p, _ = self.peak(m)
+            cap = self.available(m)
             if cap is not None and p > cap and (m in self.checked or not checked_only):
                 out[m] = (p, cap)
         return out
 
     def spilled_bytes(self, memory: str) -> int:
         """Bytes written out of ``memory`` when its live bytes exceed its capacity: the sum of the rises of the
-        excess ``max(0, live - capacity)`` (each spilled byte written out once when it no longer fits)."""
-        cap = self.capacity.get(memory)
+        excess ``max(0, live - available)`` (each spilled byte written out once when it no longer fits)."""
+        cap = self.available(memory)
         if cap is None:
             return 0
         _, live = self.curve(memory)
@@ -179,13 +190,16 @@ class Footprint:
         return int(np.maximum(0, np.diff(np.r_[0, excess])).sum())
 
     def to_dict(self) -> dict:
-        """Per memory: ``capacity_bytes``, ``checked`` (enforced), ``devices``, ``peak_bytes``, ``peak_at_s``,
-        ``fits`` (``None`` without a capacity)."""
+        """Per memory: ``capacity_bytes``, ``weight_bytes`` (the weights it holds, :attr:`weights`), ``checked``
+        (enforced), ``devices``, ``peak_bytes``, ``peak_at_s``, ``fits`` (peak <= capacity less weights; ``None``
+        without a capacity)."""
         out = {}
         for m, cap in self.capacity.items():
             p, at = self.peak(m)
-            out[m] = {"capacity_bytes": cap, "checked": m in self.checked, "devices": self.devices[m],
-                      "peak_bytes": p, "peak_at_s": at, "fits": None if cap is None else p <= cap}
+            avail = self.available(m)
+            out[m] = {"capacity_bytes": cap, "weight_bytes": self.weights.get(m, 0), "checked": m in self.checked,
+                      "devices": self.devices[m], "peak_bytes": p, "peak_at_s": at,
+                      "fits": None if avail is None else p <= avail}
         return out
 
 
@@ -251,7 +265,8 @@ class _Structure:
 
 def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assignment: dict[str, str],
               makespan_s: float | None = None, memory_of: MemoryResolver | None = None,
-              timing: str = "replay", _structure: _Structure | None = None) -> Footprint:
+              timing: str = "replay", _structure: _Structure | None = None,
+              weights: dict[str, int] | None = None) -> Footprint:
     """The live buffers of a schedule with these times (module docstring).
 
     Args:
@@ -261,6 +276,8 @@ def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assi
         makespan_s: the end of the schedule (default: the last finish).
         memory_of: the resolver (default :func:`platform_memories` of ``costs.platform``).
         timing: a label, ``"replay"`` or ``"predicted"``.
+        weights: memory -> weight bytes it holds for the whole run (:func:`held_weights`), taken from its
+            capacity before the activations'.
 
     Raises:
         ScheduleError: an op has no start or finish time.
@@ -337,7 +354,8 @@ def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assi
             cols[col].append(np.array(vals, dtype=dt))
         cols["copy"].append(np.zeros(len(rows), bool))
     columns = {c: np.concatenate(v) for c, v in cols.items()}
-    return Footprint(columns, capacity, devices, frozenset(checked), timing, end)
+    return Footprint(columns, capacity, devices, frozenset(checked), timing, end,
+                     {m: int(b) for m, b in (weights or {}).items() if m in capacity and b})
 
 
 def predicted_footprint(costs, schedule, memory_of: MemoryResolver | None = None,
@@ -347,15 +365,27 @@ def predicted_footprint(costs, schedule, memory_of: MemoryResolver | None = None
     if not all(v in schedule.start_s and v in schedule.finish_s for v in costs.workload.graph.nodes):
         return None
     return footprint(costs, schedule.start_s, schedule.finish_s, schedule.assignment, schedule.makespan_s,
-                     memory_of, "predicted", _structure)
+                     memory_of, "predicted", _structure, held_weights(costs, schedule))
+
+
+def held_weights(costs, schedule) -> dict[str, int]:
+    """Memory -> the bytes of streamed and reprogrammed weights the schedule keeps in it for the whole run
+    (:func:`hetsim.weights.memory_use`, the checker's count); empty when no op streams or reprograms. A memory
+    that holds weights and activations (a DRAM) has room for the activations only beside the weights."""
+    from hetsim.weights import memory_use
+
+    bound = costs.for_schedule(schedule)
+    steps = getattr(bound, "weight_steps", None)
+    return memory_use(bound, steps) if steps else {}
 
 
 def run_footprints(costs, schedule, result, memory_of: MemoryResolver | None = None) -> dict[str, Footprint]:
     """``{"replay": ..., "predicted": ...}``: the footprint of the replay and, when the schedule predicts every
-    op's times, of the mapper's prediction (:func:`predicted_footprint`)."""
+    op's times, of the mapper's prediction (:func:`predicted_footprint`). Both leave a memory's weights
+    (:func:`held_weights`) out of its capacity for activations."""
     st = _Structure.of(costs)
     out = {"replay": footprint(costs, result.start_s, result.finish_s, result.assignment, result.makespan_s,
-                               memory_of, "replay", st)}
+                               memory_of, "replay", st, held_weights(costs, schedule))}
     pred = predicted_footprint(costs, schedule, memory_of, st)
     if pred is not None:
         out["predicted"] = pred
@@ -438,9 +468,12 @@ def require_fits(fp: Footprint) -> None:
     """
     for m, (peak, cap) in fp.over_capacity().items():
         _, at = fp.peak(m)
+        held = fp.weights.get(m, 0)
+        room = (f"the {_mb(cap)} its {_mb(held)} of weights leave of its {_mb(fp.capacity[m])}" if held
+                else f"its {_mb(cap)}")
         raise MemoryCapacityError(
             f"the schedule needs {_mb(peak)} of live activations in memory {m!r} at {at * 1e3:.6g} ms "
-            f"({fp.timing} timing), more than its {_mb(cap)}; map it differently, or pass --spill "
+            f"({fp.timing} timing), more than {room}; map it differently, or pass --spill "
             "(spill=True) to spill the excess to the next memory with that traffic charged")
 
 

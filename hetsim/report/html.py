@@ -409,12 +409,15 @@ def _memory_section(mem: dict | None) -> list[tuple[str, str]]:
         return []
     rows = [{"memory": n, "devices": ", ".join(m["devices"]), "peak_bytes": m["peak_bytes"],
              "predicted_peak_bytes": m["predicted_peak_bytes"], "capacity_bytes": m["capacity_bytes"],
-             "checked": m["checked"], "fits": m["fits"], "peak_at_s": m["peak_at_s"]}
+             "weight_bytes": m.get("weight_bytes", 0), "checked": m["checked"], "fits": m["fits"],
+             "peak_at_s": m["peak_at_s"]}
             for n, m in mem["memories"].items()]
     body = table_html(pd.DataFrame(rows), scroll=False) + (
         "<p>Peak live activation bytes per memory: a tensor lives from its producer's start to its last consumer's "
         "finish (graph inputs from 0, outputs to the end); a memory found through <code>shared_by</code> only is "
-        "reported, not checked (ODiMO's L1 assumption); <code>local:</code> lanes have no capacity.</p>")
+        "reported, not checked (ODiMO's L1 assumption); <code>local:</code> lanes have no capacity; a memory that also "
+        "holds streamed or reprogrammed weights (<code>weight_bytes</code>) has the rest of its capacity for "
+        "activations.</p>")
     sp = mem.get("spill")
     if sp:
         srows = [{"memory": n, **x} for n, x in sp["memories"].items()]

@@ -245,8 +245,9 @@ def memory_lines(mem: dict | None) -> list[str]:
 
     out = ["", "  activation memory (peak live bytes, replay):"]
     for name, m in mem["memories"].items():
-        cap = m["capacity_bytes"]
-        what = f"of {bytes_text(cap)}" + ("" if m["checked"] else ", not checked") if cap is not None else "no capacity"
+        cap, held = m["capacity_bytes"], m.get("weight_bytes") or 0
+        what = (f"of {bytes_text(cap)}" + (f" beside {bytes_text(held)} of weights" if held else "")
+                + ("" if m["checked"] else ", not checked") if cap is not None else "no capacity")
         over = "" if m["fits"] is not False else "  OVER CAPACITY"
         out.append(f"    {name:<14} {bytes_text(m['peak_bytes']):>10} at {m['peak_at_s'] * 1e3:.4g} ms ({what}; "
                    f"{', '.join(m['devices'])}){over}")
