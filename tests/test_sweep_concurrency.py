@@ -166,3 +166,28 @@ def test_a_killed_run_leaves_no_partial_folder_or_empty_file(tmp_path, capsys):
     code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--out", out, "--force")
     assert code == 0, err
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def test_force_replaces_a_run_folder_of_another_kind_whole(tmp_path, capsys):
+    """A scenario run with ``--force`` into a single run's folder (and back) leaves no file of the earlier run:
+    the trial of 2026-12-02 found the scenario writer wrote its files one by one over the folder, keeping the
+    single run's ops.csv, schedule.json, trace.json and figures beside the scenario's summary.json. The user's
+    own file stays."""
+    from hetsim.report.outputs import OUTPUT_FILES, SCENARIO_OUTPUT_FILES
+
+    out = tmp_path / "out"
+    plat, r20 = str(ROOT / "platforms/puma.yaml"), str(ROOT / "workloads/resnet20_cifar10.onnx")
+    scen = tmp_path / "s.yaml"
+    scen.write_text(f"streams:\n  r: {{model: {r20}, arrival: {{process: periodic, period_s: 0.01}}, count: 3}}\n")
+    assert run_cli(capsys, "run", plat, r20, "--mapper", "heft", "--out", str(out))[0] == 0
+    (out / "notes.txt").write_text("mine")
+    single = {p.name for p in out.iterdir()}
+    assert run_cli(capsys, "run", plat, str(scen), "--out", str(out))[0] == 2  # without --force: refused
+    assert run_cli(capsys, "run", plat, str(scen), "--out", str(out), "--force")[0] == 0
+    now = {p.name for p in out.iterdir()}
+    assert now - {"notes.txt"} <= set(SCENARIO_OUTPUT_FILES) and "requests.csv" in now
+    assert not (single & set(OUTPUT_FILES)) - set(SCENARIO_OUTPUT_FILES) & now  # ops.csv, schedule.json, ... gone
+    assert (out / "notes.txt").read_text() == "mine"
+    assert run_cli(capsys, "run", plat, r20, "--mapper", "heft", "--out", str(out), "--force")[0] == 0
+    back = {p.name for p in out.iterdir()}
+    assert "requests.csv" not in back and back == single

@@ -17,6 +17,9 @@ from hetsim.result import RunResult
 
 OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
                 "breakdown.png", "memory.png", "report.html")
+#: the files a scenario's ``hetsim run --out`` writes (:func:`hetsim.scenario.report.write_scenario_outputs`)
+SCENARIO_OUTPUT_FILES = ("summary.json", "requests.csv", "streams.csv", "devices.csv", "trace.csv",
+                         "objectives.csv", "latency_cdf.png", "timeline.png", "occupancy.png", "report.html")
 
 
 def check_parent_dirs(path: Path) -> None:
@@ -72,19 +75,19 @@ def check_output_file(path: Path, force: bool, flag: str = "-o") -> None:
     check_writable(path.parent if str(path.parent) else Path("."), path)
 
 
-def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES) -> None:
+def check_out_dir(out: Path, force: bool, files: tuple[str, ...] | None = None) -> None:
     """Refuse to replace existing outputs without ``force``, and a folder that cannot be created or written
     (:func:`check_writable`); a missing ``out`` and its missing parents are created when the outputs are written.
 
     Raises:
-        OutputExistsError: ``out`` is a file, or already holds one of ``files`` (default :data:`OUTPUT_FILES`)
-            and ``force`` is false.
+        OutputExistsError: ``out`` is a file, or already holds one of ``files`` (default :data:`RUN_FILES`:
+            any run's, whose files a run with ``force`` removes) and ``force`` is false.
         OutputPathError: ``out`` cannot be created or written.
     """
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"--out {str(out)!r} exists and is not a directory")
     check_parent_dirs(out)
-    clash = [f for f in files if (out / f).exists()]
+    clash = [f for f in (RUN_FILES if files is None else files) if (out / f).exists()]
     if clash and not force:
         raise OutputExistsError(
             f"--out {str(out)!r} already holds {', '.join(clash)}; pass --force to replace them"
@@ -108,7 +111,7 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     check_out_dir(out, force)
     from hetsim.report.run_folder import staged_folder
 
-    with staged_folder(out, owned=OUTPUT_FILES + SNN_OUTPUT_FILES) as stage:  # all files or none (run_folder)
+    with staged_folder(out, owned=RUN_FILES) as stage:  # all files or none (run_folder)
         written = _write_run_files(run, stage)
     return [out / p.name for p in written]
 
@@ -161,6 +164,10 @@ def _write_run_files(run: RunResult, out: Path) -> list[Path]:
 #: the files :func:`write_snn_outputs` writes (a spiking network's ``hetsim run --out``)
 SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "ops.csv", "schedule.json", "trace.csv",
                     "trace.json", "timeline.png", "report.html")
+#: every file a run of any kind writes into its ``--out`` folder: a run with ``--force`` replaces the folder's
+#: hetsim files whole, so none of an earlier run of another kind (a scenario's requests.csv beside a single run's
+#: ops.csv) is left to describe a second run; the user's own files are kept (:mod:`hetsim.report.run_folder`)
+RUN_FILES = tuple(dict.fromkeys(OUTPUT_FILES + SNN_OUTPUT_FILES + SCENARIO_OUTPUT_FILES))
 
 
 def write_snn_outputs(r, out: Path, force: bool = False) -> list[Path]:
@@ -174,8 +181,8 @@ def write_snn_outputs(r, out: Path, force: bool = False) -> list[Path]:
     """
     from hetsim.report.run_folder import staged_folder
 
-    check_out_dir(out, force, SNN_OUTPUT_FILES)
-    with staged_folder(out, owned=OUTPUT_FILES + SNN_OUTPUT_FILES) as stage:  # all files or none (run_folder)
+    check_out_dir(out, force)
+    with staged_folder(out, owned=RUN_FILES) as stage:  # all files or none (run_folder)
         written = _write_snn_files(r, stage)
     return [out / p.name for p in written]
 

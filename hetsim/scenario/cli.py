@@ -36,7 +36,7 @@ def cmd_run_scenario(args) -> int:
     objective=...``) override the scenario's.
     Options of single-model runs that have no meaning here are refused with one line.
     """
-    from hetsim.scenario.report import SCENARIO_OUTPUT_FILES, format_scenario_report, write_scenario_outputs
+    from hetsim.scenario.report import format_scenario_report, write_scenario_outputs
     from hetsim.scenario.run import run_scenario
 
     bad = [o for o, v in (("--schedule", getattr(args, "schedule", None)), ("--mode", getattr(args, "mode", None)),
@@ -48,7 +48,7 @@ def cmd_run_scenario(args) -> int:
     if args.out is not None:
         from hetsim.report.outputs import check_out_dir
 
-        check_out_dir(args.out, args.force, SCENARIO_OUTPUT_FILES)
+        check_out_dir(args.out, args.force)
         import matplotlib
 
         matplotlib.use("Agg")

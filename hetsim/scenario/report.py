@@ -15,12 +15,11 @@ import json
 import math
 from pathlib import Path
 
+from hetsim.report.outputs import SCENARIO_OUTPUT_FILES  # beside every other run's file names
 from hetsim.scenario.run import ScenarioResult
 
 __all__ = ["SCENARIO_OUTPUT_FILES", "format_scenario_report", "write_scenario_outputs"]
 
-SCENARIO_OUTPUT_FILES = ("summary.json", "requests.csv", "streams.csv", "devices.csv", "trace.csv",
-                         "objectives.csv", "latency_cdf.png", "timeline.png", "occupancy.png", "report.html")
 
 
 def _ms(x) -> str:
@@ -91,10 +90,21 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
 
 
 def write_scenario_outputs(r: ScenarioResult, out: Path, force: bool = False, figures: bool = True) -> list[Path]:
-    """Write :data:`SCENARIO_OUTPUT_FILES` to ``out`` (each atomically); return the paths written."""
-    from hetsim.report.export import atomic_path, atomic_write_text, make_dirs
+    """Write :data:`SCENARIO_OUTPUT_FILES` to ``out``, all or none: into a staging folder swapped in whole
+    (:mod:`hetsim.report.run_folder`), so a failed or killed run leaves the earlier folder as it was and a run
+    with ``force`` leaves no file of an earlier run; return the paths written."""
+    from hetsim.report.outputs import RUN_FILES
+    from hetsim.report.run_folder import staged_folder
 
-    make_dirs(out)
+    with staged_folder(out, owned=RUN_FILES) as stage:
+        written = _write_scenario_files(r, stage, figures)
+    return [out / p.name for p in written]
+
+
+def _write_scenario_files(r: ScenarioResult, out: Path, figures: bool) -> list[Path]:
+    """:func:`write_scenario_outputs`'s files, into the folder ``out`` (a staging folder)."""
+    from hetsim.report.export import atomic_path, atomic_write_text
+
     written = []
 
     def csv(name, df):
