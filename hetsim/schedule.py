@@ -262,38 +262,51 @@ class Schedule:
         Raises:
             ScheduleError: a required key is missing or has the wrong type.
         """
+        field = "schedule"  # the key being read: named when its value has the wrong form
+
+        def obj(key: str, required: bool = False) -> dict:
+            nonlocal field
+            field = key
+            if key not in d:
+                if required:
+                    raise ScheduleError(f"malformed schedule: the key {key!r} is missing")
+                return {}
+            val = d[key]
+            if not isinstance(val, dict):
+                raise ScheduleError(f"malformed schedule: {key!r} must be a JSON object, not {_json_type(val)}")
+            return val
+
         try:
             if "parts" in d:
                 parts = {}
-                for v, ps in d["parts"].items():
+                for v, ps in obj("parts").items():
                     if not isinstance(ps, list) or not ps:
                         raise ScheduleError(f"malformed schedule: op {v!r} has no parts")
                     parts[str(v)] = [Part(str(q["device"]), None if q.get("channels") is None
                                           else _range(v, q["channels"])) for q in ps]
             else:
-                parts = {str(v): whole(str(dev)) for v, dev in dict(d["assignment"]).items()}
-                for v, sp in d.get("splits", {}).items():
+                parts = {str(v): whole(str(dev)) for v, dev in obj("assignment", required=True).items()}
+                for v, sp in obj("splits").items():
                     parts[str(v)] = [Part(str(dev), _block(v, dev, ch)) for dev, ch in sp.items()]
-            return cls(
-                mapper=str(d["mapper"]),
-                workload=d.get("workload"),
-                platform=d.get("platform"),
-                parts=parts,
-                order={k: list(v) for k, v in d["order"].items()},
-                placement={k: [_slot(k, p) for p in v] for k, v in d.get("placement", {}).items()},
-                start_s={k: finite(v, f"start_s of {k!r}", ScheduleError) for k, v in d.get("start_s", {}).items()},
-                finish_s={k: finite(v, f"finish_s of {k!r}", ScheduleError)
-                          for k, v in d.get("finish_s", {}).items()},
-                makespan_s=None if d.get("makespan_s") is None else finite(d["makespan_s"], "makespan_s",
-                                                                            ScheduleError),
-                stats=dict(d.get("stats", {})),
-                after={str(k): [str(u) for u in v] for k, v in d.get("after", {}).items()},
-                config=dict(d.get("config", {})),
-                policies={str(k): WeightPolicy(str(p["policy"]), None if p.get("memory") is None else str(p["memory"]))
-                          for k, p in d.get("policies", {}).items()},
-            )
-        except (KeyError, TypeError, ValueError, AttributeError) as err:
-            raise ScheduleError(f"malformed schedule: {err!r}") from None
+            order = {k: list(v) for k, v in obj("order", required=True).items()}
+            placement = {k: [_slot(k, p) for p in v] for k, v in obj("placement").items()}
+            start_s = {k: finite(v, f"start_s of {k!r}", ScheduleError) for k, v in obj("start_s").items()}
+            finish_s = {k: finite(v, f"finish_s of {k!r}", ScheduleError) for k, v in obj("finish_s").items()}
+            field = "makespan_s"
+            makespan = None if d.get("makespan_s") is None else finite(d["makespan_s"], "makespan_s", ScheduleError)
+            stats, config = dict(obj("stats")), dict(obj("config"))
+            after = {str(k): [str(u) for u in v] for k, v in obj("after").items()}
+            policies = {str(k): _policy(k, p) for k, p in obj("policies").items()}
+            field = "mapper"
+            return cls(mapper=str(d["mapper"]), workload=d.get("workload"), platform=d.get("platform"), parts=parts,
+                       order=order, placement=placement, start_s=start_s, finish_s=finish_s, makespan_s=makespan,
+                       stats=stats, after=after, config=config, policies=policies)
+        except KeyError as err:
+            where = "" if err.args[0] == field else f"an entry of {field!r} lacks "
+            raise ScheduleError(f"malformed schedule: {where or 'the key '}{err.args[0]!r}"
+                                f"{' is missing' if not where else ''}") from None
+        except (TypeError, ValueError, AttributeError) as err:
+            raise ScheduleError(f"malformed schedule: {field!r} has a value of the wrong form ({err})") from None
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, sort_keys=True)
@@ -317,6 +330,22 @@ class Schedule:
         except OSError as err:
             raise ScheduleError(f"schedule file {str(p)!r} cannot be read: {err.strerror or err}") from None
         return cls.from_json(text)
+
+
+def _json_type(val) -> str:
+    """A JSON value's type in JSON's words (``null``, ``a list``, ``a string``, ...)."""
+    if val is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
+        type(val), type(val).__name__)
+
+
+def _policy(op, p) -> WeightPolicy:
+    """One ``policies`` entry: ``{"policy": NAME, "memory": NAME or null}``."""
+    if not isinstance(p, dict) or not isinstance(p.get("policy"), str) or not isinstance(p.get("memory"), str | None):
+        raise ScheduleError(f"malformed schedule: the weight policy of {op!r} is {json.dumps(p)[:80]}; each entry "
+                            'is {"policy": "resident" | "streamed" | "reprogrammed", "memory": NAME or null}')
+    return WeightPolicy(p["policy"], p.get("memory"))
 
 
 def _slot(op: str, p) -> tuple[int, int]:

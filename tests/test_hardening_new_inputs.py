@@ -325,3 +325,23 @@ def test_an_snn_spec_alias_bomb_in_a_sweep_is_refused_not_expanded(tmp_path, cap
     code, _, err = run_cli(capsys, "sweep", tmp_path / "s.yaml", "--workers", "1")
     assert time.perf_counter() - t0 < 120
     assert code in (1, 2) and "Traceback" not in err  # refused, or the point's row holds the spec's error
+
+
+@pytest.mark.parametrize("policies, says", [
+    (None, "'policies' must be a JSON object, not null"),
+    ([1], "'policies' must be a JSON object, not a list"),
+    ({"a": 5}, "the weight policy of 'a' is 5; each entry is"),
+    ({"a": "streamed"}, "the weight policy of 'a' is \"streamed\"; each entry is"),
+    ({"a": {"policy": None, "memory": "dram"}}, "the weight policy of 'a' is"),
+    ({"a": {"policy": "streamed", "memory": 3}}, "the weight policy of 'a' is"),
+])
+def test_a_malformed_weight_policy_names_the_field(policies, says):
+    """The trial of 2026-12-02: a schedule's malformed ``policies`` gave Python's own exception text
+    (``TypeError("'int' object is not subscriptable")``), naming no field."""
+    from hetsim.errors import ScheduleError
+    from hetsim.schedule import Schedule
+
+    d = {"mapper": "m", "assignment": {"a": "host"}, "order": {"host": ["a"]}, "policies": policies}
+    with pytest.raises(ScheduleError) as info:
+        Schedule.from_dict(d)
+    assert says in str(info.value) and "Error(" not in str(info.value)
