@@ -266,8 +266,9 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20, *,
                    views: tuple[dict, dict] | None = None) -> list[str]:
     """Everything that keeps ``schedule`` from running on the cost model's platform (empty when it fits):
     :func:`assignment_violations` (with the orders it gives), control dependencies (``Schedule.after``) naming
-    ops of the workload, :func:`capacity_violations`, and the cost model's checks of the schedule's ``config``
-    (:meth:`~hetsim.costs.CostModel.schedule_violations`: an SNN's weight tables within SRAM and Flash)."""
+    ops of the workload, the cost model's checks of the schedule's own settings
+    (:meth:`~hetsim.costs.CostModel.schedule_violations`: weight policies a device offers, an SNN's weight tables
+    within SRAM and Flash), then :func:`capacity_violations`."""
     if schedule.policies:  # streamed and reprogrammed ops keep no resident capacity (hetsim.weights)
         costs = costs.for_schedule(schedule)
     a, splits = _views(schedule, views)
@@ -281,7 +282,9 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20, *,
             break
     if out:
         return out[:limit]
-    return (capacity_violations(costs, a, splits) + costs.schedule_violations(schedule))[:limit]
+    # the schedule's own settings first (a weight policy a device does not offer, an unreachable memory): a
+    # capacity overflow is often only their consequence (the op then counted as resident)
+    return (costs.schedule_violations(schedule) + capacity_violations(costs, a, splits))[:limit]
 
 
 def require_feasible(costs: CostModel, schedule: Schedule, *, views: tuple[dict, dict] | None = None) -> None:
@@ -297,7 +300,7 @@ def require_feasible(costs: CostModel, schedule: Schedule, *, views: tuple[dict,
     a, splits = views = _views(schedule, views)
     bad = fit_violations(costs, schedule, views=views) or placement_violations(costs, a, splits, schedule.placement)
     if bad:
-        more = f" (and {len(bad) - 1} more problems)" if len(bad) > 1 else ""
+        more = f" (and {len(bad) - 1} more problem{'s' if len(bad) > 2 else ''})" if len(bad) > 1 else ""
         raise ScheduleError(f"schedule does not fit platform {costs.platform.name!r}: {bad[0]}{more}")
 
 

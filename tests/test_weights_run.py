@@ -76,3 +76,25 @@ def test_a_memory_without_weights_for_changes_no_schedule():
         for d in (a, b):
             d["stats"].pop("solve_time_s", None)
         assert a == b, name
+
+
+def test_a_bad_weight_policy_is_named_before_the_overflow_it_causes():
+    """The trial of 2026-12-02: a policy the NPU does not offer made the op count as resident, and the replay's
+    refusal named the resulting weight-memory overflow first ("(and 1 more problems)"), the cause second."""
+    from hetsim.costs import CostModel
+    from hetsim.errors import ScheduleError
+    from hetsim.sim import simulate
+    from hetsim.workload import load_onnx
+
+    plat = load_platform(PLATFORMS / "cim-npu-dram.yaml")
+    costs = CostModel(load_onnx(ROOT / "workloads" / "resnet18_int8_qdq.onnx"), plat)
+    sched = hetsim.run(plat, costs.workload, mapper="heft").schedule
+    d = sched.to_dict()
+    streamed = "/layer4/layer4.0/conv1/Conv"  # 1.18 MB of weights: more than the NPU's 1 MiB if resident
+    assert d["policies"][streamed]["policy"] == "streamed"
+    d["policies"][streamed]["policy"] = "cached"
+    with pytest.raises(ScheduleError) as info:
+        simulate(costs, Schedule.from_dict(d))
+    msg = str(info.value)
+    assert f"op {streamed!r} has weight policy 'cached'" in msg.split(":", 1)[1].split("(and")[0]
+    assert "(and 1 more problem)" in msg or "more problem" not in msg
