@@ -210,6 +210,10 @@ def test_activation_sram_too_small_refuses_and_spill_charges_the_dram(tmp_path, 
     assert x["time_s"] == pytest.approx(x["traffic_bytes"] / 12.8e9) and x["energy_j"] == pytest.approx(
         x["traffic_bytes"] * 40e-12)
     assert mem["spill"]["makespan_with_spill_s"] == pytest.approx(r.makespan_s + x["time_s"])
+    from hetsim.report.text import format_report
+
+    head = format_report(r).splitlines()[:8]  # the charged figures in the headline, not only far below it
+    assert any(line.startswith("  with spill") and "charged" in line for line in head)
 
 
 def test_shapes_that_need_absent_weights_are_refused_saying_why(tmp_path, capsys):

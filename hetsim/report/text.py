@@ -161,6 +161,10 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
         + (f"   speedup {s['speedup']:.2f}x" if s["speedup"] else ""),
         f"  energy       {si(s['energy_j'], 'J')}",
     ]
+    spill = (s.get("memory") or {}).get("spill")
+    if spill:  # --spill: the charged figures beside the replay's (the traffic serialised after it: an upper bound)
+        lines.insert(4, f"  with spill   {si(spill['makespan_with_spill_s'], 's')}, "
+                        f"{si(spill['energy_with_spill_j'], 'J')} (the spill traffic charged after the schedule)")
     st = s.get("mapper_stats") or {}
     if st.get("status") in ("optimal", "time_limit", "feasible"):
         lines.append(f"  solver       {solver_line(st)}")
