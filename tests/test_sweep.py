@@ -237,3 +237,18 @@ def test_progress_line():
     assert format_progress(0, 10, 0.0) == "0/10 points"
     assert format_progress(10, 10, 5.0) == "10/10 points, 2 points/s, done"
     assert format_progress(3, 1000, 600.0) == "3/1000 points, 0.3 points/min, ETA 55h23m"
+
+
+def test_a_point_whose_activations_do_not_fit_says_so(tmp_path):
+    """activation_fits is false (not empty) on a point refused because its live activations do not fit."""
+    import yaml as _yaml
+
+    spec = _yaml.safe_load((ROOT / "platforms/cim-npu-dram.yaml").read_text())
+    spec["memories"]["dram"]["size_kib"] = 1024  # 1 MiB: resnet18's 4 MB of activations do not fit
+    plat = tmp_path / "small-dram.yaml"
+    plat.write_text(_yaml.safe_dump(spec, sort_keys=False))
+    sw = write_spec(tmp_path, workloads=[str(ROOT / "workloads/resnet18_int8_qdq.onnx")], platforms=[str(plat)],
+                    mappers=["heft"], parameters={})
+    run_sweep(load_sweep(sw), workers=0)
+    row = pd.read_csv(tmp_path / "out.csv").iloc[0]
+    assert row["error"].startswith("MemoryCapacityError") and row["activation_fits"] == False  # noqa: E712

@@ -47,10 +47,10 @@ of an older hetsim without these columns gets them; its rows, whose settings are
 offloaded, crossbars used and available, busy time and op counts of host and accelerators, the mapper's status,
 solve time, MIP gap, incumbent, bound and model size, the predicted makespan, and its memory figures: the largest
 activation peak of any memory (``peak_activation_bytes``), whether every memory with a capacity holds its peak
-(``activation_fits``; empty when none has one), and, on a platform whose devices read weights from a memory, the
-ops streamed and reprogrammed and the weight bytes read off-chip per inference (``weight_offchip_bytes``; empty
-elsewhere). A table written before these memory columns existed (:data:`ADDED_RESULT_COLUMNS`) gets them, and its
-rows are recomputed.
+(``activation_fits``; empty when none has one; false on a point refused because they do not), and, on a
+platform whose devices read weights from a memory, the ops streamed and reprogrammed and the weight bytes read
+off-chip per inference (``weight_offchip_bytes``; empty elsewhere). A table written before these memory
+columns existed (:data:`ADDED_RESULT_COLUMNS`) gets them, and its rows are recomputed.
 
 **Stopping.** SIGINT (Ctrl-C, or a job scheduler) and SIGTERM stop a sweep within a few seconds: points not
 started are cancelled, local workers are terminated (a Dask client cancels its futures and closes), the
@@ -877,6 +877,8 @@ def run_point(point: dict) -> dict:
                 row[k] = st[k]
     except Exception as err:  # recorded in the table: a sweep keeps going
         row["error"] = f"{type(err).__name__}: {err}"
+        if type(err).__name__ == "MemoryCapacityError":  # the live activations do not fit: a row that says so
+            row["activation_fits"] = False
     return row
 
 
