@@ -200,6 +200,8 @@ def test_activation_sram_too_small_refuses_and_spill_charges_the_dram(tmp_path, 
         assert_input_error(code, err, "live activations", "'sram'", "--spill")
         code, out, err = run_cli(capsys, "validate", plat, path, "--mapper", "heft")
         assert code == 1 and "(d) INVALID: live activations" in out and "'sram'" in out
+        code, out, err = run_cli(capsys, "map", plat, path, "--mapper", "heft", "-o", tmp_path / "s.json")
+        assert code == 0 and "hetsim: warning: the schedule's live activations reach" in err and "'sram'" in err
         r = hetsim.run(plat, path, mapper="heft", spill=True)
     mem = r.summary["memory"]
     assert mem["memories"]["sram"]["checked"] and not mem["memories"]["sram"]["fits"]

@@ -41,4 +41,19 @@ def cmd_map(args) -> int:
     off = sum(1 for d in sched.assignment.values() if d != costs.host)
     print(f"{args.mapper}: {off} of {len(sched.assignment)} ops offloaded, predicted makespan "
           f"{sched.makespan_s * 1e3:.3f} ms -> {args.output}")
+    _warn_if_activations_overflow(costs, sched)
     return 0
+
+
+def _warn_if_activations_overflow(costs, sched) -> None:
+    """One warning line when the schedule's predicted live activations exceed a memory (``hetsim run`` would
+    refuse the schedule without ``--spill``; the mappers do not model activation memory)."""
+    import warnings
+
+    from hetsim.report.footprint import bytes_text, predicted_footprint
+
+    fp = predicted_footprint(costs, sched)
+    for m, (peak, room) in (fp.over_capacity() if fp is not None else {}).items():
+        warnings.warn(f"the schedule's live activations reach {bytes_text(peak)} in memory {m!r} (predicted "
+                      f"timing), more than its {bytes_text(room)}: hetsim run refuses it without --spill", stacklevel=2)
+        return

@@ -23,8 +23,10 @@ def add_parser(sub) -> None:
                         help="check a mapper's schedule and replay it against its promise",
                        description="(a) check the schedule's feasibility (support, each device's capacity, precedence "
                        "with transfers, host capacity); (b) replay it without contention and require the makespan "
-                       "the mapper predicted, to --rel-tol; (c) replay with link contention and report the "
-                       "difference as the contention-free model's error. Exit code 0 valid, 1 invalid.")
+                       "the mapper predicted, to --rel-tol; (c) replay with contention (links, and the memory ports "
+                       "on a platform whose devices read weights from a memory) and report the difference as the "
+                       "contention-free model's error; (d) the live activations of the predicted schedule against "
+                       "each memory's capacity. Exit code 0 valid, 1 invalid.")
     _add_map_args(p)
     _add_snn_map_args(p)
     p.add_argument("--schedule", type=Path, help="validate this schedule.json instead of running --mapper")
