@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import types
+import warnings
 from pathlib import Path
 from typing import Annotated, Union, get_args, get_origin
 
@@ -121,6 +122,13 @@ class Platform(BaseModel):
                             f"memories.{mname}.{field} names {d!r}, which is not a device; devices: "
                             f"{sorted(self.devices)}"
                         )
+        served = {d for mem in self.memories.values() for d in mem.weights_for}
+        for name, dev in self.devices.items():
+            aside = dev.set_aside_for_weight_memory()
+            if aside and name not in served:
+                warnings.warn(f"devices.{name}: {aside} set aside for weights read from a memory, but no memory "
+                              f"lists {name!r} in weights_for: they stay unused (set them to 0, or add {name!r} to "
+                              "a memory's weights_for)", stacklevel=2)
         return self
 
     @property

@@ -385,3 +385,19 @@ def test_an_overridden_platform_names_its_changes():
         overrides = ["devices.cim.crossbars=25", "links.bus.bandwidth_gb_s=20.48"]
 
     assert _platform(Args).name == q.name
+
+
+def test_crossbars_set_aside_for_reprogramming_without_a_weight_memory_warn():
+    """A PUMA with reprogram_crossbars on a platform where no memory serves its weights: those crossbars could
+    never hold a layer, and nothing said so (the trial of 2026-12-02: --set memories.dram.weights_for={} left
+    80 of 100 crossbars usable silently)."""
+    import warnings
+
+    from hetsim.platform import load_platform
+
+    base = load_platform(PLATFORMS / "cim-npu-dram.yaml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_platform(PLATFORMS / "cim-npu-dram.yaml")  # served: no warning
+    with pytest.warns(UserWarning, match=r"devices.cim: reprogram_crossbars = 20 crossbars .* no memory lists 'cim'"):
+        base.with_overrides({"memories.dram.weights_for": {"npu": base.memories["dram"].weights_for["npu"]}})

@@ -279,6 +279,12 @@ class DeviceBase(BaseModel):
         (:class:`Reprogramming`), or ``None`` when the device cannot (the default)."""
         return None
 
+    def set_aside_for_weight_memory(self) -> str | None:
+        """What the device's configuration sets aside for weights read from a memory (``weights_for``), in a
+        phrase naming the field (``"reprogram_crossbars = 20 crossbars"``), or ``None`` when it sets nothing
+        aside (the default). A platform where no memory serves the device's weights warns that it stays idle."""
+        return None
+
     # -------------------------------------------------------------------------------------------- energy
 
     def energy_j(self, busy_s, span_s, xp=np):

@@ -128,6 +128,10 @@ class PumaDevice(DeviceBase):
         full, res = self.core_capacities, self.slots
         return tuple((c, f - r) for c, (f, r) in enumerate(zip(full, res, strict=True)) if f > r)
 
+    def set_aside_for_weight_memory(self) -> str | None:
+        """The time-shared crossbars (``reprogram_crossbars``), which only reprogrammed ops use."""
+        return f"reprogram_crossbars = {self.reprogram_crossbars} crossbars" if self.reprogram_crossbars else None
+
     def weight_policies(self, op: Op) -> tuple[str, ...]:
         """``resident`` (crossbars kept for the whole run, CPU-CIM ILP Eq. 14) and, with
         ``reprogram_crossbars``, ``reprogrammed`` for an op it runs."""
