@@ -66,7 +66,7 @@ def cmd_inspect(args) -> int:
     if len(inputs) > INPUTS_SHOWN:
         ins += f" and {len(inputs) - INPUTS_SHOWN} more"
     print(f"{s['name']}: {s['operators']} operators, {s['edges']} edges, {s['macs'] / 1e9:,.3f} GMAC, "
-          f"{s['weights']:,} weight elements")
+          f"{s['weights']:,} weight elements read by its ops")
     if ins:
         print(f"  inputs: {ins}")
     absent = wl.meta.get("weights_absent")
