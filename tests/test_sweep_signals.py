@@ -261,3 +261,70 @@ def test_stopping_the_pool_leaves_no_manager_thread_to_race_the_exit_hook():
     assert time.monotonic() - t0 < 10
     assert not any(p.is_alive() for p in procs)
     assert not manager.is_alive()
+
+
+def _scenario_setup(tmp_path: Path) -> tuple[Path, dict]:
+    """A scenario sweep of :data:`POINTS` points, each ~1 s (the slow mapper maps the scenario's one stream of 3
+    requests of ResNet-20)."""
+    (tmp_path / "slow_mapper.py").write_text(SLOW_MAPPER)
+    (tmp_path / "sc.yaml").write_text(yaml.safe_dump({
+        "mapper": "slow", "mapper_options": {"seconds": 1}, "seed": 1,
+        "streams": {"cls": {"model": str(ROOT / "workloads/resnet20_cifar10.onnx"),
+                            "arrival": {"process": "poisson", "rate_hz": 10}, "count": 3}}}))
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "scenario-signals", "scenario": "sc.yaml", "platforms": [str(ROOT / "platforms/puma.yaml")],
+        "parameters": {"streams.cls.arrival.rate_hz": [10 * (i + 1) for i in range(POINTS)]}, "output": "out.csv"}))
+    return spec, {**os.environ, "HETSIM_PLUGINS": "slow_mapper"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_a_scenario_sweep_as_it_stops_a_sweep(tmp_path, sig):
+    """A scenario sweep (hetsim.dse.scenario_sweep) runs on the ordinary sweep's machinery: SIGINT and SIGTERM stop
+    it within seconds with one line and exit 130 / 143, no traceback (each worker printed a KeyboardInterrupt
+    traceback, and SIGTERM killed the sweep without a word), no worker left, the finished rows whole; the same
+    command resumes with the missing points only."""
+    spec, env = _scenario_setup(tmp_path)
+    out = tmp_path / "out.csv"
+    cmd = [sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", "2"]
+    with (tmp_path / "stderr.txt").open("w") as err:
+        proc = subprocess.Popen(cmd, preexec_fn=_default_sigint, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=err)
+        try:
+            deadline = time.monotonic() + 120
+            while _rows(out) < 1 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert proc.poll() is None, "the sweep ended before it was signalled"
+            assert _rows(out) < POINTS
+            workers_seen = _descendants(proc.pid)
+            t0 = time.monotonic()
+            proc.send_signal(sig)
+            rc = proc.wait(timeout=30)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert rc == 128 + sig, stderr
+    assert took < 5, f"took {took:.1f} s to stop"
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("hetsim:")]
+    assert len(lines) == 1 and f"stopped by {sig.name}" in lines[0] and "run the same command to resume" in lines[0]
+    assert workers_seen, "no worker process was seen"
+    deadline = time.monotonic() + 2
+    while any(_alive(p) for p in workers_seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in workers_seen if _alive(p)], "worker processes survived the sweep"
+    df = pd.read_csv(out)  # the finished rows, whole
+    done = len(df)
+    assert 1 <= done < POINTS and df["key"].is_unique and df["error"].isna().all()
+    assert df["cls.latency_p99_s"].notna().all() and df["hetsim_version"].notna().all()
+    assert f"{done} point{'' if done == 1 else 's'} finished this run" in lines[0]
+    again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"{POINTS - done} points run, {done} already in" in again.stdout
+    full = pd.read_csv(out)
+    assert len(full) == POINTS and full["key"].is_unique and full["error"].isna().all()
+    assert list(full["streams.cls.arrival.rate_hz"]) == [10 * (i + 1) for i in range(POINTS)]  # the sweep's order

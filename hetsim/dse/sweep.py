@@ -893,13 +893,15 @@ def _read_table(path: Path) -> tuple[list[str] | None, list[dict]]:
     return columns, rows
 
 
-def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict],
+def _reconcile(path: Path, settings: list[str], columns: list[str], every: list[dict],
                notify: Callable[[str], None]) -> set[str]:
     """The keys of the points already in the table at ``path`` under the settings they would be computed
     under now. Rows of this sweep's points computed under other settings are taken out of the table and
     appended to ``<name>.replaced.csv`` beside it (``notify`` says how many and which settings changed), so
     they are recomputed; rows of points no longer in the sweep stay. An older hetsim's table, without the
-    settings columns, gets them (its rows: settings unknown, so recomputed).
+    settings columns, gets them (its rows: settings unknown, so recomputed). ``settings``: the columns that hold
+    a row's settings (:func:`settings_columns`; a scenario sweep's, :mod:`hetsim.dse.scenario_sweep`), each point
+    of ``every`` has them under ``settings``.
 
     Raises:
         InputError: the table has other columns (another sweep's table).
@@ -907,7 +909,6 @@ def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict
     header, rows = _read_table(path)
     if header is None:
         return set()
-    settings = settings_columns(spec)
     if header != columns:
         # an older hetsim's table: without the settings columns, or without some (fold_constants)
         if header != [c for c in columns if c not in settings or c in header]:
@@ -1130,7 +1131,8 @@ def _run_sweep_locked(spec: SweepSpec, out: Path, workers: int | None, scheduler
     """:func:`run_sweep`'s work, with the lock on ``out`` held."""
     columns = result_columns(spec)
     every = expand_points(spec)
-    done = _reconcile(out, spec, columns, every, notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
+    done = _reconcile(out, settings_columns(spec), columns, every,
+                      notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
     points = [p for p in every if p["key"] not in done]
     skipped = len(every) - len(points)
     total = len(points)
@@ -1169,8 +1171,11 @@ def _run_sweep_locked(spec: SweepSpec, out: Path, workers: int | None, scheduler
 
 
 def _run_points(points: list[dict], record: Callable[[dict], None], workers: int | None,
-                scheduler: str | None) -> None:
-    """Run ``points`` here, on local processes or on a Dask scheduler, calling ``record`` with each row."""
+                scheduler: str | None, run: Callable[[dict], dict] | None = None) -> None:
+    """Run ``points`` here (``workers`` 0), on local processes or on a Dask scheduler, calling ``record`` with each
+    row; ``run`` (a module-level function, default :func:`run_point`) makes a point's row. Each point has a
+    ``key`` and ``settings`` (the Dask task's key)."""
+    run = run or run_point
     if scheduler:
         try:
             from distributed import Client
@@ -1184,7 +1189,7 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
         with client:
             keys = [f"hetsim-{hashlib.sha1(json.dumps([p['key'], p['settings']]).encode()).hexdigest()[:16]}"
                     for p in points]
-            futures = client.map(run_point, points, key=keys)
+            futures = client.map(run, points, key=keys)
             try:
                 for fut in dask_completed(futures):
                     record(fut.result())
@@ -1193,14 +1198,14 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
                 raise
     elif workers == 0:
         for p in points:
-            row = run_point(p)
+            row = run(p)
             _restore_handlers()  # a CP-SAT solve resets SIGINT to the default (ortools' SigintHandler)
             record(row)
     else:
         pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init,
                                    initargs=(os.getpid(),))
         try:
-            futures = [pool.submit(run_point, p) for p in points]
+            futures = [pool.submit(run, p) for p in points]
             for fut in as_completed(futures):
                 record(fut.result())
         except BaseException:
