@@ -121,11 +121,13 @@ def _split(params: dict) -> tuple[dict, dict]:
 def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     """Read and check a scenario sweep file: not more points than the limit (:mod:`hetsim.dse.bounds`, counted
     first), the scenario and platforms exist and load, every scenario parameter path exists in the scenario and
-    gives a valid scenario, every platform parameter exists on every platform.
+    gives a valid scenario whose streams' model files exist and are tensor-operator models, every platform
+    parameter exists on every platform.
 
     Raises:
-        InputError: a missing file, an unknown field or parameter path, an invalid value, more points than the
-            limit.
+        InputError: a missing file, an unknown field or parameter path, an invalid value, a stream's missing or
+            unreadable model, ``mapper`` or ``objective`` as a parameter (the sweep's ``mappers`` and
+            ``objectives`` lists say them), more points than the limit.
     """
     from hetsim.dse.bounds import check_count, count_points
     from hetsim.dse.sweep import _platform
@@ -141,17 +143,21 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     for k, vals in spec.parameters.items():
         if not isinstance(vals, list) or not vals:
             raise InputError(f"{p}: parameters: {k!r} needs a non-empty list of values")
+        if k in ("mapper", "objective"):
+            raise InputError(f"{p}: parameters: {k!r}: give the sweep's {k}s list instead ({k}s: [...])")
     check_count(count_points(spec), f"sweep {spec.name!r}")  # before any point is built or checked
     for f in [spec.scenario, *spec.platforms]:
         if not f.is_file():
             raise InputError(f"{p}: {str(f)!r} does not exist")
-    sc, _ = load_scenario(spec.scenario)
+    sc, folder = load_scenario(spec.scenario)
     for objective in spec.objectives or []:
         if objective not in ("latency", "throughput"):
             raise InputError(f"{p}: objectives: {objective!r} is not latency or throughput")
+    _check_mappers(p, spec, sc)
     sc_params, plat_params = _split(spec.parameters)
-    for point in _grid(sc_params):  # every scenario the grid makes is valid
-        _scenario_with(sc, point, str(p))
+    seen: set[Path] = set()
+    for point in _grid(sc_params):  # every scenario the grid makes is valid, and its models are there
+        _check_models(_scenario_with(sc, point, str(p)), folder, seen, str(p))
     for plat in spec.platforms:
         pl = _platform(str(plat))
         for point in _grid(plat_params):
@@ -160,6 +166,59 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
             except (InputError, ValueError) as err:
                 raise InputError(f"{p}: parameters: {err}") from None
     return spec
+
+
+def _check_mappers(p: Path, spec: ScenarioSweep, sc) -> None:
+    """Every mapper of the sweep (its ``mappers``, else the scenario's) is registered, maps tensor-operator models,
+    and has a throughput method when an objective is ``throughput`` (as :func:`hetsim.scenario.run.map_streams`
+    requires).
+
+    Raises:
+        InputError: an unknown mapper (the closest name suggested), an SNN mapper, or one without a throughput
+            method.
+    """
+    from hetsim.mappers import MAPPERS
+    from hetsim.mappers.base import _mapper_class
+    from hetsim.workload.kinds import DAG, kinds_of
+
+    mappers = spec.mappers or [sc.mapper]
+    if any(m not in MAPPERS for m in mappers):  # maybe a plugin's (hetsim/plugins.py)
+        from hetsim.plugins import load_plugins
+
+        load_plugins()
+    where = "mappers" if spec.mappers else f"the scenario's mapper ({spec.scenario.name})"
+    for m in mappers:
+        try:
+            cls = _mapper_class(m)
+        except InputError as err:
+            raise InputError(f"{p}: {where}: {err}") from None
+        if DAG not in kinds_of(cls):
+            raise InputError(f"{p}: {where}: {m!r} maps spiking networks; a scenario's streams are tensor-operator "
+                             "models")
+        if "throughput" in (spec.objectives or [sc.objective]) and getattr(cls, "throughput_method", None) is None:
+            raise InputError(f"{p}: {where}: {m!r} has no throughput objective (cpsat solves it exactly; heft and "
+                             "greedy have a heuristic); objectives: [latency] or another mapper")
+
+
+def _check_models(sc, folder: Path, seen: set[Path], what: str) -> None:
+    """Every stream's model file of ``sc`` exists and is a tensor-operator model (``seen``: paths checked).
+
+    Raises:
+        InputError: a missing model file, or one no front end reads as a tensor-operator model.
+    """
+    from hetsim.scenario.run import model_frontend
+
+    for name, st in sc.streams.items():
+        path = (folder / st.model).resolve()
+        if path in seen:
+            continue
+        try:
+            model_frontend(path)
+        except InputError as err:
+            raise InputError(f"{what}: scenario {sc.name!r}, stream {name!r}: {err}") from None
+        if not path.is_file():
+            raise InputError(f"{what}: scenario {sc.name!r}, stream {name!r}: model {str(path)!r} does not exist")
+        seen.add(path)
 
 
 def _grid(params: dict) -> list[dict]:
