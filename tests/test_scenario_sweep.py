@@ -193,3 +193,24 @@ def test_a_resumed_sweep_loads_each_platform_once(tmp_path, monkeypatch):
     sweep._platform_at.cache_clear()
     assert run_scenario_sweep(spec, workers=0)[1:] == (0, 4)
     assert len(loads) == 1
+
+
+def test_an_edited_model_recomputes_the_rows_that_use_it(tmp_path):
+    """A row's ``scenario_sha256`` covers the stream's model file: replacing the model recomputes the rows (they were
+    kept, computed on the old model); an untouched scenario and model keep them."""
+    import shutil
+
+    shutil.copy(ROOT / "workloads" / "resnet20_cifar10.onnx", tmp_path / "m.onnx")
+    sw = _rates(tmp_path, 2)
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(sc.read_text().replace(str(ROOT / "workloads" / "resnet20_cifar10.onnx"), "m.onnx"))
+    spec = load_scenario_sweep(sw)
+    out, _, _ = run_scenario_sweep(spec, workers=0)
+    before = pd.read_csv(out)
+    assert run_scenario_sweep(spec, workers=0)[1:] == (0, 2)
+    shutil.copy(ROOT / "workloads" / "mobilenet_v1_025_vww.onnx", tmp_path / "m.onnx")
+    said = []
+    assert run_scenario_sweep(spec, workers=0, notify=said.append)[1:] == (2, 0)
+    assert "changed scenario_sha256" in said[0]
+    after = pd.read_csv(out)
+    assert (after["cls.latency_p50_s"] != before["cls.latency_p50_s"]).all()

@@ -18,8 +18,9 @@ comparison replay), one row of the results table (:func:`result_columns`): the k
 ``<stream>.offered_hz``, ``.throughput_hz``, ``.latency_p50_s``, ``.latency_p99_s``, ``.latency_mean_s``,
 ``.deadline_miss``, ``.saturated``; then the mapping's analytic ``bottleneck_load`` (the busiest resource at the
 offered rates) and ``bottleneck_resource``, ``saturated`` (any stream), ``energy_per_request_j``, ``error``, and
-the settings (:data:`SETTINGS_COLUMNS`: ``scenario_sha256`` of the scenario file, ``platform_sha256`` of the
-platform after the point's overrides, ``hetsim_version``). ``hetsim plot`` draws the table as latency (p50, p99)
+the settings (:data:`SETTINGS_COLUMNS`: ``scenario_sha256`` of the scenario file and of the files the point's
+scenario names, :func:`scenario_sha256`; ``platform_sha256`` of the platform after the point's overrides;
+``hetsim_version``). ``hetsim plot`` draws the table as latency (p50, p99)
 against the offered rate, the saturation point marked (:func:`hetsim.report.dse_plots.plot_latency_vs_load`).
 
 The sweep runs on the ordinary sweep's machinery (:mod:`hetsim.dse.sweep`), with its guarantees:
@@ -273,26 +274,51 @@ def scenario_points(spec: ScenarioSweep) -> list[dict]:
     """
     from hetsim import __version__
     from hetsim.dse.bounds import check_count, count_points
-    from hetsim.dse.sweep import _platform_sha256, file_sha256
+    from hetsim.dse.sweep import _platform_sha256
 
     check_count(count_points(spec), f"sweep {spec.name!r}")
-    sc, _ = _scenario(str(spec.scenario))
+    sc, folder = _scenario(str(spec.scenario))
     mappers = spec.mappers or [sc.mapper]
     objectives = spec.objectives or [sc.objective]
-    scenario_sha = file_sha256(spec.scenario)
     plat_shas: dict[tuple[Path, str], str] = {}
+    sc_shas: dict[str, str] = {}
     out = []
     for plat, params, mapper, obj in itertools.product(spec.platforms, _grid(spec.parameters), mappers, objectives):
         key = "|".join([spec.scenario.name, plat.name, ",".join(f"{k}={json.dumps(v)}" for k, v in
                                                                   sorted(params.items())), mapper, obj])
-        _, plat_params = _split(params)
+        sc_params, plat_params = _split(params)
         at = (plat, json.dumps(plat_params, sort_keys=True))
         if at not in plat_shas:
             plat_shas[at] = _platform_sha256(plat, plat_params)
-        settings = {"scenario_sha256": scenario_sha, "platform_sha256": plat_shas[at], "hetsim_version": __version__}
+        sc_at = json.dumps(sc_params, sort_keys=True)
+        if sc_at not in sc_shas:
+            sc_shas[sc_at] = scenario_sha256(spec.scenario, _scenario_with(sc, sc_params, spec.name), folder)
+        settings = {"scenario_sha256": sc_shas[sc_at], "platform_sha256": plat_shas[at],
+                    "hetsim_version": __version__}
         out.append({"key": key, "scenario": str(spec.scenario), "platform": str(plat), "params": params,
                     "mapper": mapper, "objective": obj, "settings": settings})
     return out
+
+
+def scenario_sha256(path: str | Path, sc, folder: Path) -> str:
+    """A point's ``scenario_sha256``: the first 16 hex digits of the SHA-256 of the scenario file's and of the bytes
+    of every file the point's scenario ``sc`` names (each stream's model; a ``trace`` stream's arrival file), so an
+    edited model recomputes its rows as an edited scenario does (as :func:`hetsim.dse.sweep.snn_spec_sha256` covers
+    an SNN spec's npz files). A missing file is named so (the point records the error). ``folder``: where the
+    scenario's relative paths are."""
+    import hashlib
+
+    from hetsim.dse.sweep import file_sha256
+
+    def sha(f: Path) -> str:
+        return file_sha256(f) if f.is_file() else "missing"
+
+    parts = [file_sha256(path)]
+    for name, st in sc.streams.items():
+        parts.append(f"{name}:{sha(folder / st.model)}")
+        if st.arrival.process == "trace":
+            parts.append(f"{name}.trace:{sha(folder / st.arrival.file)}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
 def _scenario(path: str):
