@@ -214,3 +214,17 @@ def test_an_edited_model_recomputes_the_rows_that_use_it(tmp_path):
     assert "changed scenario_sha256" in said[0]
     after = pd.read_csv(out)
     assert (after["cls.latency_p50_s"] != before["cls.latency_p50_s"]).all()
+
+
+def test_a_dask_cluster_gives_the_local_table(tmp_path, capsys):
+    """``--scheduler`` runs a scenario sweep's points on Dask (as an ONNX sweep's; it was ignored); ``--threads``,
+    which a scenario sweep has no use for (the scenario's mapper_options say it), is refused (it was ignored)."""
+    distributed = pytest.importorskip("distributed")
+    spec = load_scenario_sweep(_rates(tmp_path, 3))
+    local, _, _ = run_scenario_sweep(spec, output=tmp_path / "local.csv", workers=2)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        dask_out, ran, _ = run_scenario_sweep(spec, output=tmp_path / "dask.csv", scheduler=cluster.scheduler_address)
+    assert ran == 3 and dask_out.read_bytes() == local.read_bytes()
+    code, _, err = run_cli(capsys, "sweep", tmp_path / "sw.yaml", "--threads", "2")
+    assert_input_error(code, err, "--threads: not for a scenario sweep")

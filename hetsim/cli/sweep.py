@@ -49,7 +49,10 @@ def _scenario_sweep(args) -> int:
     from hetsim.dse.bounds import count_points
     from hetsim.dse.scenario_sweep import load_scenario_sweep, run_scenario_sweep
     from hetsim.dse.sweep import format_progress
+    from hetsim.errors import InputError
 
+    if args.threads is not None:  # the points' solver threads are the scenario's mapper_options
+        raise InputError("--threads: not for a scenario sweep; set threads in the scenario's mapper_options")
     spec = load_scenario_sweep(args.sweep)
     print(f"sweep {spec.name}: {count_points(spec)} scenario points", flush=True)
     t0 = time.perf_counter()
