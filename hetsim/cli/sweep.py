@@ -26,7 +26,8 @@ def add_parser(sub) -> None:
                    help="solver threads per point for cpsat and ilp (default: the available cores divided by "
                    "--workers, so workers x threads never exceeds the cores: one thread per point when there "
                    "are more points than cores; 1 on a Dask scheduler). Not a setting of the results: changing "
-                   "it does not recompute finished points")
+                   "it does not recompute finished points. Not for a scenario sweep (its scenario's mapper_options "
+                   "say it)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the points on this Dask distributed scheduler instead of local processes (each "
                    "Dask worker thread runs one point)")
