@@ -415,8 +415,8 @@ def _run_locked(spec: ScenarioSweep, out: Path, workers: int | None,
 
     from hetsim.dse.sweep import (
         SweepInterrupted,
-        _append,
         _reconcile,
+        _Recorder,
         _run_points,
         _sort_table,
         _stop_on_signals,
@@ -428,19 +428,8 @@ def _run_locked(spec: ScenarioSweep, out: Path, workers: int | None,
     done = _reconcile(out, list(SETTINGS_COLUMNS), columns, every,
                       notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
     todo = [pt for pt in every if pt["key"] not in done]
-    total, finished = len(todo), 0
-
-    def record(row: dict) -> None:
-        nonlocal finished
-        try:
-            _append(out, columns, row)
-        except OSError as err:  # disk full, the folder made read-only mid-sweep
-            raise InputError(f"cannot append to {out}: {err.strerror or err}; the points finished before are "
-                             "in it") from None
-        finished += 1
-        if progress is not None:
-            progress(finished, total, row)
-
+    total = len(todo)
+    record = _Recorder(out, columns, total, progress)
     if not todo:
         return out, 0, len(every)
     if workers is None:
@@ -449,7 +438,7 @@ def _run_locked(spec: ScenarioSweep, out: Path, workers: int | None,
         with _stop_on_signals():
             _run_points(todo, record, workers, scheduler, run=run_scenario_point)
     except SweepInterrupted as stop:
-        stop.output, stop.finished = out, finished
+        stop.output, stop.finished = out, record.finished
         raise
     _sort_table(out, [pt["key"] for pt in every])
     return out, total, len(every) - total

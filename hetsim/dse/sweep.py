@@ -940,24 +940,72 @@ def _reconcile(path: Path, settings: list[str], columns: list[str], every: list[
 
 def _append(path: Path, columns: list[str], row: dict) -> None:
     """Append ``row`` as one line with one ``write`` and ``fsync``; SIGINT and SIGTERM wait until it is
-    written."""
+    written (:func:`_signals_held`)."""
     new = not path.exists() or path.stat().st_size == 0
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     if new:
         w.writeheader()
     w.writerow(row)
-    blocked = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    if blocked:
-        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    with _signals_held(), path.open("a", newline="") as f:
+        f.write(buf.getvalue())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+#: the main thread's :func:`_signals_held` depth, and a stop signal the sweep's handler deferred meanwhile
+_held: dict = {"depth": 0, "deferred": None}
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends (in the main thread; nested blocks hold them until the
+    outermost ends). Blocking them in the main thread is not enough: the kernel then delivers them to another
+    thread (a process pool's manager thread), and Python runs the handler in the main thread anyway, inside the
+    block; so the sweep's handler (:func:`_stop_on_signals`) defers a signal that arrives in the block, and the
+    block's end raises it again (seen: a row appended but not counted in "N points finished this run")."""
+    main = threading.current_thread() is threading.main_thread()
+    mask = main and hasattr(signal, "pthread_sigmask")
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if mask else None
+    if main:
+        _held["depth"] += 1
     try:
-        with path.open("a", newline="") as f:
-            f.write(buf.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
+        yield
     finally:
-        if blocked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+        if main:
+            _held["depth"] -= 1
+        if mask:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a signal pending on this thread is handled here
+        if main and not _held["depth"] and _held["deferred"] is not None:
+            signum, _held["deferred"] = _held["deferred"], None
+            signal.raise_signal(signum)
+
+
+class _Recorder:
+    """The ``record`` a sweep's runner calls with each finished row (both sweeps: this module's and
+    :mod:`hetsim.dse.scenario_sweep`): appends it (:func:`_append`) and counts it in ``finished``, a signal held
+    until both are done (so ``finished`` is the rows this run put in the table), then calls
+    ``progress(finished, total, row)``.
+
+    Raises:
+        InputError: the row cannot be appended (disk full, the folder made read-only mid-sweep).
+    """
+
+    def __init__(self, out: Path, columns: list[str], total: int,
+                 progress: Callable[[int, int, dict], None] | None) -> None:
+        self.out, self.columns, self.total, self.progress = out, columns, total, progress
+        self.finished = 0
+
+    def __call__(self, row: dict) -> None:
+        with _signals_held():
+            try:
+                _append(self.out, self.columns, row)
+            except OSError as err:
+                raise InputError(f"cannot append to {self.out}: {err.strerror or err}; the points finished before "
+                                 "are in it") from None
+            self.finished += 1
+        if self.progress:
+            self.progress(self.finished, self.total, row)
 
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -976,7 +1024,8 @@ class SweepInterrupted(KeyboardInterrupt):
 @contextmanager
 def _stop_on_signals() -> Iterator[None]:
     """While the block runs (in the main thread), SIGINT and SIGTERM raise :class:`SweepInterrupted`, once:
-    a second signal while the sweep stops its workers is ignored."""
+    a second signal while the sweep stops its workers is ignored; one that arrives while a finished row is appended
+    and counted is raised when that is done (:func:`_signals_held`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -985,11 +1034,16 @@ def _stop_on_signals() -> Iterator[None]:
     if _interrupt.seen:  # a SIGINT before this point that an extension module's import may have swallowed
         raise SweepInterrupted(_interrupt.seen[0])
     hit = []
+    _held["deferred"] = None
 
     def handler(signum, _frame):
-        if not hit:
-            hit.append(signum)
-            raise SweepInterrupted(signum)
+        if hit:
+            return
+        if _held["depth"]:  # a row being appended and counted (_signals_held): raised again at its end
+            _held["deferred"] = signum
+            return
+        hit.append(signum)
+        raise SweepInterrupted(signum)
 
     old = {s: signal.signal(s, handler) for s in _STOP_SIGNALS}
     _handlers.append(handler)
@@ -1136,19 +1190,7 @@ def _run_sweep_locked(spec: SweepSpec, out: Path, workers: int | None, scheduler
     points = [p for p in every if p["key"] not in done]
     skipped = len(every) - len(points)
     total = len(points)
-    finished = 0
-
-    def record(row: dict) -> None:
-        nonlocal finished
-        try:
-            _append(out, columns, row)
-        except OSError as err:  # disk full, the folder made read-only mid-sweep
-            raise InputError(f"cannot append to {out}: {err.strerror or err}; the points finished before are "
-                             "in it") from None
-        finished += 1
-        if progress:
-            progress(finished, total, row)
-
+    record = _Recorder(out, columns, total, progress)
     if not points:
         return out, 0, skipped
     if scheduler:
@@ -1164,7 +1206,7 @@ def _run_sweep_locked(spec: SweepSpec, out: Path, workers: int | None, scheduler
         with _stop_on_signals():
             _run_points(points, record, workers, scheduler)
     except SweepInterrupted as stop:
-        stop.output, stop.finished = out, finished
+        stop.output, stop.finished = out, record.finished
         raise
     _sort_table(out, [p["key"] for p in every])
     return out, total, skipped
