@@ -1,5 +1,6 @@
 """The fuzzer over the inputs added since issue 14 (issue 25, item 6): ``--set`` values, schedule JSON, sweep files,
-SNN specs with their ``.npz`` files, and NIR graphs, through the CLI in process.
+scenario files and scenario sweep files, SNN specs with their ``.npz`` files, and NIR graphs, through the CLI in
+process.
 
 Same rule as tests/test_fuzz.py: exit 0, or exit 2 with exactly one ``hetsim: error:`` line; never a traceback,
 never exit 1, never exit 0 on an input the mutation certainly made invalid (``must_fail``). Derandomised and small
@@ -156,6 +157,134 @@ def test_fuzz_sweep_files(work, field, data):
     (work / "fz.yaml").write_text(yaml.safe_dump(spec))
     (work / "fz.csv").unlink(missing_ok=True)
     _check(["sweep", str(work / "fz.yaml"), "--workers", "1"], False, f"{field} = {str(value)[:80]}")
+
+
+# ------------------------------------------------------------------------- scenario files, scenario sweep files
+
+_STREAM = {"model": "model.onnx", "arrival": {"process": "poisson", "rate_hz": 50}, "count": 4}
+
+
+def _scenario(**over) -> dict:
+    return {"mapper": "heft", "seed": 1, "streams": {"a": dict(_STREAM)}, **over}
+
+
+#: scenario files that must be refused (one line, exit 2) by ``hetsim run`` and by a scenario sweep: the file, a
+#: phrase of the message
+_BAD_SCENARIOS = {
+    "a missing model file": (_scenario(streams={"a": {**_STREAM, "model": "nope.onnx"}}), "nope.onnx"),
+    "an SNN spec as a stream's model": (_scenario(streams={"a": {**_STREAM, "model": "braille64.yaml"}}),
+                                        "tensor-operator model"),
+    "a negative rate": (_scenario(streams={"a": {**_STREAM, "arrival": {"process": "poisson", "rate_hz": -5}}}),
+                        "greater than 0"),
+    "an unknown dispatch policy": (_scenario(dispatch="lifo"), "unknown dispatch policy 'lifo'"),
+    "a stream naming no model": (_scenario(streams={"a": {k: v for k, v in _STREAM.items() if k != "model"}}),
+                                 "streams.a.model"),
+    "no streams": (_scenario(streams={}), "streams"),
+    "an unknown mapper": (_scenario(mapper="nope"), "unknown mapper 'nope'"),
+    "a non-mapping YAML": ("- 1\n- 2\n", "expected a YAML mapping"),
+}
+
+
+def _write_scenario(work: Path, data) -> Path:
+    import yaml
+
+    p = work / "scen.yaml"
+    p.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return p
+
+
+def _scenario_sweep(work: Path, **over) -> Path:
+    import yaml
+
+    spec = {"name": "fzs", "scenario": "scen.yaml", "platforms": [str(PUMA)],
+            "parameters": {"streams.a.arrival.rate_hz": [20, 40]}, "output": str(work / "fzs.csv"), **over}
+    p = work / "fzs.yaml"
+    p.write_text(yaml.safe_dump(spec))
+    (work / "fzs.csv").unlink(missing_ok=True)
+    return p
+
+
+def _refused(argv: list[str], needle: str) -> None:
+    o = run_cli(argv)
+    assert o.code == 2 and not problems(o, True), (argv, o.code, o.stderr, o.stdout)
+    lines = [ln for ln in o.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("hetsim: error:") and needle in lines[0], o.stderr
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_SCENARIOS))
+def test_a_bad_scenario_file_is_one_line_to_run_and_to_sweep(work, case):
+    """Every bad scenario file: one line, exit 2, from ``hetsim run`` and from a scenario sweep (a missing model, a
+    model of another kind and an unknown mapper were each point's error row there, exit 1)."""
+    data, needle = _BAD_SCENARIOS[case]
+    _write_scenario(work, data)
+    _refused(["run", str(PUMA), str(work / "scen.yaml")], needle)
+    _refused(["sweep", str(_scenario_sweep(work, parameters={})), "--workers", "1"], needle)
+
+
+#: scenario sweep files that must be refused (one line, exit 2), the scenario being valid: fields, a phrase
+_BAD_SCENARIO_SWEEPS = {
+    "a negative rate in the grid": ({"parameters": {"streams.a.arrival.rate_hz": [5, -5]}}, "greater than 0"),
+    "an unknown dispatch policy in the grid": ({"parameters": {"dispatch": ["fifo", "lifo"]}},
+                                               "unknown dispatch policy 'lifo'"),
+    "a missing model in the grid": ({"parameters": {"streams.a.model": ["model.onnx", "nope.onnx"]}}, "nope.onnx"),
+    "a stream the scenario has not": ({"parameters": {"streams.b.arrival.rate_hz": [1]}}, "'streams.b'"),
+    "an empty list": ({"parameters": {"streams.a.arrival.rate_hz": []}}, "non-empty list"),
+    "the mapper as a parameter": ({"parameters": {"mapper": ["heft", "greedy"]}}, "mappers list"),
+    "an unknown mapper": ({"mappers": ["nope"]}, "unknown mapper 'nope'"),
+    "a mapper without a throughput objective": ({"mappers": ["all-host"], "objectives": ["throughput"]},
+                                                "'all-host' has no throughput objective"),
+    "an SNN mapper": ({"mappers": ["spikeduet"]}, "'spikeduet' maps spiking networks"),
+    "an unknown objective": ({"objectives": ["energy"]}, "'energy' is not latency or throughput"),
+    "a missing scenario": ({"scenario": "missing.yaml"}, "does not exist"),
+    "no platforms": ({"platforms": []}, "platforms"),
+    "an unknown field": ({"colour": "red"}, "colour"),
+    "an output that is a folder": ({"output": "."}, "is a folder"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BAD_SCENARIO_SWEEPS))
+def test_a_bad_scenario_sweep_file_is_one_line(work, case):
+    over, needle = _BAD_SCENARIO_SWEEPS[case]
+    _write_scenario(work, _scenario())
+    sw = _scenario_sweep(work, **over)
+    _refused(["sweep", str(sw), "--workers", "1"], needle)
+    assert not (work / "fzs.csv").exists()
+
+
+_SCENARIO_FIELDS = {
+    "dispatch": ["edf", "priority", "static", "nope", 7, None],
+    "seed": [-1, 2**64, "x", 0.5, None],
+    "mapper": ["greedy", "cpsat", "spikeduet", "nope", 7],
+    "objective": ["throughput", "energy", None],
+    "contention": ["all", "links", "nope", 7],
+    "timeline_requests": [0, -1, 10**9],
+    "streams.a.model": ["nope.onnx", "model.onnx", "braille64.yaml", "s.json", 7, None, ""],
+    "streams.a.arrival": [{"process": "periodic", "period_s": 0.01}, {"process": "periodic", "period_s": 0},
+                          {"process": "closed", "population": 3}, {"process": "trace", "file": "nope.csv"},
+                          {"process": "nope"}, {"process": "poisson", "rate_hz": ".inf"}, "poisson", None],
+    "streams.a.count": [0, -1, 10**30, 1, "4", None],
+    "streams.a.deadline_s": [0, -1, 1e-9, 1e400, "x"],
+    "streams.a.warmup": [3, 4, -1],
+    "streams.a.priority": [10**30, "x"],
+}
+
+
+@fuzz_settings(ci_examples=40)
+@given(field=st.sampled_from(sorted(_SCENARIO_FIELDS)), data=st.data())
+def test_fuzz_scenario_files_in_a_scenario_sweep(work, field, data):
+    """Mutated scenario files through a scenario sweep (and, every fourth, ``hetsim run``): exit 0, or exit 2 with
+    one line (exit 1 only as a point's recorded error)."""
+    value = data.draw(st.sampled_from(_SCENARIO_FIELDS[field]))
+    sc = _scenario()
+    node = sc
+    *path, last = field.split(".")
+    for k in path:
+        node = node[k]
+    node[last] = value
+    _write_scenario(work, sc)
+    _check(["sweep", str(_scenario_sweep(work)), "--workers", "1"], False, f"{field} = {value!r}")
+    if data.draw(st.integers(0, 3)) == 0:
+        _check(["run", str(PUMA), str(work / "scen.yaml")], False, f"run: {field} = {value!r}")
 
 
 # ---------------------------------------------------------------------------------------------- SNN specs, npz

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from conftest import ROOT, run_cli
+from conftest import ROOT, assert_input_error, run_cli
 
 from hetsim.dse.scenario_sweep import load_scenario_sweep, run_scenario_sweep
 from hetsim.errors import InputError
@@ -48,3 +48,183 @@ def test_scenario_sweep_errors_are_one_line(tmp_path, capsys):
         load_scenario_sweep(_files(tmp_path, "  streams.cls.arrival.rate_hz: [-1]"))
     code, _, err = run_cli(capsys, "sweep", str(_files(tmp_path, "  devices.cim.crossbarz: [10]")))
     assert code == 2 and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------- the ordinary sweep's guarantees
+# (hetsim.dse.sweep's machinery: bounds, one writer per table, resume with a torn line, settings; signals are in
+# tests/test_sweep_signals.py)
+
+
+def _rates(tmp_path, n: int) -> object:
+    return _files(tmp_path, f"  streams.cls.arrival.rate_hz: {[100 * (i + 1) for i in range(n)]}")
+
+
+def test_a_grid_of_a_million_points_is_refused_before_it_is_built(tmp_path, capsys):
+    import time
+
+    sw = _files(tmp_path, f"  streams.cls.arrival.rate_hz: {list(range(1, 101))}\n  seed: {list(range(100))}\n"
+                          f"  devices.cim.crossbars: {list(range(1, 101))}")
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=r"has 1,000,000 points; hetsim runs at most 100,000"):
+        load_scenario_sweep(sw)
+    assert time.perf_counter() - t0 < 5
+    code, _, err = run_cli(capsys, "sweep", sw, "--max-points", "999999")
+    assert_input_error(code, err, "has 1,000,000 points", "at most 999,999", "--max-points")
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_the_point_count_is_the_number_of_points(tmp_path):
+    from hetsim.dse.bounds import count_points
+    from hetsim.dse.scenario_sweep import scenario_points
+
+    spec = load_scenario_sweep(_rates(tmp_path, 3))
+    spec.objectives = ["latency", "throughput"]
+    assert count_points(spec) == len(scenario_points(spec)) == 6
+    spec.objectives = None  # the scenario's own
+    assert count_points(spec) == len(scenario_points(spec)) == 3
+
+
+def test_an_output_that_is_a_folder_or_in_a_folder_it_cannot_write(tmp_path, capsys, monkeypatch):
+    import errno
+    import os
+
+    sw = _rates(tmp_path, 1)
+    (tmp_path / "dir.csv").mkdir()
+    code, _, err = run_cli(capsys, "sweep", sw, "-o", tmp_path / "dir.csv")
+    assert_input_error(code, err, "is a folder")
+    real = os.open
+
+    def refuse(path, *a, **k):  # root writes anywhere: the file system's refusal is simulated
+        if str(path).startswith(str(tmp_path / "ro")):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real(path, *a, **k)
+
+    (tmp_path / "ro").mkdir()
+    monkeypatch.setattr(os, "open", refuse)
+    code, _, err = run_cli(capsys, "sweep", sw, "-o", tmp_path / "ro" / "x.csv")
+    assert_input_error(code, err, "cannot write in the folder", "Read-only file system")
+    assert not list((tmp_path / "ro").iterdir())
+
+
+def test_a_second_scenario_sweep_on_the_table_is_refused_and_the_table_stays_whole(tmp_path):
+    """Two processes: a scenario sweep holds the table; a second one into it is refused in one line naming the first
+    (both ran every point, appending to one table), and the first finishes with every row once."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    go = tmp_path / "go"  # the first sweep's points wait for it (at most 60 s): the second starts while it runs
+    (tmp_path / "slow_mapper.py").write_text(
+        "import time\nfrom pathlib import Path\nfrom hetsim.mappers.base import register\n"
+        "from hetsim.mappers.heft import Heft\n\n\n"
+        "@register('slow')\nclass Slow:\n    def map(self, costs):\n"
+        f"        t = time.monotonic()\n        while not Path({str(go)!r}).exists() and time.monotonic() - t < 60:\n"
+        "            time.sleep(0.05)\n        return Heft().map(costs)\n")
+    sw = _rates(tmp_path, 4)
+    sw.write_text(sw.read_text() + "mappers: [slow]\n")
+    env = {**os.environ, "HETSIM_PLUGINS": "slow_mapper", "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"}
+    first = subprocess.Popen([sys.executable, "-m", "hetsim", "sweep", str(sw), "--workers", "1"], cwd=tmp_path,
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        holder = tmp_path / ".out.csv.lock.holder"
+        deadline = time.monotonic() + 60
+        while not holder.exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert first.poll() is None, first.communicate()
+        second = subprocess.run([sys.executable, "-m", "hetsim", "sweep", str(sw), "--workers", "1"], cwd=tmp_path,
+                                env=env, capture_output=True, text=True, timeout=120)
+        assert_input_error(second.returncode, second.stderr, "is being written by another sweep",
+                           f"process {first.pid} on ")
+        assert len(second.stderr.strip().splitlines()) == 1, second.stderr
+        go.touch()
+        out, err1 = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+    assert first.returncode == 0, err1
+    assert "4 points run, 0 already in" in out
+    df = pd.read_csv(tmp_path / "out.csv")
+    assert len(df) == 4 and df["key"].is_unique and df["error"].isna().all()
+    assert not holder.exists()
+
+
+def test_a_torn_last_line_is_dropped_and_its_point_run_again(tmp_path):
+    """A kill in the middle of a row's write leaves a torn last line; the resumed sweep drops it (the next row was
+    appended to it, and the table kept a row with a mangled key) and runs that point again."""
+    spec = load_scenario_sweep(_rates(tmp_path, 3))
+    full, _, _ = run_scenario_sweep(spec, output=tmp_path / "full.csv", workers=0)
+    lines = full.read_bytes().splitlines(keepends=True)
+    part = tmp_path / "part.csv"
+    part.write_bytes(b"".join(lines[:3]) + lines[3][:40])  # header, two rows, 40 bytes of the third
+    seen = []
+    _, ran, kept = run_scenario_sweep(spec, output=part, workers=0, progress=lambda d, t, r: seen.append(r["key"]))
+    assert (ran, kept) == (1, 2) and len(seen) == 1
+    assert part.read_bytes() == full.read_bytes()
+
+
+def test_a_changed_scenario_recomputes_its_rows_and_keeps_the_old_ones_aside(tmp_path):
+    spec = load_scenario_sweep(_rates(tmp_path, 2))
+    out, _, _ = run_scenario_sweep(spec, workers=0)
+    before = pd.read_csv(out)
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(sc.read_text().replace("count: 12", "count: 13"))
+    said = []
+    _, ran, kept = run_scenario_sweep(load_scenario_sweep(tmp_path / "sw.yaml"), workers=0, notify=said.append)
+    assert (ran, kept) == (2, 0)
+    assert len(said) == 1 and "2 points changed settings (changed scenario_sha256)" in said[0]
+    after = pd.read_csv(out)
+    assert len(after) == 2 and (after["scenario_sha256"] != before["scenario_sha256"]).all()
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "out.replaced.csv"), before)
+
+
+def test_a_resumed_sweep_loads_each_platform_once(tmp_path, monkeypatch):
+    """The settings of the finished rows are checked with the platform loaded once (it was loaded again for every
+    finished point)."""
+    import hetsim.platform
+    from hetsim.dse import sweep
+
+    spec = load_scenario_sweep(_rates(tmp_path, 4))
+    run_scenario_sweep(spec, workers=0)
+    loads = []
+    real = hetsim.platform.load_platform
+    monkeypatch.setattr(hetsim.platform, "load_platform", lambda *a, **k: loads.append(a) or real(*a, **k))
+    sweep._platform_at.cache_clear()
+    assert run_scenario_sweep(spec, workers=0)[1:] == (0, 4)
+    assert len(loads) == 1
+
+
+def test_an_edited_model_recomputes_the_rows_that_use_it(tmp_path):
+    """A row's ``scenario_sha256`` covers the stream's model file: replacing the model recomputes the rows (they were
+    kept, computed on the old model); an untouched scenario and model keep them."""
+    import shutil
+
+    shutil.copy(ROOT / "workloads" / "resnet20_cifar10.onnx", tmp_path / "m.onnx")
+    sw = _rates(tmp_path, 2)
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(sc.read_text().replace(str(ROOT / "workloads" / "resnet20_cifar10.onnx"), "m.onnx"))
+    spec = load_scenario_sweep(sw)
+    out, _, _ = run_scenario_sweep(spec, workers=0)
+    before = pd.read_csv(out)
+    assert run_scenario_sweep(spec, workers=0)[1:] == (0, 2)
+    shutil.copy(ROOT / "workloads" / "mobilenet_v1_025_vww.onnx", tmp_path / "m.onnx")
+    said = []
+    assert run_scenario_sweep(spec, workers=0, notify=said.append)[1:] == (2, 0)
+    assert "changed scenario_sha256" in said[0]
+    after = pd.read_csv(out)
+    assert (after["cls.latency_p50_s"] != before["cls.latency_p50_s"]).all()
+
+
+def test_a_dask_cluster_gives_the_local_table(tmp_path, capsys):
+    """``--scheduler`` runs a scenario sweep's points on Dask (as an ONNX sweep's; it was ignored); ``--threads``,
+    which a scenario sweep has no use for (the scenario's mapper_options say it), is refused (it was ignored)."""
+    distributed = pytest.importorskip("distributed")
+    spec = load_scenario_sweep(_rates(tmp_path, 3))
+    local, _, _ = run_scenario_sweep(spec, output=tmp_path / "local.csv", workers=2)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        dask_out, ran, _ = run_scenario_sweep(spec, output=tmp_path / "dask.csv", scheduler=cluster.scheduler_address)
+    assert ran == 3 and dask_out.read_bytes() == local.read_bytes()
+    code, _, err = run_cli(capsys, "sweep", tmp_path / "sw.yaml", "--threads", "2")
+    assert_input_error(code, err, "--threads: not for a scenario sweep")

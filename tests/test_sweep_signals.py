@@ -261,3 +261,121 @@ def test_stopping_the_pool_leaves_no_manager_thread_to_race_the_exit_hook():
     assert time.monotonic() - t0 < 10
     assert not any(p.is_alive() for p in procs)
     assert not manager.is_alive()
+
+
+def _scenario_setup(tmp_path: Path) -> tuple[Path, dict]:
+    """A scenario sweep of :data:`POINTS` points, each ~1 s (the slow mapper maps the scenario's one stream of 3
+    requests of ResNet-20)."""
+    (tmp_path / "slow_mapper.py").write_text(SLOW_MAPPER)
+    (tmp_path / "sc.yaml").write_text(yaml.safe_dump({
+        "mapper": "slow", "mapper_options": {"seconds": 1}, "seed": 1,
+        "streams": {"cls": {"model": str(ROOT / "workloads/resnet20_cifar10.onnx"),
+                            "arrival": {"process": "poisson", "rate_hz": 10}, "count": 3}}}))
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "scenario-signals", "scenario": "sc.yaml", "platforms": [str(ROOT / "platforms/puma.yaml")],
+        "parameters": {"streams.cls.arrival.rate_hz": [10 * (i + 1) for i in range(POINTS)]}, "output": "out.csv"}))
+    return spec, {**os.environ, "HETSIM_PLUGINS": "slow_mapper"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_a_scenario_sweep_as_it_stops_a_sweep(tmp_path, sig):
+    """A scenario sweep (hetsim.dse.scenario_sweep) runs on the ordinary sweep's machinery: SIGINT and SIGTERM stop
+    it within seconds with one line and exit 130 / 143, no traceback (each worker printed a KeyboardInterrupt
+    traceback, and SIGTERM killed the sweep without a word), no worker left, the finished rows whole; the same
+    command resumes with the missing points only."""
+    spec, env = _scenario_setup(tmp_path)
+    out = tmp_path / "out.csv"
+    cmd = [sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", "2"]
+    with (tmp_path / "stderr.txt").open("w") as err:
+        proc = subprocess.Popen(cmd, preexec_fn=_default_sigint, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=err)
+        try:
+            deadline = time.monotonic() + 120
+            while _rows(out) < 1 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert proc.poll() is None, "the sweep ended before it was signalled"
+            assert _rows(out) < POINTS
+            workers_seen = _descendants(proc.pid)
+            t0 = time.monotonic()
+            proc.send_signal(sig)
+            rc = proc.wait(timeout=30)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert rc == 128 + sig, stderr
+    assert took < 5, f"took {took:.1f} s to stop: {stderr}"
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("hetsim:")]
+    assert len(lines) == 1 and f"stopped by {sig.name}" in lines[0] and "run the same command to resume" in lines[0], \
+        stderr
+    assert workers_seen, "no worker process was seen"
+    deadline = time.monotonic() + 2
+    while any(_alive(p) for p in workers_seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in workers_seen if _alive(p)], "worker processes survived the sweep"
+    df = pd.read_csv(out)  # the finished rows, whole
+    done = len(df)
+    assert 1 <= done < POINTS and df["key"].is_unique and df["error"].isna().all()
+    assert df["cls.latency_p99_s"].notna().all() and df["hetsim_version"].notna().all()
+    assert f"{done} point{'' if done == 1 else 's'} finished this run" in lines[0]
+    again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"{POINTS - done} points run, {done} already in" in again.stdout
+    full = pd.read_csv(out)
+    assert len(full) == POINTS and full["key"].is_unique and full["error"].isna().all()
+    assert list(full["streams.cls.arrival.rate_hz"]) == [10 * (i + 1) for i in range(POINTS)]  # the sweep's order
+
+
+@pytest.mark.parametrize("kind", ["onnx", "scenario"])
+def test_a_signal_as_a_row_is_appended_waits_for_the_row_and_its_count(tmp_path, monkeypatch, kind):
+    """SIGINT while a finished row is appended: the row is in the table and counted in "N points finished this run"
+    (seen under load: 2 rows kept, "1 point finished"). The sweep blocked the signals in the main thread only, so the
+    kernel delivered them to another thread and Python ran the handler in the main thread between the write and the
+    count. Here the signal is sent from another thread just after the write."""
+    import threading
+
+    from hetsim.dse import sweep
+    from hetsim.dse.sweep import SweepInterrupted
+
+    if kind == "onnx":
+        spec_file = tmp_path / "sweep.yaml"
+        spec_file.write_text(yaml.safe_dump({
+            "name": "held", "workloads": [str(ROOT / "workloads/resnet20_cifar10.onnx")],
+            "platforms": [str(ROOT / "platforms/puma.yaml")], "parameters": {"devices.cim.crossbars": [25, 50]},
+            "mappers": ["heft"], "output": str(tmp_path / "out.csv")}))
+        spec = sweep.load_sweep(spec_file)
+
+        def run():
+            return sweep.run_sweep(spec, workers=0)
+    else:
+        from hetsim.dse.scenario_sweep import load_scenario_sweep, run_scenario_sweep
+
+        (tmp_path / "sc.yaml").write_text(yaml.safe_dump({"streams": {"cls": {
+            "model": str(ROOT / "workloads/resnet20_cifar10.onnx"), "arrival": {"process": "poisson", "rate_hz": 10},
+            "count": 3}}}))
+        (tmp_path / "sweep.yaml").write_text(yaml.safe_dump({
+            "name": "held", "scenario": "sc.yaml", "platforms": [str(ROOT / "platforms/puma.yaml")],
+            "parameters": {"streams.cls.arrival.rate_hz": [10, 20]}, "output": "out.csv"}))
+        spec = load_scenario_sweep(tmp_path / "sweep.yaml")
+
+        def run():
+            return run_scenario_sweep(spec, workers=0)
+
+    real = sweep._append
+
+    def append_then_signal(path, columns, row):
+        real(path, columns, row)
+        t = threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT))
+        t.start()
+        t.join()
+        time.sleep(0.1)  # Python runs the handler in the main thread meanwhile
+
+    monkeypatch.setattr(sweep, "_append", append_then_signal)
+    with pytest.raises(SweepInterrupted) as stop:
+        run()
+    assert stop.value.finished == 1 == len(pd.read_csv(tmp_path / "out.csv"))

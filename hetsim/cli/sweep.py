@@ -26,7 +26,8 @@ def add_parser(sub) -> None:
                    help="solver threads per point for cpsat and ilp (default: the available cores divided by "
                    "--workers, so workers x threads never exceeds the cores: one thread per point when there "
                    "are more points than cores; 1 on a Dask scheduler). Not a setting of the results: changing "
-                   "it does not recompute finished points")
+                   "it does not recompute finished points. Not for a scenario sweep (its scenario's mapper_options "
+                   "say it)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run the points on this Dask distributed scheduler instead of local processes (each "
                    "Dask worker thread runs one point)")
@@ -45,19 +46,30 @@ def cmd_sweep(args) -> int:
 
 def _scenario_sweep(args) -> int:
     """A sweep over a scenario's parameters (:mod:`hetsim.dse.scenario_sweep`)."""
-    from hetsim.dse.scenario_sweep import load_scenario_sweep, run_scenario_sweep, scenario_points
+    from hetsim.dse import SweepInterrupted
+    from hetsim.dse.bounds import count_points
+    from hetsim.dse.scenario_sweep import load_scenario_sweep, run_scenario_sweep
     from hetsim.dse.sweep import format_progress
+    from hetsim.errors import InputError
 
+    if args.threads is not None:  # the points' solver threads are the scenario's mapper_options
+        raise InputError("--threads: not for a scenario sweep; set threads in the scenario's mapper_options")
     spec = load_scenario_sweep(args.sweep)
-    n = len(scenario_points(spec))
-    print(f"sweep {spec.name}: {n} scenario points", flush=True)
+    print(f"sweep {spec.name}: {count_points(spec)} scenario points", flush=True)
     t0 = time.perf_counter()
 
     def tick(done: int, total: int, row: dict) -> None:
         print(f"  {format_progress(done, total, time.perf_counter() - t0)} (last: {row['key']})", file=sys.stderr,
               flush=True)
 
-    out, ran, kept = run_scenario_sweep(spec, output=args.output, workers=args.workers, progress=tick)
+    def say(msg: str) -> None:
+        print(f"  {msg}", flush=True)
+
+    try:
+        out, ran, kept = run_scenario_sweep(spec, output=args.output, workers=args.workers, progress=tick,
+                                            notify=say, scheduler=args.scheduler)
+    except SweepInterrupted as stop:
+        return _stopped(stop, tty=False)
     import pandas as pd
 
     df = pd.read_csv(out)
@@ -67,6 +79,14 @@ def _scenario_sweep(args) -> int:
         print(f"  {len(errors)} points failed, e.g. {errors.iloc[0]['key']}: {errors.iloc[0]['error']}")
         return 1
     return 0
+
+
+def _stopped(stop, tty: bool) -> int:
+    """The one line a sweep stopped by a signal ends with (on stderr); its exit code, 128 + the signal."""
+    kept = f"{stop.finished} point{'' if stop.finished == 1 else 's'} finished this run"
+    print(f"{chr(10) if tty else ''}hetsim: sweep stopped by {stop}: {kept}, kept in {stop.output}; run the "
+          "same command to resume", file=sys.stderr)
+    return 128 + stop.signum
 
 
 def _sweep(args) -> int:
@@ -105,10 +125,7 @@ def _sweep(args) -> int:
         out, ran, skipped = run_sweep(spec, output=args.output, workers=args.workers, scheduler=args.scheduler,
                                       threads=args.threads, progress=tick, notify=say)
     except SweepInterrupted as stop:
-        kept = f"{stop.finished} point{'' if stop.finished == 1 else 's'} finished this run"
-        print(f"{chr(10) if tty else ''}hetsim: sweep stopped by {stop}: {kept}, kept in {stop.output}; run the "
-              "same command to resume", file=sys.stderr)
-        return 128 + stop.signum
+        return _stopped(stop, tty)
     import pandas as pd
 
     df = pd.read_csv(out)

@@ -60,8 +60,11 @@ def check_count(n: int, what: str) -> None:
 
 def count_points(spec) -> int:
     """The number of points :func:`~hetsim.dse.sweep.expand_points` would make of ``spec`` (a
-    :class:`~hetsim.dse.sweep.SweepSpec`), from the lengths of its lists alone."""
+    :class:`~hetsim.dse.sweep.SweepSpec`), or :func:`~hetsim.dse.scenario_sweep.scenario_points` of a
+    :class:`~hetsim.dse.scenario_sweep.ScenarioSweep`, from the lengths of its lists alone."""
     grid = math.prod(len(v) for v in spec.parameters.values())
+    if getattr(spec, "scenario", None) is not None:  # platforms x grid x mappers x objectives (one by default)
+        return len(spec.platforms) * grid * len(spec.mappers or [None]) * len(spec.objectives or [None])
     if not spec.is_snn:
         return len(spec.workloads) * len(spec.platforms) * grid * len(spec.mappers)
     nets = len(spec.workloads) + (synthetic_count(spec.synthetic) if spec.synthetic is not None else 0)

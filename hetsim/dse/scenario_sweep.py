@@ -14,21 +14,40 @@ platform's (``devices.cim.crossbars``: dotted platform paths, as in an ONNX swee
     output: ../results/two-models-load.csv
 
 Points = platforms x the grid x mappers x objectives; each is one :func:`hetsim.scenario.run.run_scenario` (no
-comparison replay), one row of the results table: the key, the parameters, and per stream ``<stream>.offered_hz``,
-``.throughput_hz``, ``.latency_p50_s``, ``.latency_p99_s``, ``.latency_mean_s``, ``.deadline_miss``,
-``.saturated``; then the mapping's analytic ``bottleneck_load`` (the busiest resource at the offered rates) and
-``bottleneck_resource``, ``saturated`` (any stream), ``energy_per_request_j``, ``error``, and the settings
-(``scenario_sha256`` of the scenario file, ``platform_sha256``, ``hetsim_version``). A row already in the table
-with the same key and settings is not run again (a killed sweep resumes; changed settings recompute).
-``hetsim plot`` draws the table as latency (p50, p99) against the offered rate, the saturation point marked
-(:func:`hetsim.report.dse_plots.plot_latency_vs_load`).
+comparison replay), one row of the results table (:func:`result_columns`): the key, the parameters, and per stream
+``<stream>.offered_hz``, ``.throughput_hz``, ``.latency_p50_s``, ``.latency_p99_s``, ``.latency_mean_s``,
+``.deadline_miss``, ``.saturated``; then the mapping's analytic ``bottleneck_load`` (the busiest resource at the
+offered rates) and ``bottleneck_resource``, ``saturated`` (any stream), ``energy_per_request_j``, ``error``, and
+the settings (:data:`SETTINGS_COLUMNS`: ``scenario_sha256`` of the scenario file and of the files the point's
+scenario names, :func:`scenario_sha256`; ``platform_sha256`` of the platform after the point's overrides;
+``hetsim_version``). ``hetsim plot`` draws the table as latency (p50, p99)
+against the offered rate, the saturation point marked (:func:`hetsim.report.dse_plots.plot_latency_vs_load`).
+
+The sweep runs on the ordinary sweep's machinery (:mod:`hetsim.dse.sweep`), with its guarantees:
+
+- **Bounds.** The points are counted from the file's lists before any is built or checked
+  (:func:`hetsim.dse.bounds.count_points`): more than the limit (100,000; ``--max-points N``) is refused.
+- **One writer per table.** The output is checked (:func:`hetsim.dse.lock.check_output`: not a folder, in a folder
+  hetsim can write) and locked for the whole run (:func:`hetsim.dse.lock.results_lock`): a second sweep into the
+  same table is refused in one line naming the holder.
+- **Resume, never reuse under other settings.** Each finished point is appended at once as one fsynced line
+  (:func:`hetsim.dse.sweep._append`); a torn last line left by a kill is dropped on resume. A row already in the
+  table with the same key and settings is not run again; a row of this sweep's point computed under other settings
+  is recomputed and its old row moved to ``<output name>.replaced.csv`` (:func:`hetsim.dse.sweep._reconcile`).
+  The finished table is rewritten in the sweep's point order.
+- **Stopping.** Points run in worker processes (also with ``--workers 1``; ``workers=0`` runs them in this process);
+  SIGINT and SIGTERM stop the sweep within seconds, keep the finished rows, terminate the workers and raise
+  :class:`~hetsim.dse.sweep.SweepInterrupted` (``hetsim sweep`` exits 130 or 143 with one line). ``--scheduler``
+  runs the points on a Dask cluster, as for an ONNX sweep.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import math
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,15 +55,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from hetsim.errors import InputError
 from hetsim.schedule import OBJECTIVES
 
-__all__ = ["ScenarioSweep", "is_scenario_sweep", "load_scenario_sweep", "run_scenario_sweep",
+__all__ = ["ScenarioSweep", "is_scenario_sweep", "load_scenario_sweep", "result_columns", "run_scenario_sweep",
            "scenario_points"]
 
 #: per-stream columns of a row (``<stream>.<column>``)
 STREAM_COLUMNS = ("offered_hz", "throughput_hz", "latency_mean_s", "latency_p50_s", "latency_p99_s",
                   "deadline_miss", "saturated")
+#: the settings a row was computed under: the last columns of the table
+SETTINGS_COLUMNS = ("scenario_sha256", "platform_sha256", "hetsim_version")
 #: the columns after the per-stream ones
 TAIL_COLUMNS = ("bottleneck_load", "bottleneck_resource", "saturated", "energy_per_request_j", "simulated_s",
-                "error", "scenario_sha256", "platform_sha256", "hetsim_version")
+                "error", *SETTINGS_COLUMNS)
+#: the columns that identify a point, before the parameters
+ID_COLUMNS = ("key", "scenario", "platform", "mapper", "objective")
 
 
 class ScenarioSweep(BaseModel):
@@ -98,13 +121,19 @@ def _split(params: dict) -> tuple[dict, dict]:
 
 
 def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
-    """Read and check a scenario sweep file: the scenario and platforms exist and load, every scenario parameter
-    path exists in the scenario and gives a valid scenario, every platform parameter exists on every platform.
+    """Read and check a scenario sweep file: not more points than the limit (:mod:`hetsim.dse.bounds`, counted
+    first), the scenario and platforms exist and load, every scenario parameter path exists in the scenario and
+    gives a valid scenario whose streams' model files exist and are tensor-operator models, every platform
+    parameter exists on every platform.
 
     Raises:
-        InputError: a missing file, an unknown field or parameter path, an invalid value.
+        InputError: a missing file, an unknown field or parameter path, an invalid value, a stream's missing or
+            unreadable model, ``mapper`` or ``objective`` as a parameter (the sweep's ``mappers`` and
+            ``objectives`` lists say them), more points than the limit.
     """
-    from hetsim.platform import load_platform, read_yaml_model
+    from hetsim.dse.bounds import check_count, count_points
+    from hetsim.dse.sweep import _platform
+    from hetsim.platform import read_yaml_model
     from hetsim.scenario.spec import load_scenario
 
     p = Path(path)
@@ -113,21 +142,26 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     spec.scenario = (base / spec.scenario).resolve()
     spec.platforms = [(base / x).resolve() for x in spec.platforms]
     spec.output = (base / spec.output).resolve() if spec.output else Path("results") / f"{spec.name}.csv"
-    for f in [spec.scenario, *spec.platforms]:
-        if not f.is_file():
-            raise InputError(f"{p}: {str(f)!r} does not exist")
     for k, vals in spec.parameters.items():
         if not isinstance(vals, list) or not vals:
             raise InputError(f"{p}: parameters: {k!r} needs a non-empty list of values")
-    sc, _ = load_scenario(spec.scenario)
+        if k in ("mapper", "objective"):
+            raise InputError(f"{p}: parameters: {k!r}: give the sweep's {k}s list instead ({k}s: [...])")
+    check_count(count_points(spec), f"sweep {spec.name!r}")  # before any point is built or checked
+    for f in [spec.scenario, *spec.platforms]:
+        if not f.is_file():
+            raise InputError(f"{p}: {str(f)!r} does not exist")
+    sc, folder = load_scenario(spec.scenario)
     for objective in spec.objectives or []:
         if objective not in OBJECTIVES:
             raise InputError(f"{p}: objectives: {objective!r} is not {' or '.join(OBJECTIVES)}")
+    _check_mappers(p, spec, sc)
     sc_params, plat_params = _split(spec.parameters)
-    for point in _grid(sc_params):  # every scenario the grid makes is valid
-        _scenario_with(sc, point, str(p))
+    seen: set[Path] = set()
+    for point in _grid(sc_params):  # every scenario the grid makes is valid, and its models are there
+        _check_models(_scenario_with(sc, point, str(p)), folder, seen, str(p))
     for plat in spec.platforms:
-        pl = load_platform(plat)
+        pl = _platform(str(plat))
         for point in _grid(plat_params):
             try:
                 pl.with_overrides(point, name=pl.name)
@@ -136,9 +170,64 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     return spec
 
 
+def _check_mappers(p: Path, spec: ScenarioSweep, sc) -> None:
+    """Every mapper of the sweep (its ``mappers``, else the scenario's) is registered, maps tensor-operator models,
+    and has a throughput method when an objective is ``throughput`` (as :func:`hetsim.scenario.run.map_streams`
+    requires).
+
+    Raises:
+        InputError: an unknown mapper (the closest name suggested), an SNN mapper, or one without a throughput
+            method.
+    """
+    from hetsim.mappers import MAPPERS
+    from hetsim.mappers.base import _mapper_class
+    from hetsim.workload.kinds import DAG, kinds_of
+
+    mappers = spec.mappers or [sc.mapper]
+    if any(m not in MAPPERS for m in mappers):  # maybe a plugin's (hetsim/plugins.py)
+        from hetsim.plugins import load_plugins
+
+        load_plugins()
+    where = "mappers" if spec.mappers else f"the scenario's mapper ({spec.scenario.name})"
+    for m in mappers:
+        try:
+            cls = _mapper_class(m)
+        except InputError as err:
+            raise InputError(f"{p}: {where}: {err}") from None
+        if DAG not in kinds_of(cls):
+            raise InputError(f"{p}: {where}: {m!r} maps spiking networks; a scenario's streams are tensor-operator "
+                             "models")
+        if "throughput" in (spec.objectives or [sc.objective]) and getattr(cls, "throughput_method", None) is None:
+            raise InputError(f"{p}: {where}: {m!r} has no throughput objective (cpsat solves it exactly; heft and "
+                             "greedy have a heuristic); objectives: [latency] or another mapper")
+
+
+def _check_models(sc, folder: Path, seen: set[Path], what: str) -> None:
+    """Every stream's model file of ``sc`` exists and is a tensor-operator model (``seen``: paths checked).
+
+    Raises:
+        InputError: a missing model file, or one no front end reads as a tensor-operator model.
+    """
+    from hetsim.scenario.run import model_frontend
+
+    for name, st in sc.streams.items():
+        path = (folder / st.model).resolve()
+        if path in seen:
+            continue
+        try:
+            model_frontend(path)
+        except InputError as err:
+            raise InputError(f"{what}: scenario {sc.name!r}, stream {name!r}: {err}") from None
+        if not path.is_file():
+            raise InputError(f"{what}: scenario {sc.name!r}, stream {name!r}: model {str(path)!r} does not exist")
+        seen.add(path)
+
+
 def _grid(params: dict) -> list[dict]:
-    names = sorted(params)
-    return [dict(zip(names, vals, strict=True)) for vals in itertools.product(*(params[n] for n in names))]
+    """Every combination of ``params`` (name -> values), the names sorted (:func:`hetsim.dse.sweep._combinations`)."""
+    from hetsim.dse.sweep import _combinations
+
+    return _combinations({n: params[n] for n in sorted(params)})
 
 
 def _scenario_with(sc, params: dict, what: str):
@@ -158,116 +247,199 @@ def _scenario_with(sc, params: dict, what: str):
         raise InputError(f"{what}: parameters {params}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
-def scenario_points(spec: ScenarioSweep) -> list[dict]:
-    """The points of the sweep, each a dict: ``key``, ``platform``, ``params``, ``mapper``, ``objective``."""
-    from hetsim.scenario.spec import load_scenario
+def _stream_names(spec: ScenarioSweep, sc) -> list[str]:
+    """The scenario's streams, then any a parameter adds (``streams.<new>: [{...}]``), in order."""
+    names = list(sc.streams)
+    for k in sorted(spec.parameters):
+        parts = k.split(".")
+        if len(parts) == 2 and parts[0] == "streams" and parts[1] not in names:
+            names.append(parts[1])
+    return names
 
-    sc, _ = load_scenario(spec.scenario)
+
+def result_columns(spec: ScenarioSweep) -> list[str]:
+    """The columns of the sweep's results table, in order: :data:`ID_COLUMNS`, the parameters (sorted), the
+    :data:`STREAM_COLUMNS` of each stream, :data:`TAIL_COLUMNS` (the settings last)."""
+    sc, _ = _scenario(str(spec.scenario))
+    return [*ID_COLUMNS, *sorted(spec.parameters),
+            *(f"{s}.{c}" for s in _stream_names(spec, sc) for c in STREAM_COLUMNS), *TAIL_COLUMNS]
+
+
+def scenario_points(spec: ScenarioSweep) -> list[dict]:
+    """The points of the sweep, each a dict: ``key``, ``scenario``, ``platform``, ``params``, ``mapper``,
+    ``objective``, and ``settings`` (the :data:`SETTINGS_COLUMNS` cells it is computed under; each platform loaded
+    once, its hash computed once per set of platform overrides).
+
+    Raises:
+        InputError: more points than the limit in force (:mod:`hetsim.dse.bounds`), counted before any is built.
+    """
+    from hetsim import __version__
+    from hetsim.dse.bounds import check_count, count_points
+    from hetsim.dse.sweep import _platform_sha256
+
+    check_count(count_points(spec), f"sweep {spec.name!r}")
+    sc, folder = _scenario(str(spec.scenario))
     mappers = spec.mappers or [sc.mapper]
     objectives = spec.objectives or [sc.objective]
+    plat_shas: dict[tuple[Path, str], str] = {}
+    sc_shas: dict[str, str] = {}
     out = []
     for plat, params, mapper, obj in itertools.product(spec.platforms, _grid(spec.parameters), mappers, objectives):
         key = "|".join([spec.scenario.name, plat.name, ",".join(f"{k}={json.dumps(v)}" for k, v in
                                                                   sorted(params.items())), mapper, obj])
+        sc_params, plat_params = _split(params)
+        at = (plat, json.dumps(plat_params, sort_keys=True))
+        if at not in plat_shas:
+            plat_shas[at] = _platform_sha256(plat, plat_params)
+        sc_at = json.dumps(sc_params, sort_keys=True)
+        if sc_at not in sc_shas:
+            sc_shas[sc_at] = scenario_sha256(spec.scenario, _scenario_with(sc, sc_params, spec.name), folder)
+        settings = {"scenario_sha256": sc_shas[sc_at], "platform_sha256": plat_shas[at],
+                    "hetsim_version": __version__}
         out.append({"key": key, "scenario": str(spec.scenario), "platform": str(plat), "params": params,
-                    "mapper": mapper, "objective": obj})
+                    "mapper": mapper, "objective": obj, "settings": settings})
     return out
 
 
-def run_scenario_point(point: dict) -> dict:
-    """One point: the scenario with its parameters on the platform with its own; the row (module doc)."""
-    from hetsim import __version__
-    from hetsim.dse.sweep import file_sha256, platform_sha256
-    from hetsim.platform import load_platform
-    from hetsim.scenario.run import run_scenario
+def scenario_sha256(path: str | Path, sc, folder: Path) -> str:
+    """A point's ``scenario_sha256``: the first 16 hex digits of the SHA-256 of the scenario file's and of the bytes
+    of every file the point's scenario ``sc`` names (each stream's model; a ``trace`` stream's arrival file), so an
+    edited model recomputes its rows as an edited scenario does (as :func:`hetsim.dse.sweep.snn_spec_sha256` covers
+    an SNN spec's npz files). A missing file is named so (the point records the error). ``folder``: where the
+    scenario's relative paths are."""
+    import hashlib
+
+    from hetsim.dse.sweep import file_sha256
+
+    def sha(f: Path) -> str:
+        return file_sha256(f) if f.is_file() else "missing"
+
+    parts = [file_sha256(path)]
+    for name, st in sc.streams.items():
+        parts.append(f"{name}:{sha(folder / st.model)}")
+        if st.arrival.process == "trace":
+            parts.append(f"{name}.trace:{sha(folder / st.arrival.file)}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _scenario(path: str):
+    """The scenario at ``path`` and its folder, cached while the file is unchanged."""
+    from hetsim.dse.sweep import _stamp
+
+    return _scenario_at(*_stamp(path))
+
+
+@lru_cache(maxsize=8)
+def _scenario_at(path: str, _mtime_ns: int, _size: int):
     from hetsim.scenario.spec import load_scenario
 
-    sc, folder = load_scenario(point["scenario"])
-    sc_params, plat_params = _split(point["params"])
-    plat = load_platform(point["platform"])
-    if plat_params:
-        plat = plat.with_overrides(plat_params, name=plat.name)
+    return load_scenario(path)
+
+
+def _cell(x):
+    """A value as a table cell: a missing number (``None``, NaN) empty, as pandas writes it."""
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def run_scenario_point(point: dict) -> dict:
+    """One point (:func:`scenario_points`): the scenario with its parameters on the platform with its own; the row
+    (module doc), ``error`` set and the numbers empty when it failed."""
+    from hetsim.dse.sweep import _platform
+    from hetsim.scenario.run import run_scenario
+
     row = {"key": point["key"], "scenario": Path(point["scenario"]).name, "platform": Path(point["platform"]).name,
-           "mapper": point["mapper"], "objective": point["objective"], **point["params"]}
-    settings = {"scenario_sha256": file_sha256(point["scenario"]), "platform_sha256": platform_sha256(plat),
-                "hetsim_version": __version__}
+           "mapper": point["mapper"], "objective": point["objective"], **point["params"], **point["settings"]}
     try:
+        sc, folder = _scenario(point["scenario"])
+        sc_params, plat_params = _split(point["params"])
+        plat = _platform(point["platform"])
+        if plat_params:
+            plat = plat.with_overrides(plat_params, name=plat.name)
         r = run_scenario(plat, _scenario_with(sc, sc_params, point["key"]), mapper=point["mapper"],
                          objective=point["objective"], folder=folder, compare=False)
     except InputError as err:
-        return {**row, "error": str(err), **settings}
+        return {**row, "error": str(err)}
+    except Exception as err:  # recorded in the table: a sweep keeps going (as hetsim.dse.sweep.run_point)
+        return {**row, "error": f"{type(err).__name__}: {err}"}
     for st in r.streams.to_dict(orient="records"):
         for c in STREAM_COLUMNS:
-            row[f"{st['stream']}.{c}"] = st[c]
+            row[f"{st['stream']}.{c}"] = _cell(st[c])
     b = r.summary["bottleneck"]
-    row.update({"bottleneck_load": b["load"], "bottleneck_resource": b["resource"],
-                "saturated": r.summary["saturated"], "energy_per_request_j": r.summary["energy_per_request_j"],
-                "simulated_s": r.summary["simulated_s"], "error": None, **settings})
+    row.update({"bottleneck_load": _cell(b["load"]), "bottleneck_resource": b["resource"],
+                "saturated": r.summary["saturated"], "energy_per_request_j": _cell(r.summary["energy_per_request_j"]),
+                "simulated_s": _cell(r.summary["simulated_s"]), "error": ""})
     return row
 
 
 def run_scenario_sweep(spec: ScenarioSweep, output: Path | None = None, workers: int | None = None,
-                       progress=None) -> tuple[Path, int, int]:
-    """Run the points not already in the table under the same settings, appending each row as it finishes
-    (:func:`hetsim.dse.sweep._append`: one write, fsynced). Returns ``(table, points run, points kept)``."""
-    import pandas as pd
+                       progress: Callable[[int, int, dict], None] | None = None,
+                       notify: Callable[[str], None] | None = None, scheduler: str | None = None,
+                       max_points: int | None = None) -> tuple[Path, int, int]:
+    """Run the points of ``spec`` not yet in ``output`` under today's settings, appending each row as it finishes
+    (module doc: bounds, lock, resume, stopping; the machinery of :func:`hetsim.dse.sweep.run_sweep`).
 
-    from hetsim.dse.sweep import _append, available_cores, file_sha256, platform_sha256
+    Args:
+        output: results CSV (default: ``spec.output``).
+        workers: local worker processes (default: the available cores, at most one per point); 0 runs the points in
+            this process (a signal then stops the sweep only between points).
+        progress: called with (done, total, row) after each point.
+        notify: called with a message when points are recomputed because their settings changed (default: a
+            :class:`UserWarning`).
+        scheduler: address of a Dask distributed scheduler (``tcp://HOST:PORT``) to run the points on instead.
+        max_points: refuse a sweep of more points (default :data:`hetsim.dse.bounds.MAX_POINTS`).
+
+    Returns:
+        ``(output path, points run now, points kept because already done under the same settings)``.
+
+    Raises:
+        InputError: more points than the limit; the output is a folder, cannot be written, holds another table, or
+            another sweep is writing it (:mod:`hetsim.dse.lock`).
+        SweepInterrupted: SIGINT or SIGTERM (when run in the main thread): the points finished so far are in the
+            table, local workers are terminated.
+    """
+    from hetsim.dse import bounds
+    from hetsim.dse.lock import check_output, results_lock
 
     out = Path(output or spec.output)
-    points = scenario_points(spec)
-    done: set[str] = set()
-    old_cols: list[str] | None = None
-    if out.is_file() and out.stat().st_size:
-        old = pd.read_csv(out)
-        old_cols = list(old.columns)
-        from hetsim import __version__
-        from hetsim.platform import load_platform
+    with bounds.max_points(max_points):
+        bounds.check_count(bounds.count_points(spec), f"sweep {spec.name!r}")
+    check_output(out)
+    with results_lock(out), bounds.max_points(max_points):  # one writer per table (hetsim.dse.lock)
+        return _run_locked(spec, out, workers, progress, notify, scheduler)
 
-        sc_sha = file_sha256(spec.scenario)
-        for rec in old.to_dict(orient="records"):
-            if rec.get("scenario_sha256") == sc_sha and rec.get("hetsim_version") == __version__:
-                done.add(rec["key"])
-        want = {}
-        for pt in points:  # a platform changed since: recompute its points
-            if pt["key"] in done:
-                _, plat_params = _split(pt["params"])
-                pl = load_platform(pt["platform"])
-                want[pt["key"]] = platform_sha256(pl.with_overrides(plat_params, name=pl.name) if plat_params
-                                                  else pl)
-        shas = dict(zip(old["key"], old.get("platform_sha256", pd.Series(dtype=str)), strict=False))
-        done = {k for k in done if shas.get(k) == want.get(k)}
-    todo = [pt for pt in points if pt["key"] not in done]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    rows: list[dict] = []
-    n_workers = max(1, min(workers or available_cores(), len(todo) or 1))
-    cols = old_cols
 
-    def record(row: dict) -> None:
-        nonlocal cols
-        rows.append(row)
-        if cols is None:
-            cols = list(row)
-        if set(row) <= set(cols):  # crash-safe as it goes; the table is rewritten whole at the end
-            _append(out, cols, row)
-        if progress is not None:
-            progress(len(rows), len(todo), row)
+def _run_locked(spec: ScenarioSweep, out: Path, workers: int | None,
+                progress: Callable[[int, int, dict], None] | None, notify: Callable[[str], None] | None,
+                scheduler: str | None) -> tuple[Path, int, int]:
+    """:func:`run_scenario_sweep`'s work, with the lock on ``out`` held."""
+    import warnings
 
-    if n_workers == 1:
-        for pt in todo:
-            record(run_scenario_point(pt))
-    else:
-        with ProcessPoolExecutor(n_workers) as pool:
-            for fut in as_completed([pool.submit(run_scenario_point, pt) for pt in todo]):
-                record(fut.result())
-    from hetsim.report.export import atomic_path
+    from hetsim.dse.sweep import (
+        SweepInterrupted,
+        _reconcile,
+        _Recorder,
+        _run_points,
+        _sort_table,
+        _stop_on_signals,
+        available_cores,
+    )
 
-    prev = pd.read_csv(out) if out.is_file() and out.stat().st_size else pd.DataFrame({"key": []})
-    new_keys = {r["key"] for r in rows}
-    order = {pt["key"]: i for i, pt in enumerate(points)}
-    table = pd.concat([prev[~prev["key"].isin(new_keys)], pd.DataFrame(rows)], ignore_index=True)
-    table = table.drop_duplicates("key", keep="last")
-    table = table.sort_values("key", key=lambda k: k.map(lambda x: order.get(x, len(order))), kind="stable")
-    with atomic_path(out) as tmp:
-        table.to_csv(tmp, index=False)
-    return out, len(todo), len(points) - len(todo)
+    columns = result_columns(spec)
+    every = scenario_points(spec)
+    done = _reconcile(out, list(SETTINGS_COLUMNS), columns, every,
+                      notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
+    todo = [pt for pt in every if pt["key"] not in done]
+    total = len(todo)
+    record = _Recorder(out, columns, total, progress)
+    if not todo:
+        return out, 0, len(every)
+    if workers is None:
+        workers = max(1, min(available_cores(), total))
+    try:
+        with _stop_on_signals():
+            _run_points(todo, record, workers, scheduler, run=run_scenario_point)
+    except SweepInterrupted as stop:
+        stop.output, stop.finished = out, record.finished
+        raise
+    _sort_table(out, [pt["key"] for pt in every])
+    return out, total, len(every) - total

@@ -929,13 +929,15 @@ def _read_table(path: Path) -> tuple[list[str] | None, list[dict]]:
     return columns, rows
 
 
-def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict],
+def _reconcile(path: Path, settings: list[str], columns: list[str], every: list[dict],
                notify: Callable[[str], None]) -> set[str]:
     """The keys of the points already in the table at ``path`` under the settings they would be computed
     under now. Rows of this sweep's points computed under other settings are taken out of the table and
     appended to ``<name>.replaced.csv`` beside it (``notify`` says how many and which settings changed), so
     they are recomputed; rows of points no longer in the sweep stay. An older hetsim's table, without the
-    settings columns, gets them (its rows: settings unknown, so recomputed).
+    settings columns, gets them (its rows: settings unknown, so recomputed). ``settings``: the columns that hold
+    a row's settings (:func:`settings_columns`; a scenario sweep's, :mod:`hetsim.dse.scenario_sweep`), each point
+    of ``every`` has them under ``settings``.
 
     Raises:
         InputError: the table has other columns (another sweep's table).
@@ -943,8 +945,7 @@ def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict
     header, rows = _read_table(path)
     if header is None:
         return set()
-    settings = settings_columns(spec)
-    added = [] if spec.is_snn else [c for c in ADDED_RESULT_COLUMNS if c not in header]
+    added = [c for c in ADDED_RESULT_COLUMNS if c in columns and c not in header]  # an ONNX table's, from before
     if header != columns:
         # an older hetsim's table: without the settings columns, or without some (fold_constants), or without
         # the result columns added since
@@ -983,24 +984,72 @@ def _reconcile(path: Path, spec: SweepSpec, columns: list[str], every: list[dict
 
 def _append(path: Path, columns: list[str], row: dict) -> None:
     """Append ``row`` as one line with one ``write`` and ``fsync``; SIGINT and SIGTERM wait until it is
-    written."""
+    written (:func:`_signals_held`)."""
     new = not path.exists() or path.stat().st_size == 0
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     if new:
         w.writeheader()
     w.writerow(row)
-    blocked = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    if blocked:
-        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    with _signals_held(), path.open("a", newline="") as f:
+        f.write(buf.getvalue())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+#: the main thread's :func:`_signals_held` depth, and a stop signal the sweep's handler deferred meanwhile
+_held: dict = {"depth": 0, "deferred": None}
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends (in the main thread; nested blocks hold them until the
+    outermost ends). Blocking them in the main thread is not enough: the kernel then delivers them to another
+    thread (a process pool's manager thread), and Python runs the handler in the main thread anyway, inside the
+    block; so the sweep's handler (:func:`_stop_on_signals`) defers a signal that arrives in the block, and the
+    block's end raises it again (seen: a row appended but not counted in "N points finished this run")."""
+    main = threading.current_thread() is threading.main_thread()
+    mask = main and hasattr(signal, "pthread_sigmask")
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if mask else None
+    if main:
+        _held["depth"] += 1
     try:
-        with path.open("a", newline="") as f:
-            f.write(buf.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
+        yield
     finally:
-        if blocked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+        if main:
+            _held["depth"] -= 1
+        if mask:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a signal pending on this thread is handled here
+        if main and not _held["depth"] and _held["deferred"] is not None:
+            signum, _held["deferred"] = _held["deferred"], None
+            signal.raise_signal(signum)
+
+
+class _Recorder:
+    """The ``record`` a sweep's runner calls with each finished row (both sweeps: this module's and
+    :mod:`hetsim.dse.scenario_sweep`): appends it (:func:`_append`) and counts it in ``finished``, a signal held
+    until both are done (so ``finished`` is the rows this run put in the table), then calls
+    ``progress(finished, total, row)``.
+
+    Raises:
+        InputError: the row cannot be appended (disk full, the folder made read-only mid-sweep).
+    """
+
+    def __init__(self, out: Path, columns: list[str], total: int,
+                 progress: Callable[[int, int, dict], None] | None) -> None:
+        self.out, self.columns, self.total, self.progress = out, columns, total, progress
+        self.finished = 0
+
+    def __call__(self, row: dict) -> None:
+        with _signals_held():
+            try:
+                _append(self.out, self.columns, row)
+            except OSError as err:
+                raise InputError(f"cannot append to {self.out}: {err.strerror or err}; the points finished before "
+                                 "are in it") from None
+            self.finished += 1
+        if self.progress:
+            self.progress(self.finished, self.total, row)
 
 
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
@@ -1019,7 +1068,8 @@ class SweepInterrupted(KeyboardInterrupt):
 @contextmanager
 def _stop_on_signals() -> Iterator[None]:
     """While the block runs (in the main thread), SIGINT and SIGTERM raise :class:`SweepInterrupted`, once:
-    a second signal while the sweep stops its workers is ignored."""
+    a second signal while the sweep stops its workers is ignored; one that arrives while a finished row is appended
+    and counted is raised when that is done (:func:`_signals_held`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -1028,11 +1078,16 @@ def _stop_on_signals() -> Iterator[None]:
     if _interrupt.seen:  # a SIGINT before this point that an extension module's import may have swallowed
         raise SweepInterrupted(_interrupt.seen[0])
     hit = []
+    _held["deferred"] = None
 
     def handler(signum, _frame):
-        if not hit:
-            hit.append(signum)
-            raise SweepInterrupted(signum)
+        if hit:
+            return
+        if _held["depth"]:  # a row being appended and counted (_signals_held): raised again at its end
+            _held["deferred"] = signum
+            return
+        hit.append(signum)
+        raise SweepInterrupted(signum)
 
     old = {s: signal.signal(s, handler) for s in _STOP_SIGNALS}
     _handlers.append(handler)
@@ -1174,23 +1229,12 @@ def _run_sweep_locked(spec: SweepSpec, out: Path, workers: int | None, scheduler
     """:func:`run_sweep`'s work, with the lock on ``out`` held."""
     columns = result_columns(spec)
     every = expand_points(spec)
-    done = _reconcile(out, spec, columns, every, notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
+    done = _reconcile(out, settings_columns(spec), columns, every,
+                      notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
     points = [p for p in every if p["key"] not in done]
     skipped = len(every) - len(points)
     total = len(points)
-    finished = 0
-
-    def record(row: dict) -> None:
-        nonlocal finished
-        try:
-            _append(out, columns, row)
-        except OSError as err:  # disk full, the folder made read-only mid-sweep
-            raise InputError(f"cannot append to {out}: {err.strerror or err}; the points finished before are "
-                             "in it") from None
-        finished += 1
-        if progress:
-            progress(finished, total, row)
-
+    record = _Recorder(out, columns, total, progress)
     if not points:
         return out, 0, skipped
     if scheduler:
@@ -1206,15 +1250,18 @@ def _run_sweep_locked(spec: SweepSpec, out: Path, workers: int | None, scheduler
         with _stop_on_signals():
             _run_points(points, record, workers, scheduler)
     except SweepInterrupted as stop:
-        stop.output, stop.finished = out, finished
+        stop.output, stop.finished = out, record.finished
         raise
     _sort_table(out, [p["key"] for p in every])
     return out, total, skipped
 
 
 def _run_points(points: list[dict], record: Callable[[dict], None], workers: int | None,
-                scheduler: str | None) -> None:
-    """Run ``points`` here, on local processes or on a Dask scheduler, calling ``record`` with each row."""
+                scheduler: str | None, run: Callable[[dict], dict] | None = None) -> None:
+    """Run ``points`` here (``workers`` 0), on local processes or on a Dask scheduler, calling ``record`` with each
+    row; ``run`` (a module-level function, default :func:`run_point`) makes a point's row. Each point has a
+    ``key`` and ``settings`` (the Dask task's key)."""
+    run = run or run_point
     if scheduler:
         try:
             from distributed import Client
@@ -1228,7 +1275,7 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
         with client:
             keys = [f"hetsim-{hashlib.sha1(json.dumps([p['key'], p['settings']]).encode()).hexdigest()[:16]}"
                     for p in points]
-            futures = client.map(run_point, points, key=keys)
+            futures = client.map(run, points, key=keys)
             try:
                 for fut in dask_completed(futures):
                     record(fut.result())
@@ -1237,14 +1284,14 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
                 raise
     elif workers == 0:
         for p in points:
-            row = run_point(p)
+            row = run(p)
             _restore_handlers()  # a CP-SAT solve resets SIGINT to the default (ortools' SigintHandler)
             record(row)
     else:
         pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init,
                                    initargs=(os.getpid(),))
         try:
-            futures = [pool.submit(run_point, p) for p in points]
+            futures = [pool.submit(run, p) for p in points]
             for fut in as_completed(futures):
                 record(fut.result())
         except BaseException:

@@ -102,8 +102,13 @@ class ScenarioResult:
 # ------------------------------------------------------------------------------------------------ mapping
 
 
-def _load_model(path: Path):
-    from hetsim.workload.frontends import frontend_for, load_workload
+def model_frontend(path: Path):
+    """The front end that reads a stream's model file ``path`` (not read; it may not exist).
+
+    Raises:
+        ScenarioError: no front end reads it, or it is not a tensor-operator model (an SNN spec, a NIR graph).
+    """
+    from hetsim.workload.frontends import frontend_for
     from hetsim.workload.kinds import DAG
 
     try:
@@ -113,7 +118,11 @@ def _load_model(path: Path):
     if fe.kind != DAG:
         raise ScenarioError(f"{path}: a scenario stream's model is a tensor-operator model (.onnx, .pt2), not "
                             f"{fe.description}")
-    return load_workload(path)
+    return fe
+
+
+def _load_model(path: Path):
+    return model_frontend(path).read(path)
 
 
 def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: str | None = None,
