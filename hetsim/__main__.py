@@ -21,6 +21,11 @@ def run() -> int:
     except KeyboardInterrupt:
         print("hetsim: interrupted", file=sys.stderr)
         return 130
+    except RuntimeError as err:  # a KeyboardInterrupt wrapped by CPython (a descriptor's __set_name__ at import)
+        if not isinstance(err.__cause__, KeyboardInterrupt):
+            raise
+        print("hetsim: interrupted", file=sys.stderr)
+        return 130
     return main()
 
 
