@@ -169,6 +169,33 @@ def windows(p: B.IntProblem, ops: list[str], on) -> list[tuple[float, list[str]]
     return out
 
 
+def load_windows(costs: CostModel, r: Relaxed) -> list[tuple[str | None, str | None, int, float, list]]:
+    """Rows 4 of :func:`relaxation`: per segment between consecutive cut ops ``a`` and ``b`` (:func:`segments`;
+    None: the segment before the first cut opens at 0, the one after the last closes at the makespan; one more
+    frame, ``(None, None)``, is the whole graph, floating ops included), per serial device of ``c`` units and per
+    CIM pool (one unit, reprogrammed options only), per window ``(h + q, S)`` of it (:func:`windows`): the tuple
+    ``(a, b, c, h + q, members)`` with ``members`` the ``(op, k)`` of the options in ``S`` that use the resource
+    (``k`` indexes ``r.opts[op]``). Each says: start of ``b`` (or the makespan) >= end of ``a`` (or 0) + ``h + q``
+    + (sum of the members' chosen durations) / ``c``, valid for every feasible schedule (:func:`relaxation`)."""
+    p = r.p
+    cuts, segs, _ = segments(costs, p)
+    pools = sorted({o[0] for v in p.ops for o in r.opts[v] if o[1] == "reprogrammed"})
+    resources = [(d, c, lambda o, d=d: o[0] == d) for d, c in p.cpus.items()]
+    resources += [(d, 1, lambda o, d=d: o[0] == d and o[1] == "reprogrammed") for d in pools]
+    frames = [(cuts[i - 1] if i else None, cuts[i] if i < len(cuts) else None, seg) for i, seg in enumerate(segs)]
+    frames.append((None, None, list(p.ops)))  # the whole graph
+    out = []
+    for a, b, seg in frames:
+        for d, c, takes in resources:
+            users = {v for v in seg if any(takes(o) for o in r.opts[v])}
+            if not users:
+                continue
+            for hq, s_ops in windows(p, seg, lambda v, d=d, users=users: d if v in users else None):
+                members = [(v, k) for v in s_ops for k, o in enumerate(r.opts[v]) if takes(o)]
+                out.append((a, b, c, hq, members))
+    return out
+
+
 @dataclass
 class Relaxation:
     """The linear relaxation of :func:`relaxation` as matrices (rows ``a_ub z <= b_ub``, ``a_eq z = 1``),
@@ -282,23 +309,12 @@ def relaxation(costs: CostModel, r: Relaxed, scale: float) -> Relaxation:
         if any(tail[v].get(o[0], 0.0) > 0 for _, o in xs[v]):
             row(p_terms(v, extra=lambda o, v=v: tail[v].get(o[0], 0.0)) + [(sv, 1.0), (T, -1.0)], 0.0)
     # 4. windows per segment and resource
-    cuts, segs, _ = segments(costs, p)
-    pools = sorted({o[0] for v in ops for o in r.opts[v] if o[1] == "reprogrammed"})
-    resources = [(d, c, lambda o, d=d: o[0] == d) for d, c in p.cpus.items()]
-    resources += [(d, 1, lambda o, d=d: o[0] == d and o[1] == "reprogrammed") for d in pools]
-    frames = [(cuts[i - 1] if i else None, cuts[i] if i < len(cuts) else None, seg) for i, seg in enumerate(segs)]
-    frames.append((None, None, list(ops)))  # the whole graph
-    for a, b, seg in frames:
-        for d, c, takes in resources:
-            users = {v for v in seg if any(takes(o) for _, o in xs[v])}
-            if not users:
-                continue
-            for hq, s_ops in windows(p, seg, lambda v, d=d, users=users: d if v in users else None):
-                terms = [(j, o[3] / (c * scale)) for v in s_ops for j, o in xs[v] if takes(o)]
-                if a is not None:
-                    terms += p_terms(a) + [(col[("s", a)], 1.0)]
-                terms.append((col[("s", b)], -1.0) if b is not None else (T, -1.0))
-                row(terms, -hq / scale)
+    for a, b, c, hq, members in load_windows(costs, r):
+        terms = [(xs[v][k][0], xs[v][k][1][3] / (c * scale)) for v, k in members]
+        if a is not None:
+            terms += p_terms(a) + [(col[("s", a)], 1.0)]
+        terms.append((col[("s", b)], -1.0) if b is not None else (T, -1.0))
+        row(terms, -hq / scale)
     n = len(col)
     r_i, c_i, vals = [], [], []
     for i, terms in enumerate(rows):
@@ -357,5 +373,5 @@ def milp_bound(rel: Relaxation, time_limit_s: float, rel_gap: float) -> tuple[fl
             res.x)
 
 
-__all__ = ["LP_MARGIN", "Relaxation", "Relaxed", "critical_path", "feasible", "lp_bound", "milp_bound", "relax",
-           "relaxation", "segments", "windows"]
+__all__ = ["LP_MARGIN", "Relaxation", "Relaxed", "critical_path", "feasible", "load_windows", "lp_bound",
+           "milp_bound", "relax", "relaxation", "segments", "windows"]
