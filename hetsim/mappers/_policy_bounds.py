@@ -169,30 +169,40 @@ def windows(p: B.IntProblem, ops: list[str], on) -> list[tuple[float, list[str]]
     return out
 
 
-def load_windows(costs: CostModel, r: Relaxed) -> list[tuple[str | None, str | None, int, float, list]]:
+def load_windows(costs: CostModel, r: Relaxed) -> list[tuple[str | None, str | None, bool, int, float, list]]:
     """Rows 4 of :func:`relaxation`: per segment between consecutive cut ops ``a`` and ``b`` (:func:`segments`;
     None: the segment before the first cut opens at 0, the one after the last closes at the makespan; one more
     frame, ``(None, None)``, is the whole graph, floating ops included), per serial device of ``c`` units and per
     CIM pool (one unit, reprogrammed options only), per window ``(h + q, S)`` of it (:func:`windows`): the tuple
-    ``(a, b, c, h + q, members)`` with ``members`` the ``(op, k)`` of the options in ``S`` that use the resource
-    (``k`` indexes ``r.opts[op]``). Each says: start of ``b`` (or the makespan) >= end of ``a`` (or 0) + ``h + q``
-    + (sum of the members' chosen durations) / ``c``, valid for every feasible schedule (:func:`relaxation`)."""
+    ``(a, b, closed, c, h + q, members)`` with ``members`` the ``(op, k)`` of the options in ``S`` that use the
+    resource (``k`` indexes ``r.opts[op]``). Open (``closed`` false), the frame is the segment alone and the row
+    says: start of ``b`` (or the makespan) >= end of ``a`` (or 0) + ``h + q`` + (sum of the members' chosen
+    durations) / ``c``. Closed, the frame also holds ``a`` and ``b`` (heads from ``a``'s start, tails to ``b``'s
+    end: they see ``a``'s and ``b``'s fastest options and the transfers to and from them) and the row says: end of
+    ``b`` >= start of ``a`` + ``h + q`` + load / ``c``. Both valid for every feasible schedule
+    (:func:`relaxation`: every op of the frame runs between those two instants)."""
     p = r.p
     cuts, segs, _ = segments(costs, p)
     pools = sorted({o[0] for v in p.ops for o in r.opts[v] if o[1] == "reprogrammed"})
     resources = [(d, c, lambda o, d=d: o[0] == d) for d, c in p.cpus.items()]
     resources += [(d, 1, lambda o, d=d: o[0] == d and o[1] == "reprogrammed") for d in pools]
-    frames = [(cuts[i - 1] if i else None, cuts[i] if i < len(cuts) else None, seg) for i, seg in enumerate(segs)]
-    frames.append((None, None, list(p.ops)))  # the whole graph
+    frames = []
+    for i, seg in enumerate(segs):
+        a, b = cuts[i - 1] if i else None, cuts[i] if i < len(cuts) else None
+        if seg:
+            frames.append((a, b, False, seg))
+        if a is not None and b is not None:
+            frames.append((a, b, True, [a, *seg, b]))
+    frames.append((None, None, False, list(p.ops)))  # the whole graph
     out = []
-    for a, b, seg in frames:
+    for a, b, closed, seg in frames:
         for d, c, takes in resources:
             users = {v for v in seg if any(takes(o) for o in r.opts[v])}
             if not users:
                 continue
             for hq, s_ops in windows(p, seg, lambda v, d=d, users=users: d if v in users else None):
                 members = [(v, k) for v in s_ops for k, o in enumerate(r.opts[v]) if takes(o)]
-                out.append((a, b, c, hq, members))
+                out.append((a, b, closed, c, hq, members))
     return out
 
 
@@ -228,8 +238,9 @@ def relaxation(costs: CostModel, r: Relaxed, scale: float) -> Relaxation:
     4. per segment between cut ops ``a`` and ``b`` (:func:`segments`; the first opens at 0, the last closes at
        ``T``), per serial device ``d`` of ``c`` units and per window ``(h + q, S)`` of it (:func:`windows`):
        ``s[b] >= s[a] + p[a] + h + q + sum_{v in S} sum_{k on d} dur[v,k] x[v,k] / c``; the same per CIM pool over
-       reprogrammed options (one unit), and once over the whole graph (floating ops included, global heads and
-       tails).
+       reprogrammed options (one unit), once more per segment with ``a`` and ``b`` in its frame (``s[b] + p[b] >=
+       s[a] + h + q + ...``, :func:`load_windows`), and once over the whole graph (floating ops included, global
+       heads and tails).
 
     Valid: every feasible schedule gives a point with integral ``x`` that meets every row: its options as ``x``,
     its starts as ``s``, its transfers as ``tau`` (with integral ``y`` each linearised row says ``tau >= t(a, b)``
@@ -309,11 +320,14 @@ def relaxation(costs: CostModel, r: Relaxed, scale: float) -> Relaxation:
         if any(tail[v].get(o[0], 0.0) > 0 for _, o in xs[v]):
             row(p_terms(v, extra=lambda o, v=v: tail[v].get(o[0], 0.0)) + [(sv, 1.0), (T, -1.0)], 0.0)
     # 4. windows per segment and resource
-    for a, b, c, hq, members in load_windows(costs, r):
+    for a, b, closed, c, hq, members in load_windows(costs, r):
         terms = [(xs[v][k][0], xs[v][k][1][3] / (c * scale)) for v, k in members]
         if a is not None:
-            terms += p_terms(a) + [(col[("s", a)], 1.0)]
-        terms.append((col[("s", b)], -1.0) if b is not None else (T, -1.0))
+            terms += ([] if closed else p_terms(a)) + [(col[("s", a)], 1.0)]
+        if b is None:
+            terms.append((T, -1.0))
+        else:
+            terms += [(col[("s", b)], -1.0)] + ([(j, -w) for j, w in p_terms(b)] if closed else [])
         row(terms, -hq / scale)
     n = len(col)
     r_i, c_i, vals = [], [], []
