@@ -10,7 +10,9 @@ every other platform are exactly what they were.
 * :func:`cpsat_policies`: an exact CP-SAT model (ours) of the choice: one Boolean per (op, device, policy,
   memory), the op's duration the chosen option's, one capacity row per device (resident) and per memory
   (streamed and reprogrammed weights), serial devices and each CIM's time-shared crossbars as no-overlap
-  resources, transfers between devices on the data edges (CPU-CIM ILP Eq. 8); minimise the makespan.
+  resources, transfers between devices on the data edges (CPU-CIM ILP Eq. 8); minimise the makespan. Its root
+  lower bounds (critical path, LP relaxation, HiGHS's branch and bound on it) are :mod:`hetsim.mappers.
+  _policy_bounds`'.
 """
 
 from __future__ import annotations
