@@ -432,14 +432,14 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
 def _root_bound(PB, costs: CostModel, opts: dict[str, list[Option]], ub_s: float, mip_rel_gap: float,
                 time_left_s: float, mapper: str) -> tuple[float, dict, Schedule | None]:
     """The root bound of :func:`cpsat_policies` in seconds, its parts (:mod:`hetsim.mappers._policy_bounds`) and
-    a candidate: the critical path and the LP relaxation, then, while ``ub_s`` is more than ``mip_rel_gap`` above
-    them, HiGHS's branch and bound on the relaxation for up to a quarter of ``time_left_s`` (its own gap a quarter
-    of ``mip_rel_gap``), whose best point (options, and starts as the device orders and the reprogramming chain) is
-    built into a schedule (:func:`build`; None without a point)."""
+    a candidate: the critical path and the LP relaxation (up to a quarter of ``time_left_s``), then, while ``ub_s``
+    is more than ``mip_rel_gap`` above them, HiGHS's branch and bound on the relaxation for up to another quarter
+    (its own gap a quarter of ``mip_rel_gap``), whose best point (options, and starts as the device orders and
+    the reprogramming chain) is built into a schedule (:func:`build`; None without a point)."""
     r = PB.relax(costs, opts)
     out: dict = {"critical_path_s": PB.critical_path(r)}
     rel = PB.relaxation(costs, r, ub_s if ub_s > 0 else 1.0)
-    out["lp_s"] = PB.lp_bound(rel)
+    out["lp_s"] = PB.lp_bound(rel, 0.25 * max(time_left_s, 0.4))
     lb = max(out["critical_path_s"], out["lp_s"])
     sched = None
     if ub_s - lb > mip_rel_gap * ub_s:

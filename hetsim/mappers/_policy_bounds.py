@@ -350,15 +350,16 @@ def relaxation(costs: CostModel, r: Relaxed, scale: float) -> Relaxation:
     return Relaxation(cvec, a_ub, np.array(rhs), a_eq, bounds, integral, scale, len(rows), columns)
 
 
-def lp_bound(rel: Relaxation) -> float:
-    """Bound (b), seconds: the optimum of :func:`relaxation` over fractional options (HiGHS's dual simplex via
-    :func:`scipy.optimize.linprog`), less :data:`LP_MARGIN` of the scale; 0.0 when HiGHS finds no optimum (the
-    bound then says nothing). Deterministic."""
+def lp_bound(rel: Relaxation, time_limit_s: float | None = None) -> float:
+    """Bound (b), seconds: the optimum of :func:`relaxation` over fractional options (HiGHS via
+    :func:`scipy.optimize.linprog`), less :data:`LP_MARGIN` of the scale; 0.0 when HiGHS finds no optimum within
+    ``time_limit_s`` (None: no limit), the bound then saying nothing. Deterministic unless the limit is hit."""
     import numpy as np
     from scipy.optimize import linprog
 
+    opts = {} if time_limit_s is None else {"time_limit": max(0.01, float(time_limit_s))}
     res = linprog(rel.c, A_ub=rel.a_ub, b_ub=rel.b_ub, A_eq=rel.a_eq, b_eq=np.ones(rel.a_eq.shape[0]),
-                  bounds=rel.bounds, method="highs")
+                  bounds=rel.bounds, method="highs", options=opts)
     if res.status != 0:
         return 0.0
     return max(0.0, (res.fun - LP_MARGIN) * rel.scale)
