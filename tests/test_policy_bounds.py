@@ -186,6 +186,7 @@ def test_hand_worked_load_bound_of_four_independent_layers():
     assert b["milp"] == pytest.approx(4096 * NS, rel=1e-5)
     s = get_mapper("cpsat").map(costs)
     assert s.stats["status"] == "optimal" and s.makespan_s == pytest.approx(4096 * NS)
+    assert s.stats["proven_by"] == "root bound (no search)"  # the heuristics' 4096 ns meets the bound
     assert s.stats["bound_s"] == pytest.approx(4096 * NS, rel=1e-5) and s.stats["bound_s"] <= 4096 * NS
 
 

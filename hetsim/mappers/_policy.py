@@ -288,7 +288,8 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     ``bound_s`` is the larger of the root bound and CP-SAT's own, less the most its rounding can add (a bound on
     the real problem); ``status`` is ``optimal`` when the real gap ``mip_gap`` is within ``mip_rel_gap`` or CP-SAT
     proves its model so (to within one tick per op and edge), ``time_limit`` otherwise, ``heuristic`` when CP-SAT
-    found nothing; ``policy_bounds`` has each root bound, in seconds, and its time."""
+    found nothing; ``policy_bounds`` has each root bound, in seconds, and its time; ``proven_by`` says when the
+    root bound alone proved the schedule (CP-SAT not run)."""
     from ortools.sat.python import cp_model
 
     from hetsim.mappers import _policy_bounds as PB
@@ -312,7 +313,8 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     if ub_s - lb_s <= mip_rel_gap * ub_s:  # proven at the root: no search
         sched = best_h
         sched.stats.update({
-            "status": "optimal", "solver": "cp-sat (weight policies)", "bound_s": min(lb_s, sched.makespan_s),
+            "status": "optimal", "solver": "cp-sat (weight policies)", "proven_by": "root bound (no search)",
+            "bound_s": min(lb_s, sched.makespan_s),
             "incumbent_s": sched.makespan_s, "operators": len(topo), "policy_bounds": pbs,
             "mip_gap": max(0.0, (sched.makespan_s - lb_s) / sched.makespan_s) if sched.makespan_s > 0 else 0.0,
             "mip_rel_gap_limit": mip_rel_gap, "solve_time_s": time.perf_counter() - t0,
