@@ -5,9 +5,10 @@ For GPT-2-small prefill and decode and ViT-B/16 (``workloads/``, shipped without
 holding the weights): how many ops run on each device, under which weight policy, the DRAM weight traffic and its
 energy, the peak activation memory, and the makespan against all-host; one markdown row per workload and mapper.
 
-Run: ``python bench/beyond.py [PLATFORM] [--mappers cpsat,heft]`` from the repository root. ``cpsat`` stops at its
-30 s wall-clock limit on these graphs (its MIP gap is printed); the machine and a calibration loop are printed
-first, as in every bench script, although nothing here is a timing figure except the solve times.
+Run: ``python bench/beyond.py [PLATFORM] [--mappers cpsat,heft]`` from the repository root. ``cpsat`` proves these
+graphs at its root bounds in a second or two on cim-npu-dram (a MIP gap is printed when it stops at its limit);
+the machine and a calibration loop are printed first, as in every bench script, although nothing here is a timing
+figure except the solve times.
 """
 
 from __future__ import annotations

@@ -36,8 +36,9 @@ DRAM = {"size_kib": 1024, "bandwidth_gb_s": 1, "latency_ns": 100, "energy_pj_per
 
 
 def platform(npu: dict | None = None, cim: dict | None = None, dram: dict | None = None,
-             npu2: bool = False) -> Platform:
-    data = make_platform(npu=npu or {}).model_dump(mode="json", exclude={"devices": {"__all__": {"name"}}})
+             npu2: bool = False, host_cores: int = 1) -> Platform:
+    data = make_platform(npu=npu or {}, host_cores=host_cores).model_dump(
+        mode="json", exclude={"devices": {"__all__": {"name"}}})
     data["devices"]["cim"].update(cim or {})
     if npu2:
         data["devices"]["npu2"] = dict(data["devices"]["npu"])

@@ -10,7 +10,9 @@ every other platform are exactly what they were.
 * :func:`cpsat_policies`: an exact CP-SAT model (ours) of the choice: one Boolean per (op, device, policy,
   memory), the op's duration the chosen option's, one capacity row per device (resident) and per memory
   (streamed and reprogrammed weights), serial devices and each CIM's time-shared crossbars as no-overlap
-  resources, transfers between devices on the data edges (CPU-CIM ILP Eq. 8); minimise the makespan.
+  resources, transfers between devices on the data edges (CPU-CIM ILP Eq. 8); minimise the makespan. Its root
+  lower bounds (critical path, LP relaxation, HiGHS's branch and bound on it) are :mod:`hetsim.mappers.
+  _policy_bounds`'.
 """
 
 from __future__ import annotations
@@ -273,12 +275,24 @@ def _heft_once(costs: CostModel, mapper: str, price: float, base: float, opts: d
 
 
 def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: int, seed: int,
-                   resolution_s: float | None = None) -> Schedule:
+                   resolution_s: float | None = None, mip_rel_gap: float = 1e-4) -> Schedule:
     """The exact CP-SAT model of device and weight-policy choice (module docstring). Durations are in ticks of
     ``resolution_s`` (default: 1e-7 of the all-host makespan), rounded up, so the model's makespan bounds the
     replay's; the best of the model's schedule and the two heuristics' (greedy, heft) is returned, evaluated
-    exactly. ``status`` is ``optimal`` when CP-SAT proves its model optimal (to within one tick per op)."""
+    exactly.
+
+    Root bounds first (:mod:`hetsim.mappers._policy_bounds`, ours): the critical path, the LP relaxation and,
+    while the gap to the heuristics' best is open, HiGHS's branch and bound on it (up to a quarter of the time
+    left); when the best heuristic is within ``mip_rel_gap`` of the bound it is returned ``optimal`` without a
+    search, else the bound is a row of the model (``T >= bound``) and CP-SAT stops at ``mip_rel_gap``.
+    ``bound_s`` is the larger of the root bound and CP-SAT's own, less the most its rounding can add (a bound on
+    the real problem); ``status`` is ``optimal`` when the real gap ``mip_gap`` is within ``mip_rel_gap`` or CP-SAT
+    proves its model so (to within one tick per op and edge), ``time_limit`` otherwise, ``heuristic`` when CP-SAT
+    found nothing; ``policy_bounds`` has each root bound, in seconds, and its time; ``proven_by`` says when the
+    root bound alone proved the schedule (CP-SAT not run)."""
     from ortools.sat.python import cp_model
+
+    from hetsim.mappers import _policy_bounds as PB
 
     t0 = time.perf_counter()
     heur = [greedy_policies(costs, mapper), heft_policies(costs, mapper, (0.0, 0.1, 1.0))]
@@ -288,12 +302,35 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     caps = costs.serial_devices()
     host_ms = sum(costs.latency[v].get(costs.host, max(costs.latency[v].values())) for v in topo)
     ub_s = min(h.makespan_s for h in heur)
+    t_b = time.perf_counter()
+    lb_s, pbs, milp_sched = _root_bound(PB, costs, opts, ub_s, mip_rel_gap, time_limit_s - (t_b - t0), mapper)
+    pbs["time_s"] = time.perf_counter() - t_b
+    if milp_sched is not None:
+        pbs["milp_schedule_s"] = milp_sched.makespan_s
+        heur.append(milp_sched)
+        ub_s = min(ub_s, milp_sched.makespan_s)
+    best_h = min(heur, key=lambda h: h.makespan_s)  # the first of the best on a tie: greedy, heft, the relaxation's
+    if ub_s - lb_s <= mip_rel_gap * ub_s:  # proven at the root: no search
+        sched = best_h
+        sched.stats.update({
+            "status": "optimal", "solver": "cp-sat (weight policies)", "proven_by": "root bound (no search)",
+            "bound_s": min(lb_s, sched.makespan_s),
+            "incumbent_s": sched.makespan_s, "operators": len(topo), "policy_bounds": pbs,
+            "mip_gap": max(0.0, (sched.makespan_s - lb_s) / sched.makespan_s) if sched.makespan_s > 0 else 0.0,
+            "mip_rel_gap_limit": mip_rel_gap, "solve_time_s": time.perf_counter() - t0,
+        })
+        return sched
     horizon_s = max(host_ms, ub_s) * 1.01 + sum(max((costs.transfer_time(u, v, a, b) for a in costs.latency[u]
                                                      for b in costs.latency[v]), default=0.0) for u, v in g.edges)
     tick = resolution_s or max(host_ms, 1e-12) * 1e-7
 
     def ticks(x: float) -> int:
         return int(-(-x // tick)) if x > 0 else 0
+
+    # the most rounding up can lengthen a fixed choice and order: once per op and per edge on any path
+    rounding_s = (sum(max((ticks(o[3]) * tick - o[3] for o in opts[v]), default=0.0) for v in topo)
+                  + sum(max((ticks(t) * tick - t for a in costs.latency[u] for b in costs.latency[v]
+                             if (t := costs.transfer_time(u, v, a, b)) > 0), default=0.0) for u, v in g.edges))
 
     H = ticks(horizon_s) + 1
     m = cp_model.CpModel()
@@ -347,13 +384,14 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
                 t = ticks(costs.transfer_time(u, v, du, dv))
                 if t:
                     m.Add(start[v] >= end[u] + t).OnlyEnforceIf([y[u, du], y[v, dv]])
-    T = m.NewIntVar(0, H, "T")
+    # the root bound (real seconds) bounds the rounded model too (its durations are the real ones rounded up):
+    # the makespan's lower end
+    T = m.NewIntVar(min(int(lb_s // tick), H), H, "T")
     for v in topo:
         if g.out_degree(v) == 0:
             m.Add(end[v] <= T)
     m.Minimize(T)
-    best_h = min(heur, key=lambda h: h.makespan_s)  # hint: the better heuristic's choice
-    for v in topo:
+    for v in topo:  # hint: the better heuristic's choice
         d, pol = best_h.device_of(v), best_h.policy_of(v)
         for k, o in enumerate(opts[v]):
             m.AddHint(x[v, k], int(o[0] == d and o[1] == pol))
@@ -361,6 +399,7 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     solver.parameters.max_time_in_seconds = max(0.1, time_limit_s - (time.perf_counter() - t0))
     solver.parameters.num_workers = threads
     solver.parameters.random_seed = seed
+    solver.parameters.relative_gap_limit = mip_rel_gap
     code = _cpsat_sigint.solve(solver, m)  # SIGINT left as it was (ortools resets it)
     status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "time_limit"}.get(code, "infeasible")
     cands = list(heur)
@@ -376,16 +415,68 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
         chain = sorted(topo, key=lambda v: (sv[v], pos[v]))
         cands.insert(0, build(costs, assignment, choice, mapper, {}, order=order, chain=chain))
     sched = min(cands, key=lambda s: s.makespan_s)  # the model's own schedule first on a tie
-    bound_s = solver.BestObjectiveBound() * tick if status != "infeasible" else None
+    cp_bound = solver.BestObjectiveBound() * tick - rounding_s if status != "infeasible" else 0.0
+    bound_s = min(max(lb_s, cp_bound), sched.makespan_s)
+    gap = max(0.0, (sched.makespan_s - bound_s) / sched.makespan_s) if sched.makespan_s > 0 else 0.0
+    if status != "infeasible" and gap <= mip_rel_gap + 1e-15:
+        status = "optimal"
+    pbs["cpsat_bound_s"] = cp_bound if status != "infeasible" else None
     sched.stats.update({
         "status": "heuristic" if status == "infeasible" else status,
         "solver": "cp-sat (weight policies)", "resolution_s": tick, "bound_s": bound_s,
-        "incumbent_s": sched.makespan_s, "variables": len(x), "operators": len(topo),
-        "mip_gap": (max(0.0, (sched.makespan_s - bound_s) / sched.makespan_s)
-                    if bound_s is not None and sched.makespan_s > 0 else None),
+        "incumbent_s": sched.makespan_s, "variables": len(x), "operators": len(topo), "policy_bounds": pbs,
+        "rounding_bound_s": rounding_s, "mip_gap": gap, "mip_rel_gap_limit": mip_rel_gap,
         "solve_time_s": time.perf_counter() - t0,
     })
     return sched
+
+
+def _root_bound(PB, costs: CostModel, opts: dict[str, list[Option]], ub_s: float, mip_rel_gap: float,
+                time_left_s: float, mapper: str) -> tuple[float, dict, Schedule | None]:
+    """The root bound of :func:`cpsat_policies` in seconds, its parts (:mod:`hetsim.mappers._policy_bounds`) and
+    a candidate: the critical path and the LP relaxation (up to a quarter of ``time_left_s``), then, while ``ub_s``
+    is more than ``mip_rel_gap`` above them, HiGHS's branch and bound on the relaxation for up to another quarter
+    (its own gap a quarter of ``mip_rel_gap``), whose best point (options, and starts as the device orders and
+    the reprogramming chain) is built into a schedule (:func:`build`; None without a point)."""
+    r = PB.relax(costs, opts)
+    out: dict = {"critical_path_s": PB.critical_path(r)}
+    rel = PB.relaxation(costs, r, ub_s if ub_s > 0 else 1.0)
+    out["lp_s"] = PB.lp_bound(rel, 0.25 * max(time_left_s, 0.4))
+    lb = max(out["critical_path_s"], out["lp_s"])
+    sched = None
+    if ub_s - lb > mip_rel_gap * ub_s:
+        out["milp_s"], out["milp_status"], point = PB.milp_bound(rel, 0.25 * max(time_left_s, 0.4), mip_rel_gap / 4)
+        lb = max(lb, out["milp_s"])
+        if point is not None:
+            sched = _point_schedule(costs, r, rel, point, mapper)
+    out["root_bound_s"] = lb
+    return lb, out, sched
+
+
+def _point_schedule(costs: CostModel, r, rel, point, mapper: str) -> Schedule | None:
+    """The schedule of a point of the relaxation (:func:`_root_bound`): each op's option of largest value, the
+    device orders and the reprogramming chain by the point's starts (ties: topological position); None when the
+    choice leaves an edge uncarried or a capacity exceeded (a point within HiGHS's tolerances may)."""
+    topo = costs.workload.topological_order()
+    choice = {}
+    for v in topo:
+        cols = rel.columns[v]
+        choice[v] = r.opts[v][max(range(len(cols)), key=lambda k: (point[cols[k]], -k))]
+    assignment = {v: o[0] for v, o in choice.items()}
+    if not all(costs.carried(u, v, assignment[u], assignment[v]) for u, v in costs.workload.graph.edges):
+        return None
+    pos = {v: i for i, v in enumerate(topo)}
+    sv = {v: point[rel.columns["s"][v]] for v in topo}
+    chain = sorted(topo, key=lambda v: (sv[v], pos[v]))
+    order = {d: [v for v in chain if assignment[v] == d] for d in costs.serial_devices()}
+    try:
+        sched = build(costs, assignment, choice, mapper, {"status": "heuristic", "source": "relaxation"},
+                      order=order, chain=chain)
+    except MappingError:
+        return None
+    from hetsim.check import check_schedule
+
+    return sched if check_schedule(costs, sched).ok else None
 
 
 __all__ = ["WeightPolicy", "cpsat_policies", "greedy_policies", "heft_policies", "op_options"]

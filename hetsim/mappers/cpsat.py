@@ -231,7 +231,8 @@ class CpSat:
         # the phases allocate millions of small dicts and lists on large graphs, which the cyclic garbage
         # collector would scan again and again (none of them forms a cycle that needs it)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
-            return cpsat_policies(costs, self.name, self.time_limit_s, self.threads, self.seed, self.resolution_s)
+            return cpsat_policies(costs, self.name, self.time_limit_s, self.threads, self.seed, self.resolution_s,
+                                  self.mip_rel_gap)
         gc_on = gc.isenabled()
         gc.disable()
         try:
