@@ -92,15 +92,12 @@ def _rows(out: Path) -> int:
     return max(0, len(out.read_bytes().splitlines()) - 1) if out.exists() else 0
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
-@pytest.mark.parametrize(("sig", "workers"), [(signal.SIGINT, 2), (signal.SIGTERM, 2), (signal.SIGTERM, 1)])
-def test_a_signal_stops_the_sweep_keeps_finished_points_and_leaves_no_worker(tmp_path, sig, workers):
-    spec, env = _setup(tmp_path)
-    out = tmp_path / "out.csv"
+def _signal_after_first_row(cmd: list[str], tmp_path: Path, env: dict, out: Path, sig) -> tuple:
+    """Start the sweep ``cmd``, send ``sig`` once its first row is in ``out`` (and before its last), and return
+    ``(exit code, seconds it took to stop, its stderr, the worker pids seen before the signal)``."""
     with (tmp_path / "stderr.txt").open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", str(workers)],
-                                preexec_fn=_default_sigint,
-                                cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(cmd, preexec_fn=_default_sigint, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                stderr=err)
         try:
             deadline = time.monotonic() + 120
             while _rows(out) < 1 and proc.poll() is None and time.monotonic() < deadline:
@@ -116,7 +113,16 @@ def test_a_signal_stops_the_sweep_keeps_finished_points_and_leaves_no_worker(tmp
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    stderr = (tmp_path / "stderr.txt").read_text()
+    return rc, took, (tmp_path / "stderr.txt").read_text(), workers_seen
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize(("sig", "workers"), [(signal.SIGINT, 2), (signal.SIGTERM, 2), (signal.SIGTERM, 1)])
+def test_a_signal_stops_the_sweep_keeps_finished_points_and_leaves_no_worker(tmp_path, sig, workers):
+    spec, env = _setup(tmp_path)
+    out = tmp_path / "out.csv"
+    cmd = [sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", str(workers)]
+    rc, took, stderr, workers_seen = _signal_after_first_row(cmd, tmp_path, env, out, sig)
     assert rc == 128 + sig, stderr
     assert took < 5, f"took {took:.1f} s to stop"
     assert "Traceback" not in stderr
@@ -288,25 +294,7 @@ def test_a_signal_stops_a_scenario_sweep_as_it_stops_a_sweep(tmp_path, sig):
     spec, env = _scenario_setup(tmp_path)
     out = tmp_path / "out.csv"
     cmd = [sys.executable, "-m", "hetsim", "sweep", str(spec), "--workers", "2"]
-    with (tmp_path / "stderr.txt").open("w") as err:
-        proc = subprocess.Popen(cmd, preexec_fn=_default_sigint, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                                stderr=err)
-        try:
-            deadline = time.monotonic() + 120
-            while _rows(out) < 1 and proc.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert proc.poll() is None, "the sweep ended before it was signalled"
-            assert _rows(out) < POINTS
-            workers_seen = _descendants(proc.pid)
-            t0 = time.monotonic()
-            proc.send_signal(sig)
-            rc = proc.wait(timeout=30)
-            took = time.monotonic() - t0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    stderr = (tmp_path / "stderr.txt").read_text()
+    rc, took, stderr, workers_seen = _signal_after_first_row(cmd, tmp_path, env, out, sig)
     assert rc == 128 + sig, stderr
     assert took < 5, f"took {took:.1f} s to stop: {stderr}"
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
