@@ -43,3 +43,55 @@ def test_single_run_options_a_scenario_does_not_honour_are_refused(tmp_path, cap
     sc = _small_scenario(tmp_path)
     code, _, err = run_cli(capsys, "run", PUMA, sc, *flags)
     assert_input_error(code, err, flags[0], "scenario")
+
+
+@pytest.fixture(scope="module")
+def streamed_platform():
+    """platforms/cim-npu-dram.yaml shrunk so that ResNet-20 does not fit on chip: some NPU ops stream their
+    weights from the DRAM (as tests/test_weights_run.py), over a port slow enough that the reads outlast the
+    compute."""
+    from hetsim.platform import load_platform
+
+    return load_platform(ROOT / "platforms" / "cim-npu-dram.yaml").with_overrides(
+        {"devices.npu.weight_memory_kib": 16, "devices.cim.crossbars": 30,
+         "memories.dram.weights_for.npu.bandwidth_gb_s": 0.05})
+
+
+def _stream(wl_name: str = "resnet20_cifar10.onnx", **s):
+    from hetsim.scenario.spec import Scenario
+
+    return Scenario.model_validate({"streams": {"a": {"model": str(ROOT / "workloads" / wl_name), **s}}})
+
+
+@pytest.mark.parametrize("contention", ["none", "memory"])
+def test_analytic_loads_use_the_streamed_costs_and_the_memory_port(streamed_platform, contention):
+    """The bottleneck's loads are the replay's: the NPU's is rate x the bound latencies of its ops (a streamed
+    op's max(read, compute) on the double-buffering NPU), equal to the device table's offered load; with memory
+    contention the DRAM's port is a resource loaded rate x the streamed reads' seconds."""
+    from hetsim.scenario.run import analytic_loads, run_scenario
+    from hetsim.sim.contention import parse_contention
+
+    rate = 50.0
+    r = run_scenario(streamed_platform, _stream(arrival={"process": "periodic", "period_s": 1 / rate}, count=4),
+                     contention=contention)
+    m = r.models["a"]
+    bound = m.costs.for_schedule(m.schedule)
+    steps = bound.weight_steps
+    assert any(st.device == "npu" and st.policy == "streamed" for st in steps.values())
+    npu_s = sum(bound.latency[v]["npu"] for v, d in m.schedule.assignment.items() if d == "npu")
+    loads, _, _ = analytic_loads(r.models, {"a": rate}, parse_contention(contention))  # every resource's
+    units = streamed_platform.devices["npu"].units
+    assert loads["npu"] == pytest.approx(rate * npu_s / units, rel=1e-9)
+    dev = r.devices.set_index("device")
+    assert loads["npu"] == pytest.approx(dev.loc["npu", "offered_load"], rel=1e-9)
+    resident = sum(m.costs.latency[v]["npu"] for v, d in m.schedule.assignment.items() if d == "npu")
+    assert npu_s > resident * (1 + 1e-6)  # the check can fail: streaming costs more than residency here
+    ports = r.summary["bottleneck"]["memory_ports"]
+    assert ports == {"memories": ["dram"], "counted": contention == "memory"}
+    reprogrammed = [st for st in steps.values() if st.device == "cim" and st.policy == "reprogrammed"]
+    if reprogrammed:  # the CIM's reprogrammed ops take turns on its time-shared crossbars
+        assert loads["cim time-shared crossbars"] == pytest.approx(rate * sum(st.latency_s for st in reprogrammed))
+    if contention == "memory":
+        assert loads["dram port"] == pytest.approx(rate * sum(st.read_s for st in steps.values()), rel=1e-9)
+    else:
+        assert "dram port" not in loads

@@ -71,6 +71,13 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
         out.append(f"  {r.summary.get('objective', 'latency')} mapping: analytic bottleneck {b['resource']} at "
                    f"{b['load']:.1%} of its capacity at the offered rates"
                    + (f" (the SoC sustains at most {scale:.3g}x these rates)" if scale else ""))
+        ports = b.get("memory_ports")
+        if ports:
+            names = ", ".join(ports["memories"])
+            out.append(f"  weight reads from {names}: " + (
+                "each memory port a resource of the bottleneck (memory contention on: one read at a time)"
+                if ports["counted"] else "not a resource of the bottleneck (memory contention off: reads "
+                "overlap freely; --contention memory serialises them on the port)"))
         if b.get("status") is not None:
             out.append(f"  the throughput mapping: {b['status'].replace('_', ' ')}"
                        + (f", bound {b['bound']:.4%}, MIP gap {b['mip_gap']:.2%}" if b.get("bound") is not None

@@ -226,17 +226,42 @@ def map_throughput(costs_of: dict[str, CostModel], rates: dict[str, float], mapp
 
 def analytic_loads(models: dict[str, StreamModel], rates: dict[str, float],
                    contention: frozenset[str]) -> tuple[dict[str, float], str, float]:
-    """Every resource's load (:class:`hetsim.mappers._throughput.LoadModel`) of the models' mappings at
-    ``rates``: ``(loads by resource, the bottleneck resource, its load)``; ``1 / load`` is the most the offered
-    rates can be scaled by."""
+    """Every resource's load (:class:`hetsim.mappers._throughput.LoadModel`: rate x seconds per request / units)
+    of the models' mappings at ``rates``: ``(loads by resource, the bottleneck resource, its load)``; ``1 / load``
+    is the most the offered rates can be scaled by.
+
+    The costs are the replay's: each schedule's bound cost model (:meth:`~hetsim.costs.CostModel.for_schedule`),
+    so a streamed op counts ``max(read, compute)`` or ``read + compute`` and a reprogrammed one its read, writes
+    and passes (:mod:`hetsim.weights`). Two resources the replay serialises across requests are added: with
+    ``memory`` contention, each memory's port (``"dram port"``: it serves one weight read at a time, load = rate x
+    the reads' seconds); and each device whose ops overlap (a PUMA CIM) but whose reprogrammed ops take turns on
+    its time-shared crossbars (``"cim time-shared crossbars"``: rate x those ops' latencies). Without ``memory``
+    contention weight reads overlap freely and no port is a resource (as in the replay)."""
     from hetsim.mappers._throughput import LoadModel, Part, bottleneck
 
     names = list(models)
-    lm = LoadModel([Part(n, models[n].costs, rates[n]) for n in names], contention)
+    bound = {n: models[n].costs.for_schedule(models[n].schedule) for n in names}
+    lm = LoadModel([Part(n, bound[n], rates[n]) for n in names], contention)
     loads = lm.loads([dict(models[n].schedule.assignment) for n in names])
+    labels: dict[tuple, str] = {}
+    for n in names:
+        serial = bound[n].serial_devices()
+        for st in getattr(bound[n], "weight_steps", {}).values():
+            if "memory" in contention and st.read_s > 0:
+                key = ("memory port", st.memory)
+                loads[key] = loads.get(key, 0.0) + rates[n] * st.read_s
+                labels[key] = f"{st.memory} port"
+            if st.policy == "reprogrammed" and st.device not in serial:
+                key = ("time-shared", st.device)
+                loads[key] = loads.get(key, 0.0) + rates[n] * st.latency_s
+                labels[key] = f"{st.device} time-shared crossbars"
+
+    def label(k: tuple) -> str:
+        return labels.get(k) or lm.label(k)
+
     key, val = bottleneck(loads)
-    return ({lm.label(k): x for k, x in sorted(loads.items(), key=lambda kv: -kv[1])},
-            lm.label(key) if key is not None else "", val)
+    return ({label(k): x for k, x in sorted(loads.items(), key=lambda kv: -kv[1])},
+            label(key) if key is not None else "", val)
 
 
 # ------------------------------------------------------------------------------------------------ arrivals
@@ -557,6 +582,9 @@ def run_scenario(
         "streams": _records(streams), "devices": _records(devices),
         "saturated": bool(streams["saturated"].any()),
     }
+    ports = [n for n, mem in plat.memories.items() if mem.weights_for]
+    if ports:  # which memory ports the bottleneck counts (analytic_loads)
+        summary["bottleneck"]["memory_ports"] = {"memories": ports, "counted": "memory" in kinds}
     st = next(iter(models.values())).schedule.stats
     if st.get("objective") == "throughput":  # the joint mapping's own outcome (the same on every model)
         summary["bottleneck"].update({"status": st.get("status"), "bound": st.get("bottleneck_bound"),
