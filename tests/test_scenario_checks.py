@@ -95,3 +95,15 @@ def test_analytic_loads_use_the_streamed_costs_and_the_memory_port(streamed_plat
         assert loads["dram port"] == pytest.approx(rate * sum(st.read_s for st in steps.values()), rel=1e-9)
     else:
         assert "dram port" not in loads
+
+
+def test_memory_utilisation_is_its_busy_time_over_the_simulated_time(streamed_platform):
+    """The DRAM's row: utilisation = busy (its port's reads, s) / simulated time, as a single run's is busy /
+    makespan; busy = requests x one request's reads."""
+    from hetsim.scenario.run import run_scenario
+
+    r = run_scenario(streamed_platform, _stream(arrival={"process": "periodic", "period_s": 0.02}, count=5))
+    dram = r.devices.set_index("device").loc["dram"]
+    reads = sum(st.read_s for st in r.models["a"].costs.for_schedule(r.models["a"].schedule).weight_steps.values())
+    assert dram["busy_s"] == pytest.approx(5 * reads, rel=1e-9) and dram["busy_s"] > 0
+    assert dram["utilisation"] == pytest.approx(dram["busy_s"] / r.summary["simulated_s"], rel=1e-12)
