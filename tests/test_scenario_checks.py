@@ -107,3 +107,24 @@ def test_memory_utilisation_is_its_busy_time_over_the_simulated_time(streamed_pl
     reads = sum(st.read_s for st in r.models["a"].costs.for_schedule(r.models["a"].schedule).weight_steps.values())
     assert dram["busy_s"] == pytest.approx(5 * reads, rel=1e-9) and dram["busy_s"] > 0
     assert dram["utilisation"] == pytest.approx(dram["busy_s"] / r.summary["simulated_s"], rel=1e-12)
+
+
+def test_a_stream_whose_one_request_overflows_the_activation_memory_is_refused_as_a_single_run_is():
+    """A 64 KiB DRAM holds fewer live activations than one ResNet-20 request needs: the single run refuses it,
+    and so does a scenario of that model (one request's peak is a lower bound of the scenario's), naming the
+    stream, the memory and the same peak."""
+    import re
+
+    import hetsim
+    from hetsim.platform import load_platform
+    from hetsim.report.footprint import MemoryCapacityError
+    from hetsim.scenario.run import run_scenario
+
+    plat = load_platform(ROOT / "platforms" / "cim-npu-dram.yaml").with_overrides({"memories.dram.size_kib": 64})
+    with pytest.raises(MemoryCapacityError) as single:
+        hetsim.run(plat, ROOT / "workloads" / "resnet20_cifar10.onnx", mapper="heft", timeline=False)
+    with pytest.raises(MemoryCapacityError, match="stream 'a'.*live activations in memory 'dram'") as scen:
+        run_scenario(plat, _stream(arrival={"process": "periodic", "period_s": 0.05}, count=3))
+    need = re.compile(r"needs ([0-9.]+ [kKM]i?B)")
+    assert need.search(str(scen.value)).group(1) == need.search(str(single.value)).group(1)
+    assert "\n" not in str(scen.value)

@@ -179,11 +179,21 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
            contention: frozenset[str], rate_hz: float) -> StreamModel:
-    """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link."""
+    """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link.
+
+    Raises:
+        MemoryCapacityError: that request's live activations (the replay's and the mapper's predicted timing,
+            :mod:`hetsim.report.footprint`, the check a single run makes) exceed a checked memory's capacity: with
+            several requests in flight the scenario needs at least as much, so it cannot run either.
+    """
+    from hetsim.report.footprint import require_fits, run_footprints
     from hetsim.report.metrics import device_table
     from hetsim.sim import simulate
 
     alone = simulate(costs, sched, contention)
+    for fp in run_footprints(costs, sched, alone).values():
+        require_fits(fp, f"stream {name!r}: one request of {costs.workload.name}",
+                     "a scenario does not spill activations; map it differently or give the memory more capacity")
     dev = device_table(costs, alone).set_index("device")
     busy = dev["busy_s"].to_dict()
     active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(), *platform.links.items()])
