@@ -128,3 +128,31 @@ def test_a_stream_whose_one_request_overflows_the_activation_memory_is_refused_a
     need = re.compile(r"needs ([0-9.]+ [kKM]i?B)")
     assert need.search(str(scen.value)).group(1) == need.search(str(single.value)).group(1)
     assert "\n" not in str(scen.value)
+
+
+def test_streams_share_a_memorys_weight_capacity(streamed_platform):
+    """Two ResNet-20 streams on a 300 KiB DRAM: the second, mapped with no resident capacity left, would stream
+    about 270 kB of weights from it, more than the first leaves (the old code's pair needed 410,624 B); together
+    they keep within its 307,200 B, the second mapped with what the first left, as crossbars and NPU weight
+    memory are shared. A memory over capacity
+    after mapping is refused in one line naming it, the bytes needed and the capacity."""
+    from hetsim.errors import InputError
+    from hetsim.scenario.run import run_scenario
+    from hetsim.scenario.spec import Scenario
+    from hetsim.weights import memory_use
+
+    plat = streamed_platform.with_overrides({"memories.dram.size_kib": 300})
+    model = str(ROOT / "workloads" / "resnet20_cifar10.onnx")
+    sc = Scenario.model_validate({"streams": {s: {"model": model, "arrival": {"process": "periodic",
+                                                                            "period_s": 0.05}, "count": 2}
+                                              for s in "ab"}})
+    r = run_scenario(plat, sc)
+    use = {n: memory_use(m.costs, m.costs.for_schedule(m.schedule).weight_steps)["dram"] for n, m in r.models.items()}
+    assert all(u > 0 for u in use.values())
+    assert sum(use.values()) <= plat.memories["dram"].size_bytes == 307_200
+    from hetsim.scenario.run import _check_memories
+
+    small = streamed_platform.with_overrides({"memories.dram.size_kib": 200})
+    with pytest.raises(InputError, match=rf"memory dram: .* need {sum(use.values()):,} B together .* more than "
+                                         r"its 204,800 B"):
+        _check_memories(small, r.models)

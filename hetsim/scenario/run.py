@@ -157,15 +157,22 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
         scheds = map_throughput(costs_of, rates, get_mapper(mapper, **opts, objective="throughput"), contention)
         for name, sched in scheds.items():
             out[name] = _price(name, scenario.streams[name], costs_of[name], sched, platform, contention, rates[name])
+        _check_memories(platform, out)
         return {n: out[n] for n in scenario.streams}
     left: dict[str, int] | None = None
+    from hetsim.weights import memory_use
+
+    mem_left = {n: m.size_bytes for n, m in platform.memories.items() if m.weights_for}
     for _, (name, st) in items:
         costs = costs_of[name]
         if left is None:
             left = dict(costs.budget)
         costs.budget.update(left)
-        sched = get_mapper(mapper, **opts).map(costs)
-        need = costs.for_schedule(sched).need  # streamed and reprogrammed ops keep none (hetsim.weights)
+        sched = get_mapper(mapper, **opts).map(_with_memory_left(costs, mem_left))
+        bound = costs.for_schedule(sched)
+        need = bound.need  # streamed and reprogrammed ops keep none (hetsim.weights)
+        for mem, used in memory_use(costs, getattr(bound, "weight_steps", {})).items():
+            mem_left[mem] -= used
         for v, d in sched.assignment.items():
             if d in left and v not in sched.splits:
                 left[d] -= need.get(v, {}).get(d, 0)
@@ -174,7 +181,44 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
                 if d in left:
                     left[d] -= costs.need.get(v, {}).get(d, 0)
         out[name] = _price(name, st, costs, sched, platform, contention, rates[name])
+    _check_memories(platform, out)
     return {n: out[n] for n in scenario.streams}
+
+
+def _with_memory_left(costs: CostModel, mem_left: dict[str, int]) -> CostModel:
+    """``costs``, or when streams mapped before have put weights in a memory (``mem_left``: memory -> bytes it
+    still holds), a cost model of the same workload and budget on the platform with those memories shrunk to what
+    is left: the mapper's weight policies then share each memory's capacity as the resident capacities are
+    shared (the mapper reads a memory's ``size_bytes``)."""
+    plat = costs.platform
+    shrink = {f"memories.{n}.size_kib": max(b, 0) / 1024 or 1e-9 for n, b in mem_left.items()
+              if b < plat.memories[n].size_bytes}
+    if not shrink:
+        return costs
+    c = CostModel(costs.workload, plat.with_overrides(shrink, name=plat.name))
+    c.budget.update(costs.budget)
+    return c
+
+
+def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
+    """Refuse mappings whose streamed and reprogrammed weights exceed a memory's capacity together.
+
+    Raises:
+        InputError: one line naming the memory, the bytes the streams need together (and each's) and its capacity.
+    """
+    from hetsim.weights import memory_use
+
+    per: dict[str, dict[str, int]] = {}
+    for n, m in models.items():
+        for mem, used in memory_use(m.costs, getattr(m.costs.for_schedule(m.schedule), "weight_steps", {})).items():
+            if used:
+                per.setdefault(mem, {})[n] = used
+    for mem, by in per.items():
+        cap = platform.memories[mem].size_bytes
+        if sum(by.values()) > cap:
+            each, total = ", ".join(f"{n} {b:,} B" for n, b in by.items()), sum(by.values())
+            raise InputError(f"memory {mem}: the streams' streamed and reprogrammed weights need {total:,} B "
+                             f"together ({each}), more than its {cap:,} B; give it more capacity or fewer streams")
 
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
