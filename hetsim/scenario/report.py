@@ -166,8 +166,10 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
         head.append(("SATURATED (not a steady state)", "; ".join(sat)))
     sections = [("Summary", kv_table(head)),
                 ("Streams", table_html(r.streams, scroll=False)
-                 + "<p>throughput: measured requests over the time from the first measured arrival to the last "
-                   "finish; latency = finish - arrival; alone: one request alone on the SoC.</p>"),
+                 + "<p>offered and throughput over one window, from the first measured arrival t0 to the last "
+                   "t1: offered = arrivals in [t0, t1) / (t1 - t0), throughput = those of them finished by t1 / "
+                   "(t1 - t0), so throughput &le; offered (a closed loop: completions over their span); latency = "
+                   "finish - arrival; alone: one request alone on the SoC.</p>"),
                 ("Devices and links", table_html(r.devices, scroll=False)
                  + "<p>busy: unit-seconds on a serial device; energy over the whole simulated time, idle time "
                    "included; offered load: the open streams' rate x busy time per request / units.</p>")]

@@ -463,12 +463,8 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
         sub = req[(req["stream"] == name) & ~req["warmup"]]
         lat = sub["latency_s"].to_numpy()
         n = len(sub)
-        span = float(sub["finish_s"].max() - sub["arrival_s"].min()) if n else 0.0
-        thr = n / span if span > 0 else None
-        arr = req[req["stream"] == name]["arrival_s"].to_numpy()
-        offered = (len(arr) - 1) / (arr[-1] - arr[0]) if len(arr) > 1 and arr[-1] > arr[0] else None
-        if st.arrival.process == "closed":
-            offered = None
+        offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(),
+                                      closed=st.arrival.process == "closed")
         sat, why = _saturation(sub, offered, thr)
         pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
         miss = None
@@ -485,6 +481,37 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
             "energy_per_request_j": m.energy_j, "saturated": sat, "saturation": why,
         })
     return pd.DataFrame(rows)
+
+
+def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = False) -> tuple[float | None,
+                                                                                               float | None]:
+    """A stream's offered rate and throughput (requests per second) from its measured requests' arrival and
+    finish times (s, one per request, any order): ``(offered, throughput)``, ``None`` where undefined.
+
+    Open streams: both over one window, from the first measured arrival ``t0`` to the last ``t1`` (ours, the
+    usual operational definitions: arrivals and completions counted over the same interval)::
+
+        offered    = #{arrivals in [t0, t1)} / (t1 - t0)
+        throughput = #{requests arriving in [t0, t1) and finished by t1} / (t1 - t0)
+
+    so ``throughput <= offered`` always, the two equal when every request but the last is done by the last
+    arrival (a periodic stream whose latency is below its period: exactly ``1 / period_s``); the difference is
+    the backlog at ``t1`` (by Little's law, throughput x mean latency of the requests in flight) over the
+    window. Both are ``None`` with fewer than two distinct arrival times. Closed loops offer no rate
+    (``offered`` is ``None``): their throughput is the departure rate ``(n - 1) / (last finish - first finish)``.
+    """
+    a = np.asarray(arrival_s, dtype=float)
+    f = np.asarray(finish_s, dtype=float)
+    if closed:
+        f = np.sort(f)
+        return None, ((len(f) - 1) / (f[-1] - f[0]) if len(f) > 1 and f[-1] > f[0] else None)
+    if len(a) < 2:
+        return None, None
+    t0, t1 = float(a.min()), float(a.max())
+    if not t1 > t0:
+        return None, None
+    inside = a < t1
+    return float(inside.sum()) / (t1 - t0), float((inside & (f <= t1)).sum()) / (t1 - t0)
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
