@@ -217,3 +217,30 @@ def test_throughput_never_exceeds_the_offered_rate_of_an_open_stream(seed, load,
         if row["offered_hz"] is None or row["offered_hz"] != row["offered_hz"]:
             continue  # fewer than two distinct measured arrivals: both undefined
         assert row["throughput_hz"] <= row["offered_hz"] * (1 + 1e-12), row
+
+
+def test_a_closed_loop_is_judged_at_its_measured_throughput_and_never_saturated():
+    """Three requests in flight, no think time, on a host -> CIM -> host chain: the host is the bottleneck and
+    the loop runs at its service rate. The analytic load is evaluated at the measured throughput (a closed loop
+    offers no rate): throughput x host busy per request, at most 100 %, with no rate scale, and the stream is not
+    called SATURATED (its backlog is bounded by its population)."""
+    from conftest import conv_op, host_op, make_platform
+
+    from hetsim.scenario.report import format_scenario_report
+    from hetsim.scenario.run import run_scenario
+    from hetsim.workload import Workload
+
+    ops = [host_op("a", 2000, index=0), conv_op("b", 16, 16, 20, n_in=100, n_out=100, index=1),
+           host_op("c", 800, index=2)]
+    wl = Workload.from_ops("chain3", ops, [("a", "b", 0), ("b", "c", 0)])
+    sc = _scen({"loop": {"arrival": {"process": "closed", "population": 3}, "count": 60, "warmup": 3}},
+               mapper="heft")
+    r = run_scenario(make_platform(host_cores=1, cim_cores=1, crossbars_per_core=4), sc, workloads={"loop": wl})
+    row = r.streams.iloc[0]
+    b = r.summary["bottleneck"]
+    host = r.models["loop"].busy_s["host"]
+    assert b["resource"] == "host" and b["load"] == pytest.approx(row["throughput_hz"] * host, rel=1e-9)
+    assert b["load"] <= 1 + 1e-9 and b["max_rate_scale"] is None and b["closed_at_throughput"] == ["loop"]
+    assert not row["saturated"] and not r.summary["saturated"]
+    text = format_scenario_report(r)
+    assert "sustains at most" not in text and "SATURATED" not in text

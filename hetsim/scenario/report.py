@@ -62,6 +62,17 @@ def format_scenario_report(r: ScenarioResult) -> str:
     return "\n".join(out)
 
 
+def _rates_text(b: dict, streams: int) -> str:
+    """What rates the bottleneck's load is at (``streams``: how many streams there are): the offered rates, closed
+    loops at their measured throughput."""
+    closed = b.get("closed_at_throughput") or []
+    if not closed:
+        return "the offered rates"
+    return (f"the measured throughput of the closed loop{'s' if len(closed) > 1 else ''} {', '.join(closed)}"
+            + (" and the offered rates of the others" if len(closed) < streams else "")
+            + " (a closed loop offers no rate: no rate scale)")
+
+
 def _bottleneck_lines(r: ScenarioResult) -> list[str]:
     """The mapping's analytic bottleneck and, with a comparison, both objectives' replayed throughput."""
     b = r.summary.get("bottleneck") or {}
@@ -69,7 +80,7 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
     if b.get("resource"):
         scale = b.get("max_rate_scale")
         out.append(f"  {r.summary.get('objective', 'latency')} mapping: analytic bottleneck {b['resource']} at "
-                   f"{b['load']:.1%} of its capacity at the offered rates"
+                   f"{b['load']:.1%} of its capacity at {_rates_text(b, len(r.models))}"
                    + (f" (the SoC sustains at most {scale:.3g}x these rates)" if scale else ""))
         ports = b.get("memory_ports")
         if ports:
@@ -158,8 +169,9 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
                        f"{s['energy_per_request_j'] * 1e3:.6g} mJ per request")]
     if b.get("resource"):
         scale = b.get("max_rate_scale")
-        head.append(("analytic bottleneck", f"{b['resource']} at {b['load']:.2%} of its capacity at the offered "
-                     f"rates" + (f": the SoC sustains at most {scale:.4g}x these rates" if scale else "")))
+        head.append(("analytic bottleneck", f"{b['resource']} at {b['load']:.2%} of its capacity at "
+                     f"{_rates_text(b, len(r.models))}"
+                     + (f": the SoC sustains at most {scale:.4g}x these rates" if scale else "")))
     sat = [f"{row['stream']}: {row['saturation']}" for row in r.streams.to_dict(orient="records")
            if row["saturated"]]
     if sat:
@@ -168,7 +180,7 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
                 ("Streams", table_html(r.streams, scroll=False)
                  + "<p>offered and throughput over one window, from the first measured arrival t0 to the last "
                    "t1: offered = arrivals in [t0, t1) / (t1 - t0), throughput = those of them finished by t1 / "
-                   "(t1 - t0), so throughput &le; offered (a closed loop: completions over their span); latency = "
+                   "(t1 - t0), so throughput &le; offered (a closed loop: its throughput counted so); latency = "
                    "finish - arrival; alone: one request alone on the SoC.</p>"),
                 ("Devices and links", table_html(r.devices, scroll=False)
                  + "<p>busy: unit-seconds on a serial device; energy over the whole simulated time, idle time "

@@ -465,7 +465,10 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
         n = len(sub)
         offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(),
                                       closed=st.arrival.process == "closed")
-        sat, why = _saturation(sub, offered, thr)
+        if st.arrival.process == "closed":  # its backlog is bounded by its population: never saturated
+            sat, why = False, f"closed loop: at most {st.arrival.population} in flight"
+        else:
+            sat, why = _saturation(sub, offered, thr)
         pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
         miss = None
         if st.deadline_s is not None and n:
@@ -498,20 +501,19 @@ def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = F
     arrival (a periodic stream whose latency is below its period: exactly ``1 / period_s``); the difference is
     the backlog at ``t1`` (by Little's law, throughput x mean latency of the requests in flight) over the
     window. Both are ``None`` with fewer than two distinct arrival times. Closed loops offer no rate
-    (``offered`` is ``None``): their throughput is the departure rate ``(n - 1) / (last finish - first finish)``.
+    (``offered`` is ``None``); their throughput is counted the same way (the window, from the first measured
+    request to the last one issued, leaves out the drain at the end, when fewer requests are in flight).
     """
     a = np.asarray(arrival_s, dtype=float)
     f = np.asarray(finish_s, dtype=float)
-    if closed:
-        f = np.sort(f)
-        return None, ((len(f) - 1) / (f[-1] - f[0]) if len(f) > 1 and f[-1] > f[0] else None)
     if len(a) < 2:
         return None, None
     t0, t1 = float(a.min()), float(a.max())
     if not t1 > t0:
         return None, None
     inside = a < t1
-    return float(inside.sum()) / (t1 - t0), float((inside & (f <= t1)).sum()) / (t1 - t0)
+    thr = float((inside & (f <= t1)).sum()) / (t1 - t0)
+    return (None if closed else float(inside.sum()) / (t1 - t0)), thr
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
@@ -653,7 +655,7 @@ def run_scenario(
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
     req, streams, devices, trace, T = _replay(sc, plat, models, where, kinds, dispatch)
-    rates = {n: m.rate_hz for n, m in models.items()}
+    rates, closed = _bottleneck_rates(models, streams)
     loads, res, val = analytic_loads(models, rates, kinds)
     total = float(devices["energy_j"].sum())
     summary = {
@@ -661,8 +663,8 @@ def run_scenario(
         "dispatch": dispatch or sc.dispatch, "contention": sorted(kinds), "seed": sc.seed,
         "simulated_s": T, "requests": len(req), "energy_j": total,
         "energy_per_request_j": total / len(req),
-        "bottleneck": {"resource": res, "load": val, "max_rate_scale": 1.0 / val if val > 0 else None,
-                       "loads": {k: x for k, x in list(loads.items())[:12]}},
+        "bottleneck": {"resource": res, "load": val, "max_rate_scale": _scale(val, closed),
+                       "loads": {k: x for k, x in list(loads.items())[:12]}, "closed_at_throughput": closed},
         "streams": _records(streams), "devices": _records(devices),
         "saturated": bool(streams["saturated"].any()),
     }
@@ -680,14 +682,39 @@ def run_scenario(
         m2 = map_streams(plat, sc, where, mapper, kinds, {n: m.costs.workload for n, m in models.items()}, other,
                          rates)
         _, st2, _, _, _ = _replay(sc, plat, m2, where, kinds, dispatch)
-        _, res2, val2 = analytic_loads(m2, rates, kinds)
-        rows = _comparison(objective, streams, res, val, models) + _comparison(other, st2, res2, val2, m2)
+        rates2, closed2 = _bottleneck_rates(m2, st2)
+        _, res2, val2 = analytic_loads(m2, rates2, kinds)
+        rows = (_comparison(objective, streams, res, val, models, closed)
+                + _comparison(other, st2, res2, val2, m2, closed2))
         out.comparison = pd.DataFrame(rows)
         summary["comparison"] = _records(out.comparison)
     return out
 
 
-def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, models) -> list[dict]:
+def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> tuple[dict[str, float], list[str]]:
+    """The rates the analytic bottleneck is evaluated at: an open stream's nominal rate (:func:`stream_rate`); a
+    closed loop's measured throughput (it offers no rate: its load follows the SoC's service, so the bottleneck
+    says how busy the mapping keeps each resource at the rate it ran). Returns ``(rates, closed streams)``."""
+    thr = dict(zip(streams["stream"], streams["throughput_hz"], strict=True))
+    rates, closed = {}, []
+    for n, m in models.items():
+        if m.stream.arrival.process == "closed":
+            closed.append(n)
+            x = thr.get(n)
+            rates[n] = float(x) if x is not None and x == x else 0.0
+        else:
+            rates[n] = m.rate_hz
+    return rates, closed
+
+
+def _scale(load: float, closed: list[str]) -> float | None:
+    """``1 / load``, how far the offered rates can be scaled; ``None`` with a closed stream (its rate is not an
+    input) or no load."""
+    return 1.0 / load if load > 0 and not closed else None
+
+
+def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, models,
+                closed: list[str] = ()) -> list[dict]:
     """Rows of the objectives' comparison: per stream, the replayed throughput and latency, and the mapping's
     analytic bottleneck."""
     rows = []
@@ -696,7 +723,7 @@ def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, mod
                      "throughput_hz": row["throughput_hz"], "latency_p50_s": row["latency_p50_s"],
                      "latency_p99_s": row["latency_p99_s"], "alone_s": models[row["stream"]].makespan_s,
                      "saturated": row["saturated"], "bottleneck_resource": res, "bottleneck_load": val,
-                     "max_rate_scale": 1.0 / val if val > 0 else None})
+                     "max_rate_scale": _scale(val, list(closed))})
     return rows
 
 
