@@ -244,3 +244,41 @@ def test_a_closed_loop_is_judged_at_its_measured_throughput_and_never_saturated(
     assert not row["saturated"] and not r.summary["saturated"]
     text = format_scenario_report(r)
     assert "sustains at most" not in text and "SATURATED" not in text
+
+
+@pytest.mark.parametrize("rho", [0.8, 0.94])
+def test_a_stream_below_the_analytic_capacity_is_not_called_saturated(rho):
+    """Poisson arrivals on one single-core host at load rho < 1 (M/D/1: a steady state exists), 300 requests,
+    eight seeds: never SATURATED; the backlog left at the last arrival only makes throughput a little below the
+    offered rate (the old rule, throughput < 0.97 x offered, flagged 10 of these 16 runs)."""
+    from conftest import make_platform
+
+    from hetsim.scenario.run import run_scenario
+
+    wl = _one_op("one", 3000)
+    for seed in range(8):
+        sc = _scen({"p": {"arrival": {"process": "poisson", "rate_hz": rho / 3e-6}, "count": 300, "warmup": 10}},
+                   seed=seed)
+        r = run_scenario(make_platform(), sc, workloads={"p": wl})
+        row = r.streams.iloc[0]
+        assert r.summary["bottleneck"]["load"] == pytest.approx(rho)
+        assert not row["saturated"] and not r.summary["saturated"], (seed, row["saturation"])
+
+
+def test_bursts_that_drain_are_steady_and_an_overload_is_saturated(tmp_path):
+    """A trace of bursts, 4 requests at once every 18 us on a 3 us host (load 0.67): each burst's queue drains
+    before the next, no trend, not SATURATED. Poisson at 1.3x the host's capacity: SATURATED, naming the
+    bottleneck and the growing backlog."""
+    from conftest import make_platform
+
+    from hetsim.scenario.run import run_scenario
+
+    (tmp_path / "bursts.csv").write_text("t\n" + "".join(f"{k * 18e-6:.9g}\n" for k in range(60) for _ in range(4)))
+    sc = _scen({"b": {"arrival": {"process": "trace", "file": "bursts.csv", "column": "t"}, "warmup": 8}})
+    r = run_scenario(make_platform(), sc, folder=tmp_path, workloads={"b": _one_op("b", 3000)})
+    row = r.streams.iloc[0]
+    assert r.summary["bottleneck"]["load"] == pytest.approx(4 * 3 / 18)
+    assert not row["saturated"] and row["throughput_hz"] == pytest.approx(row["offered_hz"]), row["saturation"]
+    sc = _scen({"p": {"arrival": {"process": "poisson", "rate_hz": 1.3 / 3e-6}, "count": 400}}, seed=1)
+    row = run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)}).streams.iloc[0]
+    assert row["saturated"] and "host at 130.0%" in row["saturation"] and "trend" in row["saturation"]

@@ -248,7 +248,8 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
 
 def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
     """The rate (requests per second) a stream offers, as the throughput objective weighs it: ``1 / period_s``,
-    ``rate_hz``, a trace's arrivals over its span; a closed loop (ours): ``population`` requests per cycle of
+    ``rate_hz``, a trace's arrivals before its last over its span (as :func:`rates_measured` counts); a
+    closed loop (ours): ``population`` requests per cycle of
     ``think_s`` plus the critical path with every op on its fastest device (the most it could offer)."""
     a = st.arrival
     if a.process == "periodic":
@@ -259,7 +260,8 @@ def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
         t = read_trace(folder / a.file, a.column)
         if st.count is not None:
             t = t[: st.count]
-        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
+        # arrivals in [first, last) over that span, as the measured offered rate (rates_measured)
+        return sum(x < t[-1] for x in t) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
     g = costs.workload.graph
     fin: dict[str, float] = {}
     for v in costs.workload.topological_order():
@@ -291,31 +293,52 @@ def analytic_loads(models: dict[str, StreamModel], rates: dict[str, float],
     the reads' seconds); and each device whose ops overlap (a PUMA CIM) but whose reprogrammed ops take turns on
     its time-shared crossbars (``"cim time-shared crossbars"``: rate x those ops' latencies). Without ``memory``
     contention weight reads overlap freely and no port is a resource (as in the replay)."""
-    from hetsim.mappers._throughput import LoadModel, Part, bottleneck
+    from hetsim.mappers._throughput import bottleneck
+
+    per, label = _load_terms(models, rates, contention)
+    loads: dict[tuple, float] = {}
+    for part in per.values():
+        for k, x in part.items():
+            loads[k] = loads.get(k, 0.0) + x
+    key, val = bottleneck(loads)
+    return ({label(k): x for k, x in sorted(loads.items(), key=lambda kv: -kv[1])},
+            label(key) if key is not None else "", val)
+
+
+def stream_loads(models: dict[str, StreamModel], rates: dict[str, float],
+                 contention: frozenset[str]) -> dict[str, dict[str, float]]:
+    """Each stream's share of :func:`analytic_loads` (stream -> resource -> load; the shares sum to it)."""
+    per, label = _load_terms(models, rates, contention)
+    return {n: {label(k): x for k, x in part.items()} for n, part in per.items()}
+
+
+def _load_terms(models: dict[str, StreamModel], rates: dict[str, float], contention: frozenset[str]):
+    """``(stream -> resource key -> load, the keys' labeller)`` for :func:`analytic_loads`."""
+    from hetsim.mappers._throughput import LoadModel, Part
 
     names = list(models)
     bound = {n: models[n].costs.for_schedule(models[n].schedule) for n in names}
     lm = LoadModel([Part(n, bound[n], rates[n]) for n in names], contention)
-    loads = lm.loads([dict(models[n].schedule.assignment) for n in names])
+    per: dict[str, dict[tuple, float]] = {}
     labels: dict[tuple, str] = {}
-    for n in names:
+    for i, n in enumerate(names):  # one model per stream (loads are additive), its op keys renumbered
+        alone = LoadModel([lm.parts[i]], contention).loads([dict(models[n].schedule.assignment)])
+        part = per[n] = {(k[0], i, *k[2:]) if k[0] == "own" else k: x for k, x in alone.items()}
         serial = bound[n].serial_devices()
         for st in getattr(bound[n], "weight_steps", {}).values():
             if "memory" in contention and st.read_s > 0:
                 key = ("memory port", st.memory)
-                loads[key] = loads.get(key, 0.0) + rates[n] * st.read_s
+                part[key] = part.get(key, 0.0) + rates[n] * st.read_s
                 labels[key] = f"{st.memory} port"
             if st.policy == "reprogrammed" and st.device not in serial:
                 key = ("time-shared", st.device)
-                loads[key] = loads.get(key, 0.0) + rates[n] * st.latency_s
+                part[key] = part.get(key, 0.0) + rates[n] * st.latency_s
                 labels[key] = f"{st.device} time-shared crossbars"
 
     def label(k: tuple) -> str:
         return labels.get(k) or lm.label(k)
 
-    key, val = bottleneck(loads)
-    return ({label(k): x for k, x in sorted(loads.items(), key=lambda kv: -kv[1])},
-            label(key) if key is not None else "", val)
+    return per, label
 
 
 # ------------------------------------------------------------------------------------------------ arrivals
@@ -465,10 +488,6 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
         n = len(sub)
         offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(),
                                       closed=st.arrival.process == "closed")
-        if st.arrival.process == "closed":  # its backlog is bounded by its population: never saturated
-            sat, why = False, f"closed loop: at most {st.arrival.population} in flight"
-        else:
-            sat, why = _saturation(sub, offered, thr)
         pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
         miss = None
         if st.deadline_s is not None and n:
@@ -481,7 +500,7 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
             "latency_p50_s": _f(pct[0]), "latency_p95_s": _f(pct[1]), "latency_p99_s": _f(pct[2]),
             "latency_max_s": float(lat.max()) if n else None,
             "alone_s": m.makespan_s, "deadline_s": st.deadline_s, "deadline_miss": miss,
-            "energy_per_request_j": m.energy_j, "saturated": sat, "saturation": why,
+            "energy_per_request_j": m.energy_j, "saturated": False, "saturation": "",
         })
     return pd.DataFrame(rows)
 
@@ -533,25 +552,68 @@ def _f(x):
     return None if x is None else float(x)
 
 
-def _saturation(sub: pd.DataFrame, offered: float | None, thr: float | None) -> tuple[bool, str]:
-    """A stream whose queue grows: its latency keeps rising over the run (the last third's mean well above the
-    first third's), or it is served slower than it arrives. Ours: a verdict, not a statistical test."""
+#: the trend test's batches and one-sided significance level (ours)
+TREND_BATCHES = 10
+TREND_ALPHA = 1e-3
+
+
+def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
+    """Whether a stream's backlog grows over the run in a statistically clear way: its measured requests in
+    arrival order cut into :data:`TREND_BATCHES` batches, the least-squares slope of the batch-mean latencies
+    (``scipy.stats.linregress``; batch means damp the requests' autocorrelation) positive at one-sided
+    significance :data:`TREND_ALPHA`, and the fitted rise over the run at least the first batch's mean (latency
+    at least doubling). Ours: a queue that fills and drains (bursts) has no trend; one whose arrivals outpace its
+    service grows linearly. Returns ``(growing, the evidence in words)``; fewer than 20 requests: no verdict."""
+    from scipy.stats import linregress
+
     n = len(sub)
-    if n < 6:
-        return False, "too few requests to judge"
-    lat = sub.sort_values("arrival_s")["latency_s"].to_numpy()
-    k = n // 3
-    first, last = float(lat[:k].mean()), float(lat[-k:].mean())
-    growing = last > 1.5 * first and last - first > float(np.median(lat)) * 0.5
-    slower = offered is not None and thr is not None and thr < 0.97 * offered
-    if growing and slower:
-        return True, (f"queue grows: latency {first * 1e3:.3g} -> {last * 1e3:.3g} ms over the run; served "
-                      f"{thr:.4g}/s of {offered:.4g}/s offered (throughput = the SoC's service rate)")
-    if growing:
-        return True, f"queue grows: latency {first * 1e3:.3g} -> {last * 1e3:.3g} ms over the run"
-    if slower:
-        return True, f"served {thr:.4g}/s of {offered:.4g}/s offered"
-    return False, "steady"
+    if n < 2 * TREND_BATCHES:
+        return False, f"{n} measured requests: too few to judge a trend"
+    lat = sub.sort_values("arrival_s", kind="stable")["latency_s"].to_numpy()
+    means = np.array([b.mean() for b in np.array_split(lat, TREND_BATCHES)])
+    if np.ptp(means) <= 1e-12 * max(float(means.max()), 1e-300):
+        return False, "latency flat over the run"
+    fit = linregress(np.arange(TREND_BATCHES), means)
+    rise = fit.slope * (TREND_BATCHES - 1)
+    p = fit.pvalue / 2 if fit.slope > 0 else 1.0
+    grows = p < TREND_ALPHA and rise >= means[0]
+    return grows, (f"batch-mean latency {means[0] * 1e3:.3g} -> {means[-1] * 1e3:.3g} ms over the run (trend "
+                   f"p = {p:.2g})")
+
+
+def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, StreamModel], res: str, val: float,
+              shares: dict[str, dict[str, float]]) -> None:
+    """Each stream's saturation verdict (``saturated``, ``saturation`` columns, in place). An open stream is
+    saturated when the analytic bottleneck ``res`` is loaded ``val >= 1`` at the offered rates and carries some
+    of the stream's load (no steady state exists at these rates), or when its backlog grows clearly
+    (:func:`backlog_trend`: a transient, or contention the analytic model leaves out). A closed loop never is:
+    at most ``population`` of its requests are in flight."""
+    sat, why = [], []
+    for row in streams.to_dict(orient="records"):
+        name = row["stream"]
+        st = models[name].stream
+        if st.arrival.process == "closed":
+            sat.append(False)
+            why.append(f"closed loop: at most {st.arrival.population} in flight")
+            continue
+        sub = req[(req["stream"] == name) & ~req["warmup"]]
+        grows, trend = backlog_trend(sub)
+        over = val >= 1.0 and shares.get(name, {}).get(res, 0.0) > 0
+        off, thr = row["offered_hz"], row["throughput_hz"]
+        served = (f"; served {thr:.4g}/s of {off:.4g}/s offered" if off is not None and thr is not None
+                  and off == off and thr == thr else "")
+        if over:
+            text = f"the analytic bottleneck {res} at {val:.1%} of its capacity at the offered rates{served}"
+            text += f"; {trend}" if grows else f"; {trend}: no clear trend yet (a more urgent stream may stay steady)"
+        elif grows:
+            text = (f"the backlog grows: {trend}{served}, although the analytic bottleneck {res} is at {val:.1%} "
+                    "(a transient, or contention the analytic loads leave out)")
+        else:
+            text = f"steady: {trend}; the analytic bottleneck {res} at {val:.1%}"
+        sat.append(bool(over or grows))
+        why.append(text)
+    streams["saturated"] = sat
+    streams["saturation"] = why
 
 
 def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.DataFrame, T: float,
@@ -654,9 +716,7 @@ def run_scenario(
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
-    req, streams, devices, trace, T = _replay(sc, plat, models, where, kinds, dispatch)
-    rates, closed = _bottleneck_rates(models, streams)
-    loads, res, val = analytic_loads(models, rates, kinds)
+    req, streams, devices, trace, T, (loads, res, val, closed) = _replay(sc, plat, models, where, kinds, dispatch)
     total = float(devices["energy_j"].sum())
     summary = {
         "scenario": sc.name, "platform": plat.name, "mapper": mapper or sc.mapper, "objective": objective,
@@ -666,7 +726,7 @@ def run_scenario(
         "bottleneck": {"resource": res, "load": val, "max_rate_scale": _scale(val, closed),
                        "loads": {k: x for k, x in list(loads.items())[:12]}, "closed_at_throughput": closed},
         "streams": _records(streams), "devices": _records(devices),
-        "saturated": bool(streams["saturated"].any()),
+        "saturated": bool(streams["saturated"].any() or (val >= 1.0 and not closed)),
     }
     ports = [n for n, mem in plat.memories.items() if mem.weights_for]
     if ports:  # which memory ports the bottleneck counts (analytic_loads)
@@ -680,10 +740,8 @@ def run_scenario(
         other = "latency" if objective == "throughput" else "throughput"
         # the models loaded once: the first mapping's workloads and rates
         m2 = map_streams(plat, sc, where, mapper, kinds, {n: m.costs.workload for n, m in models.items()}, other,
-                         rates)
-        _, st2, _, _, _ = _replay(sc, plat, m2, where, kinds, dispatch)
-        rates2, closed2 = _bottleneck_rates(m2, st2)
-        _, res2, val2 = analytic_loads(m2, rates2, kinds)
+                         {n: m.rate_hz for n, m in models.items()})
+        _, st2, _, _, _, (_, res2, val2, closed2) = _replay(sc, plat, m2, where, kinds, dispatch)
         rows = (_comparison(objective, streams, res, val, models, closed)
                 + _comparison(other, st2, res2, val2, m2, closed2))
         out.comparison = pd.DataFrame(rows)
@@ -729,7 +787,9 @@ def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, mod
 
 def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where: Path, kinds: frozenset[str],
             dispatch: str | None):
-    """Replay the requests of ``models``: ``(requests, streams, devices, trace, simulated seconds)``."""
+    """Replay the requests of ``models``: ``(requests, streams, devices, trace, simulated seconds, bottleneck)``,
+    ``bottleneck`` = ``(loads, resource, load, closed streams)`` (:func:`analytic_loads` at
+    :func:`_bottleneck_rates`); the streams' saturation verdicts from it (:func:`_verdicts`)."""
     run = _Run(sc, models, where, kinds, dispatch)
     T = run.run()
     req = pd.DataFrame(run.rows, columns=REQUEST_COLUMNS).sort_values(["arrival_s", "stream", "index"],
@@ -737,10 +797,13 @@ def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where:
     if req.empty:
         raise InputError(f"scenario {sc.name!r}: no request arrived (check count / duration_s / the trace)")
     streams = _stream_table(req, models)
+    brates, closed = _bottleneck_rates(models, streams)
+    loads, res, val = analytic_loads(models, brates, kinds)
+    _verdicts(streams, req, models, res, val, stream_loads(models, brates, kinds))
     devices = _device_table(plat, models, req, T, run.hw.sleep)
     rates = dict(zip(streams["stream"], streams["offered_hz"], strict=True))
     devices["offered_load"] = [
         sum((rates[n] or 0.0) * m.busy_s.get(d, 0.0) for n, m in models.items() if rates[n] == rates[n]) / u
         for d, u in zip(devices["device"], devices["units"], strict=True)]
     trace = pd.DataFrame(run.trace, columns=["stream", "request", *TRACE_COLUMNS])
-    return req, streams, devices, trace, T
+    return req, streams, devices, trace, T, (loads, res, val, closed)
