@@ -282,3 +282,34 @@ def test_bursts_that_drain_are_steady_and_an_overload_is_saturated(tmp_path):
     sc = _scen({"p": {"arrival": {"process": "poisson", "rate_hz": 1.3 / 3e-6}, "count": 400}}, seed=1)
     row = run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)}).streams.iloc[0]
     assert row["saturated"] and "host at 130.0%" in row["saturation"] and "trend" in row["saturation"]
+
+
+def test_scenario_file_errors_name_what_the_file_should_be(tmp_path, capsys):
+    """An unknown arrival process lists the processes (not device kinds); a YAML file that is neither an SNN spec
+    nor a scenario says both; a file under scenarios/ is read as a scenario; validate, map and inspect of a
+    scenario point at hetsim run. Each one line, exit 2."""
+    sc = tmp_path / "s.yaml"
+    sc.write_text("streams:\n  r: {model: x.onnx, arrival: {process: burst, period_s: 0.1}, count: 3}\n")
+    code, _, err = run_cli(capsys, "run", PUMA, sc)
+    assert_input_error(code, err, "unknown process 'burst'", "periodic, poisson, trace, closed")
+    sc.write_text("streams:\n  r: {model: x.onnx, arrival: {process: periodc, period_s: 0.1}, count: 3}\n")
+    code, _, err = run_cli(capsys, "run", PUMA, sc)
+    assert_input_error(code, err, "did you mean 'periodic'")
+    sc.write_text("streams:\n  r: {model: x.onnx, arrival: {period_s: 0.1}, count: 3}\n")
+    code, _, err = run_cli(capsys, "run", PUMA, sc)
+    assert_input_error(code, err, "no 'process'", "periodic, poisson")
+    for text in ("name: x\n", "", "- a\n- b\n"):
+        sc.write_text(text)
+        code, _, err = run_cli(capsys, "run", PUMA, sc)
+        assert_input_error(code, err, "neither an SNN spec", "nor a scenario", "streams")
+        assert "layers: required" not in err
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "s.yaml").write_text("name: x\ndispatch: fifo\n")
+    code, _, err = run_cli(capsys, "run", PUMA, folder / "s.yaml")
+    assert_input_error(code, err, "streams: required field is missing")
+    good = _small_scenario(tmp_path)
+    for argv in (["validate", PUMA, good], ["map", PUMA, good, "-o", tmp_path / "m.json"], ["inspect", good]):
+        code, _, err = run_cli(capsys, *argv)
+        assert_input_error(code, err, "is a scenario", "use hetsim run PLATFORM SCENARIO")
+        assert len(err.strip().splitlines()) == 1

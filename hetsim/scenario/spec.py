@@ -177,8 +177,16 @@ def load_scenario(path: str | Path) -> tuple[Scenario, Path]:
     return sc, p.resolve().parent
 
 
+#: the top-level keys of an SNN spec (:class:`hetsim.snn.network.SnnSpec`'s required ones): a file with one is not
+#: a scenario
+SNN_KEYS = frozenset({"layers", "timesteps", "weights"})
+
+
 def is_scenario_file(path: str | Path) -> bool:
-    """True for a YAML file whose top level has ``streams`` (cheap: reads the file, no validation)."""
+    """True for a YAML file that is meant as a scenario (cheap: reads the file, no validation): its top level has
+    ``streams``, or, with none of an SNN spec's keys (:data:`SNN_KEYS`), another field of :class:`Scenario`
+    (``dispatch``, ``mapper``, ...) or it sits in a folder named ``scenarios`` (then even an empty file or a list
+    is one, and the scenario loader says what is wrong with it)."""
     p = Path(path)
     if p.suffix.lower() not in (".yaml", ".yml") or not p.is_file():
         return False
@@ -188,7 +196,14 @@ def is_scenario_file(path: str | Path) -> bool:
         data = read_yaml(p, InputError, "file")
     except InputError:
         return False  # not ours to judge here: the workload's own loader reports it
-    return isinstance(data, dict) and "streams" in data
+    under = p.resolve().parent.name == "scenarios"
+    if not isinstance(data, dict):
+        return under
+    if "streams" in data:
+        return True
+    if data.keys() & SNN_KEYS:
+        return False
+    return under or bool(data.keys() & (set(Scenario.model_fields) - {"name"}))
 
 
 def read_trace(path: Path, column: str) -> list[float]:
