@@ -313,3 +313,17 @@ def test_scenario_file_errors_name_what_the_file_should_be(tmp_path, capsys):
         code, _, err = run_cli(capsys, *argv)
         assert_input_error(code, err, "is a scenario", "use hetsim run PLATFORM SCENARIO")
         assert len(err.strip().splitlines()) == 1
+
+
+def test_one_request_is_singular_and_two_streams_of_one_model_get_a_note(tmp_path, capsys):
+    sc = _small_scenario(tmp_path, "    arrival: {process: periodic, period_s: 0.05}\n    count: 1\n")
+    code, out, err = run_cli(capsys, "run", PUMA, sc)
+    assert code == 0, err
+    assert ": 1 request in " in out and "1 requests" not in out and "note:" not in out
+    model = ROOT / "workloads" / "resnet20_cifar10.onnx"
+    sc.write_text("".join(f"  {s}:\n    model: {model}\n    arrival: {{process: periodic, period_s: 0.05}}\n"
+                          "    count: 3\n    warmup: 1\n" for s in ("a", "b")).join(["streams:\n", ""]))
+    code, out, err = run_cli(capsys, "run", PUMA, sc)
+    assert code == 0, err
+    assert "note: streams a, b name the same model (resnet20_cifar10.onnx)" in out
+    assert "the first request (warm-up) is left out" in out

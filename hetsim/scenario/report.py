@@ -32,13 +32,19 @@ def _num(v, fmt: str = ".5g") -> str:
     return "-" if v is None or math.isnan(v) else format(v, fmt)
 
 
+def _n(count: int, noun: str) -> str:
+    """``"1 request"``, ``"2 requests"``, ``"1,024 requests"``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def format_scenario_report(r: ScenarioResult) -> str:
     """The terminal report: the scenario line, per stream (throughput, latency percentiles in ms, deadline
     misses, saturation), per device (utilisation, energy), energy per request."""
     s = r.summary
-    out = [f"scenario {s['scenario']} on {s['platform']}: {s['requests']} requests in {s['simulated_s']:.4f} s "
+    out = [f"scenario {s['scenario']} on {s['platform']}: {_n(s['requests'], 'request')} in {s['simulated_s']:.4f} s "
            f"simulated (mapper {s['mapper']}, dispatch {s['dispatch']}, non-preemptive at op boundaries; "
-           f"contention {', '.join(s['contention']) or 'off'}; seed {s['seed']})", "",
+           f"contention {', '.join(s['contention']) or 'off'}; seed {s['seed']})",
+           *(f"  note: {x}" for x in s.get("notes", ())), "",
            f"  {'stream':<12} {'served':>7} {'offered/s':>10} {'thru/s':>9} {'mean':>9} {'p50':>9} {'p95':>9} "
            f"{'p99':>9} {'max':>9} {'alone':>9} {'miss':>6}  (latency in ms)"]
     for row in r.streams.to_dict(orient="records"):
@@ -48,7 +54,8 @@ def format_scenario_report(r: ScenarioResult) -> str:
                    f"{_ms(row['latency_max_s']):>9} {_ms(row['alone_s']):>9} {miss:>6}")
     for row in r.streams.to_dict(orient="records"):
         if row["warmup"]:
-            out.append(f"  {row['stream']}: the first {row['warmup']} requests (warm-up) are left out of the "
+            first = "the first request" if row["warmup"] == 1 else f"the first {row['warmup']:,} requests"
+            out.append(f"  {row['stream']}: {first} (warm-up) {'is' if row['warmup'] == 1 else 'are'} left out of the "
                        "statistics")
         if row["saturated"]:
             out.append(f"  SATURATED {row['stream']}: {row['saturation']}; not a steady state")
@@ -163,7 +170,7 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
             ("mapping", f"{s['mapper']}, objective {s.get('objective', 'latency')}"),
             ("dispatch", f"{s['dispatch']} (non-preemptive at op boundaries)"),
             ("contention", ", ".join(s["contention"]) or "off"), ("seed", str(s["seed"])),
-            ("simulated", f"{s['requests']:,} requests in {s['simulated_s']:.6g} s"),
+            ("simulated", f"{_n(s['requests'], 'request')} in {s['simulated_s']:.6g} s"),
             ("energy", f"{s['energy_j'] * 1e3:.6g} mJ over the simulated time (active + idle"
                        + (" + sleep" if "sleep_s" in r.devices.columns else "") + f"); "
                        f"{s['energy_per_request_j'] * 1e3:.6g} mJ per request")]

@@ -735,6 +735,9 @@ def run_scenario(
     if st.get("objective") == "throughput":  # the joint mapping's own outcome (the same on every model)
         summary["bottleneck"].update({"status": st.get("status"), "bound": st.get("bottleneck_bound"),
                                       "mip_gap": st.get("mip_gap"), "solve_time_s": st.get("solve_time_s")})
+    notes = same_model_notes(sc, where, workloads)
+    if notes:
+        summary["notes"] = notes
     out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
     if compare if compare is not None else objective == "throughput":
         other = "latency" if objective == "throughput" else "throughput"
@@ -769,6 +772,18 @@ def _scale(load: float, closed: list[str]) -> float | None:
     """``1 / load``, how far the offered rates can be scaled; ``None`` with a closed stream (its rate is not an
     input) or no load."""
     return 1.0 / load if load > 0 and not closed else None
+
+
+def same_model_notes(sc: Scenario, folder: Path, workloads: dict | None = None) -> list[str]:
+    """One line per model file that several streams name: each stream maps it on its own, so it is mapped once
+    per stream and the resident capacities (crossbars, weight memory) are split between the mappings."""
+    by: dict[Path, list[str]] = {}
+    for name, st in sc.streams.items():
+        if not (workloads and name in workloads):
+            by.setdefault((folder / st.model).resolve(), []).append(name)
+    return [f"streams {', '.join(names)} name the same model ({path.name}): it is mapped once per stream and the "
+            "resident capacities are split between the mappings (one stream with their combined arrivals shares "
+            "one mapping)" for path, names in by.items() if len(names) > 1]
 
 
 def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, models,
