@@ -327,3 +327,15 @@ def test_one_request_is_singular_and_two_streams_of_one_model_get_a_note(tmp_pat
     assert code == 0, err
     assert "note: streams a, b name the same model (resnet20_cifar10.onnx)" in out
     assert "the first request (warm-up) is left out" in out
+
+
+def test_duration_counts_arrivals_before_it_despite_float_rounding():
+    """Period 0.3 s for 0.9 s: arrivals at 0, 0.3 and 0.6 s (3 x 0.3 = 0.8999999999999999 in floats is at 0.9,
+    not before it)."""
+    from conftest import make_platform
+
+    from hetsim.scenario.run import run_scenario
+
+    sc = _scen({"p": {"arrival": {"process": "periodic", "period_s": 0.3}, "duration_s": 0.9}})
+    r = run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)})
+    assert len(r.requests) == 3

@@ -350,9 +350,12 @@ def arrival_times(st: Stream, folder: Path, rng: np.random.Generator):
     n_max = st.count if st.count is not None else None
     end = st.duration_s
 
+    # arrivals strictly before duration_s, up to float rounding: 3 x 0.3 = 0.8999999999999999 is at 0.9 (ours)
+    cut = None if end is None else end * (1 - 1e-12)
+
     def bounded(times):
         for i, t in enumerate(times):
-            if (n_max is not None and i >= n_max) or (end is not None and t >= end):
+            if (n_max is not None and i >= n_max) or (cut is not None and t >= cut):
                 return
             yield t
 
