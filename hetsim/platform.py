@@ -372,7 +372,9 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
         elif loc[-1:] == ["[key]"] and "input" in e:  # a mapping's key (macs_per_cycle: {true: 8})
             path = ".".join(loc[:-2]) or "(top level)"
             msg = f"key {_short_repr(e['input'])}: {msg}"
-        elif "input" in e and e["type"] not in ("value_error",):
+        elif e["type"] == "value_error":  # our validators' own sentences, without pydantic's prefix
+            msg = msg.removeprefix("Value error, ")
+        elif "input" in e:
             msg = f"{msg} (got {_short_repr(e['input'])})"
         lines.append(f"{where}: {path}: {msg}")
     return "\n".join(lines)

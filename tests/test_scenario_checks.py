@@ -339,3 +339,12 @@ def test_duration_counts_arrivals_before_it_despite_float_rounding():
     sc = _scen({"p": {"arrival": {"process": "periodic", "period_s": 0.3}, "duration_s": 0.9}})
     r = run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)})
     assert len(r.requests) == 3
+
+
+@pytest.mark.parametrize("streams", ["{}", "null", "[{model: x.onnx}]"])
+def test_a_scenario_without_streams_says_to_give_one(tmp_path, capsys, streams):
+    sc = tmp_path / "s.yaml"
+    sc.write_text(f"streams: {streams}\n")
+    code, _, err = run_cli(capsys, "run", PUMA, sc)
+    assert_input_error(code, err, "streams: give at least one stream, a mapping of stream name")
+    assert "Value error" not in err

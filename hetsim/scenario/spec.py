@@ -30,7 +30,7 @@ import csv
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hetsim.errors import InputError
 from hetsim.schedule import OBJECTIVES
@@ -140,7 +140,7 @@ class Scenario(_Model):
     """
 
     name: str = ""
-    streams: dict[str, Stream] = Field(min_length=1)
+    streams: dict[str, Stream]
     dispatch: str = "fifo"
     contention: str = "none"
     seed: int = Field(0, ge=0, le=2**63 - 1)
@@ -148,6 +148,15 @@ class Scenario(_Model):
     objective: Literal[OBJECTIVES] = "latency"
     mapper_options: dict[str, float | int | str | bool] = Field(default_factory=dict)
     timeline_requests: int = Field(20, ge=0, le=100_000)
+
+    @field_validator("streams", mode="before")
+    @classmethod
+    def _streams_shape(cls, v):
+        if not isinstance(v, dict) or not v:
+            got = "a list" if isinstance(v, list) else "nothing" if v is None or v == {} else type(v).__name__
+            raise ValueError(f"give at least one stream, a mapping of stream name -> {{model, arrival, count}} "
+                             f"(got {got})")
+        return v
 
     @model_validator(mode="after")
     def _known(self) -> Scenario:
