@@ -430,13 +430,8 @@ def bytes_text(b: float | None) -> str:
     return f"{b:.0f} B"
 
 
-SPILL_REMEDY = ("map it differently, or pass --spill (spill=True) to spill the excess to the next memory with that "
-                "traffic charged")
-
-
-def require_fits(fp: Footprint, who: str = "the schedule", remedy: str = SPILL_REMEDY) -> None:
-    """Refuse a footprint over a memory's capacity; ``who`` names what needs it (``"the schedule"``), ``remedy``
-    says how to go on.
+def require_fits(fp: Footprint) -> None:
+    """Refuse a footprint over a memory's capacity.
 
     Raises:
         MemoryCapacityError: the first memory over capacity, in one line (peak, capacity, when, and how to go on).
@@ -444,8 +439,9 @@ def require_fits(fp: Footprint, who: str = "the schedule", remedy: str = SPILL_R
     for m, (peak, cap) in fp.over_capacity().items():
         _, at = fp.peak(m)
         raise MemoryCapacityError(
-            f"{who} needs {_mb(peak)} of live activations in memory {m!r} at {at * 1e3:.6g} ms "
-            f"({fp.timing} timing), more than its {_mb(cap)}; {remedy}")
+            f"the schedule needs {_mb(peak)} of live activations in memory {m!r} at {at * 1e3:.6g} ms "
+            f"({fp.timing} timing), more than its {_mb(cap)}; map it differently, or pass --spill "
+            "(spill=True) to spill the excess to the next memory with that traffic charged")
 
 
 def summary_block(fps: dict[str, Footprint], spill: dict | None = None) -> dict:

@@ -230,14 +230,19 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
             :mod:`hetsim.report.footprint`, the check a single run makes) exceed a checked memory's capacity: with
             several requests in flight the scenario needs at least as much, so it cannot run either.
     """
-    from hetsim.report.footprint import require_fits, run_footprints
+    from hetsim.report.footprint import MemoryCapacityError, require_fits, run_footprints
     from hetsim.report.metrics import device_table
     from hetsim.sim import simulate
 
     alone = simulate(costs, sched, contention)
     for fp in run_footprints(costs, sched, alone).values():
-        require_fits(fp, f"stream {name!r}: one request of {costs.workload.name}",
-                     "a scenario does not spill activations; map it differently or give the memory more capacity")
+        try:
+            require_fits(fp)
+        except MemoryCapacityError as err:  # the single run's sentence, naming the stream; no --spill here
+            what = str(err).partition("; map it differently")[0]
+            what = what.replace("the schedule needs", f"one request of {costs.workload.name} needs", 1)
+            raise MemoryCapacityError(f"stream {name!r}: {what}; a scenario does not spill activations: map it "
+                                      "differently or give the memory more capacity") from None
     dev = device_table(costs, alone).set_index("device")
     busy = dev["busy_s"].to_dict()
     active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(), *platform.links.items()])
