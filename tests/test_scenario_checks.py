@@ -154,9 +154,11 @@ def test_streams_share_a_memorys_weight_capacity(streamed_platform):
     assert sum(use.values()) <= plat.memories["dram"].size_bytes == 307_200
     from hetsim.scenario.run import _check_memories
 
-    small = streamed_platform.with_overrides({"memories.dram.size_kib": 200})
+    small = streamed_platform.with_overrides({"memories.dram.size_kib": (sum(use.values()) - 1) / 1024})
+    cap = small.memories["dram"].size_bytes
+    assert cap < sum(use.values())
     with pytest.raises(InputError, match=rf"memory dram: .* need {sum(use.values()):,} B together .* more than "
-                                         r"its 204,800 B"):
+                                         rf"its {cap:,} B"):
         _check_memories(small, r.models)
 
 
