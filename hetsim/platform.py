@@ -25,7 +25,7 @@ import re
 import types
 import warnings
 from pathlib import Path
-from typing import Annotated, Union, get_args, get_origin
+from typing import Annotated, Literal, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -315,6 +315,26 @@ def _fields_at(model: type[BaseModel], loc) -> list[str]:
     return list(tp.model_fields) if isinstance(tp, type) and issubclass(tp, BaseModel) else []
 
 
+def _tags_at(model: type[BaseModel], loc) -> list[str]:
+    """The tags of the tagged union found at ``loc`` below ``model`` (each member's ``Literal`` default), or
+    ``[]``."""
+    tp = model
+    for key in loc:
+        tp = _below(tp, key)
+        if tp is None:
+            return []
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    if get_origin(tp) not in (Union, types.UnionType):
+        return []
+    out = []
+    for a in get_args(tp):
+        if isinstance(a, type) and issubclass(a, BaseModel):
+            out += [str(f.default) for f in a.model_fields.values()
+                    if get_origin(f.annotation) is Literal and f.default in get_args(f.annotation)][:1]
+    return out
+
+
 def _short_repr(value: object) -> str:
     """``repr(value)``, shortened when long (a 400-digit integer is named by its digit count)."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
@@ -340,17 +360,29 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
             msg = "unknown field" + (did_you_mean(raw[-1], _fields_at(model, raw[:-1])) if raw else "")
         elif e["type"] == "missing":
             msg = "required field is missing"
-        elif e["type"] == "union_tag_invalid":
+        elif e["type"] == "union_tag_invalid" and loc[:1] == ["devices"]:
             if isinstance(e.get("input"), dict):
                 kind = e["input"].get("kind")
                 hint = did_you_mean(kind, DEVICE_KINDS)
                 msg = f"unknown device kind {kind!r}{hint}{' A' if hint else '; a'}llowed: {', '.join(DEVICE_KINDS)}"
+        elif e["type"] == "union_tag_invalid":  # another tagged union (a scenario's arrival process)
+            ctx = e.get("ctx") or {}
+            disc, tag = str(ctx.get("discriminator", "")).strip("'"), ctx.get("tag")
+            tags = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+            hint = did_you_mean(str(tag), tags)
+            msg = f"unknown {disc} {tag!r}{hint}{' A' if hint else '; a'}llowed: {', '.join(tags)}"
         elif e["type"] == "union_tag_not_found" and loc[:1] == ["devices"]:
             msg = f"no 'kind'; a device needs one of: {', '.join(DEVICE_KINDS)}"
+        elif e["type"] == "union_tag_not_found":
+            disc = str((e.get("ctx") or {}).get("discriminator", "")).strip("'")
+            tags = _tags_at(model, raw)
+            msg = f"no {disc!r}; give one of: {', '.join(tags)}" if tags else f"no {disc!r} given"
         elif loc[-1:] == ["[key]"] and "input" in e:  # a mapping's key (macs_per_cycle: {true: 8})
             path = ".".join(loc[:-2]) or "(top level)"
             msg = f"key {_short_repr(e['input'])}: {msg}"
-        elif "input" in e and e["type"] not in ("value_error",):
+        elif e["type"] == "value_error":  # our validators' own sentences, without pydantic's prefix
+            msg = msg.removeprefix("Value error, ")
+        elif "input" in e:
             msg = f"{msg} (got {_short_repr(e['input'])})"
         lines.append(f"{where}: {path}: {msg}")
     return "\n".join(lines)

@@ -98,7 +98,7 @@ def cmd_run(args) -> int:
     if is_scenario_file(args.model):  # a scenario: streams of requests (hetsim/scenario/)
         from hetsim.scenario.cli import cmd_run_scenario
 
-        return cmd_run_scenario(args)
+        return cmd_run_scenario(args, lambda: _platform(args))
     from hetsim.workload.kinds import SNN
 
     snn = _is_snn(args.model)

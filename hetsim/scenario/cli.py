@@ -29,22 +29,39 @@ def _objective(args) -> str | None:
     return obj
 
 
-def cmd_run_scenario(args) -> int:
+def cmd_run_scenario(args, platform) -> int:
     """Run the scenario ``args.model`` on ``args.platform``; print the report (or ``--json``), write ``--out``.
 
     ``--mapper``, ``--contention`` (when not ``none``), ``--dispatch``, ``--seed`` and ``--objective`` (or ``-O
-    objective=...``) override the scenario's.
-    Options of single-model runs that have no meaning here are refused with one line.
+    objective=...``) override the scenario's. ``platform()``: the platform with ``--set PATH=VALUE`` applied as
+    for a single run (the command line's loader: :meth:`~hetsim.platform.Platform.with_overrides`, named in the
+    report's header), called once the options are checked.
+    Options of single-model runs that a scenario does not honour (the model's, the solver's, ``--spill``,
+    ``--export``) are refused with one line.
+
+    Raises:
+        InputError: such an option; a bad ``--set`` path or value; whatever :func:`run_scenario` raises.
     """
     from hetsim.scenario.report import format_scenario_report, write_scenario_outputs
     from hetsim.scenario.run import run_scenario
 
-    bad = [o for o, v in (("--schedule", getattr(args, "schedule", None)), ("--mode", getattr(args, "mode", None)),
-                          ("--reorder", getattr(args, "reorder", False)), ("--sample", getattr(args, "sample", None)),
-                          ("--spikes", getattr(args, "spikes", None)),
-                          ("--input-shape", getattr(args, "input_shape", None))) if v not in (None, False, [])]
-    if bad:
-        raise InputError(f"{', '.join(bad)}: not for a scenario (its streams name their models)")
+    model_flags = [o for o, v in (("--schedule", "schedule"), ("--mode", "mode"), ("--reorder", "reorder"),
+                                  ("--sample", "sample"), ("--spikes", "spikes"), ("--input-shape", "input_shapes"),
+                                  ("--export", "export"))
+                   if getattr(args, v, None) not in (None, False, [])]
+    if not getattr(args, "fold_constants", True):
+        model_flags.append("--no-fold-constants")
+    if model_flags:
+        raise InputError(f"{', '.join(model_flags)}: not for a scenario (its streams name their models)")
+    other = [o for o, v in (("--spill", "spill"), ("--time-limit", "time_limit"), ("--gap", "gap"),
+                            ("--threads", "threads"), ("--solver", "solver"))
+             if getattr(args, v, None) not in (None, False, [])]
+    other += [f"-O {item.partition('=')[0].strip()}" for item in getattr(args, "mapper_options", None) or ()
+              if item.partition("=")[0].strip() != "objective"]
+    if other:
+        raise InputError(f"{', '.join(other)}: not for a scenario (a scenario file gives its mapper's options in "
+                         "mapper_options; activation spilling is not modelled for scenarios)")
+    plat = platform()  # --set: the platform changed as for a single run (a bad path: one line, exit 2)
     if args.out is not None:
         from hetsim.report.outputs import check_out_dir
 
@@ -53,7 +70,7 @@ def cmd_run_scenario(args) -> int:
 
         matplotlib.use("Agg")
     cont = args.contention if args.contention not in (None, "none") else None
-    r = run_scenario(args.platform, args.model, mapper=args.mapper, contention=cont,
+    r = run_scenario(plat, args.model, mapper=args.mapper, contention=cont,
                      dispatch=getattr(args, "dispatch", None), seed=getattr(args, "seed", None),
                      objective=_objective(args))
     print(json.dumps(r.summary, indent=1, default=str) if args.json else format_scenario_report(r))

@@ -31,13 +31,19 @@ def _num(v, fmt: str = ".5g") -> str:
     return "-" if v is None or math.isnan(v) else format(v, fmt)
 
 
+def _n(count: int, noun: str) -> str:
+    """``"1 request"``, ``"2 requests"``, ``"1,024 requests"``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def format_scenario_report(r: ScenarioResult) -> str:
     """The terminal report: the scenario line, per stream (throughput, latency percentiles in ms, deadline
     misses, saturation), per device (utilisation, energy), energy per request."""
     s = r.summary
-    out = [f"scenario {s['scenario']} on {s['platform']}: {s['requests']} requests in {s['simulated_s']:.4f} s "
+    out = [f"scenario {s['scenario']} on {s['platform']}: {_n(s['requests'], 'request')} in {s['simulated_s']:.4f} s "
            f"simulated (mapper {s['mapper']}, dispatch {s['dispatch']}, non-preemptive at op boundaries; "
-           f"contention {', '.join(s['contention']) or 'off'}; seed {s['seed']})", "",
+           f"contention {', '.join(s['contention']) or 'off'}; seed {s['seed']})",
+           *(f"  note: {x}" for x in s.get("notes", ())), "",
            f"  {'stream':<12} {'served':>7} {'offered/s':>10} {'thru/s':>9} {'mean':>9} {'p50':>9} {'p95':>9} "
            f"{'p99':>9} {'max':>9} {'alone':>9} {'miss':>6}  (latency in ms)"]
     for row in r.streams.to_dict(orient="records"):
@@ -47,7 +53,8 @@ def format_scenario_report(r: ScenarioResult) -> str:
                    f"{_ms(row['latency_max_s']):>9} {_ms(row['alone_s']):>9} {miss:>6}")
     for row in r.streams.to_dict(orient="records"):
         if row["warmup"]:
-            out.append(f"  {row['stream']}: the first {row['warmup']} requests (warm-up) are left out of the "
+            first = "the first request" if row["warmup"] == 1 else f"the first {row['warmup']:,} requests"
+            out.append(f"  {row['stream']}: {first} (warm-up) {'is' if row['warmup'] == 1 else 'are'} left out of the "
                        "statistics")
         if row["saturated"]:
             out.append(f"  SATURATED {row['stream']}: {row['saturation']}; not a steady state")
@@ -61,6 +68,17 @@ def format_scenario_report(r: ScenarioResult) -> str:
     return "\n".join(out)
 
 
+def _rates_text(b: dict, streams: int) -> str:
+    """What rates the bottleneck's load is at (``streams``: how many streams there are): the offered rates, closed
+    loops at their measured throughput."""
+    closed = b.get("closed_at_throughput") or []
+    if not closed:
+        return "the offered rates"
+    return (f"the measured throughput of the closed loop{'s' if len(closed) > 1 else ''} {', '.join(closed)}"
+            + (" and the offered rates of the others" if len(closed) < streams else "")
+            + " (a closed loop offers no rate: no rate scale)")
+
+
 def _bottleneck_lines(r: ScenarioResult) -> list[str]:
     """The mapping's analytic bottleneck and, with a comparison, both objectives' replayed throughput."""
     b = r.summary.get("bottleneck") or {}
@@ -68,8 +86,15 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
     if b.get("resource"):
         scale = b.get("max_rate_scale")
         out.append(f"  {r.summary.get('objective', 'latency')} mapping: analytic bottleneck {b['resource']} at "
-                   f"{b['load']:.1%} of its capacity at the offered rates"
+                   f"{b['load']:.1%} of its capacity at {_rates_text(b, len(r.models))}"
                    + (f" (the SoC sustains at most {scale:.3g}x these rates)" if scale else ""))
+        ports = b.get("memory_ports")
+        if ports:
+            names = ", ".join(ports["memories"])
+            out.append(f"  weight reads from {names}: " + (
+                "each memory port a resource of the bottleneck (memory contention on: one read at a time)"
+                if ports["counted"] else "not a resource of the bottleneck (memory contention off: reads "
+                "overlap freely; --contention memory serialises them on the port)"))
         if b.get("status") is not None:
             out.append(f"  the throughput mapping: {b['status'].replace('_', ' ')}"
                        + (f", bound {b['bound']:.4%}, MIP gap {b['mip_gap']:.2%}" if b.get("bound") is not None
@@ -155,22 +180,25 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
             ("mapping", f"{s['mapper']}, objective {s.get('objective', 'latency')}"),
             ("dispatch", f"{s['dispatch']} (non-preemptive at op boundaries)"),
             ("contention", ", ".join(s["contention"]) or "off"), ("seed", str(s["seed"])),
-            ("simulated", f"{s['requests']:,} requests in {s['simulated_s']:.6g} s"),
+            ("simulated", f"{_n(s['requests'], 'request')} in {s['simulated_s']:.6g} s"),
             ("energy", f"{s['energy_j'] * 1e3:.6g} mJ over the simulated time (active + idle"
                        + (" + sleep" if "sleep_s" in r.devices.columns else "") + f"); "
                        f"{s['energy_per_request_j'] * 1e3:.6g} mJ per request")]
     if b.get("resource"):
         scale = b.get("max_rate_scale")
-        head.append(("analytic bottleneck", f"{b['resource']} at {b['load']:.2%} of its capacity at the offered "
-                     f"rates" + (f": the SoC sustains at most {scale:.4g}x these rates" if scale else "")))
+        head.append(("analytic bottleneck", f"{b['resource']} at {b['load']:.2%} of its capacity at "
+                     f"{_rates_text(b, len(r.models))}"
+                     + (f": the SoC sustains at most {scale:.4g}x these rates" if scale else "")))
     sat = [f"{row['stream']}: {row['saturation']}" for row in r.streams.to_dict(orient="records")
            if row["saturated"]]
     if sat:
         head.append(("SATURATED (not a steady state)", "; ".join(sat)))
     sections = [("Summary", kv_table(head)),
                 ("Streams", table_html(r.streams, scroll=False)
-                 + "<p>throughput: measured requests over the time from the first measured arrival to the last "
-                   "finish; latency = finish - arrival; alone: one request alone on the SoC.</p>"),
+                 + "<p>offered and throughput over one window, from the first measured arrival t0 to the last "
+                   "t1: offered = arrivals in [t0, t1) / (t1 - t0), throughput = those of them finished by t1 / "
+                   "(t1 - t0), so throughput &le; offered (a closed loop: its throughput counted so); latency = "
+                   "finish - arrival; alone: one request alone on the SoC.</p>"),
                 ("Devices and links", table_html(r.devices, scroll=False)
                  + "<p>busy: unit-seconds on a serial device; energy over the whole simulated time, idle time "
                    "included; offered load: the open streams' rate x busy time per request / units.</p>")]

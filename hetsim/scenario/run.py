@@ -166,15 +166,22 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
         scheds = map_throughput(costs_of, rates, get_mapper(mapper, **opts, objective="throughput"), contention)
         for name, sched in scheds.items():
             out[name] = _price(name, scenario.streams[name], costs_of[name], sched, platform, contention, rates[name])
+        _check_memories(platform, out)
         return {n: out[n] for n in scenario.streams}
     left: dict[str, int] | None = None
+    from hetsim.weights import memory_use
+
+    mem_left = {n: m.size_bytes for n, m in platform.memories.items() if m.weights_for}
     for _, (name, st) in items:
         costs = costs_of[name]
         if left is None:
             left = dict(costs.budget)
         costs.budget.update(left)
-        sched = get_mapper(mapper, **opts).map(costs)
-        need = costs.for_schedule(sched).need  # streamed and reprogrammed ops keep none (hetsim.weights)
+        sched = get_mapper(mapper, **opts).map(_with_memory_left(costs, mem_left))
+        bound = costs.for_schedule(sched)
+        need = bound.need  # streamed and reprogrammed ops keep none (hetsim.weights)
+        for mem, used in memory_use(costs, getattr(bound, "weight_steps", {})).items():
+            mem_left[mem] -= used
         for v, d in sched.assignment.items():
             if d in left and v not in sched.splits:
                 left[d] -= need.get(v, {}).get(d, 0)
@@ -183,16 +190,68 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
                 if d in left:
                     left[d] -= costs.need.get(v, {}).get(d, 0)
         out[name] = _price(name, st, costs, sched, platform, contention, rates[name])
+    _check_memories(platform, out)
     return {n: out[n] for n in scenario.streams}
+
+
+def _with_memory_left(costs: CostModel, mem_left: dict[str, int]) -> CostModel:
+    """``costs``, or when streams mapped before have put weights in a memory (``mem_left``: memory -> bytes it
+    still holds), a cost model of the same workload and budget on the platform with those memories shrunk to what
+    is left: the mapper's weight policies then share each memory's capacity as the resident capacities are
+    shared (the mapper reads a memory's ``size_bytes``)."""
+    plat = costs.platform
+    shrink = {f"memories.{n}.size_kib": max(b, 0) / 1024 or 1e-9 for n, b in mem_left.items()
+              if b < plat.memories[n].size_bytes}
+    if not shrink:
+        return costs
+    c = CostModel(costs.workload, plat.with_overrides(shrink, name=plat.name))
+    c.budget.update(costs.budget)
+    return c
+
+
+def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
+    """Refuse mappings whose streamed and reprogrammed weights exceed a memory's capacity together.
+
+    Raises:
+        InputError: one line naming the memory, the bytes the streams need together (and each's) and its capacity.
+    """
+    from hetsim.weights import memory_use
+
+    per: dict[str, dict[str, int]] = {}
+    for n, m in models.items():
+        for mem, used in memory_use(m.costs, getattr(m.costs.for_schedule(m.schedule), "weight_steps", {})).items():
+            if used:
+                per.setdefault(mem, {})[n] = used
+    for mem, by in per.items():
+        cap = platform.memories[mem].size_bytes
+        if sum(by.values()) > cap:
+            each, total = ", ".join(f"{n} {b:,} B" for n, b in by.items()), sum(by.values())
+            raise InputError(f"memory {mem}: the streams' streamed and reprogrammed weights need {total:,} B "
+                             f"together ({each}), more than its {cap:,} B; give it more capacity or fewer streams")
 
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
            contention: frozenset[str], rate_hz: float) -> StreamModel:
-    """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link."""
+    """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link.
+
+    Raises:
+        MemoryCapacityError: that request's live activations (the replay's and the mapper's predicted timing,
+            :mod:`hetsim.report.footprint`, the check a single run makes) exceed a checked memory's capacity: with
+            several requests in flight the scenario needs at least as much, so it cannot run either.
+    """
+    from hetsim.report.footprint import MemoryCapacityError, require_fits, run_footprints
     from hetsim.report.metrics import device_table
     from hetsim.sim import simulate
 
     alone = simulate(costs, sched, contention)
+    for fp in run_footprints(costs, sched, alone).values():
+        try:
+            require_fits(fp)
+        except MemoryCapacityError as err:  # the single run's sentence, naming the stream; no --spill here
+            what = str(err).partition("; map it differently")[0]
+            what = what.replace("the schedule needs", f"one request of {costs.workload.name} needs", 1)
+            raise MemoryCapacityError(f"stream {name!r}: {what}; a scenario does not spill activations: map it "
+                                      "differently or give the memory more capacity") from None
     dev = device_table(costs, alone).set_index("device")
     busy = dev["busy_s"].to_dict()
     active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(), *platform.links.items()])
@@ -203,7 +262,8 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
 
 def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
     """The rate (requests per second) a stream offers, as the throughput objective weighs it: ``1 / period_s``,
-    ``rate_hz``, a trace's arrivals over its span; a closed loop (ours): ``population`` requests per cycle of
+    ``rate_hz``, a trace's arrivals before its last over its span (as :func:`rates_measured` counts); a
+    closed loop (ours): ``population`` requests per cycle of
     ``think_s`` plus the critical path with every op on its fastest device (the most it could offer)."""
     a = st.arrival
     if a.process == "periodic":
@@ -214,7 +274,8 @@ def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
         t = read_trace(folder / a.file, a.column)
         if st.count is not None:
             t = t[: st.count]
-        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
+        # arrivals in [first, last) over that span, as the measured offered rate (rates_measured)
+        return sum(x < t[-1] for x in t) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
     g = costs.workload.graph
     fin: dict[str, float] = {}
     for v in costs.workload.topological_order():
@@ -235,17 +296,63 @@ def map_throughput(costs_of: dict[str, CostModel], rates: dict[str, float], mapp
 
 def analytic_loads(models: dict[str, StreamModel], rates: dict[str, float],
                    contention: frozenset[str]) -> tuple[dict[str, float], str, float]:
-    """Every resource's load (:class:`hetsim.mappers._throughput.LoadModel`) of the models' mappings at
-    ``rates``: ``(loads by resource, the bottleneck resource, its load)``; ``1 / load`` is the most the offered
-    rates can be scaled by."""
-    from hetsim.mappers._throughput import LoadModel, Part, bottleneck
+    """Every resource's load (:class:`hetsim.mappers._throughput.LoadModel`: rate x seconds per request / units)
+    of the models' mappings at ``rates``: ``(loads by resource, the bottleneck resource, its load)``; ``1 / load``
+    is the most the offered rates can be scaled by.
+
+    The costs are the replay's: each schedule's bound cost model (:meth:`~hetsim.costs.CostModel.for_schedule`),
+    so a streamed op counts ``max(read, compute)`` or ``read + compute`` and a reprogrammed one its read, writes
+    and passes (:mod:`hetsim.weights`). Two resources the replay serialises across requests are added: with
+    ``memory`` contention, each memory's port (``"dram port"``: it serves one weight read at a time, load = rate x
+    the reads' seconds); and each device whose ops overlap (a PUMA CIM) but whose reprogrammed ops take turns on
+    its time-shared crossbars (``"cim time-shared crossbars"``: rate x those ops' latencies). Without ``memory``
+    contention weight reads overlap freely and no port is a resource (as in the replay)."""
+    from hetsim.mappers._throughput import bottleneck
+
+    per, label = _load_terms(models, rates, contention)
+    loads: dict[tuple, float] = {}
+    for part in per.values():
+        for k, x in part.items():
+            loads[k] = loads.get(k, 0.0) + x
+    key, val = bottleneck(loads)
+    return ({label(k): x for k, x in sorted(loads.items(), key=lambda kv: -kv[1])},
+            label(key) if key is not None else "", val)
+
+
+def stream_loads(models: dict[str, StreamModel], rates: dict[str, float],
+                 contention: frozenset[str]) -> dict[str, dict[str, float]]:
+    """Each stream's share of :func:`analytic_loads` (stream -> resource -> load; the shares sum to it)."""
+    per, label = _load_terms(models, rates, contention)
+    return {n: {label(k): x for k, x in part.items()} for n, part in per.items()}
+
+
+def _load_terms(models: dict[str, StreamModel], rates: dict[str, float], contention: frozenset[str]):
+    """``(stream -> resource key -> load, the keys' labeller)`` for :func:`analytic_loads`."""
+    from hetsim.mappers._throughput import LoadModel, Part
 
     names = list(models)
-    lm = LoadModel([Part(n, models[n].costs, rates[n]) for n in names], contention)
-    loads = lm.loads([dict(models[n].schedule.assignment) for n in names])
-    key, val = bottleneck(loads)
-    return ({lm.label(k): x for k, x in sorted(loads.items(), key=lambda kv: -kv[1])},
-            lm.label(key) if key is not None else "", val)
+    bound = {n: models[n].costs.for_schedule(models[n].schedule) for n in names}
+    lm = LoadModel([Part(n, bound[n], rates[n]) for n in names], contention)
+    per: dict[str, dict[tuple, float]] = {}
+    labels: dict[tuple, str] = {}
+    for i, n in enumerate(names):  # one model per stream (loads are additive), its op keys renumbered
+        alone = LoadModel([lm.parts[i]], contention).loads([dict(models[n].schedule.assignment)])
+        part = per[n] = {(k[0], i, *k[2:]) if k[0] == "own" else k: x for k, x in alone.items()}
+        serial = bound[n].serial_devices()
+        for st in getattr(bound[n], "weight_steps", {}).values():
+            if "memory" in contention and st.read_s > 0:
+                key = ("memory port", st.memory)
+                part[key] = part.get(key, 0.0) + rates[n] * st.read_s
+                labels[key] = f"{st.memory} port"
+            if st.policy == "reprogrammed" and st.device not in serial:
+                key = ("time-shared", st.device)
+                part[key] = part.get(key, 0.0) + rates[n] * st.latency_s
+                labels[key] = f"{st.device} time-shared crossbars"
+
+    def label(k: tuple) -> str:
+        return labels.get(k) or lm.label(k)
+
+    return per, label
 
 
 # ------------------------------------------------------------------------------------------------ arrivals
@@ -257,9 +364,12 @@ def arrival_times(st: Stream, folder: Path, rng: np.random.Generator):
     n_max = st.count if st.count is not None else None
     end = st.duration_s
 
+    # arrivals strictly before duration_s, up to float rounding: 3 x 0.3 = 0.8999999999999999 is at 0.9 (ours)
+    cut = None if end is None else end * (1 - 1e-12)
+
     def bounded(times):
         for i, t in enumerate(times):
-            if (n_max is not None and i >= n_max) or (end is not None and t >= end):
+            if (n_max is not None and i >= n_max) or (cut is not None and t >= cut):
                 return
             yield t
 
@@ -393,13 +503,8 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
         sub = req[(req["stream"] == name) & ~req["warmup"]]
         lat = sub["latency_s"].to_numpy()
         n = len(sub)
-        span = float(sub["finish_s"].max() - sub["arrival_s"].min()) if n else 0.0
-        thr = n / span if span > 0 else None
-        arr = req[req["stream"] == name]["arrival_s"].to_numpy()
-        offered = (len(arr) - 1) / (arr[-1] - arr[0]) if len(arr) > 1 and arr[-1] > arr[0] else None
-        if st.arrival.process == "closed":
-            offered = None
-        sat, why = _saturation(sub, offered, thr)
+        offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(),
+                                      closed=st.arrival.process == "closed")
         pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
         miss = None
         if st.deadline_s is not None and n:
@@ -412,9 +517,39 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
             "latency_p50_s": _f(pct[0]), "latency_p95_s": _f(pct[1]), "latency_p99_s": _f(pct[2]),
             "latency_max_s": float(lat.max()) if n else None,
             "alone_s": m.makespan_s, "deadline_s": st.deadline_s, "deadline_miss": miss,
-            "energy_per_request_j": m.energy_j, "saturated": sat, "saturation": why,
+            "energy_per_request_j": m.energy_j, "saturated": False, "saturation": "",
         })
     return pd.DataFrame(rows)
+
+
+def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = False) -> tuple[float | None,
+                                                                                               float | None]:
+    """A stream's offered rate and throughput (requests per second) from its measured requests' arrival and
+    finish times (s, one per request, any order): ``(offered, throughput)``, ``None`` where undefined.
+
+    Open streams: both over one window, from the first measured arrival ``t0`` to the last ``t1`` (ours, the
+    usual operational definitions: arrivals and completions counted over the same interval)::
+
+        offered    = #{arrivals in [t0, t1)} / (t1 - t0)
+        throughput = #{requests arriving in [t0, t1) and finished by t1} / (t1 - t0)
+
+    so ``throughput <= offered`` always, the two equal when every request but the last is done by the last
+    arrival (a periodic stream whose latency is below its period: exactly ``1 / period_s``); the difference is
+    the backlog at ``t1`` (by Little's law, throughput x mean latency of the requests in flight) over the
+    window. Both are ``None`` with fewer than two distinct arrival times. Closed loops offer no rate
+    (``offered`` is ``None``); their throughput is counted the same way (the window, from the first measured
+    request to the last one issued, leaves out the drain at the end, when fewer requests are in flight).
+    """
+    a = np.asarray(arrival_s, dtype=float)
+    f = np.asarray(finish_s, dtype=float)
+    if len(a) < 2:
+        return None, None
+    t0, t1 = float(a.min()), float(a.max())
+    if not t1 > t0:
+        return None, None
+    inside = a < t1
+    thr = float((inside & (f <= t1)).sum()) / (t1 - t0)
+    return (None if closed else float(inside.sum()) / (t1 - t0)), thr
 
 
 def _records(df: pd.DataFrame) -> list[dict]:
@@ -434,25 +569,68 @@ def _f(x):
     return None if x is None else float(x)
 
 
-def _saturation(sub: pd.DataFrame, offered: float | None, thr: float | None) -> tuple[bool, str]:
-    """A stream whose queue grows: its latency keeps rising over the run (the last third's mean well above the
-    first third's), or it is served slower than it arrives. Ours: a verdict, not a statistical test."""
+#: the trend test's batches and one-sided significance level (ours)
+TREND_BATCHES = 10
+TREND_ALPHA = 1e-3
+
+
+def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
+    """Whether a stream's backlog grows over the run in a statistically clear way: its measured requests in
+    arrival order cut into :data:`TREND_BATCHES` batches, the least-squares slope of the batch-mean latencies
+    (``scipy.stats.linregress``; batch means damp the requests' autocorrelation) positive at one-sided
+    significance :data:`TREND_ALPHA`, and the fitted rise over the run at least the first batch's mean (latency
+    at least doubling). Ours: a queue that fills and drains (bursts) has no trend; one whose arrivals outpace its
+    service grows linearly. Returns ``(growing, the evidence in words)``; fewer than 20 requests: no verdict."""
+    from scipy.stats import linregress
+
     n = len(sub)
-    if n < 6:
-        return False, "too few requests to judge"
-    lat = sub.sort_values("arrival_s")["latency_s"].to_numpy()
-    k = n // 3
-    first, last = float(lat[:k].mean()), float(lat[-k:].mean())
-    growing = last > 1.5 * first and last - first > float(np.median(lat)) * 0.5
-    slower = offered is not None and thr is not None and thr < 0.97 * offered
-    if growing and slower:
-        return True, (f"queue grows: latency {first * 1e3:.3g} -> {last * 1e3:.3g} ms over the run; served "
-                      f"{thr:.4g}/s of {offered:.4g}/s offered (throughput = the SoC's service rate)")
-    if growing:
-        return True, f"queue grows: latency {first * 1e3:.3g} -> {last * 1e3:.3g} ms over the run"
-    if slower:
-        return True, f"served {thr:.4g}/s of {offered:.4g}/s offered"
-    return False, "steady"
+    if n < 2 * TREND_BATCHES:
+        return False, f"{n} measured requests: too few to judge a trend"
+    lat = sub.sort_values("arrival_s", kind="stable")["latency_s"].to_numpy()
+    means = np.array([b.mean() for b in np.array_split(lat, TREND_BATCHES)])
+    if np.ptp(means) <= 1e-12 * max(float(means.max()), 1e-300):
+        return False, "latency flat over the run"
+    fit = linregress(np.arange(TREND_BATCHES), means)
+    rise = fit.slope * (TREND_BATCHES - 1)
+    p = fit.pvalue / 2 if fit.slope > 0 else 1.0
+    grows = p < TREND_ALPHA and rise >= means[0]
+    return grows, (f"batch-mean latency {means[0] * 1e3:.3g} -> {means[-1] * 1e3:.3g} ms over the run (trend "
+                   f"p = {p:.2g})")
+
+
+def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, StreamModel], res: str, val: float,
+              shares: dict[str, dict[str, float]]) -> None:
+    """Each stream's saturation verdict (``saturated``, ``saturation`` columns, in place). An open stream is
+    saturated when the analytic bottleneck ``res`` is loaded ``val >= 1`` at the offered rates and carries some
+    of the stream's load (no steady state exists at these rates), or when its backlog grows clearly
+    (:func:`backlog_trend`: a transient, or contention the analytic model leaves out). A closed loop never is:
+    at most ``population`` of its requests are in flight."""
+    sat, why = [], []
+    for row in streams.to_dict(orient="records"):
+        name = row["stream"]
+        st = models[name].stream
+        if st.arrival.process == "closed":
+            sat.append(False)
+            why.append(f"closed loop: at most {st.arrival.population} in flight")
+            continue
+        sub = req[(req["stream"] == name) & ~req["warmup"]]
+        grows, trend = backlog_trend(sub)
+        over = val >= 1.0 and shares.get(name, {}).get(res, 0.0) > 0
+        off, thr = row["offered_hz"], row["throughput_hz"]
+        served = (f"; served {thr:.4g}/s of {off:.4g}/s offered" if off is not None and thr is not None
+                  and off == off and thr == thr else "")
+        if over:
+            text = f"the analytic bottleneck {res} at {val:.1%} of its capacity at the offered rates{served}"
+            text += f"; {trend}" if grows else f"; {trend}: no clear trend yet (a more urgent stream may stay steady)"
+        elif grows:
+            text = (f"the backlog grows: {trend}{served}, although the analytic bottleneck {res} is at {val:.1%} "
+                    "(a transient, or contention the analytic loads leave out)")
+        else:
+            text = f"steady: {trend}; the analytic bottleneck {res} at {val:.1%}"
+        sat.append(bool(over or grows))
+        why.append(text)
+    streams["saturated"] = sat
+    streams["saturation"] = why
 
 
 def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.DataFrame, T: float,
@@ -495,7 +673,10 @@ def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.Da
         if mem.weights_for:
             busy, op_j, nbytes = (sum(getattr(m, a).get(name, 0.0) * served.get(s, 0) for s, m in models.items())
                                   for a in ("busy_s", "op_j", "bytes"))
-            row = {"device": name, "kind": MEMORY_KIND, "units": 1, "busy_s": busy, "utilisation": 0.0,
+            # the port's busy time over the simulated time, as a single run's (hetsim.report.metrics.memory_rows:
+            # above 100 % only when reads overlap with memory contention off, the port oversubscribed)
+            row = {"device": name, "kind": MEMORY_KIND, "units": 1, "busy_s": busy,
+                   "utilisation": busy / T if T > 0 else 0.0,
                    "active_j": 0.0, "idle_j": 0.0, "op_j": op_j, "transfer_j": 0.0, "energy_j": op_j, "bytes": nbytes}
             if sleep:
                 row.update({"sleep_s": 0.0, "wakes": 0, "sleep_j": 0.0})
@@ -552,39 +733,78 @@ def run_scenario(
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
-    req, streams, devices, trace, T = _replay(sc, plat, models, where, kinds, dispatch)
-    rates = {n: m.rate_hz for n, m in models.items()}
-    loads, res, val = analytic_loads(models, rates, kinds)
+    req, streams, devices, trace, T, (loads, res, val, closed) = _replay(sc, plat, models, where, kinds, dispatch)
     total = float(devices["energy_j"].sum())
     summary = {
         "scenario": sc.name, "platform": plat.name, "mapper": mapper or sc.mapper, "objective": objective,
         "dispatch": dispatch or sc.dispatch, "contention": sorted(kinds), "seed": sc.seed,
         "simulated_s": T, "requests": len(req), "energy_j": total,
         "energy_per_request_j": total / len(req),
-        "bottleneck": {"resource": res, "load": val, "max_rate_scale": 1.0 / val if val > 0 else None,
-                       "loads": {k: x for k, x in list(loads.items())[:12]}},
+        "bottleneck": {"resource": res, "load": val, "max_rate_scale": _scale(val, closed),
+                       "loads": {k: x for k, x in list(loads.items())[:12]}, "closed_at_throughput": closed},
         "streams": _records(streams), "devices": _records(devices),
-        "saturated": bool(streams["saturated"].any()),
+        "saturated": bool(streams["saturated"].any() or (val >= 1.0 and not closed)),
     }
+    ports = [n for n, mem in plat.memories.items() if mem.weights_for]
+    if ports:  # which memory ports the bottleneck counts (analytic_loads)
+        summary["bottleneck"]["memory_ports"] = {"memories": ports, "counted": "memory" in kinds}
     st = next(iter(models.values())).schedule.stats
     if st.get("objective") == "throughput":  # the joint mapping's own outcome (the same on every model)
         summary["bottleneck"].update({"status": st.get("status"), "bound": st.get("bottleneck_bound"),
                                       "mip_gap": st.get("mip_gap"), "solve_time_s": st.get("solve_time_s")})
+    notes = same_model_notes(sc, where, workloads)
+    if notes:
+        summary["notes"] = notes
     out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
     if compare if compare is not None else objective == "throughput":
         other = "latency" if objective == "throughput" else "throughput"
         # the models loaded once: the first mapping's workloads and rates
         m2 = map_streams(plat, sc, where, mapper, kinds, {n: m.costs.workload for n, m in models.items()}, other,
-                         rates)
-        _, st2, _, _, _ = _replay(sc, plat, m2, where, kinds, dispatch)
-        _, res2, val2 = analytic_loads(m2, rates, kinds)
-        rows = _comparison(objective, streams, res, val, models) + _comparison(other, st2, res2, val2, m2)
+                         {n: m.rate_hz for n, m in models.items()})
+        _, st2, _, _, _, (_, res2, val2, closed2) = _replay(sc, plat, m2, where, kinds, dispatch)
+        rows = (_comparison(objective, streams, res, val, models, closed)
+                + _comparison(other, st2, res2, val2, m2, closed2))
         out.comparison = pd.DataFrame(rows)
         summary["comparison"] = _records(out.comparison)
     return out
 
 
-def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, models) -> list[dict]:
+def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> tuple[dict[str, float], list[str]]:
+    """The rates the analytic bottleneck is evaluated at: an open stream's nominal rate (:func:`stream_rate`); a
+    closed loop's measured throughput (it offers no rate: its load follows the SoC's service, so the bottleneck
+    says how busy the mapping keeps each resource at the rate it ran). Returns ``(rates, closed streams)``."""
+    thr = dict(zip(streams["stream"], streams["throughput_hz"], strict=True))
+    rates, closed = {}, []
+    for n, m in models.items():
+        if m.stream.arrival.process == "closed":
+            closed.append(n)
+            x = thr.get(n)
+            rates[n] = float(x) if x is not None and x == x else 0.0
+        else:
+            rates[n] = m.rate_hz
+    return rates, closed
+
+
+def _scale(load: float, closed: list[str]) -> float | None:
+    """``1 / load``, how far the offered rates can be scaled; ``None`` with a closed stream (its rate is not an
+    input) or no load."""
+    return 1.0 / load if load > 0 and not closed else None
+
+
+def same_model_notes(sc: Scenario, folder: Path, workloads: dict | None = None) -> list[str]:
+    """One line per model file that several streams name: each stream maps it on its own, so it is mapped once
+    per stream and the resident capacities (crossbars, weight memory) are split between the mappings."""
+    by: dict[Path, list[str]] = {}
+    for name, st in sc.streams.items():
+        if not (workloads and name in workloads):
+            by.setdefault((folder / st.model).resolve(), []).append(name)
+    return [f"streams {', '.join(names)} name the same model ({path.name}): it is mapped once per stream and the "
+            "resident capacities are split between the mappings (one stream with their combined arrivals shares "
+            "one mapping)" for path, names in by.items() if len(names) > 1]
+
+
+def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, models,
+                closed: list[str] = ()) -> list[dict]:
     """Rows of the objectives' comparison: per stream, the replayed throughput and latency, and the mapping's
     analytic bottleneck."""
     rows = []
@@ -593,13 +813,15 @@ def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, mod
                      "throughput_hz": row["throughput_hz"], "latency_p50_s": row["latency_p50_s"],
                      "latency_p99_s": row["latency_p99_s"], "alone_s": models[row["stream"]].makespan_s,
                      "saturated": row["saturated"], "bottleneck_resource": res, "bottleneck_load": val,
-                     "max_rate_scale": 1.0 / val if val > 0 else None})
+                     "max_rate_scale": _scale(val, list(closed))})
     return rows
 
 
 def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where: Path, kinds: frozenset[str],
             dispatch: str | None):
-    """Replay the requests of ``models``: ``(requests, streams, devices, trace, simulated seconds)``."""
+    """Replay the requests of ``models``: ``(requests, streams, devices, trace, simulated seconds, bottleneck)``,
+    ``bottleneck`` = ``(loads, resource, load, closed streams)`` (:func:`analytic_loads` at
+    :func:`_bottleneck_rates`); the streams' saturation verdicts from it (:func:`_verdicts`)."""
     run = _Run(sc, models, where, kinds, dispatch)
     T = run.run()
     req = pd.DataFrame(run.rows, columns=REQUEST_COLUMNS).sort_values(["arrival_s", "stream", "index"],
@@ -607,10 +829,13 @@ def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where:
     if req.empty:
         raise InputError(f"scenario {sc.name!r}: no request arrived (check count / duration_s / the trace)")
     streams = _stream_table(req, models)
+    brates, closed = _bottleneck_rates(models, streams)
+    loads, res, val = analytic_loads(models, brates, kinds)
+    _verdicts(streams, req, models, res, val, stream_loads(models, brates, kinds))
     devices = _device_table(plat, models, req, T, run.hw.sleep)
     rates = dict(zip(streams["stream"], streams["offered_hz"], strict=True))
     devices["offered_load"] = [
         sum((rates[n] or 0.0) * m.busy_s.get(d, 0.0) for n, m in models.items() if rates[n] == rates[n]) / u
         for d, u in zip(devices["device"], devices["units"], strict=True)]
     trace = pd.DataFrame(run.trace, columns=["stream", "request", *TRACE_COLUMNS])
-    return req, streams, devices, trace, T
+    return req, streams, devices, trace, T, (loads, res, val, closed)

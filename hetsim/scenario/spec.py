@@ -30,7 +30,7 @@ import csv
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hetsim.errors import InputError
 from hetsim.schedule import OBJECTIVES
@@ -140,7 +140,7 @@ class Scenario(_Model):
     """
 
     name: str = ""
-    streams: dict[str, Stream] = Field(min_length=1)
+    streams: dict[str, Stream]
     dispatch: str = "fifo"
     contention: str = "none"
     seed: int = Field(0, ge=0, le=2**63 - 1)
@@ -148,6 +148,15 @@ class Scenario(_Model):
     objective: Literal[OBJECTIVES] = "latency"
     mapper_options: dict[str, float | int | str | bool] = Field(default_factory=dict)
     timeline_requests: int = Field(20, ge=0, le=100_000)
+
+    @field_validator("streams", mode="before")
+    @classmethod
+    def _streams_shape(cls, v):
+        if not isinstance(v, dict) or not v:
+            got = "a list" if isinstance(v, list) else "nothing" if v is None or v == {} else type(v).__name__
+            raise ValueError(f"give at least one stream, a mapping of stream name -> {{model, arrival, count}} "
+                             f"(got {got})")
+        return v
 
     @model_validator(mode="after")
     def _known(self) -> Scenario:
@@ -177,8 +186,16 @@ def load_scenario(path: str | Path) -> tuple[Scenario, Path]:
     return sc, p.resolve().parent
 
 
+#: the top-level keys of an SNN spec (:class:`hetsim.snn.network.SnnSpec`'s required ones): a file with one is not
+#: a scenario
+SNN_KEYS = frozenset({"layers", "timesteps", "weights"})
+
+
 def is_scenario_file(path: str | Path) -> bool:
-    """True for a YAML file whose top level has ``streams`` (cheap: reads the file, no validation)."""
+    """True for a YAML file that is meant as a scenario (cheap: reads the file, no validation): its top level has
+    ``streams``, or, with none of an SNN spec's keys (:data:`SNN_KEYS`), another field of :class:`Scenario`
+    (``dispatch``, ``mapper``, ...) or it sits in a folder named ``scenarios`` (then even an empty file or a list
+    is one, and the scenario loader says what is wrong with it)."""
     p = Path(path)
     if p.suffix.lower() not in (".yaml", ".yml") or not p.is_file():
         return False
@@ -188,7 +205,14 @@ def is_scenario_file(path: str | Path) -> bool:
         data = read_yaml(p, InputError, "file")
     except InputError:
         return False  # not ours to judge here: the workload's own loader reports it
-    return isinstance(data, dict) and "streams" in data
+    under = p.resolve().parent.name == "scenarios"
+    if not isinstance(data, dict):
+        return under
+    if "streams" in data:
+        return True
+    if data.keys() & SNN_KEYS:
+        return False
+    return under or bool(data.keys() & (set(Scenario.model_fields) - {"name"}))
 
 
 def read_trace(path: Path, column: str) -> list[float]:

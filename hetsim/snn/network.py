@@ -395,6 +395,15 @@ def load_snn(path: str | Path, spikes: str | Path | None = None) -> SNN:
     if isinstance(data, dict) and "devices" in data and "layers" not in data:
         raise WorkloadError(f"{p}: a platform file (it has 'devices'), not an SNN spec; give a network such as "
                             "workloads/snn/braille384.yaml")
+    if isinstance(data, dict) and "streams" in data and "layers" not in data:
+        raise WorkloadError(f"{p} is a scenario (it has 'streams'); use hetsim run PLATFORM SCENARIO")
+    snn_keys = ("layers", "timesteps", "weights")
+    if not isinstance(data, dict) or not any(k in data for k in snn_keys):
+        got = f"keys {', '.join(map(str, data))}" if isinstance(data, dict) and data else (
+            "an empty mapping" if isinstance(data, dict) else type(data).__name__)
+        raise WorkloadError(f"{p}: neither an SNN spec (a mapping with {', '.join(snn_keys)}) nor a scenario (a "
+                            f"mapping with streams: name -> model, arrival, count, for hetsim run PLATFORM "
+                            f"SCENARIO); got {got}")
     spec = read_yaml_model(p, SnnSpec, WorkloadError, "SNN spec", "name, layers, timesteps, weights, ...")
     L = len(spec.layers) - 1
     if spec.classes is not None and len(spec.classes) != spec.layers[-1]:
