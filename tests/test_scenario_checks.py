@@ -350,3 +350,26 @@ def test_a_scenario_without_streams_says_to_give_one(tmp_path, capsys, streams):
     code, _, err = run_cli(capsys, "run", PUMA, sc)
     assert_input_error(code, err, "streams: give at least one stream, a mapping of stream name")
     assert "Value error" not in err
+
+
+def test_each_streams_activations_fit_beside_every_streams_weights(streamed_platform):
+    """A DRAM that holds the streams' streamed weights and their activations: one request's activations must fit
+    beside the weights of all the streams, not only its own stream's. Two ResNet-20 streams (7,952 B and
+    67,904 B of streamed weights, 147,456 B of live activations per request) in 220,000 B: each fits beside its
+    own weights (212,048 B and 152,096 B of room), not beside both (144,144 B)."""
+    from hetsim.report.footprint import MemoryCapacityError
+    from hetsim.scenario.run import run_scenario
+    from hetsim.scenario.spec import Scenario
+
+    model = str(ROOT / "workloads" / "resnet20_cifar10.onnx")
+    sc = Scenario.model_validate({"streams": {s: {"model": model, "arrival": {"process": "periodic",
+                                                                            "period_s": 0.05}, "count": 2}
+                                              for s in "ab"}})
+    r = run_scenario(streamed_platform, sc)  # 4 GiB: fits
+    assert {n: m.costs.for_schedule(m.schedule).weight_steps != {} for n, m in r.models.items()} == {"a": True,
+                                                                                                   "b": True}
+    small = streamed_platform.with_overrides({"memories.dram.size_kib": 220_000 / 1024})
+    with pytest.raises(MemoryCapacityError, match=r"stream '[ab]': .*0\.147 MB of live activations in memory "
+                                                  r"'dram'.*the 0\.144 MB its 0\.076 MB of weights leave of its "
+                                                  r"0\.220 MB"):
+        run_scenario(small, sc)

@@ -359,13 +359,16 @@ def footprint(costs, start_s: dict[str, float], finish_s: dict[str, float], assi
 
 
 def predicted_footprint(costs, schedule, memory_of: MemoryResolver | None = None,
-                        _structure: _Structure | None = None) -> Footprint | None:
+                        _structure: _Structure | None = None, weights: dict[str, int] | None = None
+                        ) -> Footprint | None:
     """The footprint of the mapper's prediction (``schedule.start_s`` / ``finish_s``), or ``None`` when the
-    schedule does not predict every op's times."""
+    schedule does not predict every op's times. ``weights``: the weight bytes each memory holds (default: this
+    schedule's, :func:`held_weights`)."""
     if not all(v in schedule.start_s and v in schedule.finish_s for v in costs.workload.graph.nodes):
         return None
     return footprint(costs, schedule.start_s, schedule.finish_s, schedule.assignment, schedule.makespan_s,
-                     memory_of, "predicted", _structure, held_weights(costs, schedule))
+                     memory_of, "predicted", _structure,
+                     held_weights(costs, schedule) if weights is None else weights)
 
 
 def held_weights(costs, schedule) -> dict[str, int]:
@@ -379,14 +382,17 @@ def held_weights(costs, schedule) -> dict[str, int]:
     return memory_use(bound, steps) if steps else {}
 
 
-def run_footprints(costs, schedule, result, memory_of: MemoryResolver | None = None) -> dict[str, Footprint]:
+def run_footprints(costs, schedule, result, memory_of: MemoryResolver | None = None,
+                   weights: dict[str, int] | None = None) -> dict[str, Footprint]:
     """``{"replay": ..., "predicted": ...}``: the footprint of the replay and, when the schedule predicts every
-    op's times, of the mapper's prediction (:func:`predicted_footprint`). Both leave a memory's weights
-    (:func:`held_weights`) out of its capacity for activations."""
+    op's times, of the mapper's prediction (:func:`predicted_footprint`). Both leave a memory's weights out of
+    its capacity for activations: ``weights`` (memory -> bytes; a scenario's streams together), by default the
+    schedule's own (:func:`held_weights`)."""
     st = _Structure.of(costs)
+    held = held_weights(costs, schedule) if weights is None else weights
     out = {"replay": footprint(costs, result.start_s, result.finish_s, result.assignment, result.makespan_s,
-                               memory_of, "replay", st, held_weights(costs, schedule))}
-    pred = predicted_footprint(costs, schedule, memory_of, st)
+                               memory_of, "replay", st, held)}
+    pred = predicted_footprint(costs, schedule, memory_of, st, held)
     if pred is not None:
         out["predicted"] = pred
     return out
@@ -445,8 +451,10 @@ def spill_report(fp: Footprint, platform) -> dict:
     return out
 
 
-def _mb(b: float) -> str:
-    return f"{b / 1e6:,.3f} MB" if b >= 1e5 else f"{b / 1024:,.1f} KiB"
+def _mb(b: float, scale_of: float | None = None) -> str:
+    """``b`` bytes in MB (3 decimals), or in KiB below 100 kB; ``scale_of``: choose the unit by this value
+    instead, so that the numbers of one sentence share a unit."""
+    return f"{b / 1e6:,.3f} MB" if (b if scale_of is None else scale_of) >= 1e5 else f"{b / 1024:,.1f} KiB"
 
 
 def bytes_text(b: float | None) -> str:
@@ -468,11 +476,11 @@ def require_fits(fp: Footprint) -> None:
     """
     for m, (peak, cap) in fp.over_capacity().items():
         _, at = fp.peak(m)
-        held = fp.weights.get(m, 0)
-        room = (f"the {_mb(cap)} its {_mb(held)} of weights leave of its {_mb(fp.capacity[m])}" if held
-                else f"its {_mb(cap)}")
+        held, top = fp.weights.get(m, 0), max(peak, fp.capacity[m])
+        room = (f"the {_mb(cap, top)} its {_mb(held, top)} of weights leave of its {_mb(fp.capacity[m], top)}"
+                if held else f"its {_mb(cap, top)}")
         raise MemoryCapacityError(
-            f"the schedule needs {_mb(peak)} of live activations in memory {m!r} at {at * 1e3:.6g} ms "
+            f"the schedule needs {_mb(peak, top)} of live activations in memory {m!r} at {at * 1e3:.6g} ms "
             f"({fp.timing} timing), more than {room}; map it differently, or pass --spill "
             "(spill=True) to spill the excess to the next memory with that traffic charged")
 

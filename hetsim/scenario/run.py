@@ -209,6 +209,26 @@ def _with_memory_left(costs: CostModel, mem_left: dict[str, int]) -> CostModel:
     return c
 
 
+def _require_activations_fit(name: str, costs: CostModel, sched: Schedule, alone, weights=None) -> None:
+    """One request of stream ``name`` alone (its replay ``alone``, and the mapper's predicted timing) fits each
+    checked memory beside the weights it holds (``weights``: memory -> bytes, default the stream's own).
+
+    Raises:
+        MemoryCapacityError: one line naming the stream, the memory, the peak and the room (a scenario does not
+            spill activations).
+    """
+    from hetsim.report.footprint import MemoryCapacityError, require_fits, run_footprints
+
+    for fp in run_footprints(costs, sched, alone, weights=weights).values():
+        try:
+            require_fits(fp)
+        except MemoryCapacityError as err:  # the single run's sentence, naming the stream; no --spill here
+            what = str(err).partition("; map it differently")[0]
+            what = what.replace("the schedule needs", f"one request of {costs.workload.name} needs", 1)
+            raise MemoryCapacityError(f"stream {name!r}: {what}; a scenario does not spill activations: map it "
+                                      "differently or give the memory more capacity") from None
+
+
 def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
     """Refuse mappings whose streamed and reprogrammed weights exceed a memory's capacity together.
 
@@ -228,6 +248,13 @@ def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
             each, total = ", ".join(f"{n} {b:,} B" for n, b in by.items()), sum(by.values())
             raise InputError(f"memory {mem}: the streams' streamed and reprogrammed weights need {total:,} B "
                              f"together ({each}), more than its {cap:,} B; give it more capacity or fewer streams")
+    shared = {mem: sum(by.values()) for mem, by in per.items()}
+    if any(len(by) > 1 for by in per.values()):  # each stream's activations beside every stream's weights
+        from hetsim.sim import simulate
+
+        for n, m in models.items():
+            _require_activations_fit(n, m.costs, m.schedule, simulate(m.costs, m.schedule, m.plan.contention),
+                                     weights=shared)
 
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
@@ -239,19 +266,11 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
             :mod:`hetsim.report.footprint`, the check a single run makes) exceed a checked memory's capacity: with
             several requests in flight the scenario needs at least as much, so it cannot run either.
     """
-    from hetsim.report.footprint import MemoryCapacityError, require_fits, run_footprints
     from hetsim.report.metrics import device_table
     from hetsim.sim import simulate
 
     alone = simulate(costs, sched, contention)
-    for fp in run_footprints(costs, sched, alone).values():
-        try:
-            require_fits(fp)
-        except MemoryCapacityError as err:  # the single run's sentence, naming the stream; no --spill here
-            what = str(err).partition("; map it differently")[0]
-            what = what.replace("the schedule needs", f"one request of {costs.workload.name} needs", 1)
-            raise MemoryCapacityError(f"stream {name!r}: {what}; a scenario does not spill activations: map it "
-                                      "differently or give the memory more capacity") from None
+    _require_activations_fit(name, costs, sched, alone)
     dev = device_table(costs, alone).set_index("device")
     busy = dev["busy_s"].to_dict()
     active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(), *platform.links.items()])
