@@ -373,3 +373,18 @@ def test_each_streams_activations_fit_beside_every_streams_weights(streamed_plat
                                                   r"'dram'.*the 0\.144 MB its 0\.076 MB of weights leave of its "
                                                   r"0\.220 MB"):
         run_scenario(small, sc)
+
+
+def test_contention_none_on_the_command_line_overrides_the_scenario_files(tmp_path, capsys):
+    """``--contention none`` turns off a scenario file's ``contention: links`` (it was indistinguishable from no
+    flag at all, argparse's default being "none"); no flag keeps the file's."""
+    import json
+
+    sc = tmp_path / "s.yaml"
+    sc.write_text(f"contention: links\nstreams:\n  a: {{model: {ROOT / 'workloads/resnet20_cifar10.onnx'}, "
+                  "arrival: {process: periodic, period_s: 0.05}, count: 2}\n")
+    plat = str(ROOT / "platforms/puma.yaml")
+    code, out, _ = run_cli(capsys, "run", plat, str(sc), "--json")
+    assert code == 0 and json.loads(out)["contention"] == ["links"]
+    code, out, _ = run_cli(capsys, "run", plat, str(sc), "--json", "--contention", "none")
+    assert code == 0 and json.loads(out)["contention"] == []

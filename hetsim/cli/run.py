@@ -72,10 +72,10 @@ def add_parser(sub) -> None:
 
 def _add_contention(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--contention", default="none", metavar="KINDS",
+        "--contention", default=None, metavar="KINDS",
         help=f"comma-separated contention kinds to model: {', '.join(CONTENTION_KINDS)}, or all / none "
         "(default: none = the CPU-CIM ILP's model: the shared bus, the CIM internal bus and the PUMA cores never "
-        "make ops wait for each other)",
+        "make ops wait for each other; for a scenario, the scenario file's contention, which this overrides)",
     )
 
 
@@ -138,7 +138,8 @@ def cmd_run(args) -> int:
         if snn:
             raise InputError("--spill applies to ONNX models, not to spiking networks")
         extra["spill"] = True
-    r = run(_platform(args), args.model, mapper=args.mapper, contention=args.contention, schedule=args.schedule,
+    contention = args.contention or "none"
+    r = run(_platform(args), args.model, mapper=args.mapper, contention=contention, schedule=args.schedule,
             fold_constants=args.fold_constants, **extra, **options)
     names = None if args.verbose else DEFAULT_NAMES
     text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))

@@ -69,8 +69,7 @@ def cmd_run_scenario(args, platform) -> int:
         import matplotlib
 
         matplotlib.use("Agg")
-    cont = args.contention if args.contention not in (None, "none") else None
-    r = run_scenario(plat, args.model, mapper=args.mapper, contention=cont,
+    r = run_scenario(plat, args.model, mapper=args.mapper, contention=args.contention,  # None: the file's
                      dispatch=getattr(args, "dispatch", None), seed=getattr(args, "seed", None),
                      objective=_objective(args))
     print(json.dumps(r.summary, indent=1, default=str) if args.json else format_scenario_report(r))
