@@ -299,3 +299,18 @@ def test_requests_take_turns_on_the_time_shared_crossbars():
     one_op = 900 + 60 + 1520  # read + write + compute (test_reprogramming_a_layer_bigger_than_the_array)
     assert reqs[0].finish["c"] == ns(one_op)
     assert reqs[1].start["c"] == ns(one_op) and reqs[1].finish["c"] == ns(2 * one_op)
+
+
+def test_reprogramming_writes_one_word_line_per_input_on_a_non_square_crossbar():
+    """A layer that fills exactly one 8 x 4 crossbar (M = 8 outputs, N = 4 inputs: Eq. 1's names) is written in
+    its N = 4 word lines, one per input, each holding that input's 8 weights; 16 outputs by 4 inputs need two
+    crossbars side by side: 4 inputs x 2 output blocks = 8 lines. (The transposed count gave 8 and 4.)"""
+    from hetsim.devices.puma import PumaDevice
+
+    cim = PumaDevice(crossbar_rows=8, crossbar_cols=4, crossbars=4, crossbars_per_core=4, reprogram_crossbars=2,
+                     t_write_row_ns=1, t_mvm_ns=10, internal_bandwidth_gb_s=1, element_bits=8)
+    one = conv_op("one", 8, 4, 3, n_in=4, n_out=8)
+    two = conv_op("two", 16, 4, 3, n_in=4, n_out=16)
+    assert cim.n_crossbar(one) == 1 and cim.n_crossbar(two) == 2
+    assert cim.reprogramming(one).row_writes == 4
+    assert cim.reprogramming(two).row_writes == 8

@@ -146,15 +146,16 @@ class PumaDevice(DeviceBase):
         CPU-CIM ILP keeps weights resident)::
 
             passes     = ceil(N_crossbar / reprogram_crossbars)      (a layer bigger than the pool: in pieces)
-            row_writes = groups * n_v * ceil(m_v / cols)             (each crossbar row: one input's weights)
+            row_writes = groups * n_v * ceil(m_v / M)                (each word line: one input's weights)
             cells      = groups * m_v * n_v                          (one weight per cell)
             T_write    = row_writes * t_write_row                    (rows written one after another)
             E_write    = cells * write_energy_per_cell
             T_mvm      = passes * N_mvm * t_mvm                      (every pass streams all input vectors)
 
-        A crossbar takes the input vector on its rows and gives the outputs on its columns, so a crossbar row
-        holds one input's weights to up to ``cols`` outputs and is written in one step: the ``n_v`` inputs
-        (spread over ``ceil(n_v / rows)`` crossbars) times ``ceil(m_v / cols)`` column blocks. ``T_load`` and
+        A crossbar takes each input on a word line and gives the outputs on its bit lines, so a word line holds
+        one input's weights to up to ``M = crossbar_rows`` outputs (hetsim's names follow the CPU-CIM ILP's Eq. 1:
+        M outputs by N = ``crossbar_cols`` inputs per crossbar) and is written in one step: the ``n_v`` inputs
+        (over ``ceil(n_v / N)`` crossbars) times ``ceil(m_v / M)`` blocks of outputs. ``T_load`` and
         ``T_store`` stay as in CPU-CIM ILP Eq. 3 (inputs buffered, partial sums accumulated in the core between
         passes: ours). ``None`` when the device cannot reprogram or run ``op``.
         """
@@ -162,7 +163,7 @@ class PumaDevice(DeviceBase):
             return None
         g = op.gemm
         passes = max(1, -(-self.n_crossbar(op) // self.reprogram_crossbars))
-        row_writes = g.groups * g.n_v * -(-g.m_v // self.crossbar_cols)
+        row_writes = g.groups * g.n_v * -(-g.m_v // self.crossbar_rows)
         cells = g.groups * g.m_v * g.n_v
         load, mvm, store = self.phases(op)
         ph = (load, passes * mvm, store)
