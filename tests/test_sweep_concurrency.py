@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 from conftest import assert_input_error, run_cli
 
+from hetsim.report.run_folder import MANIFEST  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 PUMA = ROOT / "platforms" / "puma.yaml"
 R20 = ROOT / "workloads" / "resnet20_cifar10.onnx"
@@ -162,7 +164,7 @@ def test_a_killed_run_leaves_no_partial_folder_or_empty_file(tmp_path, capsys):
     proc.communicate()
     now = _digest(out)
     assert set(now) == set(before) and all(os.path.getsize(out / f) > 0 for f in now)
-    assert not [f for f in now if f.startswith(".")]
+    assert not [f for f in now if f.startswith(".") and f != MANIFEST]  # the run's list of its files only
     code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--out", out, "--force")
     assert code == 0, err
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
@@ -175,6 +177,8 @@ def test_force_replaces_a_run_folder_of_another_kind_whole(tmp_path, capsys):
     own file stays."""
     from hetsim.report.outputs import OUTPUT_FILES, SCENARIO_OUTPUT_FILES
 
+    own = {MANIFEST, "notes.txt"}
+
     out = tmp_path / "out"
     plat, r20 = str(ROOT / "platforms/puma.yaml"), str(ROOT / "workloads/resnet20_cifar10.onnx")
     scen = tmp_path / "s.yaml"
@@ -185,9 +189,23 @@ def test_force_replaces_a_run_folder_of_another_kind_whole(tmp_path, capsys):
     assert run_cli(capsys, "run", plat, str(scen), "--out", str(out))[0] == 2  # without --force: refused
     assert run_cli(capsys, "run", plat, str(scen), "--out", str(out), "--force")[0] == 0
     now = {p.name for p in out.iterdir()}
-    assert now - {"notes.txt"} <= set(SCENARIO_OUTPUT_FILES) and "requests.csv" in now
+    assert now - own <= set(SCENARIO_OUTPUT_FILES) and "requests.csv" in now
     assert not (single & set(OUTPUT_FILES)) - set(SCENARIO_OUTPUT_FILES) & now  # ops.csv, schedule.json, ... gone
     assert (out / "notes.txt").read_text() == "mine"
     assert run_cli(capsys, "run", plat, r20, "--mapper", "heft", "--out", str(out), "--force")[0] == 0
     back = {p.name for p in out.iterdir()}
     assert "requests.csv" not in back and back == single
+
+
+def test_a_users_file_named_like_another_kinds_output_is_neither_refused_nor_removed(tmp_path, capsys):
+    """A folder where the user keeps a devices.csv of their own (a scenario run writes one): a single run into
+    it is not refused for it, and a --force rerun keeps it; a scenario run into that folder then needs --force
+    (the folder holds the single run's files, listed in its .hetsim-files) and replaces only those (reviewer)."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "devices.csv").write_text("mine\n")
+    plat, r20 = str(ROOT / "platforms/puma.yaml"), str(ROOT / "workloads/resnet20_cifar10.onnx")
+    assert run_cli(capsys, "run", plat, r20, "--mapper", "heft", "--out", str(out))[0] == 0
+    assert run_cli(capsys, "run", plat, r20, "--mapper", "heft", "--out", str(out), "--force")[0] == 0
+    assert (out / "devices.csv").read_text() == "mine\n"
+    assert "devices.csv" not in (out / MANIFEST).read_text().split()

@@ -75,19 +75,23 @@ def check_output_file(path: Path, force: bool, flag: str = "-o") -> None:
     check_writable(path.parent if str(path.parent) else Path("."), path)
 
 
-def check_out_dir(out: Path, force: bool, files: tuple[str, ...] | None = None) -> None:
+def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES) -> None:
     """Refuse to replace existing outputs without ``force``, and a folder that cannot be created or written
     (:func:`check_writable`); a missing ``out`` and its missing parents are created when the outputs are written.
 
     Raises:
-        OutputExistsError: ``out`` is a file, or already holds one of ``files`` (default :data:`RUN_FILES`:
-            any run's, whose files a run with ``force`` removes) and ``force`` is false.
+        OutputExistsError: ``out`` is a file, or already holds one of ``files`` (the run's; default
+            :data:`OUTPUT_FILES`) or a file an earlier run wrote there (any kind of run, which a run with
+            ``force`` removes: :func:`hetsim.report.run_folder.earlier_run_files`), and ``force`` is false.
         OutputPathError: ``out`` cannot be created or written.
     """
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"--out {str(out)!r} exists and is not a directory")
     check_parent_dirs(out)
-    clash = [f for f in (RUN_FILES if files is None else files) if (out / f).exists()]
+    from hetsim.report.run_folder import earlier_run_files
+
+    clash = sorted({f for f in files if (out / f).exists()} | (earlier_run_files(out, RUN_FILES)
+                                                                if out.is_dir() else set()))
     if clash and not force:
         raise OutputExistsError(
             f"--out {str(out)!r} already holds {', '.join(clash)}; pass --force to replace them"
@@ -111,7 +115,7 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     check_out_dir(out, force)
     from hetsim.report.run_folder import staged_folder
 
-    with staged_folder(out, owned=RUN_FILES) as stage:  # all files or none (run_folder)
+    with staged_folder(out, owned=OUTPUT_FILES, legacy=RUN_FILES) as stage:  # all or none (run_folder)
         written = _write_run_files(run, stage)
     return [out / p.name for p in written]
 
@@ -164,9 +168,10 @@ def _write_run_files(run: RunResult, out: Path) -> list[Path]:
 #: the files :func:`write_snn_outputs` writes (a spiking network's ``hetsim run --out``)
 SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "ops.csv", "schedule.json", "trace.csv",
                     "trace.json", "timeline.png", "report.html")
-#: every file a run of any kind writes into its ``--out`` folder: a run with ``--force`` replaces the folder's
-#: hetsim files whole, so none of an earlier run of another kind (a scenario's requests.csv beside a single run's
-#: ops.csv) is left to describe a second run; the user's own files are kept (:mod:`hetsim.report.run_folder`)
+#: every file a run of any kind writes into its ``--out`` folder: the earlier run's files in a folder an older
+#: hetsim wrote, which kept no list of them (:func:`hetsim.report.run_folder.earlier_run_files`); a run with
+#: ``--force`` replaces the earlier run's files whole, so none of another kind's (a scenario's requests.csv
+#: beside a single run's ops.csv) is left to describe a second run, and keeps the user's own files
 RUN_FILES = tuple(dict.fromkeys(OUTPUT_FILES + SNN_OUTPUT_FILES + SCENARIO_OUTPUT_FILES))
 
 
@@ -181,8 +186,8 @@ def write_snn_outputs(r, out: Path, force: bool = False) -> list[Path]:
     """
     from hetsim.report.run_folder import staged_folder
 
-    check_out_dir(out, force)
-    with staged_folder(out, owned=RUN_FILES) as stage:  # all files or none (run_folder)
+    check_out_dir(out, force, SNN_OUTPUT_FILES)
+    with staged_folder(out, owned=SNN_OUTPUT_FILES, legacy=RUN_FILES) as stage:  # all files or none (run_folder)
         written = _write_snn_files(r, stage)
     return [out / p.name for p in written]
 

@@ -32,6 +32,8 @@ from pathlib import Path
 from hetsim.report.export import OutputPathError
 
 _NEW, _OLD = ".hetsim-new-", ".hetsim-old-"
+#: the hidden list, in a run folder, of the files that run wrote (one name per line)
+MANIFEST = ".hetsim-files"
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -93,12 +95,25 @@ def _mode_for(out: Path) -> int:
     return 0o777 & ~umask
 
 
+def earlier_run_files(out: Path, legacy: Iterable[str] = ()) -> set[str]:
+    """The files the run in folder ``out`` wrote: the names its :data:`MANIFEST` lists; for a folder an older
+    hetsim wrote (a ``summary.json``, no list), those of ``legacy`` it holds; none in a folder no run wrote."""
+    try:
+        return {n for n in (out / MANIFEST).read_text(encoding="utf-8").splitlines() if n and "/" not in n}
+    except (OSError, UnicodeDecodeError):
+        pass
+    if (out / "summary.json").is_file():
+        return {n for n in legacy if (out / n).exists()}
+    return set()
+
+
 @contextlib.contextmanager
-def staged_folder(out: str | os.PathLike, owned: Iterable[str] = ()) -> Iterator[Path]:
+def staged_folder(out: str | os.PathLike, owned: Iterable[str] = (), legacy: Iterable[str] = ()) -> Iterator[Path]:
     """Yield an empty staging folder beside ``out``; when the block succeeds, swap it in as ``out`` whole
-    (module docstring), else remove it and leave ``out`` as it was. ``owned``: the names of the files a run
-    writes (of any kind of run); an earlier run's files by those names are not carried over, so the folder never
-    mixes two runs.
+    (module docstring), else remove it and leave ``out`` as it was. ``owned``: the names of the files this run
+    writes; they and the earlier run's files (:func:`earlier_run_files`, with ``legacy`` for a folder without
+    the list) are not carried over, so the folder never mixes two runs, while the user's own files are. The
+    staging folder gets the list of what the block wrote (:data:`MANIFEST`).
 
     Raises:
         OutputPathError: the staging folder cannot be created, or the swap fails (permission, full disk); ``out``
@@ -114,8 +129,9 @@ def staged_folder(out: str | os.PathLike, owned: Iterable[str] = ()) -> Iterator
         raise OutputPathError(f"cannot write {str(out)!r}: {err.strerror or err}") from None
     try:
         yield stage
+        (stage / MANIFEST).write_text("".join(f"{p.name}\n" for p in sorted(stage.iterdir())), encoding="utf-8")
         os.chmod(stage, _mode_for(out))
-        _swap_in(stage, out, set(owned))
+        _swap_in(stage, out, set(owned) | earlier_run_files(out, legacy) | {MANIFEST})
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise

@@ -42,7 +42,7 @@ def cmd_run_scenario(args, platform) -> int:
     Raises:
         InputError: such an option; a bad ``--set`` path or value; whatever :func:`run_scenario` raises.
     """
-    from hetsim.scenario.report import format_scenario_report, write_scenario_outputs
+    from hetsim.scenario.report import SCENARIO_OUTPUT_FILES, format_scenario_report, write_scenario_outputs
     from hetsim.scenario.run import run_scenario
 
     model_flags = [o for o, v in (("--schedule", "schedule"), ("--mode", "mode"), ("--reorder", "reorder"),
@@ -65,7 +65,7 @@ def cmd_run_scenario(args, platform) -> int:
     if args.out is not None:
         from hetsim.report.outputs import check_out_dir
 
-        check_out_dir(args.out, args.force)
+        check_out_dir(args.out, args.force, SCENARIO_OUTPUT_FILES)
         import matplotlib
 
         matplotlib.use("Agg")

@@ -118,10 +118,11 @@ def write_scenario_outputs(r: ScenarioResult, out: Path, force: bool = False, fi
     """Write :data:`SCENARIO_OUTPUT_FILES` to ``out``, all or none: into a staging folder swapped in whole
     (:mod:`hetsim.report.run_folder`), so a failed or killed run leaves the earlier folder as it was and a run
     with ``force`` leaves no file of an earlier run; return the paths written."""
-    from hetsim.report.outputs import RUN_FILES
+    from hetsim.report.outputs import RUN_FILES, check_out_dir
     from hetsim.report.run_folder import staged_folder
 
-    with staged_folder(out, owned=RUN_FILES) as stage:
+    check_out_dir(out, force, SCENARIO_OUTPUT_FILES)
+    with staged_folder(out, owned=SCENARIO_OUTPUT_FILES, legacy=RUN_FILES) as stage:
         written = _write_scenario_files(r, stage, figures)
     return [out / p.name for p in written]
 
