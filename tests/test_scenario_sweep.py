@@ -228,3 +228,20 @@ def test_a_dask_cluster_gives_the_local_table(tmp_path, capsys):
     assert ran == 3 and dask_out.read_bytes() == local.read_bytes()
     code, _, err = run_cli(capsys, "sweep", tmp_path / "sw.yaml", "--threads", "2")
     assert_input_error(code, err, "--threads: not for a scenario sweep")
+
+
+def test_a_parameter_that_replaces_the_streams_keeps_their_results(tmp_path):
+    """``parameters: {streams: [{cam: {...}}]}`` gives points whose only stream is ``cam``: the table has its
+    columns and its cells (reviewer: the columns came from the base scenario's streams, so cam's results were
+    dropped and the row looked complete)."""
+    model = str(ROOT / "workloads" / "resnet20_cifar10.onnx")
+    (tmp_path / "sc.yaml").write_text(f"mapper: heft\nseed: 3\nstreams:\n  cls: {{model: {model}, arrival: "
+                                      "{process: poisson, rate_hz: 50}, count: 6}\n")
+    (tmp_path / "sw.yaml").write_text(
+        f"name: s\nscenario: sc.yaml\nplatforms: [{ROOT / 'platforms/puma.yaml'}]\noutput: out.csv\nparameters:\n"
+        f"  streams:\n    - {{cam: {{model: {model}, arrival: {{process: poisson, rate_hz: 50}}, count: 6}}}}\n")
+    out, ran, _ = run_scenario_sweep(load_scenario_sweep(tmp_path / "sw.yaml"), output=tmp_path / "out.csv",
+                                     workers=1)
+    row = pd.read_csv(out).iloc[0]
+    assert ran == 1 and pd.isna(row["error"])
+    assert row["cam.offered_hz"] > 0 and row["cam.latency_p50_s"] > 0

@@ -248,13 +248,14 @@ def _scenario_with(sc, params: dict, what: str):
 
 
 def _stream_names(spec: ScenarioSweep, sc) -> list[str]:
-    """The scenario's streams, then any a parameter adds (``streams.<new>: [{...}]``), in order."""
-    names = list(sc.streams)
-    for k in sorted(spec.parameters):
-        parts = k.split(".")
-        if len(parts) == 2 and parts[0] == "streams" and parts[1] not in names:
-            names.append(parts[1])
-    return names
+    """The streams of every scenario the grid makes, in order of appearance: the scenario's own, then any a
+    parameter adds (``streams.<new>: [{...}]``) or brings with a whole new stream set (``streams: [{...}]``), so
+    that every point's per-stream results have their columns (a name missing here would have its cells dropped)."""
+    names = dict.fromkeys(sc.streams)
+    scenario_params = {k: v for k, v in spec.parameters.items() if k == "streams" or k.startswith("streams.")}
+    for point in _grid(scenario_params):
+        names.update(dict.fromkeys(_scenario_with(sc, point, spec.name).streams))
+    return list(names)
 
 
 def result_columns(spec: ScenarioSweep) -> list[str]:
