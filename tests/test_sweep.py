@@ -252,3 +252,18 @@ def test_a_point_whose_activations_do_not_fit_says_so(tmp_path):
     run_sweep(load_sweep(sw), workers=0)
     row = pd.read_csv(tmp_path / "out.csv").iloc[0]
     assert row["error"].startswith("MemoryCapacityError") and row["activation_fits"] == False  # noqa: E712
+
+
+def test_two_platform_files_of_one_name_are_refused_not_merged(tmp_path):
+    """Keys name files by their base name: a/puma.yaml and b/puma.yaml gave their points one key, so one row was
+    moved aside as 'changed settings' on every resume and the other point never computed (reviewer)."""
+    import shutil
+
+    for d in "ab":
+        (tmp_path / d).mkdir()
+        shutil.copy(ROOT / "platforms/puma.yaml", tmp_path / d / "puma.yaml")
+    spec = write_spec(tmp_path, platforms=[str(tmp_path / "a/puma.yaml"), str(tmp_path / "b/puma.yaml")],
+                      parameters={}, mappers=["heft"])
+    with pytest.raises(InputError, match=r"two points have the key .*a/puma.yaml and .*b/puma.yaml: files of one "
+                                         r"name in different folders"):
+        expand_points(load_sweep(spec))

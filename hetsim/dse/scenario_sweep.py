@@ -299,6 +299,9 @@ def scenario_points(spec: ScenarioSweep) -> list[dict]:
                     "hetsim_version": __version__}
         out.append({"key": key, "scenario": str(spec.scenario), "platform": str(plat), "params": params,
                     "mapper": mapper, "objective": obj, "settings": settings})
+    from hetsim.dse.sweep import unique_keys
+
+    unique_keys(out)
     return out
 
 

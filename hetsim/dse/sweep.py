@@ -558,7 +558,8 @@ def expand_points(spec: SweepSpec) -> list[dict]:
     (the :data:`SETTINGS_COLUMNS` or :data:`SNN_SETTINGS_COLUMNS` cells it will be computed under).
 
     Raises:
-        InputError: more points than the limit in force (:mod:`hetsim.dse.bounds`), counted before any is built.
+        InputError: more points than the limit in force (:mod:`hetsim.dse.bounds`), counted before any is built;
+            two points with one key (:func:`unique_keys`).
     """
     from hetsim.dse.bounds import check_count, count_points
 
@@ -566,7 +567,7 @@ def expand_points(spec: SweepSpec) -> list[dict]:
     names = list(spec.parameters)
     grid = list(itertools.product(*(spec.parameters[n] for n in names))) or [()]
     if spec.is_snn:
-        return _expand_snn(spec, names, grid)
+        return unique_keys(_expand_snn(spec, names, grid))
     from hetsim import __version__
     from hetsim.sim.engine import parse_contention
 
@@ -584,6 +585,25 @@ def expand_points(spec: SweepSpec) -> list[dict]:
                        "mapper_options": options, "contention": spec.contention,
                        "fold_constants": spec.fold_constants, "input_shape": spec.input_shape,
                        "settings": settings})
+    return unique_keys(points)
+
+
+def unique_keys(points: list[dict]) -> list[dict]:
+    """``points``, refused when two share a key: a key names files by their base name, so two files of one name
+    in different folders would share their points' rows (one computed, one moved aside on every resume).
+
+    Raises:
+        InputError: one line naming the key and the two points' files.
+    """
+    seen: dict[str, dict] = {}
+    for pt in points:
+        other = seen.setdefault(pt["key"], pt)
+        if other is not pt:
+            diff = [f"{other[k]} and {pt[k]}" for k in ("workload", "platform", "scenario")
+                    if k in pt and other.get(k) != pt.get(k)]
+            why = (f"{'; '.join(diff)}: files of one name in different folders; give them different names" if diff
+                   else "the sweep lists a file or value twice")
+            raise InputError(f"two points have the key {pt['key']!r} ({why})")
     return points
 
 
