@@ -181,7 +181,7 @@ _BAD_SCENARIOS = {
                                  "streams.a.model"),
     "no streams": (_scenario(streams={}), "streams"),
     "an unknown mapper": (_scenario(mapper="nope"), "unknown mapper 'nope'"),
-    "a non-mapping YAML": ("- 1\n- 2\n", "expected a YAML mapping"),
+    "a non-mapping YAML": ("- 1\n- 2\n", "mapping"),  # run: neither an SNN spec nor a scenario (a mapping ...)
 }
 
 
