@@ -386,3 +386,15 @@ def test_an_interrupt_wrapped_by_python_is_an_interrupt_not_an_internal_error(ca
     assert _main.main(["inspect", str(ROOT / "workloads/resnet20_cifar10.onnx")]) == 130
     assert capsys.readouterr().err == "hetsim: interrupted\n"
     assert not _main._interrupted(RuntimeError("a bug"))  # an ordinary bug stays an internal error
+
+
+def test_a_signal_held_during_an_append_that_fails_leaves_the_failure_reported():
+    """A SIGINT held while a row is appended is raised when the append ends; if the append itself failed (a
+    full disk), its error is the one that stops the sweep, not 'stopped by SIGINT' (reviewer)."""
+    from hetsim.dse.sweep import SweepInterrupted, _signals_held, _stop_on_signals
+
+    with pytest.raises(OSError, match="disk full"), _stop_on_signals(), _signals_held():
+        signal.raise_signal(signal.SIGINT)  # held: deferred until the block ends
+        raise OSError("disk full")
+    with pytest.raises(SweepInterrupted), _stop_on_signals(), _signals_held():
+        signal.raise_signal(signal.SIGINT)  # the block ends normally: the signal is raised then

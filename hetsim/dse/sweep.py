@@ -1033,16 +1033,21 @@ def _signals_held() -> Iterator[None]:
     old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS) if mask else None
     if main:
         _held["depth"] += 1
+    unwinding = False
     try:
         yield
+    except BaseException:
+        unwinding = True  # the block's own error (a full disk) stops the sweep and is the one reported
+        raise
     finally:
+        if mask:  # a signal pending on this thread is handled here, still held (deferred) by the depth
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
         if main:
             _held["depth"] -= 1
-        if mask:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a signal pending on this thread is handled here
         if main and not _held["depth"] and _held["deferred"] is not None:
             signum, _held["deferred"] = _held["deferred"], None
-            signal.raise_signal(signum)
+            if not unwinding:
+                signal.raise_signal(signum)
 
 
 class _Recorder:
