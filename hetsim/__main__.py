@@ -22,7 +22,7 @@ def run() -> int:
         print("hetsim: interrupted", file=sys.stderr)
         return 130
     except RuntimeError as err:  # a KeyboardInterrupt wrapped by CPython (a descriptor's __set_name__ at import)
-        if not isinstance(err.__cause__, KeyboardInterrupt):
+        if not _interrupt.wrapped(err):
             raise
         print("hetsim: interrupted", file=sys.stderr)
         return 130

@@ -20,6 +20,19 @@ def handler(signum: int, _frame) -> None:
     raise KeyboardInterrupt
 
 
+def wrapped(err: BaseException | None) -> bool:
+    """True when a ``KeyboardInterrupt`` is in ``err``'s chain of causes: CPython wraps an exception raised in a
+    descriptor's ``__set_name__`` (pydantic's, while a device class is built at import) in a ``RuntimeError``, so
+    a Ctrl-C in that instant arrives as another exception (seen in tests/test_sweep_signals.py)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return True
+        seen.add(id(err))
+        err = err.__cause__
+    return False
+
+
 def install() -> None:
     """Use :func:`handler` for SIGINT, unless SIGINT is ignored (a background job) or handled by someone else."""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:

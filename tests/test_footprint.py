@@ -238,3 +238,19 @@ def test_a_memory_holding_weights_has_only_the_rest_for_activations(tmp_path):
     mem = json.loads((tmp_path / "o0" / "summary.json").read_text())["memory"]["memories"]["dram"]
     held = json.loads((tmp_path / "o0" / "summary.json").read_text())["weights"]["memories"]["dram"]["used_b"]
     assert mem["weight_bytes"] == held == 118_223_616 and mem["fits"] is True
+
+
+def test_no_spill_line_when_nothing_spilled():
+    """--spill on a run that fits: the headline shows no 'with spill' figures equal to the replay's (reviewer)."""
+    import warnings
+
+    import hetsim
+    from hetsim.platform import load_platform
+    from hetsim.report.text import format_report
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = hetsim.run(load_platform(ROOT / "platforms" / "cim-npu-dram.yaml"),
+                       ROOT / "workloads" / "resnet20_cifar10.onnx", mapper="heft", spill=True)
+    assert r.summary["memory"]["spill"]["memories"] == {}
+    assert "with spill" not in format_report(r)

@@ -108,24 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as err:  # a bug: one line unless --debug
-        if _interrupted(err):  # a SIGINT inside code that wraps what it raises (a class's __set_name__ at import)
-            print("hetsim: interrupted", file=sys.stderr)
-            return 130
         if args.debug:
             raise
+        from hetsim import _interrupt
+
+        if _interrupt.wrapped(err):  # a SIGINT inside code that wraps what it raises (__set_name__ at import)
+            print("hetsim: interrupted", file=sys.stderr)
+            return 130
         print(f"hetsim: internal error: {type(err).__name__}: {err} (rerun with --debug for the traceback)",
               file=sys.stderr)
         return 1
-
-
-def _interrupted(err: BaseException) -> bool:
-    """True when a ``KeyboardInterrupt`` is in ``err``'s chain of causes: CPython wraps an exception raised in a
-    descriptor's ``__set_name__`` (pydantic's, while a device class is built at import) in a ``RuntimeError``, so
-    a Ctrl-C in that instant arrived as an internal error (seen in tests/test_sweep_signals.py)."""
-    seen = set()
-    while err is not None and id(err) not in seen:
-        if isinstance(err, KeyboardInterrupt):
-            return True
-        seen.add(id(err))
-        err = err.__cause__ or err.__context__
-    return False

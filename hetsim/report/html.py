@@ -356,7 +356,7 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
             s["predicted_makespan_s"], s["makespan_s"], rel_tol=1e-12, abs_tol=1e-18):
         head.append(("mapper's prediction", quantity(s["predicted_makespan_s"], "s") + " (the replay differs)"))
     spill = (s.get("memory") or {}).get("spill")
-    if spill:
+    if spill and spill.get("memories"):
         head.append(("with the spill charged", quantity(spill["makespan_with_spill_s"], "s") + ", "
                      + quantity(spill["energy_with_spill_j"], "J") + " (the spill traffic after the schedule)"))
     base = s.get("baseline") or "all-host"

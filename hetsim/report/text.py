@@ -162,7 +162,7 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
         f"  energy       {si(s['energy_j'], 'J')}",
     ]
     spill = (s.get("memory") or {}).get("spill")
-    if spill:  # --spill: the charged figures beside the replay's (the traffic serialised after it: an upper bound)
+    if spill and spill.get("memories"):  # something spilled: the charged figures beside the replay's (an upper bound)
         lines.insert(4, f"  with spill   {si(spill['makespan_with_spill_s'], 's')}, "
                         f"{si(spill['energy_with_spill_j'], 'J')} (the spill traffic charged after the schedule)")
     st = s.get("mapper_stats") or {}
