@@ -298,7 +298,9 @@ class Schedule:
             after = {str(k): [str(u) for u in v] for k, v in obj("after").items()}
             policies = {str(k): _policy(k, p) for k, p in obj("policies").items()}
             field = "mapper"
-            return cls(mapper=str(d["mapper"]), workload=d.get("workload"), platform=d.get("platform"), parts=parts,
+            if not isinstance(d["mapper"], str):
+                raise ScheduleError(f"malformed schedule: 'mapper' must be a string, not {_json_type(d['mapper'])}")
+            return cls(mapper=d["mapper"], workload=d.get("workload"), platform=d.get("platform"), parts=parts,
                        order=order, placement=placement, start_s=start_s, finish_s=finish_s, makespan_s=makespan,
                        stats=stats, after=after, config=config, policies=policies)
         except KeyError as err:
@@ -315,7 +317,7 @@ class Schedule:
     def from_json(cls, text: str) -> Schedule:
         d = loads_strict(text, "schedule", ScheduleError)  # no NaN/Infinity, bounded nesting
         if not isinstance(d, dict):
-            raise ScheduleError(f"malformed schedule: a JSON object expected, got {type(d).__name__}")
+            raise ScheduleError(f"malformed schedule: a JSON object expected, not {_json_type(d)}")
         return cls.from_dict(d)
 
     @classmethod
@@ -336,8 +338,8 @@ def _json_type(val) -> str:
     """A JSON value's type in JSON's words (``null``, ``a list``, ``a string``, ...)."""
     if val is None:
         return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list"}.get(
-        type(val), type(val).__name__)
+    names = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "an object"}
+    return names.get(type(val), type(val).__name__)
 
 
 def _policy(op, p) -> WeightPolicy:
