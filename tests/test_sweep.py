@@ -225,9 +225,9 @@ def test_memory_columns_match_the_run_summary(tmp_path):
         assert (pd.isna(row["activation_fits"]) if not checked else bool(row["activation_fits"]) == all(checked))
         if has_weights:
             assert row["ops_streamed"] == s["weights"]["policies"]["streamed"] > 0
-            assert row["weight_offchip_bytes"] == sum(m["bytes"] for m in s["weights"]["memories"].values()) > 0
+            assert row["weight_read_bytes"] == sum(m["bytes"] for m in s["weights"]["memories"].values()) > 0
         else:
-            assert pd.isna(row["ops_streamed"]) and pd.isna(row["weight_offchip_bytes"])
+            assert pd.isna(row["ops_streamed"]) and pd.isna(row["weight_read_bytes"])
 
 
 def test_progress_line():

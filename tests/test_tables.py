@@ -35,12 +35,12 @@ INT_COLUMNS = {
     "snn-trace.csv": ["layer", "t", "channels"],
     "sweep.csv": ["devices.cim.crossbars", "operators", "ops_offloaded", "crossbars_used", "crossbars_available",
                   "host_ops", "accel_ops", "variables", "constraints", "peak_activation_bytes", "ops_streamed",
-                  "ops_reprogrammed", "weight_offchip_bytes"],
+                  "ops_reprogrammed", "weight_read_bytes"],
     "snn-sweep.csv": ["timesteps", "seed", "samples", "devices.mvp.launch_cycles"],
     "profile.csv": ["runs"],
 }
 NULLABLE = {"trace.csv": {"channels"}, "snn-trace.csv": {"channels"},
-            "sweep.csv": {"variables", "constraints", "ops_streamed", "ops_reprogrammed", "weight_offchip_bytes"}}
+            "sweep.csv": {"variables", "constraints", "ops_streamed", "ops_reprogrammed", "weight_read_bytes"}}
 
 
 def _check_ints(path: Path, name: str) -> pd.DataFrame:

@@ -49,7 +49,7 @@ solve time, MIP gap, incumbent, bound and model size, the predicted makespan, an
 activation peak of any memory (``peak_activation_bytes``), whether every memory with a capacity holds its peak
 (``activation_fits``; empty when none has one; false on a point refused because they do not), and, on a
 platform whose devices read weights from a memory, the ops streamed and reprogrammed and the weight bytes read
-off-chip per inference (``weight_offchip_bytes``; empty elsewhere). A table written before these memory
+from such memories per inference (``weight_read_bytes``; empty elsewhere). A table written before these memory
 columns existed (:data:`ADDED_RESULT_COLUMNS`) gets them, and its rows are recomputed.
 
 **Stopping.** SIGINT (Ctrl-C, or a job scheduler) and SIGTERM stop a sweep within a few seconds: points not
@@ -135,12 +135,12 @@ RESULT_COLUMNS = [
     "energy_j", "ops_offloaded", "crossbars_used", "crossbars_available", "host_busy_s", "accel_busy_s",
     "host_ops", "accel_ops", "status", "solve_time_s", "mip_gap", "incumbent_s", "bound_s", "variables",
     "constraints", "predicted_makespan_s", "peak_activation_bytes", "activation_fits", "ops_streamed",
-    "ops_reprogrammed", "weight_offchip_bytes", "error",
+    "ops_reprogrammed", "weight_read_bytes", "error",
 ]
 #: result columns added after tables without them were written: such a table is brought to today's columns and
 #: its rows recomputed (their values for these columns were never computed)
 ADDED_RESULT_COLUMNS = ["peak_activation_bytes", "activation_fits", "ops_streamed", "ops_reprogrammed",
-                        "weight_offchip_bytes"]
+                        "weight_read_bytes"]
 
 def _column(config: str) -> str:
     """A configuration's name in a column name: ``all-m33`` -> ``all_m33``."""
@@ -906,7 +906,7 @@ def _memory_columns(summary: dict) -> dict:
     """A run's memory figures for its sweep row: the largest activation peak of any memory (bytes;
     :mod:`hetsim.report.footprint`), whether every memory with a capacity holds its peak (empty when none has
     one), and, on a platform whose devices read weights from a memory (``weights_for``), the ops streamed and
-    reprogrammed and the weight bytes read from off-chip memories per inference (empty elsewhere)."""
+    reprogrammed and the weight bytes read from the memories that hold weights, per inference (empty elsewhere)."""
     mems = (summary.get("memory") or {}).get("memories") or {}
     checked = [m["fits"] for m in mems.values() if m.get("checked")]
     weights = summary.get("weights")
@@ -916,7 +916,7 @@ def _memory_columns(summary: dict) -> dict:
         "activation_fits": all(checked) if checked else "",
         "ops_streamed": pol.get("streamed", 0) if weights else "",
         "ops_reprogrammed": pol.get("reprogrammed", 0) if weights else "",
-        "weight_offchip_bytes": (int(sum(m["bytes"] for m in weights.get("memories", {}).values()))
+        "weight_read_bytes": (int(sum(m["bytes"] for m in weights.get("memories", {}).values()))
                                  if weights else ""),
     }
 
