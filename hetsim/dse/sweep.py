@@ -897,7 +897,9 @@ def run_point(point: dict) -> dict:
                 row[k] = st[k]
     except Exception as err:  # recorded in the table: a sweep keeps going
         row["error"] = f"{type(err).__name__}: {err}"
-        if type(err).__name__ == "MemoryCapacityError":  # the live activations do not fit: a row that says so
+        from hetsim.report.footprint import MemoryCapacityError
+
+        if isinstance(err, MemoryCapacityError):  # the live activations do not fit: a row that says so
             row["activation_fits"] = False
     return row
 
