@@ -50,10 +50,13 @@ def _warn_if_activations_overflow(costs, sched) -> None:
     refuse the schedule without ``--spill``; the mappers do not model activation memory)."""
     import warnings
 
-    from hetsim.report.footprint import bytes_text, predicted_footprint
+    from hetsim.report.footprint import bytes_text, predicted_footprint, room_text, spill_target
 
     fp = predicted_footprint(costs, sched)
-    for m, (peak, room) in (fp.over_capacity() if fp is not None else {}).items():
+    over = next(iter(fp.over_capacity().items()), None) if fp is not None else None
+    if over is not None:
+        (m, (peak, _)), plat = over, costs.platform
+        then = ("hetsim run refuses it without --spill" if spill_target(plat, m) is not None
+                else "hetsim run refuses it (no larger memory to spill to)")
         warnings.warn(f"the schedule's live activations reach {bytes_text(peak)} in memory {m!r} (predicted "
-                      f"timing), more than its {bytes_text(room)}: hetsim run refuses it without --spill", stacklevel=2)
-        return
+                      f"timing), more than its room, {room_text(fp, m)}: {then}", stacklevel=2)

@@ -95,19 +95,20 @@ def _activation_memory(costs, sched) -> bool | None:
     """Line (d): the live activations of the schedule's predicted times against each memory's capacity
     (:mod:`hetsim.report.footprint`); ``False`` when a checked memory is over capacity, ``None`` when the schedule
     predicts no times."""
-    from hetsim.report.footprint import bytes_text, predicted_footprint
+    from hetsim.report.footprint import bytes_text, predicted_footprint, room_text, spill_target
 
     fp = predicted_footprint(costs, sched)
     if fp is None:
         return None
     over = fp.over_capacity()
-    peaks = ", ".join(f"{m} {bytes_text(d['peak_bytes'])}" + (f" of {bytes_text(d['capacity_bytes'])}"
-                                                             if d["checked"] else "")
+    peaks = ", ".join(f"{m} {bytes_text(d['peak_bytes'])}" + (f" of {room_text(fp, m)}" if d["checked"] else "")
                       for m, d in fp.to_dict().items())
     if over:
-        m, (peak, cap) = next(iter(over.items()))
-        print(f"  (d) INVALID: live activations need {bytes_text(peak)} in memory {m!r}, which holds "
-              f"{bytes_text(cap)} (hetsim run --spill charges the excess to the next memory)")
+        m, (peak, _) = next(iter(over.items()))
+        spill = (" (hetsim run --spill charges the excess to the next memory)"
+                 if spill_target(costs.platform, m) is not None else " (no larger memory to spill it to)")
+        print(f"  (d) INVALID: live activations need {bytes_text(peak)} in memory {m!r}, which has room for "
+              f"{room_text(fp, m)}{spill}")
         return False
     print(f"  (d) activation memory (peak live bytes, predicted): {peaks}")
     return True

@@ -426,7 +426,8 @@ def spill_target(platform, memory: str):
 
 def spill_report(fp: Footprint, platform) -> dict:
     """The spills of a footprint over capacity (module docstring): per memory over its capacity, ``to`` (the next
-    memory), ``peak_bytes``, ``capacity_bytes``, ``spilled_bytes``, ``traffic_bytes`` (written out and read back),
+    memory), ``peak_bytes``, ``capacity_bytes``, ``available_bytes`` (the capacity less the weights it holds),
+    ``spilled_bytes``, ``traffic_bytes`` (written out and read back),
     ``time_s`` and ``energy_j``; and the totals ``time_s``, ``energy_j``.
 
     Raises:
@@ -436,15 +437,16 @@ def spill_report(fp: Footprint, platform) -> dict:
     for m, (peak, cap) in fp.over_capacity().items():
         nxt = spill_target(platform, m)
         if nxt is None:
-            raise MemoryCapacityError(f"memory {m!r} needs {_mb(peak)} of activations at the peak, it holds "
-                                      f"{_mb(cap)}, and no larger memory with a bandwidth shares its devices to "
+            raise MemoryCapacityError(f"memory {m!r} needs {_mb(peak)} of activations at the peak, it has room "
+                                      f"for {_mb(cap)}, and no larger memory with a bandwidth shares its devices to "
                                       "spill to")
         name, target = nxt
         spilled = fp.spilled_bytes(m)
         traffic = 2 * spilled
         t = traffic / (float(target.bandwidth_gb_s) * 1e9)
         e = traffic * float(getattr(target, "energy_pj_per_byte", 0.0) or 0.0) * 1e-12
-        out["memories"][m] = {"to": name, "peak_bytes": peak, "capacity_bytes": cap, "spilled_bytes": spilled,
+        out["memories"][m] = {"to": name, "peak_bytes": peak, "capacity_bytes": fp.capacity[m],
+                              "available_bytes": cap, "spilled_bytes": spilled,
                               "traffic_bytes": traffic, "time_s": t, "energy_j": e}
         out["time_s"] += t
         out["energy_j"] += e
@@ -466,6 +468,14 @@ def bytes_text(b: float | None) -> str:
         if abs(b) >= scale:
             return f"{b / scale:.4g} {unit}"
     return f"{b:.0f} B"
+
+
+def room_text(fp: Footprint, m: str) -> str:
+    """The activations' room in memory ``m`` in words: ``4.295 GB``, or ``2.096 MB left by 118.2 MB of weights``
+    when it holds weights (decimal prefixes, :func:`bytes_text`)."""
+    held = fp.weights.get(m, 0)
+    return (f"{bytes_text(fp.available(m))} left by {bytes_text(held)} of weights" if held
+            else bytes_text(fp.capacity[m]))
 
 
 def require_fits(fp: Footprint) -> None:
@@ -524,7 +534,7 @@ def memory_figure(fp: Footprint, title: str = "", max_steps: int = FIGURE_MAX_ST
     fig, ax = plt.subplots(figsize=(6.4, 3.2), layout="constrained")
     top = max([fp.peak(m)[0] for m in mems], default=1) or 1
     # a capacity far above every peak (a 4 GiB DRAM) is named in the legend, not drawn: the curves stay readable
-    caps = {m: c for m, c in fp.capacity.items() if c and c <= 2 * top}
+    caps = {m: fp.available(m) for m, c in fp.capacity.items() if c and fp.available(m) <= 2 * top}
     vmax = max([top, *caps.values()])
     scale, unit = (1e6, "MB") if vmax >= 1e6 else (1e3, "kB")
     tmax = fp.makespan_s or 1.0
@@ -534,8 +544,7 @@ def memory_figure(fp: Footprint, title: str = "", max_steps: int = FIGURE_MAX_ST
         colour = f"C{i % 10}"
         peak, at = fp.peak(m)
         ax.step(np.r_[t, fp.makespan_s] * tscale, np.r_[live, live[-1]] / scale, where="post", color=colour, lw=1,
-                label=f"{m} (peak {bytes_text(peak)}" + (f" of {bytes_text(fp.capacity[m])})" if fp.capacity.get(m)
-                                                         else ")"))
+                label=f"{m} (peak {bytes_text(peak)}" + (f" of {room_text(fp, m)})" if fp.capacity.get(m) else ")"))
         ax.plot([at * tscale], [peak / scale], "o", color=colour, ms=3)
         if m in caps:
             ax.axhline(caps[m] / scale, color=colour, ls="--", lw=0.8)
