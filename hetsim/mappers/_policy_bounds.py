@@ -146,10 +146,10 @@ def windows(p: B.IntProblem, ops: list[str], on) -> list[tuple[float, list[str]]
     segment, :func:`~hetsim.mappers._bounds.heads_tails` on the sub-problem), for thresholds ``h``, ``q`` from
     :func:`_thresholds`; ``on(v)`` gives the device whose head and tail count for ``v`` (None: never served).
 
-    Valid (ours; the one-machine bound of Carlier's head-body-tail problem, with the heads and tails of the
-    device): every op of ``S`` that the resource serves starts at least ``h`` after the segment opens and ends at
-    least ``q`` before it closes, so the resource is busy with them for their whole work inside a span that long
-    less ``h + q``."""
+    Valid (ours: after the one-machine head-body-tail bound of Carlier's problem, divided by the resource's
+    units for a multi-core host, which makes it a parallel-machine relaxation of our own): every op of ``S`` that
+    the resource serves starts at least ``h`` after the segment opens and ends at least ``q`` before it closes,
+    so the resource's units are busy with them for their whole work inside a span that long less ``h + q``."""
     sub = _sub(p, ops)
     head, tail = B.heads_tails(sub)
     cand = {}
@@ -218,7 +218,7 @@ class Relaxation:
     bounds: list
     integral: object
     scale: float
-    rows: int
+    rows: int  # rows of ``a_ub`` (for the statistics and a reader; the solvers read the matrices)
     columns: dict  # op -> the columns of its options (in ``Relaxed.opts`` order), "s" -> op -> its start's column
 
 
