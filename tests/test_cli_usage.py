@@ -58,3 +58,17 @@ def test_an_onnx_run_imports_no_solver_nor_plotting_library():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip().splitlines()[-1] == "RC 0 LOADED:"
+
+
+def test_a_flag_of_another_subcommand_is_named_as_such(capsys):
+    """``hetsim run ... --platform X`` said "did you mean '--platform'?" (the flag exists, on inspect): it now
+    says which subcommands have it (reviewer)."""
+    import pytest
+
+    from hetsim.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "platforms/puma.yaml", "workloads/yolov5n.onnx", "--platform", "x"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "--platform is an option of hetsim inspect" in err and "did you mean" not in err

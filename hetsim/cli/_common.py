@@ -213,12 +213,18 @@ class _Parser(argparse.ArgumentParser):
         hint = ""
         if message.startswith("unrecognized arguments:"):
             flags = set(self._option_string_actions)
+            owners: dict[str, list[str]] = {}  # a subcommand's flag -> the subcommands that have it
             for a in self._actions:  # and the subcommands' flags (argparse reports them at the top level)
                 for sub in getattr(a, "choices", None) or {}:
                     if isinstance(a.choices, dict) and isinstance(a.choices[sub], argparse.ArgumentParser):
-                        flags |= set(a.choices[sub]._option_string_actions)
-            words = [w for w in message.split(":", 1)[1].split() if w.startswith("-")]
-            hint = "".join(did_you_mean(w.split("=")[0], sorted(flags)) for w in words[:1])
+                        for f in a.choices[sub]._option_string_actions:
+                            flags.add(f)
+                            owners.setdefault(f, []).append(sub)
+            words = [w.split("=")[0] for w in message.split(":", 1)[1].split() if w.startswith("-")]
+            if words and words[0] in owners:  # a real flag, of other subcommands than this one
+                hint = f"; {words[0]} is an option of {', '.join(f'hetsim {c}' for c in owners[words[0]])}"
+            else:
+                hint = "".join(did_you_mean(w, sorted(flags)) for w in words[:1])
         self.exit(2, f"{self.prog}: error: {message}{hint} (see '{self.prog} --help')\n")
 
 
