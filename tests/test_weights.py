@@ -69,6 +69,10 @@ def test_streamed_layer_costs_bytes_over_bandwidth_plus_latency():
     assert r.finish_s["c"] - r.start_s["c"] == ns(read + 640)  # fetched first, then computed
     tr = r.trace.set_index("phase")
     assert tr.loc["weights", "end_s"] - tr.loc["weights", "start_s"] == ns(read)
+    # the read is also a row on the DRAM's own track (its port), at the same times
+    assert (tr.loc["read", "device"], tr.loc["read", "kind"]) == ("dram", "memory")
+    assert (tr.loc["read", "start_s"], tr.loc["read", "end_s"]) == (tr.loc["weights", "start_s"],
+                                                                    tr.loc["weights", "end_s"])
     step = r.weights["c"]
     assert step.nbytes == 256 and step.read_j == pytest.approx(256 * 42e-12)
     ops = op_table(costs, s, r).set_index("op")
@@ -95,7 +99,9 @@ def test_double_buffered_stream_is_max_of_compute_and_transfer(n_v, expect_ns):
     assert expect_ns == max(compute, fetch)
     r = simulate(costs, Schedule("t", {"c": "npu"}, policies={"c": "streamed"}))
     assert r.makespan_s == ns(expect_ns)
-    assert set(r.trace["phase"]) == {""}  # one row: the fetch runs under the compute
+    assert set(r.trace["phase"]) == {"", "read"}  # the compute row, and the read under it on the DRAM's track
+    (read,) = r.trace[r.trace["phase"] == "read"].itertuples()
+    assert read.device == "dram" and read.end_s - read.start_s == ns(fetch)
 
 
 def test_reprogramming_a_layer_bigger_than_the_array():

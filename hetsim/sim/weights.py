@@ -16,22 +16,32 @@ from __future__ import annotations
 from collections.abc import Callable
 
 
-def read(req, step, then: Callable[[], None]) -> None:
-    """Read ``step``'s weights over its memory's port (waiting for the port under ``memory`` contention), then
-    call ``then()``."""
+def read(req, v: str, step, then: Callable[[], None]) -> None:
+    """Read op ``v``'s weights (``step``) over its memory's port (waiting for the port under ``memory``
+    contention), then call ``then()``. The read is a trace row on the memory's own track: ``(v, memory,
+    "memory", "read", start, end)``, so a port's traffic and its queueing show in trace.csv and trace.json."""
     env = req.env
     port = req.hw.memories.get(step.memory)
+
+    def done(t0: float) -> None:
+        if req.rows is not None:
+            req.rows.append((v, step.memory, "memory", "read", t0, env.now, None))
+        then()
+
     if port is None:
-        env.timeout(step.read_s).callbacks.append(lambda _e: then())
+        t0 = env.now
+        env.timeout(step.read_s).callbacks.append(lambda _e: done(t0))
         return
     token = port.request()
 
     def got(_e) -> None:
-        def done(_e2) -> None:
-            port.release(token)
-            then()
+        t0 = env.now
 
-        env.timeout(step.read_s).callbacks.append(done)
+        def released(_e2) -> None:
+            port.release(token)
+            done(t0)
+
+        env.timeout(step.read_s).callbacks.append(released)
 
     token.callbacks.append(got)
 
@@ -49,7 +59,7 @@ def prelude(req, v: str, dv: str, step, then: Callable[[], None]) -> None:
         req.record(v, dv, "program" if step.policy == "reprogrammed" else "weights", t0, env.now)
         then()
 
-    read(req, step, lambda: env.timeout(step.write_s).callbacks.append(written))
+    read(req, v, step, lambda: env.timeout(step.write_s).callbacks.append(written))
 
 
 def serial(req, v: str, dv: str, token, step) -> None:
@@ -65,7 +75,7 @@ def serial(req, v: str, dv: str, token, step) -> None:
             req.record(v, dv, "weights", t0, t1)
             env.timeout(compute).callbacks.append(lambda e: req.serial_done(v, dv, token, t1, e))
 
-        read(req, step, fetched)
+        read(req, v, step, fetched)
         return
     left = [2]
 
@@ -75,4 +85,4 @@ def serial(req, v: str, dv: str, token, step) -> None:
             req.serial_done(v, dv, token, t0, e)
 
     env.timeout(compute).callbacks.append(one_done)
-    read(req, step, one_done)
+    read(req, v, step, one_done)
