@@ -522,8 +522,10 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
         sub = req[(req["stream"] == name) & ~req["warmup"]]
         lat = sub["latency_s"].to_numpy()
         n = len(sub)
-        offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(),
-                                      closed=st.arrival.process == "closed")
+        closed = st.arrival.process == "closed"
+        warm = req[(req["stream"] == name) & req["warmup"]]  # an open stream's backlog a warm-up left is served
+        offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(), closed=closed,
+                                      done_s=None if closed else warm["finish_s"].to_numpy())
         pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
         miss = None
         if st.deadline_s is not None and n:
@@ -541,21 +543,23 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
     return pd.DataFrame(rows)
 
 
-def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = False) -> tuple[float | None,
-                                                                                               float | None]:
+def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = False,
+                   done_s: np.ndarray | None = None) -> tuple[float | None, float | None]:
     """A stream's offered rate and throughput (requests per second) from its measured requests' arrival and
     finish times (s, one per request, any order): ``(offered, throughput)``, ``None`` where undefined.
 
     Open streams: both over one window, from the first measured arrival ``t0`` to the last ``t1`` (ours, the
     usual operational definitions: arrivals and completions counted over the same interval)::
 
-        offered    = #{arrivals in [t0, t1)} / (t1 - t0)
-        throughput = #{requests arriving in [t0, t1) and finished by t1} / (t1 - t0)
+        offered    = #{measured arrivals in [t0, t1)} / (t1 - t0)
+        throughput = #{the stream's completions in (t0, t1]} / (t1 - t0)     (warm-up requests' included)
 
-    so ``throughput <= offered`` always, the two equal when every request but the last is done by the last
-    arrival (a periodic stream whose latency is below its period: exactly ``1 / period_s``); the difference is
-    the backlog at ``t1`` (by Little's law, throughput x mean latency of the requests in flight) over the
-    window. Both are ``None`` with fewer than two distinct arrival times. Closed loops offer no rate
+    the operational ``X = C / T``: under saturation it is the rate the SoC serves the stream at, backlog left by
+    a warm-up included; at a steady load it approaches the offered rate as the run grows, and equals it when
+    every request is done before the next arrives (a periodic stream whose latency is below its period:
+    exactly ``1 / period_s``); the two differ by the change of the stream's backlog over the window, divided
+    by its length. Both are ``None`` with fewer than two distinct arrival times. ``done_s``: the finish times
+    of an open stream's warm-up requests (counted as completions, not as arrivals). Closed loops offer no rate
     (``offered`` is ``None``); their throughput is counted the same way (the window, from the first measured
     request to the last one issued, leaves out the drain at the end, when fewer requests are in flight).
     """
@@ -567,7 +571,8 @@ def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = F
     if not t1 > t0:
         return None, None
     inside = a < t1
-    thr = float((inside & (f <= t1)).sum()) / (t1 - t0)
+    every = f if done_s is None else np.concatenate([f, np.asarray(done_s, dtype=float)])
+    thr = float(((every > t0) & (every <= t1)).sum()) / (t1 - t0)
     return (None if closed else float(inside.sum()) / (t1 - t0)), thr
 
 
@@ -591,28 +596,37 @@ def _f(x):
 #: the trend test's batches and one-sided significance level (ours)
 TREND_BATCHES = 10
 TREND_ALPHA = 1e-3
+#: latency growth per second of arrival time that is an overload whatever the level it starts from (ours): a
+#: queue whose arrivals outpace its service by a factor ``rho > 1`` grows its latency by ``1 - 1 / rho`` seconds
+#: per second, so 0.05 is an overload of 5 %; a queue below saturation filling from empty grows far slower
+TREND_SLOPE = 0.05
 
 
 def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
     """Whether a stream's backlog grows over the run in a statistically clear way: its measured requests in
     arrival order cut into :data:`TREND_BATCHES` batches, the least-squares slope of the batch-mean latencies
     (``scipy.stats.linregress``; batch means damp the requests' autocorrelation) positive at one-sided
-    significance :data:`TREND_ALPHA`, and the fitted rise over the run at least the first batch's mean (latency
-    at least doubling). Ours: a queue that fills and drains (bursts) has no trend; one whose arrivals outpace its
-    service grows linearly. Returns ``(growing, the evidence in words)``; fewer than 20 requests: no verdict."""
+    significance :data:`TREND_ALPHA`, and either the fitted rise over the run at least the first batch's mean
+    (latency at least doubling) or the latency growing by at least :data:`TREND_SLOPE` seconds per second of
+    arrival time (an overload of that size whatever the level a long warm-up left it at). Ours: a queue that
+    fills and drains (bursts) has no trend; one whose arrivals outpace its service grows linearly. Returns
+    ``(growing, the evidence in words)``; fewer than 20 requests: no verdict."""
     from scipy.stats import linregress
 
     n = len(sub)
     if n < 2 * TREND_BATCHES:
         return False, f"{n} measured requests: too few to judge a trend"
-    lat = sub.sort_values("arrival_s", kind="stable")["latency_s"].to_numpy()
+    order = sub.sort_values("arrival_s", kind="stable")
+    lat, arr = order["latency_s"].to_numpy(), order["arrival_s"].to_numpy()
     means = np.array([b.mean() for b in np.array_split(lat, TREND_BATCHES)])
     if np.ptp(means) <= 1e-12 * max(float(means.max()), 1e-300):
         return False, "latency flat over the run"
     fit = linregress(np.arange(TREND_BATCHES), means)
     rise = fit.slope * (TREND_BATCHES - 1)
     p = fit.pvalue / 2 if fit.slope > 0 else 1.0
-    grows = p < TREND_ALPHA and rise >= means[0]
+    at = np.array([b.mean() for b in np.array_split(arr, TREND_BATCHES)])
+    per_s = linregress(at, means).slope if np.ptp(at) > 0 else 0.0  # latency seconds per second of arrivals
+    grows = p < TREND_ALPHA and (rise >= means[0] or per_s >= TREND_SLOPE)
     return grows, (f"batch-mean latency {means[0] * 1e3:.3g} -> {means[-1] * 1e3:.3g} ms over the run (trend "
                    f"p = {p:.2g})")
 
@@ -620,10 +634,16 @@ def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
 def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, StreamModel], res: str, val: float,
               shares: dict[str, dict[str, float]]) -> None:
     """Each stream's saturation verdict (``saturated``, ``saturation`` columns, in place). An open stream is
-    saturated when the analytic bottleneck ``res`` is loaded ``val >= 1`` at the offered rates and carries some
-    of the stream's load (no steady state exists at these rates), or when its backlog grows clearly
-    (:func:`backlog_trend`: a transient, or contention the analytic model leaves out). A closed loop never is:
-    at most ``population`` of its requests are in flight."""
+    saturated when a resource that carries some of its load is loaded ``>= 1`` by the open streams at their
+    offered rates (no steady state exists at these rates; a closed loop's load is left out there: it takes what
+    capacity is left, at most ``population`` in flight), or when its backlog grows clearly
+    (:func:`backlog_trend`: a transient, or contention the analytic model leaves out). A closed loop never is.
+    ``res``, ``val``: the analytic bottleneck of every stream, named in the verdicts' words."""
+    open_loads: dict[str, float] = {}
+    for n, part in shares.items():
+        if models[n].stream.arrival.process != "closed":
+            for k, x in part.items():
+                open_loads[k] = open_loads.get(k, 0.0) + x
     sat, why = [], []
     for row in streams.to_dict(orient="records"):
         name = row["stream"]
@@ -634,12 +654,16 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, Stream
             continue
         sub = req[(req["stream"] == name) & ~req["warmup"]]
         grows, trend = backlog_trend(sub)
-        over = val >= 1.0 and shares.get(name, {}).get(res, 0.0) > 0
+        mine = [k for k, x in shares.get(name, {}).items() if x > 0 and open_loads.get(k, 0.0) >= 1.0]
+        over = bool(mine)
+        if over:  # the stream's own most loaded resource
+            res_s = max(mine, key=lambda k: open_loads[k])
+            val_s = open_loads[res_s]
         off, thr = row["offered_hz"], row["throughput_hz"]
         served = (f"; served {thr:.4g}/s of {off:.4g}/s offered" if off is not None and thr is not None
                   and off == off and thr == thr else "")
         if over:
-            text = f"the analytic bottleneck {res} at {val:.1%} of its capacity at the offered rates{served}"
+            text = f"the analytic load of {res_s} at {val_s:.1%} of its capacity at the offered rates{served}"
             text += f"; {trend}" if grows else f"; {trend}: no clear trend yet (a more urgent stream may stay steady)"
         elif grows:
             text = (f"the backlog grows: {trend}{served}, although the analytic bottleneck {res} is at {val:.1%} "
