@@ -289,12 +289,10 @@ def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
         return 1.0 / a.period_s
     if a.process == "poisson":
         return a.rate_hz
-    if a.process == "trace":
-        t = read_trace(folder / a.file, a.column)
-        if st.count is not None:
-            t = t[: st.count]
+    if a.process == "trace":  # the arrivals the replay makes (count and duration_s cut as arrival_times cuts)
+        t = np.fromiter(arrival_times(st, folder, np.random.default_rng(0)), dtype=float)
         # arrivals in [first, last) over that span, as the measured offered rate (rates_measured)
-        return sum(x < t[-1] for x in t) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
+        return float(np.count_nonzero(t < t[-1])) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
     g = costs.workload.graph
     fin: dict[str, float] = {}
     for v in costs.workload.topological_order():
