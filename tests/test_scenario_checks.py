@@ -450,3 +450,25 @@ def test_a_trace_streams_nominal_rate_counts_the_arrivals_duration_s_keeps(tmp_p
                                                       "arrival": {"process": "trace", "file": "tr.csv"},
                                                       "duration_s": 0.74}}}).streams["cam"]
     assert stream_rate(st, tmp_path, None) == pytest.approx(199 / (199 * 3.7e-3), rel=1e-9)
+
+
+def test_a_stream_without_weights_is_checked_beside_the_others_weights(streamed_platform):
+    """Only stream a streams weights into the DRAM (7,952 B); stream b, host only, has 400,000 B of live
+    activations: in a 404,000 B DRAM b does not fit beside a's weights (the check ran only when two streams held
+    weights in one memory; reviewer)."""
+    from conftest import host_op
+
+    from hetsim.report.footprint import MemoryCapacityError
+    from hetsim.scenario.run import run_scenario
+    from hetsim.scenario.spec import Scenario
+    from hetsim.workload import Workload
+
+    big = Workload.from_ops("big", [host_op("x", 200_000, index=0), host_op("y", 200_000, index=1)],
+                            [("x", "y", 0)])
+    per = {"arrival": {"process": "periodic", "period_s": 0.05}, "count": 2}
+    sc = Scenario.model_validate({"streams": {"a": {"model": str(ROOT / "workloads/resnet20_cifar10.onnx"), **per},
+                                              "b": {"model": "unused.onnx", **per}}})
+    run_scenario(streamed_platform, sc, workloads={"b": big})  # 4 GiB: fits
+    small = streamed_platform.with_overrides({"memories.dram.size_kib": 404_000 / 1024})
+    with pytest.raises(MemoryCapacityError, match="stream 'b'"):
+        run_scenario(small, sc, workloads={"b": big})

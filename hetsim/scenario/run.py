@@ -249,7 +249,7 @@ def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
             raise InputError(f"memory {mem}: the streams' streamed and reprogrammed weights need {total:,} B "
                              f"together ({each}), more than its {cap:,} B; give it more capacity or fewer streams")
     shared = {mem: sum(by.values()) for mem, by in per.items()}
-    if any(len(by) > 1 for by in per.values()):  # each stream's activations beside every stream's weights
+    if len(models) > 1 and shared:  # each stream's activations beside every stream's weights (its own or not)
         from hetsim.sim import simulate
 
         for n, m in models.items():
