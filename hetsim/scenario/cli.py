@@ -32,7 +32,7 @@ def _objective(args) -> str | None:
 def cmd_run_scenario(args, platform) -> int:
     """Run the scenario ``args.model`` on ``args.platform``; print the report (or ``--json``), write ``--out``.
 
-    ``--mapper``, ``--contention`` (when not ``none``), ``--dispatch``, ``--seed`` and ``--objective`` (or ``-O
+    ``--mapper``, ``--contention`` (``none`` included), ``--dispatch``, ``--seed`` and ``--objective`` (or ``-O
     objective=...``) override the scenario's. ``platform()``: the platform with ``--set PATH=VALUE`` applied as
     for a single run (the command line's loader: :meth:`~hetsim.platform.Platform.with_overrides`, named in the
     report's header), called once the options are checked.

@@ -613,7 +613,7 @@ def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
 
     n = len(sub)
     if n < 2 * TREND_BATCHES:
-        return False, f"{n} measured requests: too few to judge a trend"
+        return False, f"{n} measured request{'' if n == 1 else 's'}: too few to judge a trend"
     order = sub.sort_values("arrival_s", kind="stable")
     lat, arr = order["latency_s"].to_numpy(), order["arrival_s"].to_numpy()
     means = np.array([b.mean() for b in np.array_split(lat, TREND_BATCHES)])
