@@ -22,6 +22,7 @@ import time
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
+from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers.base import make_schedule
 from hetsim.schedule import Schedule, WeightPolicy
@@ -327,10 +328,13 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     def ticks(x: float) -> int:
         return int(-(-x // tick)) if x > 0 else 0
 
-    # the most rounding up can lengthen a fixed choice and order: once per op and per edge on any path
-    rounding_s = (sum(max((ticks(o[3]) * tick - o[3] for o in opts[v]), default=0.0) for v in topo)
-                  + sum(max((ticks(t) * tick - t for a in costs.latency[u] for b in costs.latency[v]
-                             if (t := costs.transfer_time(u, v, a, b)) > 0), default=0.0) for u, v in g.edges))
+    # the most rounding up can lengthen a fixed choice and order (the same bound as cpsat's IntProblem's, over
+    # this model's choices: every option of an op, and its own rounding, ticks()); an edge counts every pair of
+    # its ops' devices that moves data, the unlinked ones too (the model forbids them: a looser bound, still valid)
+    rounding_s = B.rounding_bound_s(
+        tick, ([(o[3], ticks(o[3])) for o in opts[v]] for v in topo),
+        ([(t, ticks(t)) for a in costs.latency[u] for b in costs.latency[v]
+          if (t := costs.transfer_time(u, v, a, b)) > 0] for u, v in g.edges))
 
     H = ticks(horizon_s) + 1
     m = cp_model.CpModel()
