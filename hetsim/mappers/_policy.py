@@ -24,6 +24,7 @@ from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
+from hetsim.mappers._policy_bounds import fits
 from hetsim.mappers.base import make_schedule
 from hetsim.schedule import Schedule, WeightPolicy
 from hetsim.sim.analytic import list_schedule
@@ -115,13 +116,6 @@ def build(costs: CostModel, assignment: dict[str, str], choice: dict[str, Option
     return make_schedule(bound, assignment, mapper, stats, order=order, after=after, policies=pols)
 
 
-def _fits(o: Option, budget: dict[str, int], mem_left: dict[str, int]) -> bool:
-    d, pol, mem, _, need, st = o
-    if pol == "resident":
-        return d not in budget or need <= budget[d]
-    return st.nbytes <= mem_left.get(mem, 0)
-
-
 def _take(o: Option, budget: dict[str, int], mem_left: dict[str, int], sign: int = 1) -> None:
     d, pol, mem, _, need, st = o
     if pol == "resident":
@@ -150,7 +144,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
     choice: dict[str, Option] = {}
     for v, d in assignment.items():  # ops only an accelerator runs: their fastest option that fits
         if d != host:
-            fit = [o for o in opts[v] if o[0] == d and _fits(o, budget, mem_left)]
+            fit = [o for o in opts[v] if o[0] == d and fits(o, budget, mem_left)]
             if not fit:
                 raise MappingError(f"{mapper}: op {v!r} runs only on {d!r}, whose capacity is used up")
             choice[v] = min(fit, key=lambda o: o[3])
@@ -163,7 +157,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
     for v in sorted((v for v in saved if saved[v] > 0), key=lambda v: (-saved[v], rank[v])):
         top = None
         for o in opts[v]:
-            if o[0] == host or o[3] >= costs.latency[v][host] or not _fits(o, budget, mem_left):
+            if o[0] == host or o[3] >= costs.latency[v][host] or not fits(o, budget, mem_left):
                 continue
             if not carried(costs, g, assignment, v, o[0]):
                 continue
@@ -186,7 +180,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
             if r[0] == o[0] and r[1] == "resident" and r[3] < o[3]:
                 upgrades.append(((o[3] - r[3]) / max(r[4], 1), v, r))
     for _, v, r in sorted(upgrades, key=lambda x: (-x[0], rank[x[1]])):
-        if not _fits(r, budget, mem_left):
+        if not fits(r, budget, mem_left):
             continue
         old = choice[v]
         choice[v] = r
@@ -243,7 +237,7 @@ def _heft_once(costs: CostModel, mapper: str, price: float, base: float, opts: d
         top = None
         for o in opts[v]:
             dev, pol, _, dur, need, _ = o
-            if not _fits(o, budget, mem_left):
+            if not fits(o, budget, mem_left):
                 continue
             if not all(linked(u, v, assignment[u], dev) for u in g.predecessors(v)):
                 continue

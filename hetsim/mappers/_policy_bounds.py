@@ -42,13 +42,16 @@ WINDOW_THRESHOLDS = 16
 LP_MARGIN = 1e-6
 
 
-def feasible(costs: CostModel, o) -> bool:
-    """True when option ``o`` (:data:`~hetsim.mappers._policy.Option`) can be taken at all: a resident option's
-    need within its device's whole budget, a streamed or reprogrammed one's bytes within its memory's size."""
+def fits(o, budget: dict[str, int], mem_left: dict[str, int]) -> bool:
+    """True when option ``o`` (:data:`~hetsim.mappers._policy.Option`) fits what is left: a resident option's need
+    within ``budget`` of its device (device -> capacity left; a device missing from it has no budget, so anything
+    fits), a streamed or reprogrammed one's bytes within ``mem_left`` of its memory (memory -> bytes left; a
+    memory missing from it has none). With the whole budgets (``costs.budget``) and the memories' sizes, whether
+    the option can be taken at all (:func:`relax`); the heuristics pass what their choices so far leave."""
     d, pol, mem, _, need, st = o
     if pol == "resident":
-        return d not in costs.budget or need <= costs.budget[d]
-    return st.nbytes <= costs.platform.memories[mem].size_bytes
+        return d not in budget or need <= budget[d]
+    return st.nbytes <= mem_left.get(mem, 0)
 
 
 @dataclass
@@ -70,7 +73,8 @@ def relax(costs: CostModel, opts: dict[str, list]) -> Relaxed:
     """The :class:`Relaxed` problem of ``costs`` and its options (``op_options(costs)``)."""
     g = costs.workload.graph
     topo = costs.workload.topological_order()
-    fopts = {v: [o for o in opts[v] if feasible(costs, o)] for v in topo}
+    sizes = {n: m.size_bytes for n, m in costs.platform.memories.items()}
+    fopts = {v: [o for o in opts[v] if fits(o, costs.budget, sizes)] for v in topo}
     devices, dur = {}, {}
     order = list(costs.platform.devices)
     for v in topo:
@@ -388,5 +392,5 @@ def milp_bound(rel: Relaxation, time_limit_s: float, rel_gap: float) -> tuple[fl
             res.x)
 
 
-__all__ = ["LP_MARGIN", "Relaxation", "Relaxed", "critical_path", "feasible", "load_windows", "lp_bound",
+__all__ = ["LP_MARGIN", "Relaxation", "Relaxed", "critical_path", "fits", "load_windows", "lp_bound",
            "milp_bound", "relax", "relaxation", "segments", "windows"]
