@@ -144,18 +144,23 @@ def _thresholds(vals: list[float]) -> list[float]:
     return sorted({xs[round(i * (len(xs) - 1) / (k - 1))] for i in range(k)})
 
 
-def windows(p: B.IntProblem, ops: list[str], on) -> list[tuple[float, list[str]]]:
+def frame_heads_tails(p: B.IntProblem, ops: list[str]) -> tuple[dict, dict]:
+    """Heads and tails (seconds, per op and device) within a frame of ``ops``: :func:`~hetsim.mappers._bounds.
+    heads_tails` on ``p`` restricted to them (:func:`_sub`), so a head counts from the frame's opening and a tail
+    to its closing. The same for every resource of the frame (:func:`load_windows` computes them once)."""
+    return B.heads_tails(_sub(p, ops))
+
+
+def windows(head: dict, tail: dict, ops: list[str], on) -> list[tuple[float, list[str]]]:
     """The head-body-tail windows of one resource in one segment: pairs ``(h + q, S)`` where ``S`` is the set of
-    ``ops`` the resource may serve whose head is at least ``h`` and tail at least ``q`` (heads and tails within the
-    segment, :func:`~hetsim.mappers._bounds.heads_tails` on the sub-problem), for thresholds ``h``, ``q`` from
-    :func:`_thresholds`; ``on(v)`` gives the device whose head and tail count for ``v`` (None: never served).
+    ``ops`` the resource may serve whose head is at least ``h`` and tail at least ``q`` (``head``, ``tail``: within
+    the segment, :func:`frame_heads_tails` of ``ops``), for thresholds ``h``, ``q`` from :func:`_thresholds`;
+    ``on(v)`` gives the device whose head and tail count for ``v`` (None: never served).
 
     Valid (ours: after the one-machine head-body-tail bound of Carlier's problem, divided by the resource's
     units for a multi-core host, which makes it a parallel-machine relaxation of our own): every op of ``S`` that
     the resource serves starts at least ``h`` after the segment opens and ends at least ``q`` before it closes,
     so the resource's units are busy with them for their whole work inside a span that long less ``h + q``."""
-    sub = _sub(p, ops)
-    head, tail = B.heads_tails(sub)
     cand = {}
     for v in ops:
         d = on(v)
@@ -200,11 +205,14 @@ def load_windows(costs: CostModel, r: Relaxed) -> list[tuple[str | None, str | N
     frames.append((None, None, False, list(p.ops)))  # the whole graph
     out = []
     for a, b, closed, seg in frames:
+        ht = None  # the frame's heads and tails, shared by its resources (computed once, when one has users)
         for d, c, takes in resources:
             users = {v for v in seg if any(takes(o) for o in r.opts[v])}
             if not users:
                 continue
-            for hq, s_ops in windows(p, seg, lambda v, d=d, users=users: d if v in users else None):
+            if ht is None:
+                ht = frame_heads_tails(p, seg)
+            for hq, s_ops in windows(*ht, seg, lambda v, d=d, users=users: d if v in users else None):
                 members = [(v, k) for v in s_ops for k, o in enumerate(r.opts[v]) if takes(o)]
                 out.append((a, b, closed, c, hq, members))
     return out
@@ -392,5 +400,5 @@ def milp_bound(rel: Relaxation, time_limit_s: float, rel_gap: float) -> tuple[fl
             res.x)
 
 
-__all__ = ["LP_MARGIN", "Relaxation", "Relaxed", "critical_path", "fits", "load_windows", "lp_bound",
-           "milp_bound", "relax", "relaxation", "segments", "windows"]
+__all__ = ["LP_MARGIN", "Relaxation", "Relaxed", "critical_path", "fits", "frame_heads_tails", "load_windows",
+           "lp_bound", "milp_bound", "relax", "relaxation", "segments", "windows"]
