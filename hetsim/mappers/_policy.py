@@ -306,15 +306,9 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
         ub_s = min(ub_s, milp_sched.makespan_s)
     best_h = min(heur, key=lambda h: h.makespan_s)  # the first of the best on a tie: greedy, heft, the relaxation's
     if ub_s - lb_s <= mip_rel_gap * ub_s:  # proven at the root: no search
-        sched = best_h
-        sched.stats.update({
-            "status": "optimal", "solver": "cp-sat (weight policies)", "proven_by": "root bound (no search)",
-            "bound_s": min(lb_s, sched.makespan_s),
-            "incumbent_s": sched.makespan_s, "operators": len(topo), "policy_bounds": pbs,
-            "mip_gap": max(0.0, (sched.makespan_s - lb_s) / sched.makespan_s) if sched.makespan_s > 0 else 0.0,
-            "mip_rel_gap_limit": mip_rel_gap, "solve_time_s": time.perf_counter() - t0,
-        })
-        return sched
+        return _solver_stats(best_h, t0, status="optimal", proven_by="root bound (no search)",
+                             bound_s=min(lb_s, best_h.makespan_s), operators=len(topo), policy_bounds=pbs,
+                             mip_rel_gap_limit=mip_rel_gap)
     horizon_s = max(host_ms, ub_s) * 1.01 + sum(max((costs.transfer_time(u, v, a, b) for a in costs.latency[u]
                                                      for b in costs.latency[v]), default=0.0) for u, v in g.edges)
     tick = resolution_s or max(host_ms, 1e-12) * 1e-7
@@ -415,17 +409,36 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     sched = min(cands, key=lambda s: s.makespan_s)  # the model's own schedule first on a tie
     cp_bound = solver.BestObjectiveBound() * tick - rounding_s if status != "infeasible" else 0.0
     bound_s = min(max(lb_s, cp_bound), sched.makespan_s)
-    gap = max(0.0, (sched.makespan_s - bound_s) / sched.makespan_s) if sched.makespan_s > 0 else 0.0
-    if status != "infeasible" and gap <= mip_rel_gap + 1e-15:
+    if status != "infeasible" and _mip_gap(sched.makespan_s, bound_s) <= mip_rel_gap + 1e-15:
         status = "optimal"
     pbs["cpsat_bound_s"] = cp_bound if status != "infeasible" else None
-    sched.stats.update({
-        "status": "heuristic" if status == "infeasible" else status,
-        "solver": "cp-sat (weight policies)", "resolution_s": tick, "bound_s": bound_s,
-        "incumbent_s": sched.makespan_s, "variables": len(x), "operators": len(topo), "policy_bounds": pbs,
-        "rounding_bound_s": rounding_s, "mip_gap": gap, "mip_rel_gap_limit": mip_rel_gap,
-        "solve_time_s": time.perf_counter() - t0,
-    })
+    return _solver_stats(sched, t0, status="heuristic" if status == "infeasible" else status, resolution_s=tick,
+                         bound_s=bound_s, variables=len(x), operators=len(topo), policy_bounds=pbs,
+                         rounding_bound_s=rounding_s, mip_rel_gap_limit=mip_rel_gap)
+
+
+def _mip_gap(makespan_s: float, bound_s: float) -> float:
+    """The relative gap ``(makespan - bound) / makespan`` of a schedule and a lower bound on its problem, at least
+    0 (a bound above the makespan proves it), 0.0 for an empty schedule: the MIP solvers' relative gap (measured
+    against the incumbent, as CP-SAT's ``relative_gap_limit`` and HiGHS's ``mip_rel_gap``)."""
+    return max(0.0, (makespan_s - bound_s) / makespan_s) if makespan_s > 0 else 0.0
+
+
+#: the keys :func:`cpsat_policies` adds to its schedule's statistics, in the order they are written (the summary's)
+_SOLVER_STATS = ("status", "solver", "proven_by", "resolution_s", "bound_s", "incumbent_s", "variables", "operators",
+                 "policy_bounds", "rounding_bound_s", "mip_gap", "mip_rel_gap_limit", "solve_time_s")
+
+
+def _solver_stats(sched: Schedule, t0: float, **given) -> Schedule:
+    """``sched`` with the statistics of :func:`cpsat_policies` added in :data:`_SOLVER_STATS` order (ValueError
+    for a key not there): the ``given`` ones (``bound_s`` required; ``proven_by`` when the root bound proved it,
+    ``resolution_s``, ``variables`` and ``rounding_bound_s`` when CP-SAT ran), the solver's name, the incumbent
+    (``sched``'s makespan), its gap to ``bound_s`` (``mip_gap``, :func:`_mip_gap`) and the time since ``t0``
+    (:func:`time.perf_counter`)."""
+    ms = sched.makespan_s
+    given.update(solver="cp-sat (weight policies)", incumbent_s=ms, mip_gap=_mip_gap(ms, given["bound_s"]),
+                 solve_time_s=time.perf_counter() - t0)
+    sched.stats.update(sorted(given.items(), key=lambda kv: _SOLVER_STATS.index(kv[0])))
     return sched
 
 
