@@ -31,7 +31,8 @@ def to_ticks(t: float, tick: float) -> int:
 
 @dataclass
 class IntProblem:
-    """The CPU-CIM ILP's problem with integer durations.
+    """The CPU-CIM ILP's problem with integer durations (:class:`~hetsim.mappers._policy_bounds.Relaxed` reuses the
+    record in float seconds with ``tick = 1.0`` for the functions here that never round; its docstring says which).
 
     Attributes:
         tick: seconds per tick.

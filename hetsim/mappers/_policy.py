@@ -24,7 +24,7 @@ from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
-from hetsim.mappers._policy_bounds import fits
+from hetsim.mappers import _policy_bounds as PB
 from hetsim.mappers.base import make_schedule
 from hetsim.schedule import Schedule, WeightPolicy
 from hetsim.sim.analytic import list_schedule
@@ -144,7 +144,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
     choice: dict[str, Option] = {}
     for v, d in assignment.items():  # ops only an accelerator runs: their fastest option that fits
         if d != host:
-            fit = [o for o in opts[v] if o[0] == d and fits(o, budget, mem_left)]
+            fit = [o for o in opts[v] if o[0] == d and PB.fits(o, budget, mem_left)]
             if not fit:
                 raise MappingError(f"{mapper}: op {v!r} runs only on {d!r}, whose capacity is used up")
             choice[v] = min(fit, key=lambda o: o[3])
@@ -157,7 +157,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
     for v in sorted((v for v in saved if saved[v] > 0), key=lambda v: (-saved[v], rank[v])):
         top = None
         for o in opts[v]:
-            if o[0] == host or o[3] >= costs.latency[v][host] or not fits(o, budget, mem_left):
+            if o[0] == host or o[3] >= costs.latency[v][host] or not PB.fits(o, budget, mem_left):
                 continue
             if not carried(costs, g, assignment, v, o[0]):
                 continue
@@ -180,7 +180,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
             if r[0] == o[0] and r[1] == "resident" and r[3] < o[3]:
                 upgrades.append(((o[3] - r[3]) / max(r[4], 1), v, r))
     for _, v, r in sorted(upgrades, key=lambda x: (-x[0], rank[x[1]])):
-        if not fits(r, budget, mem_left):
+        if not PB.fits(r, budget, mem_left):
             continue
         old = choice[v]
         choice[v] = r
@@ -237,7 +237,7 @@ def _heft_once(costs: CostModel, mapper: str, price: float, base: float, opts: d
         top = None
         for o in opts[v]:
             dev, pol, _, dur, need, _ = o
-            if not fits(o, budget, mem_left):
+            if not PB.fits(o, budget, mem_left):
                 continue
             if not all(linked(u, v, assignment[u], dev) for u in g.predecessors(v)):
                 continue
@@ -287,8 +287,6 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     root bound alone proved the schedule (CP-SAT not run)."""
     from ortools.sat.python import cp_model
 
-    from hetsim.mappers import _policy_bounds as PB
-
     t0 = time.perf_counter()
     heur = [greedy_policies(costs, mapper), heft_policies(costs, mapper, (0.0, 0.1, 1.0))]
     g = costs.workload.graph
@@ -298,7 +296,7 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     host_ms = sum(costs.latency[v].get(costs.host, max(costs.latency[v].values())) for v in topo)
     ub_s = min(h.makespan_s for h in heur)
     t_b = time.perf_counter()
-    lb_s, pbs, milp_sched = _root_bound(PB, costs, opts, ub_s, mip_rel_gap, time_limit_s - (t_b - t0), mapper)
+    lb_s, pbs, milp_sched = _root_bound(costs, opts, ub_s, mip_rel_gap, time_limit_s - (t_b - t0), mapper)
     pbs["time_s"] = time.perf_counter() - t_b
     if milp_sched is not None:
         pbs["milp_schedule_s"] = milp_sched.makespan_s
@@ -442,7 +440,7 @@ def _solver_stats(sched: Schedule, t0: float, **given) -> Schedule:
     return sched
 
 
-def _root_bound(PB, costs: CostModel, opts: dict[str, list[Option]], ub_s: float, mip_rel_gap: float,
+def _root_bound(costs: CostModel, opts: dict[str, list[Option]], ub_s: float, mip_rel_gap: float,
                 time_left_s: float, mapper: str) -> tuple[float, dict, Schedule | None]:
     """The root bound of :func:`cpsat_policies` in seconds, its parts (:mod:`hetsim.mappers._policy_bounds`) and
     a candidate: the critical path and the LP relaxation (up to a quarter of ``time_left_s``), then, while ``ub_s``

@@ -59,13 +59,19 @@ class Relaxed:
     """The relaxed problem the bounds read: per op its feasible options, per (op, device) the fastest of them.
 
     Attributes:
-        p: an :class:`~hetsim.mappers._bounds.IntProblem` with ``tick = 1`` and times in **seconds** (floats):
-            ``dur[v][d]`` the fastest feasible option of ``v`` on ``d``, ``tr`` the transfer time of each carried
-            device pair (a pair no link carries is missing, as in :func:`~hetsim.mappers._bounds.build_problem`).
+        p: **not** a problem in integer ticks, though its class is :class:`~hetsim.mappers._bounds.IntProblem`
+            (whose fields say ticks): that record reused with times in float **seconds** and ``tick = 1.0``,
+            nothing rounded: ``dur[v][d]`` the fastest feasible option of ``v`` on ``d``, ``tr`` the transfer time
+            of each carried device pair (a pair no link carries is missing, as in :func:`~hetsim.mappers._bounds.
+            build_problem`), ``ncb`` empty (budgets are the options' rows), ``rounding_bound_s`` 0. Read here only
+            by the functions of :mod:`~hetsim.mappers._bounds` that add, compare and take minima and maxima of
+            times and never read ``tick`` or ``ncb`` (``heads_tails``, ``critical_path``, ``closures``,
+            ``free_ops``, ``cut_ops``), which are as valid in seconds; not for its rounding, knapsack or tick
+            evaluators.
         opts: per op, its feasible options (a sublist of :func:`~hetsim.mappers._policy.op_options`').
     """
 
-    p: B.IntProblem
+    p: B.IntProblem  # float seconds, tick 1.0 (above)
     opts: dict[str, list]
 
 
