@@ -9,6 +9,7 @@ converts them into bounds on the real problem (see :func:`build_problem`).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hetsim.costs import CostModel
@@ -30,7 +31,8 @@ def to_ticks(t: float, tick: float) -> int:
 
 @dataclass
 class IntProblem:
-    """The CPU-CIM ILP's problem with integer durations.
+    """The CPU-CIM ILP's problem with integer durations (:class:`~hetsim.mappers._policy_bounds.Relaxed` reuses the
+    record in float seconds with ``tick = 1.0`` for the functions here that never round; its docstring says which).
 
     Attributes:
         tick: seconds per tick.
@@ -43,11 +45,8 @@ class IntProblem:
         cpus: ordered devices (``cpu`` kind) -> cores; ``budget``: CIM device -> crossbars (Eq. 14).
         ncb: ``ncb[v][d]`` crossbars op ``v`` needs on CIM device ``d``.
         host: the platform's host.
-        rounding_bound_s: the most the rounding can lengthen any schedule, in seconds: ticks are rounded up
-            by less than one each, every path of any schedule (DAG edges plus device-order edges) crosses an
-            op at most once and a DAG edge at most once, so the sum over ops of the largest per-device
-            rounding error plus the sum over edges of the largest per-pair error bounds the difference
-            between the rounded and the real makespan of a fixed assignment and order.
+        rounding_bound_s: the most the rounding can lengthen any schedule, in seconds
+            (:func:`rounding_bound_s` over each op's devices and each edge's linked device pairs).
     """
 
     tick: float
@@ -64,6 +63,29 @@ class IntProblem:
     host: str
     rounding_bound_s: float = 0.0
     removed: dict[str, int] = field(default_factory=dict)
+
+
+def rounding_bound_s(tick: float, ops: Iterable[Iterable[tuple[float, int]]],
+                     edges: Iterable[Iterable[tuple[float, int]]]) -> float:
+    """The most rounding durations up to ticks can lengthen a fixed choice and order, in seconds (ours).
+
+    Args:
+        tick: seconds per tick.
+        ops: per op, its choices (devices, or options of a weight-policy model) as ``(seconds, ticks)``: the real
+            duration and the ticks the model gives it.
+        edges: per data edge, the same for the transfer of each device pair a schedule may use (pairs that move
+            nothing may be left out: they add no error).
+
+    Returns the sum over ops of the largest error ``ticks * tick - seconds`` of its choices plus the sum over edges
+    of the largest of its pairs, each error taken as at least 0 (a count snapped down, :func:`to_ticks`, only
+    shortens the rounded schedule). The rounded makespan of a fixed choice and order exceeds the real one by at
+    most this: every path of any schedule (data edges plus device-order and other zero-length precedence edges)
+    crosses an op at most once and a data edge at most once, and each adds at most its largest error.
+    """
+    def worst(choices: Iterable[tuple[float, int]]) -> float:
+        return max((max(0.0, n * tick - t) for t, n in choices), default=0.0)
+
+    return sum(worst(c) for c in ops) + sum(worst(c) for c in edges)
 
 
 def carried(p: IntProblem, assign: dict[str, str], v: str, d: str) -> bool:
@@ -107,7 +129,7 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
     dur: dict[str, dict[str, int]] = {}
     ncb: dict[str, dict[str, int]] = {}
     removed = {"too_big": 0}
-    err_ops = 0.0
+    op_rounding: list[list[tuple[float, int]]] = []  # per op, (seconds, ticks) per device: rounding_bound_s
     for v in topo:
         lat = costs.latency[v]
         ds = []
@@ -128,13 +150,13 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
             )
         devices[v] = ds
         dur[v] = {d: to_ticks(lat[d], tick) for d in ds}
-        err_ops += max(max(0.0, dur[v][d] * tick - lat[d]) for d in ds)
+        op_rounding.append([(lat[d], dur[v][d]) for d in ds])
     tr: dict[tuple[str, str], dict[tuple[str, str], int]] = {}
-    err_edges = 0.0
+    edge_rounding: list[list[tuple[float, int]]] = []  # per edge, (seconds, ticks) per linked pair that moves data
     linked: dict[tuple[str, str], bool] = {}
     for u, v in g.edges:
         m: dict[tuple[str, str], int] = {}
-        worst = 0.0
+        pairs = []
         for a in devices[u]:
             for b in devices[v]:
                 if not costs.needs_transfer(u, v, a, b):
@@ -146,17 +168,17 @@ def build_problem(costs: CostModel, tick: float) -> IntProblem:
                     continue  # no link between a and b: the pair is forbidden
                 t = costs.transfer_time(u, v, a, b)
                 m[(a, b)] = to_ticks(t, tick)
-                worst = max(worst, m[(a, b)] * tick - t)
+                pairs.append((t, m[(a, b)]))
         if not m:
             raise MappingError(f"cpsat: edge {u!r} -> {v!r} cannot be carried: no link joins its ops' devices")
         tr[(u, v)] = m
-        err_edges += worst
+        edge_rounding.append(pairs)
     p = IntProblem(
         tick=tick, ops=topo, pos=pos,
         preds={v: list(g.predecessors(v)) for v in topo},
         succs={v: list(g.successors(v)) for v in topo},
         devices=devices, dur=dur, tr=tr, cpus=cpus, budget=budget, ncb=ncb, host=costs.host,
-        rounding_bound_s=err_ops + err_edges, removed=removed,
+        rounding_bound_s=rounding_bound_s(tick, op_rounding, edge_rounding), removed=removed,
     )
     removed["unlinked"] = _prune_unlinked(p)
     return p

@@ -22,7 +22,9 @@ import time
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
+from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
+from hetsim.mappers import _policy_bounds as PB
 from hetsim.mappers.base import make_schedule
 from hetsim.schedule import Schedule, WeightPolicy
 from hetsim.sim.analytic import list_schedule
@@ -114,13 +116,6 @@ def build(costs: CostModel, assignment: dict[str, str], choice: dict[str, Option
     return make_schedule(bound, assignment, mapper, stats, order=order, after=after, policies=pols)
 
 
-def _fits(o: Option, budget: dict[str, int], mem_left: dict[str, int]) -> bool:
-    d, pol, mem, _, need, st = o
-    if pol == "resident":
-        return d not in budget or need <= budget[d]
-    return st.nbytes <= mem_left.get(mem, 0)
-
-
 def _take(o: Option, budget: dict[str, int], mem_left: dict[str, int], sign: int = 1) -> None:
     d, pol, mem, _, need, st = o
     if pol == "resident":
@@ -149,7 +144,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
     choice: dict[str, Option] = {}
     for v, d in assignment.items():  # ops only an accelerator runs: their fastest option that fits
         if d != host:
-            fit = [o for o in opts[v] if o[0] == d and _fits(o, budget, mem_left)]
+            fit = [o for o in opts[v] if o[0] == d and PB.fits(o, budget, mem_left)]
             if not fit:
                 raise MappingError(f"{mapper}: op {v!r} runs only on {d!r}, whose capacity is used up")
             choice[v] = min(fit, key=lambda o: o[3])
@@ -162,7 +157,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
     for v in sorted((v for v in saved if saved[v] > 0), key=lambda v: (-saved[v], rank[v])):
         top = None
         for o in opts[v]:
-            if o[0] == host or o[3] >= costs.latency[v][host] or not _fits(o, budget, mem_left):
+            if o[0] == host or o[3] >= costs.latency[v][host] or not PB.fits(o, budget, mem_left):
                 continue
             if not carried(costs, g, assignment, v, o[0]):
                 continue
@@ -185,7 +180,7 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
             if r[0] == o[0] and r[1] == "resident" and r[3] < o[3]:
                 upgrades.append(((o[3] - r[3]) / max(r[4], 1), v, r))
     for _, v, r in sorted(upgrades, key=lambda x: (-x[0], rank[x[1]])):
-        if not _fits(r, budget, mem_left):
+        if not PB.fits(r, budget, mem_left):
             continue
         old = choice[v]
         choice[v] = r
@@ -242,7 +237,7 @@ def _heft_once(costs: CostModel, mapper: str, price: float, base: float, opts: d
         top = None
         for o in opts[v]:
             dev, pol, _, dur, need, _ = o
-            if not _fits(o, budget, mem_left):
+            if not PB.fits(o, budget, mem_left):
                 continue
             if not all(linked(u, v, assignment[u], dev) for u in g.predecessors(v)):
                 continue
@@ -292,8 +287,6 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     root bound alone proved the schedule (CP-SAT not run)."""
     from ortools.sat.python import cp_model
 
-    from hetsim.mappers import _policy_bounds as PB
-
     t0 = time.perf_counter()
     heur = [greedy_policies(costs, mapper), heft_policies(costs, mapper, (0.0, 0.1, 1.0))]
     g = costs.workload.graph
@@ -303,7 +296,7 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     host_ms = sum(costs.latency[v].get(costs.host, max(costs.latency[v].values())) for v in topo)
     ub_s = min(h.makespan_s for h in heur)
     t_b = time.perf_counter()
-    lb_s, pbs, milp_sched = _root_bound(PB, costs, opts, ub_s, mip_rel_gap, time_limit_s - (t_b - t0), mapper)
+    lb_s, pbs, milp_sched = _root_bound(costs, opts, ub_s, mip_rel_gap, time_limit_s - (t_b - t0), mapper)
     pbs["time_s"] = time.perf_counter() - t_b
     if milp_sched is not None:
         pbs["milp_schedule_s"] = milp_sched.makespan_s
@@ -311,15 +304,9 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
         ub_s = min(ub_s, milp_sched.makespan_s)
     best_h = min(heur, key=lambda h: h.makespan_s)  # the first of the best on a tie: greedy, heft, the relaxation's
     if ub_s - lb_s <= mip_rel_gap * ub_s:  # proven at the root: no search
-        sched = best_h
-        sched.stats.update({
-            "status": "optimal", "solver": "cp-sat (weight policies)", "proven_by": "root bound (no search)",
-            "bound_s": min(lb_s, sched.makespan_s),
-            "incumbent_s": sched.makespan_s, "operators": len(topo), "policy_bounds": pbs,
-            "mip_gap": max(0.0, (sched.makespan_s - lb_s) / sched.makespan_s) if sched.makespan_s > 0 else 0.0,
-            "mip_rel_gap_limit": mip_rel_gap, "solve_time_s": time.perf_counter() - t0,
-        })
-        return sched
+        return _solver_stats(best_h, t0, status="optimal", proven_by="root bound (no search)",
+                             bound_s=min(lb_s, best_h.makespan_s), operators=len(topo), policy_bounds=pbs,
+                             mip_rel_gap_limit=mip_rel_gap)
     horizon_s = max(host_ms, ub_s) * 1.01 + sum(max((costs.transfer_time(u, v, a, b) for a in costs.latency[u]
                                                      for b in costs.latency[v]), default=0.0) for u, v in g.edges)
     tick = resolution_s or max(host_ms, 1e-12) * 1e-7
@@ -327,10 +314,13 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     def ticks(x: float) -> int:
         return int(-(-x // tick)) if x > 0 else 0
 
-    # the most rounding up can lengthen a fixed choice and order: once per op and per edge on any path
-    rounding_s = (sum(max((ticks(o[3]) * tick - o[3] for o in opts[v]), default=0.0) for v in topo)
-                  + sum(max((ticks(t) * tick - t for a in costs.latency[u] for b in costs.latency[v]
-                             if (t := costs.transfer_time(u, v, a, b)) > 0), default=0.0) for u, v in g.edges))
+    # the most rounding up can lengthen a fixed choice and order (the same bound as cpsat's IntProblem's, over
+    # this model's choices: every option of an op, and its own rounding, ticks()); an edge counts every pair of
+    # its ops' devices that moves data, the unlinked ones too (the model forbids them: a looser bound, still valid)
+    rounding_s = B.rounding_bound_s(
+        tick, ([(o[3], ticks(o[3])) for o in opts[v]] for v in topo),
+        ([(t, ticks(t)) for a in costs.latency[u] for b in costs.latency[v]
+          if (t := costs.transfer_time(u, v, a, b)) > 0] for u, v in g.edges))
 
     H = ticks(horizon_s) + 1
     m = cp_model.CpModel()
@@ -417,21 +407,40 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     sched = min(cands, key=lambda s: s.makespan_s)  # the model's own schedule first on a tie
     cp_bound = solver.BestObjectiveBound() * tick - rounding_s if status != "infeasible" else 0.0
     bound_s = min(max(lb_s, cp_bound), sched.makespan_s)
-    gap = max(0.0, (sched.makespan_s - bound_s) / sched.makespan_s) if sched.makespan_s > 0 else 0.0
-    if status != "infeasible" and gap <= mip_rel_gap + 1e-15:
+    if status != "infeasible" and _mip_gap(sched.makespan_s, bound_s) <= mip_rel_gap + 1e-15:
         status = "optimal"
     pbs["cpsat_bound_s"] = cp_bound if status != "infeasible" else None
-    sched.stats.update({
-        "status": "heuristic" if status == "infeasible" else status,
-        "solver": "cp-sat (weight policies)", "resolution_s": tick, "bound_s": bound_s,
-        "incumbent_s": sched.makespan_s, "variables": len(x), "operators": len(topo), "policy_bounds": pbs,
-        "rounding_bound_s": rounding_s, "mip_gap": gap, "mip_rel_gap_limit": mip_rel_gap,
-        "solve_time_s": time.perf_counter() - t0,
-    })
+    return _solver_stats(sched, t0, status="heuristic" if status == "infeasible" else status, resolution_s=tick,
+                         bound_s=bound_s, variables=len(x), operators=len(topo), policy_bounds=pbs,
+                         rounding_bound_s=rounding_s, mip_rel_gap_limit=mip_rel_gap)
+
+
+def _mip_gap(makespan_s: float, bound_s: float) -> float:
+    """The relative gap ``(makespan - bound) / makespan`` of a schedule and a lower bound on its problem, at least
+    0 (a bound above the makespan proves it), 0.0 for an empty schedule: the MIP solvers' relative gap (measured
+    against the incumbent, as CP-SAT's ``relative_gap_limit`` and HiGHS's ``mip_rel_gap``)."""
+    return max(0.0, (makespan_s - bound_s) / makespan_s) if makespan_s > 0 else 0.0
+
+
+#: the keys :func:`cpsat_policies` adds to its schedule's statistics, in the order they are written (the summary's)
+_SOLVER_STATS = ("status", "solver", "proven_by", "resolution_s", "bound_s", "incumbent_s", "variables", "operators",
+                 "policy_bounds", "rounding_bound_s", "mip_gap", "mip_rel_gap_limit", "solve_time_s")
+
+
+def _solver_stats(sched: Schedule, t0: float, **given) -> Schedule:
+    """``sched`` with the statistics of :func:`cpsat_policies` added in :data:`_SOLVER_STATS` order (ValueError
+    for a key not there): the ``given`` ones (``bound_s`` required; ``proven_by`` when the root bound proved it,
+    ``resolution_s``, ``variables`` and ``rounding_bound_s`` when CP-SAT ran), the solver's name, the incumbent
+    (``sched``'s makespan), its gap to ``bound_s`` (``mip_gap``, :func:`_mip_gap`) and the time since ``t0``
+    (:func:`time.perf_counter`)."""
+    ms = sched.makespan_s
+    given.update(solver="cp-sat (weight policies)", incumbent_s=ms, mip_gap=_mip_gap(ms, given["bound_s"]),
+                 solve_time_s=time.perf_counter() - t0)
+    sched.stats.update(sorted(given.items(), key=lambda kv: _SOLVER_STATS.index(kv[0])))
     return sched
 
 
-def _root_bound(PB, costs: CostModel, opts: dict[str, list[Option]], ub_s: float, mip_rel_gap: float,
+def _root_bound(costs: CostModel, opts: dict[str, list[Option]], ub_s: float, mip_rel_gap: float,
                 time_left_s: float, mapper: str) -> tuple[float, dict, Schedule | None]:
     """The root bound of :func:`cpsat_policies` in seconds, its parts (:mod:`hetsim.mappers._policy_bounds`) and
     a candidate: the critical path and the LP relaxation (up to a quarter of ``time_left_s``), then, while ``ub_s``

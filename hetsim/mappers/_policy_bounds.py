@@ -42,13 +42,16 @@ WINDOW_THRESHOLDS = 16
 LP_MARGIN = 1e-6
 
 
-def feasible(costs: CostModel, o) -> bool:
-    """True when option ``o`` (:data:`~hetsim.mappers._policy.Option`) can be taken at all: a resident option's
-    need within its device's whole budget, a streamed or reprogrammed one's bytes within its memory's size."""
+def fits(o, budget: dict[str, int], mem_left: dict[str, int]) -> bool:
+    """True when option ``o`` (:data:`~hetsim.mappers._policy.Option`) fits what is left: a resident option's need
+    within ``budget`` of its device (device -> capacity left; a device missing from it has no budget, so anything
+    fits), a streamed or reprogrammed one's bytes within ``mem_left`` of its memory (memory -> bytes left; a
+    memory missing from it has none). With the whole budgets (``costs.budget``) and the memories' sizes, whether
+    the option can be taken at all (:func:`relax`); the heuristics pass what their choices so far leave."""
     d, pol, mem, _, need, st = o
     if pol == "resident":
-        return d not in costs.budget or need <= costs.budget[d]
-    return st.nbytes <= costs.platform.memories[mem].size_bytes
+        return d not in budget or need <= budget[d]
+    return st.nbytes <= mem_left.get(mem, 0)
 
 
 @dataclass
@@ -56,13 +59,19 @@ class Relaxed:
     """The relaxed problem the bounds read: per op its feasible options, per (op, device) the fastest of them.
 
     Attributes:
-        p: an :class:`~hetsim.mappers._bounds.IntProblem` with ``tick = 1`` and times in **seconds** (floats):
-            ``dur[v][d]`` the fastest feasible option of ``v`` on ``d``, ``tr`` the transfer time of each carried
-            device pair (a pair no link carries is missing, as in :func:`~hetsim.mappers._bounds.build_problem`).
+        p: **not** a problem in integer ticks, though its class is :class:`~hetsim.mappers._bounds.IntProblem`
+            (whose fields say ticks): that record reused with times in float **seconds** and ``tick = 1.0``,
+            nothing rounded: ``dur[v][d]`` the fastest feasible option of ``v`` on ``d``, ``tr`` the transfer time
+            of each carried device pair (a pair no link carries is missing, as in :func:`~hetsim.mappers._bounds.
+            build_problem`), ``ncb`` empty (budgets are the options' rows), ``rounding_bound_s`` 0. Read here only
+            by the functions of :mod:`~hetsim.mappers._bounds` that add, compare and take minima and maxima of
+            times and never read ``tick`` or ``ncb`` (``heads_tails``, ``critical_path``, ``closures``,
+            ``free_ops``, ``cut_ops``), which are as valid in seconds; not for its rounding, knapsack or tick
+            evaluators.
         opts: per op, its feasible options (a sublist of :func:`~hetsim.mappers._policy.op_options`').
     """
 
-    p: B.IntProblem
+    p: B.IntProblem  # float seconds, tick 1.0 (above)
     opts: dict[str, list]
 
 
@@ -70,7 +79,8 @@ def relax(costs: CostModel, opts: dict[str, list]) -> Relaxed:
     """The :class:`Relaxed` problem of ``costs`` and its options (``op_options(costs)``)."""
     g = costs.workload.graph
     topo = costs.workload.topological_order()
-    fopts = {v: [o for o in opts[v] if feasible(costs, o)] for v in topo}
+    sizes = {n: m.size_bytes for n, m in costs.platform.memories.items()}
+    fopts = {v: [o for o in opts[v] if fits(o, costs.budget, sizes)] for v in topo}
     devices, dur = {}, {}
     order = list(costs.platform.devices)
     for v in topo:
@@ -140,18 +150,23 @@ def _thresholds(vals: list[float]) -> list[float]:
     return sorted({xs[round(i * (len(xs) - 1) / (k - 1))] for i in range(k)})
 
 
-def windows(p: B.IntProblem, ops: list[str], on) -> list[tuple[float, list[str]]]:
+def frame_heads_tails(p: B.IntProblem, ops: list[str]) -> tuple[dict, dict]:
+    """Heads and tails (seconds, per op and device) within a frame of ``ops``: :func:`~hetsim.mappers._bounds.
+    heads_tails` on ``p`` restricted to them (:func:`_sub`), so a head counts from the frame's opening and a tail
+    to its closing. The same for every resource of the frame (:func:`load_windows` computes them once)."""
+    return B.heads_tails(_sub(p, ops))
+
+
+def windows(head: dict, tail: dict, ops: list[str], on) -> list[tuple[float, list[str]]]:
     """The head-body-tail windows of one resource in one segment: pairs ``(h + q, S)`` where ``S`` is the set of
-    ``ops`` the resource may serve whose head is at least ``h`` and tail at least ``q`` (heads and tails within the
-    segment, :func:`~hetsim.mappers._bounds.heads_tails` on the sub-problem), for thresholds ``h``, ``q`` from
-    :func:`_thresholds`; ``on(v)`` gives the device whose head and tail count for ``v`` (None: never served).
+    ``ops`` the resource may serve whose head is at least ``h`` and tail at least ``q`` (``head``, ``tail``: within
+    the segment, :func:`frame_heads_tails` of ``ops``), for thresholds ``h``, ``q`` from :func:`_thresholds`;
+    ``on(v)`` gives the device whose head and tail count for ``v`` (None: never served).
 
     Valid (ours: after the one-machine head-body-tail bound of Carlier's problem, divided by the resource's
     units for a multi-core host, which makes it a parallel-machine relaxation of our own): every op of ``S`` that
     the resource serves starts at least ``h`` after the segment opens and ends at least ``q`` before it closes,
     so the resource's units are busy with them for their whole work inside a span that long less ``h + q``."""
-    sub = _sub(p, ops)
-    head, tail = B.heads_tails(sub)
     cand = {}
     for v in ops:
         d = on(v)
@@ -196,11 +211,14 @@ def load_windows(costs: CostModel, r: Relaxed) -> list[tuple[str | None, str | N
     frames.append((None, None, False, list(p.ops)))  # the whole graph
     out = []
     for a, b, closed, seg in frames:
+        ht = None  # the frame's heads and tails, shared by its resources (computed once, when one has users)
         for d, c, takes in resources:
             users = {v for v in seg if any(takes(o) for o in r.opts[v])}
             if not users:
                 continue
-            for hq, s_ops in windows(p, seg, lambda v, d=d, users=users: d if v in users else None):
+            if ht is None:
+                ht = frame_heads_tails(p, seg)
+            for hq, s_ops in windows(*ht, seg, lambda v, d=d, users=users: d if v in users else None):
                 members = [(v, k) for v in s_ops for k, o in enumerate(r.opts[v]) if takes(o)]
                 out.append((a, b, closed, c, hq, members))
     return out
@@ -388,5 +406,5 @@ def milp_bound(rel: Relaxation, time_limit_s: float, rel_gap: float) -> tuple[fl
             res.x)
 
 
-__all__ = ["LP_MARGIN", "Relaxation", "Relaxed", "critical_path", "feasible", "load_windows", "lp_bound",
-           "milp_bound", "relax", "relaxation", "segments", "windows"]
+__all__ = ["LP_MARGIN", "Relaxation", "Relaxed", "critical_path", "fits", "frame_heads_tails", "load_windows",
+           "lp_bound", "milp_bound", "relax", "relaxation", "segments", "windows"]
