@@ -472,3 +472,20 @@ def test_a_stream_without_weights_is_checked_beside_the_others_weights(streamed_
     small = streamed_platform.with_overrides({"memories.dram.size_kib": 404_000 / 1024})
     with pytest.raises(MemoryCapacityError, match="stream 'b'"):
         run_scenario(small, sc, workloads={"b": big})
+
+
+def test_under_priority_an_urgent_class_below_its_own_load_is_steady():
+    """Non-preemptive priority on one host: the urgent stream at 15 % load, the bulk stream at 115 %. The bulk
+    class saturates; the urgent one is stable (its load and the more urgent classes' below 1: Cobham 1954) and
+    is not called SATURATED (it was, for the host's 130 %; reviewer)."""
+    from conftest import make_platform
+
+    from hetsim.scenario.run import run_scenario
+
+    D = 3e-6
+    sc = _scen({"urgent": {"arrival": {"process": "periodic", "period_s": D / 0.15}, "count": 300, "priority": 0},
+                "bulk": {"arrival": {"process": "poisson", "rate_hz": 1.15 / D}, "count": 3000, "priority": 1}},
+               dispatch="priority", seed=3)
+    r = run_scenario(make_platform(), sc, workloads={"urgent": _one_op("u", 3000), "bulk": _one_op("b", 3000)})
+    v = r.streams.set_index("stream")
+    assert v.loc["bulk", "saturated"] and not v.loc["urgent", "saturated"], v["saturation"].to_dict()

@@ -630,18 +630,29 @@ def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
 
 
 def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, StreamModel], res: str, val: float,
-              shares: dict[str, dict[str, float]]) -> None:
+              shares: dict[str, dict[str, float]], by_priority: bool = False) -> None:
     """Each stream's saturation verdict (``saturated``, ``saturation`` columns, in place). An open stream is
     saturated when a resource that carries some of its load is loaded ``>= 1`` by the open streams at their
     offered rates (no steady state exists at these rates; a closed loop's load is left out there: it takes what
     capacity is left, at most ``population`` in flight), or when its backlog grows clearly
     (:func:`backlog_trend`: a transient, or contention the analytic model leaves out). A closed loop never is.
-    ``res``, ``val``: the analytic bottleneck of every stream, named in the verdicts' words."""
-    open_loads: dict[str, float] = {}
-    for n, part in shares.items():
-        if models[n].stream.arrival.process != "closed":
+    ``res``, ``val``: the analytic bottleneck of every stream, named in the verdicts' words. ``by_priority``
+    (the ``priority`` dispatch policy, non-preemptive): a stream's resources are loaded by the open streams of
+    its priority or a more urgent one only, the stability condition of a non-preemptive priority queue (a class
+    is stable when its load and the more urgent classes' stay below 1: A. Cobham, "Priority assignment in
+    waiting line problems", Operations Research 2(1), 1954)."""
+    def loads_for(name: str) -> dict[str, float]:
+        mine = models[name].stream.priority
+        out: dict[str, float] = {}
+        for n, part in shares.items():
+            if models[n].stream.arrival.process == "closed":
+                continue
+            if by_priority and models[n].stream.priority > mine:
+                continue
             for k, x in part.items():
-                open_loads[k] = open_loads.get(k, 0.0) + x
+                out[k] = out.get(k, 0.0) + x
+        return out
+
     sat, why = [], []
     for row in streams.to_dict(orient="records"):
         name = row["stream"]
@@ -652,6 +663,7 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, Stream
             continue
         sub = req[(req["stream"] == name) & ~req["warmup"]]
         grows, trend = backlog_trend(sub)
+        open_loads = loads_for(name)
         mine = [k for k, x in shares.get(name, {}).items() if x > 0 and open_loads.get(k, 0.0) >= 1.0]
         over = bool(mine)
         if over:  # the stream's own most loaded resource
@@ -872,7 +884,8 @@ def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where:
     streams = _stream_table(req, models)
     brates, closed = _bottleneck_rates(models, streams)
     loads, res, val = analytic_loads(models, brates, kinds)
-    _verdicts(streams, req, models, res, val, stream_loads(models, brates, kinds))
+    _verdicts(streams, req, models, res, val, stream_loads(models, brates, kinds),
+              by_priority=(dispatch or sc.dispatch) == "priority")
     devices = _device_table(plat, models, req, T, run.hw.sleep)
     rates = dict(zip(streams["stream"], streams["offered_hz"], strict=True))
     devices["offered_load"] = [
