@@ -489,3 +489,30 @@ def test_under_priority_an_urgent_class_below_its_own_load_is_steady():
     r = run_scenario(make_platform(), sc, workloads={"urgent": _one_op("u", 3000), "bulk": _one_op("b", 3000)})
     v = r.streams.set_index("stream")
     assert v.loc["bulk", "saturated"] and not v.loc["urgent", "saturated"], v["saturation"].to_dict()
+
+
+def test_the_activation_check_reuses_each_streams_one_request_replay(streamed_platform, monkeypatch):
+    """Mapping two streams that stream weights from the DRAM replays one request of each once: the activation
+    check beside every stream's weights reads the replay kept on the stream's model (the old code replayed each
+    stream a second time for it: 4 replays). The check still refuses what it refused (the 220,000 B DRAM of
+    test_each_streams_activations_fit_beside_every_streams_weights)."""
+    import hetsim.sim
+    from hetsim.report.footprint import MemoryCapacityError
+    from hetsim.scenario.run import map_streams
+    from hetsim.scenario.spec import Scenario
+
+    model = str(ROOT / "workloads" / "resnet20_cifar10.onnx")
+    sc = Scenario.model_validate({"streams": {s: {"model": model, "arrival": {"process": "periodic",
+                                                                            "period_s": 0.05}, "count": 2}
+                                              for s in "ab"}})
+    calls = []
+    real = hetsim.sim.simulate
+    monkeypatch.setattr(hetsim.sim, "simulate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    models = map_streams(streamed_platform, sc, ROOT)
+    assert all(m.plan.costs.weight_steps for m in models.values())  # both stream weights: the shared check runs
+    assert len(calls) == 2
+    assert all(m.alone is not None and m.alone.makespan_s == m.makespan_s for m in models.values())
+    calls.clear()
+    with pytest.raises(MemoryCapacityError, match=r"stream '[ab]': .*live activations in memory 'dram'"):
+        map_streams(streamed_platform.with_overrides({"memories.dram.size_kib": 220_000 / 1024}), sc, ROOT)
+    assert len(calls) == 2

@@ -53,6 +53,8 @@ class StreamModel:
         busy_s: per device and link, seconds one request keeps it busy (unit-seconds on a serial device); the
             load a stream offers is ``rate x busy_s``.
         rate_hz: the rate the stream offers (:func:`stream_rate`), as the throughput objective weighs it.
+        alone: that request's replay (:class:`~hetsim.sim.engine.SimResult`), kept for the activation check
+            after every stream is mapped (:func:`_check_memories`).
     """
 
     name: str
@@ -66,6 +68,7 @@ class StreamModel:
     op_j: dict[str, float]
     bytes: dict[str, float]
     rate_hz: float = 0.0
+    alone: object = None
 
 
 @dataclass
@@ -230,16 +233,19 @@ def _require_activations_fit(name: str, costs: CostModel, sched: Schedule, alone
 
 
 def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
-    """Refuse mappings whose streamed and reprogrammed weights exceed a memory's capacity together.
+    """After every stream is mapped: refuse mappings whose streamed and reprogrammed weights exceed a memory's
+    capacity together, then check one request of each stream (its replay kept on :attr:`StreamModel.alone`)
+    beside the weights of every stream (:func:`_require_activations_fit`; one stream: its own).
 
     Raises:
         InputError: one line naming the memory, the bytes the streams need together (and each's) and its capacity.
+        MemoryCapacityError: one request's live activations do not fit beside the weights.
     """
     from hetsim.weights import memory_use
 
     per: dict[str, dict[str, int]] = {}
     for n, m in models.items():
-        for mem, used in memory_use(m.costs, getattr(m.costs.for_schedule(m.schedule), "weight_steps", {})).items():
+        for mem, used in memory_use(m.costs, getattr(m.plan.costs, "weight_steps", {})).items():
             if used:
                 per.setdefault(mem, {})[n] = used
     for mem, by in per.items():
@@ -249,34 +255,27 @@ def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
             raise InputError(f"memory {mem}: the streams' streamed and reprogrammed weights need {total:,} B "
                              f"together ({each}), more than its {cap:,} B; give it more capacity or fewer streams")
     shared = {mem: sum(by.values()) for mem, by in per.items()}
-    if len(models) > 1 and shared:  # each stream's activations beside every stream's weights (its own or not)
-        from hetsim.sim import simulate
-
-        for n, m in models.items():
-            _require_activations_fit(n, m.costs, m.schedule, simulate(m.costs, m.schedule, m.plan.contention),
-                                     weights=shared)
+    for n, m in models.items():  # each stream's activations beside every stream's weights (its own or not)
+        _require_activations_fit(n, m.costs, m.schedule, m.alone, weights=shared)
 
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
            contention: frozenset[str], rate_hz: float) -> StreamModel:
     """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link.
 
-    Raises:
-        MemoryCapacityError: that request's live activations (the replay's and the mapper's predicted timing,
-            :mod:`hetsim.report.footprint`, the check a single run makes) exceed a checked memory's capacity: with
-            several requests in flight the scenario needs at least as much, so it cannot run either.
+    The replay is kept (:attr:`StreamModel.alone`): :func:`_check_memories` checks its live activations (the
+    check a single run makes) once every stream is mapped, beside every stream's weights.
     """
     from hetsim.report.metrics import device_table
     from hetsim.sim import simulate
 
     alone = simulate(costs, sched, contention)
-    _require_activations_fit(name, costs, sched, alone)
     dev = device_table(costs, alone).set_index("device")
     busy = dev["busy_s"].to_dict()
     active = sum(float(cfg.active_w) * busy[n] for n, cfg in [*costs.devices.items(), *platform.links.items()])
     e = active + float(dev["op_j"].sum() + dev["transfer_j"].sum())
     return StreamModel(name, st, costs, sched, Plan(costs, sched, contention), alone.makespan_s, e, busy,
-                       dev["op_j"].to_dict(), dev["bytes"].to_dict(), rate_hz)
+                       dev["op_j"].to_dict(), dev["bytes"].to_dict(), rate_hz, alone)
 
 
 def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
