@@ -514,13 +514,16 @@ class _Run:
 
 def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataFrame:
     rows = []
+    empty = req.iloc[:0]
+    measured, warmups = _by_stream(req[~req["warmup"]]), _by_stream(req[req["warmup"]])
+    counts = req.groupby("stream").size().to_dict()
     for name, m in models.items():
         st = m.stream
-        sub = req[(req["stream"] == name) & ~req["warmup"]]
+        sub = measured.get(name, empty)
         lat = sub["latency_s"].to_numpy()
         n = len(sub)
         closed = st.arrival.process == "closed"
-        warm = req[(req["stream"] == name) & req["warmup"]]  # an open stream's backlog a warm-up left is served
+        warm = warmups.get(name, empty)  # an open stream's backlog a warm-up left is served
         offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(), closed=closed,
                                       done_s=None if closed else warm["finish_s"].to_numpy())
         pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
@@ -529,7 +532,7 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
             miss = float((~sub["deadline_met"].astype(bool)).mean())
         rows.append({
             "stream": name, "model": Path(st.model).name, "arrival": st.arrival.process,
-            "requests": int((req["stream"] == name).sum()), "warmup": st.warmup, "measured": n,
+            "requests": int(counts.get(name, 0)), "warmup": st.warmup, "measured": n,
             "offered_hz": offered, "throughput_hz": thr,
             "latency_mean_s": float(lat.mean()) if n else None,
             "latency_p50_s": _f(pct[0]), "latency_p95_s": _f(pct[1]), "latency_p99_s": _f(pct[2]),
@@ -640,18 +643,9 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, Stream
     its priority or a more urgent one only, the stability condition of a non-preemptive priority queue (a class
     is stable when its load and the more urgent classes' stay below 1: A. Cobham, "Priority assignment in
     waiting line problems", Operations Research 2(1), 1954)."""
-    def loads_for(name: str) -> dict[str, float]:
-        mine = models[name].stream.priority
-        out: dict[str, float] = {}
-        for n, part in shares.items():
-            if models[n].stream.arrival.process == "closed":
-                continue
-            if by_priority and models[n].stream.priority > mine:
-                continue
-            for k, x in part.items():
-                out[k] = out.get(k, 0.0) + x
-        return out
-
+    loads = open_loads(models, shares, by_priority)
+    measured = _by_stream(req[~req["warmup"]])
+    empty = req.iloc[:0]
     sat, why = [], []
     for row in streams.to_dict(orient="records"):
         name = row["stream"]
@@ -660,14 +654,13 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, Stream
             sat.append(False)
             why.append(f"closed loop: at most {st.arrival.population} in flight")
             continue
-        sub = req[(req["stream"] == name) & ~req["warmup"]]
-        grows, trend = backlog_trend(sub)
-        open_loads = loads_for(name)
-        mine = [k for k, x in shares.get(name, {}).items() if x > 0 and open_loads.get(k, 0.0) >= 1.0]
+        grows, trend = backlog_trend(measured.get(name, empty))
+        on = loads.get(name, {})
+        mine = [k for k, x in on.items() if x >= 1.0]
         over = bool(mine)
         if over:  # the stream's own most loaded resource
-            res_s = max(mine, key=lambda k: open_loads[k])
-            val_s = open_loads[res_s]
+            res_s = max(mine, key=lambda k: on[k])
+            val_s = on[res_s]
         off, thr = row["offered_hz"], row["throughput_hz"]
         served = (f"; served {thr:.4g}/s of {off:.4g}/s offered" if off is not None and thr is not None
                   and off == off and thr == thr else "")
@@ -683,6 +676,51 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, Stream
         why.append(text)
     streams["saturated"] = sat
     streams["saturation"] = why
+
+
+def _by_stream(req: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """``req``'s rows per stream (one pass; a mask per stream costs streams x requests)."""
+    return {name: sub for name, sub in req.groupby("stream", sort=False)}
+
+
+def open_loads(models: dict[str, StreamModel], shares: dict[str, dict[str, float]],
+               by_priority: bool = False) -> dict[str, dict[str, float]]:
+    """Per open stream, the load of each resource it carries (its share ``> 0``, :func:`stream_loads`): the sum
+    of the open streams' shares on it (closed loops left out); ``by_priority``: of the open streams of its
+    priority or a more urgent one (a smaller ``priority``) only. Closed loops get no entry.
+
+    Cost: O(S log S) in the number S of (stream, resource) shares: per resource, its streams sorted by priority
+    and summed once (prefix sums), each stream's load a bisection (the sum over every stream for every stream
+    was quadratic)."""
+    import bisect
+
+    on: dict[str, list[tuple[int, float]]] = {}  # resource -> (priority, share) of the open streams
+    for n, part in shares.items():
+        if models[n].stream.arrival.process == "closed":
+            continue
+        pr = models[n].stream.priority if by_priority else 0
+        for k, x in part.items():
+            on.setdefault(k, []).append((pr, x))
+    prefix: dict[str, tuple[list[int], list[float]]] = {}
+    for k, items in on.items():
+        items.sort(key=lambda t: t[0])  # stable: file order within a priority
+        acc, total = [], 0.0
+        for _, x in items:
+            total += x
+            acc.append(total)
+        prefix[k] = ([pr for pr, _ in items], acc)
+    out: dict[str, dict[str, float]] = {}
+    for n, part in shares.items():
+        if models[n].stream.arrival.process == "closed":
+            continue
+        pr = models[n].stream.priority if by_priority else 0
+        mine = {}
+        for k, x in part.items():
+            if x > 0:
+                prs, acc = prefix[k]
+                mine[k] = acc[bisect.bisect_right(prs, pr) - 1]
+        out[n] = mine
+    return out
 
 
 def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.DataFrame, T: float,
