@@ -555,3 +555,34 @@ def test_open_loads_equal_the_sum_over_every_stream_on_many_streams(by_priority)
         assert got[n] == pytest.approx(loads, rel=1e-12, abs=1e-15)
     if by_priority:  # the priority rule bites: some stream's load differs from the all-streams sum
         assert any(got[n] != pytest.approx(open_loads(models, shares)[n]) for n in got)
+
+
+def test_a_closed_loop_or_one_request_has_no_offered_load_not_zero(tmp_path):
+    """A closed loop offers no rate and one request none either: the device table's offered load is n/a (NaN,
+    null in summary.json, empty in devices.csv), the stream says why ("closed loop, 2 users", "one request"), and
+    the terminal never prints an offered load of 0.0 % (it did, for every device)."""
+    import json
+    import math
+
+    import pandas as pd
+
+    from hetsim.scenario.report import format_scenario_report, write_scenario_outputs
+    from hetsim.scenario.run import run_scenario
+
+    r = run_scenario(PUMA, _stream(arrival={"process": "closed", "population": 2, "think_s": 0.0}, count=6))
+    assert r.streams.loc[0, "offered_note"] == "closed loop, 2 users"
+    assert all(math.isnan(x) for x in r.devices["offered_load"])
+    text = format_scenario_report(r)
+    assert "0.0%" not in text.split("device")[1].split("energy")[0]
+    assert "a: no offered rate: closed loop, 2 users" in text and "no stream offers a measured rate" in text
+    write_scenario_outputs(r, tmp_path / "out", figures=False)
+    s = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert all(d["offered_load"] is None for d in s["devices"]) and "no offered load" in s["offered_load_note"]
+    assert s["streams"][0]["offered_note"] == "closed loop, 2 users"
+    assert pd.read_csv(tmp_path / "out" / "devices.csv")["offered_load"].isna().all()
+    assert pd.read_csv(tmp_path / "out" / "streams.csv")["offered_note"][0] == "closed loop, 2 users"
+
+    one = run_scenario(PUMA, _stream(arrival={"process": "periodic", "period_s": 0.05}, count=1))
+    assert one.streams.loc[0, "offered_note"] == "one request" and one.streams.loc[0, "offered_hz"] is None
+    assert all(math.isnan(x) for x in one.devices["offered_load"])
+    assert "a: no offered rate: one request" in format_scenario_report(one)

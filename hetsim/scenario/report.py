@@ -48,10 +48,16 @@ def format_scenario_report(r: ScenarioResult) -> str:
            f"{'p99':>9} {'max':>9} {'alone':>9} {'miss':>6}  (latency in ms)"]
     for row in r.streams.to_dict(orient="records"):
         off, thr, miss = _num(row["offered_hz"]), _num(row["throughput_hz"]), _num(row["deadline_miss"], ".1%")
+        if row.get("offered_note"):  # no offered rate: say why below the table, never a number
+            off = "closed" if row["arrival"] == "closed" else "n/a"
         out.append(f"  {row['stream']:<12} {row['measured']:>7} {off:>10} {thr:>9} {_ms(row['latency_mean_s']):>9} "
                    f"{_ms(row['latency_p50_s']):>9} {_ms(row['latency_p95_s']):>9} {_ms(row['latency_p99_s']):>9} "
                    f"{_ms(row['latency_max_s']):>9} {_ms(row['alone_s']):>9} {miss:>6}")
     for row in r.streams.to_dict(orient="records"):
+        if row.get("offered_note"):
+            out.append(f"  {row['stream']}: no offered rate: {row['offered_note']}"
+                       + (" (a closed loop's rate follows the SoC's service)" if row["arrival"] == "closed"
+                          else " (an offered rate needs two measured arrival times)"))
         if row["warmup"]:
             first = "the first request" if row["warmup"] == 1 else f"the first {row['warmup']:,} requests"
             out.append(f"  {row['stream']}: {first} (warm-up) {'is' if row['warmup'] == 1 else 'are'} left out of the "
@@ -60,8 +66,10 @@ def format_scenario_report(r: ScenarioResult) -> str:
             out.append(f"  SATURATED {row['stream']}: {row['saturation']}; not a steady state")
     out += ["", f"  {'device':<10} {'utilisation':>11} {'offered load':>12} {'energy mJ':>10}"]
     for row in r.devices.to_dict(orient="records"):
-        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {row['offered_load']:>12.1%} "
-                   f"{row['energy_j'] * 1e3:>10.3f}")
+        load = "n/a" if row["offered_load"] is None or math.isnan(row["offered_load"]) else f"{row['offered_load']:.1%}"
+        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {load:>12} {row['energy_j'] * 1e3:>10.3f}")
+    if s.get("offered_load_note"):
+        out.append(f"  offered load: {s['offered_load_note']}")
     out.append(f"  energy {s['energy_j'] * 1e3:.3f} mJ over the simulated time (active + idle); "
                f"{s['energy_per_request_j'] * 1e3:.4f} mJ per request")
     out += _bottleneck_lines(r)

@@ -80,10 +80,12 @@ class ScenarioResult:
         models: stream name -> :class:`StreamModel`.
         requests: one row per request (:data:`REQUEST_COLUMNS`; times in seconds).
         streams: one row per stream: requests served (after warm-up), throughput, latency mean / p50 / p95 /
-            p99 / max, deadline-miss rate, offered rate, saturation verdict.
+            p99 / max, deadline-miss rate, offered rate (``offered_note``: why there is none, a closed loop
+            "closed loop, N users", "one request"), saturation verdict.
         devices: one row per device and link: busy seconds, utilisation over the simulated time, energy (active,
             idle, per-op, per-byte), ``offered_load``: the open streams' offered rate x busy time per request /
-            units (above 1 the device cannot keep up: the SoC saturates; closed loops offer no rate).
+            units (above 1 the device cannot keep up: the SoC saturates; closed loops and streams without a
+            measured rate, ``offered_note``, offer none; NaN when no stream offers one).
         trace: the trace rows of the first ``timeline_requests`` requests, with ``stream`` and ``request``.
         summary: JSON-able headline numbers (``summary.json``), with ``objective`` and ``bottleneck`` (the
             mapping's analytic bottleneck: resource, load at the offered rates, ``max_rate_scale`` = 1 / load).
@@ -533,7 +535,7 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
         rows.append({
             "stream": name, "model": Path(st.model).name, "arrival": st.arrival.process,
             "requests": int(counts.get(name, 0)), "warmup": st.warmup, "measured": n,
-            "offered_hz": offered, "throughput_hz": thr,
+            "offered_hz": offered, "offered_note": _offered_note(st, sub, offered), "throughput_hz": thr,
             "latency_mean_s": float(lat.mean()) if n else None,
             "latency_p50_s": _f(pct[0]), "latency_p95_s": _f(pct[1]), "latency_p99_s": _f(pct[2]),
             "latency_max_s": float(lat.max()) if n else None,
@@ -541,6 +543,19 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataF
             "energy_per_request_j": m.energy_j, "saturated": False, "saturation": "",
         })
     return pd.DataFrame(rows)
+
+
+def _offered_note(st: Stream, sub: pd.DataFrame, offered: float | None) -> str:
+    """Why a stream has no offered rate (``""`` when it has one): ``"closed loop, N users"`` (it offers none: its
+    rate follows the SoC's service), ``"one request"`` / ``"no measured request"`` / ``"one arrival time"`` (an
+    offered rate needs two distinct measured arrival times)."""
+    if st.arrival.process == "closed":
+        n = st.arrival.population
+        return f"closed loop, {n} user{'' if n == 1 else 's'}"
+    if offered is not None:
+        return ""
+    n = len(sub)
+    return "no measured request" if n == 0 else "one request" if n == 1 else f"{n} requests at one arrival time"
 
 
 def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = False,
@@ -835,6 +850,12 @@ def run_scenario(
         "streams": _records(streams), "devices": _records(devices),
         "saturated": bool(streams["saturated"].any() or (val >= 1.0 and not closed)),
     }
+    none = [(r["stream"], r["offered_note"]) for r in streams.to_dict(orient="records") if r["offered_note"]]
+    if none:  # the device table's offered load counts the streams with a measured offered rate only
+        which = "; ".join(f"{n}: {why}" for n, why in none)
+        summary["offered_load_note"] = (
+            f"no stream offers a measured rate ({which}): no offered load" if len(none) == len(streams)
+            else f"the offered load counts the streams with a measured rate, not {which}")
     ports = [n for n, mem in plat.memories.items() if mem.weights_for]
     if ports:  # which memory ports the bottleneck counts (analytic_loads)
         summary["bottleneck"]["memory_ports"] = {"memories": ports, "counted": "memory" in kinds}
@@ -924,9 +945,11 @@ def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where:
     _verdicts(streams, req, models, res, val, stream_loads(models, brates, kinds),
               by_priority=(dispatch or sc.dispatch) == "priority")
     devices = _device_table(plat, models, req, T, run.hw.sleep)
-    rates = dict(zip(streams["stream"], streams["offered_hz"], strict=True))
+    rates = {n: x for n, x in zip(streams["stream"], streams["offered_hz"], strict=True)
+             if x is not None and x == x}  # the streams with a measured offered rate
+    # no stream offers a rate (closed loops, one-request streams): no offered load (NaN, n/a), not 0 %
     devices["offered_load"] = [
-        sum((rates[n] or 0.0) * m.busy_s.get(d, 0.0) for n, m in models.items() if rates[n] == rates[n]) / u
+        sum(rates[n] * m.busy_s.get(d, 0.0) for n, m in models.items() if n in rates) / u if rates else float("nan")
         for d, u in zip(devices["device"], devices["units"], strict=True)]
     trace = pd.DataFrame(run.trace, columns=["stream", "request", *TRACE_COLUMNS])
     return req, streams, devices, trace, T, (loads, res, val, closed)
