@@ -245,3 +245,25 @@ def test_a_parameter_that_replaces_the_streams_keeps_their_results(tmp_path):
     row = pd.read_csv(out).iloc[0]
     assert ran == 1 and pd.isna(row["error"])
     assert row["cam.offered_hz"] > 0 and row["cam.latency_p50_s"] > 0
+
+
+def test_a_table_with_its_columns_in_another_order_is_resumed_and_one_with_other_columns_refused(tmp_path):
+    """A results table holding this sweep's columns in another order (an older hetsim wrote the settings first)
+    is read by name: nothing is recomputed and it is rewritten in today's order, rows unchanged (it was refused
+    as 'other columns'); a table with a column more or less is still refused."""
+    spec = load_scenario_sweep(_rates(tmp_path, 2))
+    out, _, _ = run_scenario_sweep(spec, workers=0)
+    before = pd.read_csv(out, dtype=str, keep_default_na=False)
+    cols = list(before.columns)
+    shuffled = cols[-3:] + cols[:-3][::-1]
+    before[shuffled].to_csv(out, index=False)
+    said = []
+    _, ran, kept = run_scenario_sweep(spec, workers=0, notify=said.append)
+    assert (ran, kept) == (0, 2) and said == []
+    after = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert list(after.columns) == cols
+    pd.testing.assert_frame_equal(after, before)
+    for bad in (before.assign(extra="x"), before.drop(columns=[cols[-4]])):
+        bad.to_csv(out, index=False)
+        with pytest.raises(InputError, match="other columns"):
+            run_scenario_sweep(spec, workers=0)

@@ -962,7 +962,8 @@ def _reconcile(path: Path, settings: list[str], columns: list[str], every: list[
     of ``every`` has them under ``settings``.
 
     Raises:
-        InputError: the table has other columns (another sweep's table).
+        InputError: the table has other columns (another sweep's table; the same columns in another order are
+            accepted and the table rewritten in ``columns``' order).
     """
     header, rows = _read_table(path)
     if header is None:
@@ -970,8 +971,10 @@ def _reconcile(path: Path, settings: list[str], columns: list[str], every: list[
     added = [c for c in ADDED_RESULT_COLUMNS if c in columns and c not in header]  # an ONNX table's, from before
     if header != columns:
         # an older hetsim's table: without the settings columns, or without some (fold_constants), or without
-        # the result columns added since
-        if header != [c for c in columns if (c not in settings and c not in added) or c in header]:
+        # the result columns added since; its columns in any order (rows are read by name and written back in
+        # today's order); a repeated column name is another table
+        if len(set(header)) != len(header) or set(header) != {
+                c for c in columns if (c not in settings and c not in added) or c in header}:
             raise InputError(f"{path} holds a results table with other columns; choose another output")
         for r in rows:  # settings not recorded: recomputed
             r.update({c: "" for c in settings if c not in header})
@@ -987,7 +990,8 @@ def _reconcile(path: Path, settings: list[str], columns: list[str], every: list[
     if stale:
         replaced = path.with_name(f"{path.stem}.replaced{path.suffix or '.csv'}")
         old_header, old = _read_table(replaced)
-        _write_rows(replaced, columns, (old if old_header == columns else []) + stale)
+        _write_rows(replaced, columns, (old if old_header is not None and sorted(old_header) == sorted(columns)
+                                        else []) + stale)
         _write_rows(path, columns, keep)
         unknown = all(not any(r.get(c) for c in settings) for r in stale)
         n = len(stale)
