@@ -586,3 +586,29 @@ def test_a_closed_loop_or_one_request_has_no_offered_load_not_zero(tmp_path):
     assert one.streams.loc[0, "offered_note"] == "one request" and one.streams.loc[0, "offered_hz"] is None
     assert all(math.isnan(x) for x in one.devices["offered_load"])
     assert "a: no offered rate: one request" in format_scenario_report(one)
+
+
+def test_requests_in_flight_together_over_the_activation_memory_are_warned_of():
+    """One ResNet-20 request holds 147,456 B of live activations at its peak; a closed loop of 3 keeps 3 started
+    at once (the first ops of all three start at 0 on different devices' queues), so the DRAM may need up to
+    3 x 147,456 = 442,368 B: beside 204,800 B the run warns (a note naming the memory, the requests in flight,
+    the bytes needed and available; possible, not certain: the old code said nothing); one request fits, so it
+    is not refused. With 4 GiB, or one request at a time (a period far above the makespan), no note."""
+    from hetsim.platform import load_platform
+    from hetsim.scenario.run import run_scenario
+
+    plat = load_platform(ROOT / "platforms" / "cim-npu-dram.yaml")
+    small = plat.with_overrides({"memories.dram.size_kib": 200})
+    closed = _stream(arrival={"process": "closed", "population": 3, "think_s": 0.0}, count=9)
+    r = run_scenario(small, closed)
+    assert r.models["a"].activation_peak == {"dram": (147_456, 204_800)}
+    notes = [x for x in r.summary.get("notes", []) if x.startswith("memory dram")]
+    assert len(notes) == 1, r.summary.get("notes")
+    assert "3 requests of a in flight at once" in notes[0] and "442,368 B" in notes[0] and "204,800 B" in notes[0]
+    assert "possible, not certain" in notes[0]
+    from hetsim.scenario.report import format_scenario_report
+
+    assert "note: memory dram: 3 requests of a" in format_scenario_report(r)
+    assert not run_scenario(plat, closed).summary.get("notes")
+    apart = _stream(arrival={"process": "periodic", "period_s": 1.0}, count=3)
+    assert not run_scenario(small, apart).summary.get("notes")

@@ -55,6 +55,9 @@ class StreamModel:
         rate_hz: the rate the stream offers (:func:`stream_rate`), as the throughput objective weighs it.
         alone: that request's replay (:class:`~hetsim.sim.engine.SimResult`), kept for the activation check
             after every stream is mapped (:func:`_check_memories`).
+        activation_peak: checked memory -> ``(peak bytes, bytes available)``: one request's live activations at
+            their peak (the larger of the replay's and the mapper's predicted timing) and what every stream's
+            weights leave of the memory (:func:`_check_memories`; the in-flight bound, :func:`in_flight_notes`).
     """
 
     name: str
@@ -69,6 +72,7 @@ class StreamModel:
     bytes: dict[str, float]
     rate_hz: float = 0.0
     alone: object = None
+    activation_peak: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -214,9 +218,10 @@ def _with_memory_left(costs: CostModel, mem_left: dict[str, int]) -> CostModel:
     return c
 
 
-def _require_activations_fit(name: str, costs: CostModel, sched: Schedule, alone, weights=None) -> None:
+def _require_activations_fit(name: str, costs: CostModel, sched: Schedule, alone, weights=None) -> dict:
     """One request of stream ``name`` alone (its replay ``alone``, and the mapper's predicted timing) fits each
-    checked memory beside the weights it holds (``weights``: memory -> bytes, default the stream's own).
+    checked memory beside the weights it holds (``weights``: memory -> bytes, default the stream's own). Returns
+    checked memory -> ``(peak bytes, bytes available)`` (:attr:`StreamModel.activation_peak`).
 
     Raises:
         MemoryCapacityError: one line naming the stream, the memory, the peak and the room (a scenario does not
@@ -224,7 +229,12 @@ def _require_activations_fit(name: str, costs: CostModel, sched: Schedule, alone
     """
     from hetsim.report.footprint import MemoryCapacityError, require_fits, run_footprints
 
+    peaks: dict[str, tuple[int, int]] = {}
     for fp in run_footprints(costs, sched, alone, weights=weights).values():
+        for mem in fp.checked:
+            avail = fp.available(mem)
+            if avail is not None:
+                peaks[mem] = (max(fp.peak(mem)[0], peaks.get(mem, (0, 0))[0]), avail)
         try:
             require_fits(fp)
         except MemoryCapacityError as err:  # the single run's sentence, naming the stream; no --spill here
@@ -232,6 +242,7 @@ def _require_activations_fit(name: str, costs: CostModel, sched: Schedule, alone
             what = what.replace("the schedule needs", f"one request of {costs.workload.name} needs", 1)
             raise MemoryCapacityError(f"stream {name!r}: {what}; a scenario does not spill activations: map it "
                                       "differently or give the memory more capacity") from None
+    return peaks
 
 
 def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
@@ -258,7 +269,7 @@ def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
                              f"together ({each}), more than its {cap:,} B; give it more capacity or fewer streams")
     shared = {mem: sum(by.values()) for mem, by in per.items()}
     for n, m in models.items():  # each stream's activations beside every stream's weights (its own or not)
-        _require_activations_fit(n, m.costs, m.schedule, m.alone, weights=shared)
+        m.activation_peak = _require_activations_fit(n, m.costs, m.schedule, m.alone, weights=shared)
 
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
@@ -863,7 +874,7 @@ def run_scenario(
     if st.get("objective") == "throughput":  # the joint mapping's own outcome (the same on every model)
         summary["bottleneck"].update({"status": st.get("status"), "bound": st.get("bottleneck_bound"),
                                       "mip_gap": st.get("mip_gap"), "solve_time_s": st.get("solve_time_s")})
-    notes = same_model_notes(sc, where, workloads)
+    notes = same_model_notes(sc, where, workloads) + in_flight_notes(models, req)
     if notes:
         summary["notes"] = notes
     out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
@@ -912,6 +923,49 @@ def same_model_notes(sc: Scenario, folder: Path, workloads: dict | None = None) 
     return [f"streams {', '.join(names)} name the same model ({path.name}): it is mapped once per stream and the "
             "resident capacities are split between the mappings (one stream with their combined arrivals shares "
             "one mapping)" for path, names in by.items() if len(names) > 1]
+
+
+def in_flight_notes(models: dict[str, StreamModel], req: pd.DataFrame) -> list[str]:
+    """Where several requests in flight at once may overflow a checked activation memory (ours): one line per
+    memory. A request holds activations from its first op's start to its finish (an arrived request waiting for
+    its first op holds none here: its input waits where the arrival put it); the replay let ``k_s(t)`` requests
+    of stream ``s`` be started and unfinished at once, so at ``t`` the memory holds at most
+    ``sum_s k_s(t) x peak_s`` (``peak_s``: one request's peak, :attr:`StreamModel.activation_peak`). One request
+    over the memory is refused before the replay (:func:`_check_memories`, certain); this bound over it is only
+    possible (the requests in flight need not reach their peaks together), so it is a warning, naming the
+    memory, the streams' requests in flight then, the bytes they may need and the bytes available.
+
+    Cost: O(R log R) in the R requests (one sweep over their starts and finishes)."""
+    mems = {mem: avail for m in models.values() for mem, (_, avail) in m.activation_peak.items()}
+    if not mems or req.empty:
+        return []
+    names = list(models)
+    peak = np.array([[models[n].activation_peak.get(mem, (0, 0))[0] for mem in mems] for n in names], dtype=float)
+    idx = {n: i for i, n in enumerate(names)}
+    s = req["stream"].map(idx).to_numpy()
+    t = np.concatenate([req["start_s"].to_numpy(), req["finish_s"].to_numpy()])
+    who = np.concatenate([s, s])
+    step = np.concatenate([np.ones(len(s), int), -np.ones(len(s), int)])
+    order = np.lexsort((step, t))  # at one time the finishes first: [start, finish) half open
+    t, who, step = t[order], who[order], step[order]
+    deltas = peak[who] * step[:, None]  # bytes per memory each event adds
+    level = np.cumsum(deltas, axis=0)
+    last = np.r_[t[1:] != t[:-1], True]  # the level after every event at one time
+    out = []
+    for j, (mem, avail) in enumerate(mems.items()):
+        lv = np.where(last, level[:, j], -np.inf)
+        k = int(np.argmax(lv))
+        need = float(lv[k])
+        if need <= avail:
+            continue
+        counts = np.bincount(who[:k + 1], weights=step[:k + 1], minlength=len(names)).astype(int)
+        held = " and ".join(f"{c} request{'s' if c > 1 else ''} of {n}" for n, c in zip(names, counts, strict=True)
+                            if c and peak[idx[n], j] > 0)
+        out.append(f"memory {mem}: {held} in flight at once at "
+                   f"{t[k] * 1e3:.6g} ms may need up to {int(need):,} B of live activations (one request's peak "
+                   f"each), more than the {int(avail):,} B available beside the weights; one request fits, so "
+                   "this is possible, not certain (the replay does not track the requests' buffers together)")
+    return out
 
 
 def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, models,
