@@ -612,3 +612,21 @@ def test_requests_in_flight_together_over_the_activation_memory_are_warned_of():
     assert not run_scenario(plat, closed).summary.get("notes")
     apart = _stream(arrival={"process": "periodic", "period_s": 1.0}, count=3)
     assert not run_scenario(small, apart).summary.get("notes")
+
+
+def test_a_burst_of_thousands_of_simultaneous_arrivals_runs(tmp_path):
+    """A trace of 3,000 arrivals at t = 0 (a burst): all arrive, in order, and are served one after another on
+    the single-core host (the old code recursed once per arrival due at once: RecursionError)."""
+    from conftest import make_platform
+
+    from hetsim.scenario.run import run_scenario
+    from hetsim.scenario.spec import Scenario
+
+    (tmp_path / "t.csv").write_text("t\n" + "0.0\n" * 3000)
+    sc = Scenario.model_validate({"streams": {"p": {"model": "x.onnx", "arrival": {
+        "process": "trace", "file": str(tmp_path / "t.csv"), "column": "t"}}}})
+    r = run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)})
+    assert len(r.requests) == 3000 and (r.requests["arrival_s"] == 0).all()
+    assert r.streams.loc[0, "offered_note"] == "3,000 requests at one arrival time"
+    fin = r.requests.sort_values("index")["finish_s"].to_numpy()
+    assert fin[-1] == pytest.approx(3000 * fin[0], rel=1e-9)  # one at a time, back to back

@@ -460,19 +460,22 @@ class _Run:
                 self.next_open(name, times)
 
     def next_open(self, name: str, times) -> None:
-        t = next(times, None)
-        if t is None:
-            return
+        """The arrivals due now arrive (a loop: a burst of many at one time recursed once per arrival, a
+        RecursionError past a thousand); the next one later is a timeout."""
         env = self.env
+        while True:
+            t = next(times, None)
+            if t is None:
+                return
+            if t > env.now:
+                break
+            self.arrive(name)
 
         def fire(_event=None) -> None:
             self.arrive(name)
             self.next_open(name, times)
 
-        if t <= env.now:
-            fire()
-        else:
-            env.timeout(t - env.now).callbacks.append(fire)
+        env.timeout(t - env.now).callbacks.append(fire)
 
     def arrive(self, name: str) -> None:
         m = self.models[name]
@@ -566,7 +569,7 @@ def _offered_note(st: Stream, sub: pd.DataFrame, offered: float | None) -> str:
     if offered is not None:
         return ""
     n = len(sub)
-    return "no measured request" if n == 0 else "one request" if n == 1 else f"{n} requests at one arrival time"
+    return "no measured request" if n == 0 else "one request" if n == 1 else f"{n:,} requests at one arrival time"
 
 
 def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = False,
