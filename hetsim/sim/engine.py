@@ -142,8 +142,9 @@ class Plan:
         # per op on a device with phases: the device resources each phase holds (None: it overlaps freely)
         self.held: dict[str, list[tuple]] = {}
         self.mode: dict[str, int] = {}
-        #: per op on one serial device: (its device, its latency, the op before it in that device's order)
-        self.serial: dict[str, tuple[str, float, str | None]] = {}
+        #: per op on one serial device: (its device, its latency, the op before it in that device's order, whether
+        #: it streams its weights (hetsim.sim.weights))
+        self.serial: dict[str, tuple[str, float, str | None, bool]] = {}
         latency, phases_of = costs.latency, costs.phases
         for v, dv in assignment.items():  # schedule order: the first op whose contention fails is named
             if v in splits:
@@ -151,7 +152,7 @@ class Plan:
                 continue
             if dv in caps:
                 self.mode[v] = self.SERIAL
-                self.serial[v] = (dv, latency[v][dv], prev_of.get(v))
+                self.serial[v] = (dv, latency[v][dv], prev_of.get(v), v in self.steps)
                 continue
             phases = phases_of.get(v, {}).get(dv)
             held = None
@@ -167,7 +168,7 @@ class Plan:
             else:
                 self.held[v] = held
                 self.mode[v] = self.PHASES
-        self.indegree = dict(g.in_degree())
+        self.indegree = indegree = dict.fromkeys(g, 0)  # counted in the pass over the edges below
         for v, us in schedule.after.items():
             self.indegree[v] += len(us)
         self.dependents: dict[str, list[str]] = {}  # Schedule.after: u -> ops waiting for u to finish
@@ -182,6 +183,7 @@ class Plan:
             edges = []
             u_split = u in splits
             for v, data in nbrs.items():
+                indegree[v] += 1
                 dv = assignment[v]
                 if du == dv or u_split or v in splits or not costs.edge_moves(u, data, du, dv):
                     edges.append((v, None, 0.0))  # split ops share memory with their neighbours (checked)
@@ -280,11 +282,23 @@ class Request:
         plan = self.plan
         serial = plan.serial.get(v)
         if serial is not None:  # the common case first: one op on one serial device (the serial grant inline)
-            prev = serial[2]
+            dv, dt, prev, streamed = serial
             if prev is None or prev in self.granted:
-                self.ask_serial(v, serial[0])
+                hw = self.hw
+                if hw.synchronous and not streamed and not hw.sleep:
+                    units = hw.serial[dv]
+                    if units.free:  # Units.request, serial_granted, serial_start and grant, inlined
+                        units.free -= 1
+                        env = self.env
+                        self.start[v] = t0 = env.now
+                        env.timeout(dt, (self, v, dv, None, t0)).callbacks.append(_serial_done)
+                        self.granted.add(v)
+                        for fn in self.waiters.pop(v, ()):
+                            fn()
+                        return
+                self.ask_serial(v, dv)
             else:
-                self.waiters.setdefault(prev, []).append(partial(self.ask_serial, v, serial[0]))
+                self.waiters.setdefault(prev, []).append(partial(self.ask_serial, v, dv))
             return
         mode = plan.mode[v]
         dv = plan.assignment[v]
@@ -579,12 +593,14 @@ def trace_frame(rows: list[tuple]) -> pd.DataFrame:
         return trace
     n = len(rows)
     op, device, kind, phase, start, end, channels = zip(*rows, strict=True)
-    mask = np.fromiter((c is None for c in channels), bool, n)
     values = np.zeros(n, np.int64)
-    if not mask.all():
+    if channels.count(None) == n:  # no channel-split part: every row's missing (one C-level count, no per-row test)
+        mask = np.ones(n, bool)
+    else:
+        mask = np.fromiter((c is None for c in channels), bool, n)
         values[~mask] = [c for c in channels if c is not None]
     return pd.DataFrame({"op": op, "device": device, "kind": kind, "phase": phase,
-                         "start_s": np.fromiter(start, np.float64, n), "end_s": np.fromiter(end, np.float64, n),
+                         "start_s": np.array(start, np.float64), "end_s": np.array(end, np.float64),
                          "channels": pd.arrays.IntegerArray(values, mask)})
 
 
@@ -644,5 +660,5 @@ def simulate(
         if gc_was_enabled:
             gc.enable()
     return SimResult(trace=trace, start_s=req.start, finish_s=req.finish, makespan_s=makespan,
-                     contention=contention, assignment=dict(plan.assignment),
-                     splits={k: dict(v) for k, v in plan.splits.items()}, weights=dict(plan.steps))
+                     contention=contention, assignment=plan.assignment,  # the schedule's views: fresh dicts, the
+                     splits=plan.splits, weights=dict(plan.steps))  # plan's own (it dies here), so not copied again
