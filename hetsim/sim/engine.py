@@ -6,7 +6,8 @@ platform's SimPy resources, shared by every request on it; its serial devices ar
 :func:`simulate` replays one request; a scenario (``hetsim/scenario/``) replays many on one Hardware.
 
 An op starts when all its inputs (and their transfers) have arrived and its device grants it. Ops and transfers
-are chains of callbacks on SimPy events (``simpy.Resource`` requests and timeouts), not SimPy processes: an op's
+are chains of callbacks on SimPy events (timeouts, serial devices' requests, the grants of contended links and
+device resources: :class:`~hetsim.sim.port.Port`, in ``simpy.Resource``'s event order), not SimPy processes: an op's
 chain starts when its last input arrives, asks for the resources it needs, waits for the grant, runs for its
 latency and releases them. Only a channel-split op, which waits for several devices at once, is a process. This
 keeps about three events per op on a serial device (request, timeout, release) and one per free-running op.
@@ -54,6 +55,7 @@ from hetsim.schedule import Schedule
 from hetsim.sim import weights as _weights
 from hetsim.sim.contention import CONTENTION_KINDS, contention_kinds, parse_contention
 from hetsim.sim.dispatch import DispatchPolicy, get_dispatch
+from hetsim.sim.port import Port
 
 __all__ = ["CONTENTION_KINDS", "TRACE_COLUMNS", "Hardware", "Plan", "Request", "SimResult", "parse_contention",
            "simulate", "trace_frame"]
@@ -140,8 +142,9 @@ class Plan:
         # per op on a device with phases: the device resources each phase holds (None: it overlaps freely)
         self.held: dict[str, list[tuple]] = {}
         self.mode: dict[str, int] = {}
-        #: per op on one serial device: (its device, its latency, the op before it in that device's order)
-        self.serial: dict[str, tuple[str, float, str | None]] = {}
+        #: per op on one serial device: (its device, its latency, the op before it in that device's order, whether
+        #: it streams its weights (hetsim.sim.weights))
+        self.serial: dict[str, tuple[str, float, str | None, bool]] = {}
         latency, phases_of = costs.latency, costs.phases
         for v, dv in assignment.items():  # schedule order: the first op whose contention fails is named
             if v in splits:
@@ -149,7 +152,7 @@ class Plan:
                 continue
             if dv in caps:
                 self.mode[v] = self.SERIAL
-                self.serial[v] = (dv, latency[v][dv], prev_of.get(v))
+                self.serial[v] = (dv, latency[v][dv], prev_of.get(v), v in self.steps)
                 continue
             phases = phases_of.get(v, {}).get(dv)
             held = None
@@ -165,7 +168,7 @@ class Plan:
             else:
                 self.held[v] = held
                 self.mode[v] = self.PHASES
-        self.indegree = dict(g.in_degree())
+        self.indegree = indegree = dict.fromkeys(g, 0)  # counted in the pass over the edges below
         for v, us in schedule.after.items():
             self.indegree[v] += len(us)
         self.dependents: dict[str, list[str]] = {}  # Schedule.after: u -> ops waiting for u to finish
@@ -180,6 +183,7 @@ class Plan:
             edges = []
             u_split = u in splits
             for v, data in nbrs.items():
+                indegree[v] += 1
                 dv = assignment[v]
                 if du == dv or u_split or v in splits or not costs.edge_moves(u, data, du, dv):
                     edges.append((v, None, 0.0))  # split ops share memory with their neighbours (checked)
@@ -201,12 +205,12 @@ class Hardware:
         self.dispatch = dispatch
         self.synchronous = dispatch.synchronous
         self.serial = {dev: dispatch.resource(env, cap) for dev, cap in costs.serial_devices().items()}
-        self.links = ({name: simpy.Resource(env, capacity=1) for name in costs.platform.links}
-                      if "links" in contention else {})
+        #: link name -> its :class:`~hetsim.sim.port.Port`, under ``links`` contention
+        self.links = {name: Port(env) for name in costs.platform.links} if "links" in contention else {}
         #: memory name -> its port, under ``memory`` contention (one weight read at a time: hetsim.sim.weights)
-        self.memories = ({name: simpy.Resource(env, capacity=1) for name, m in costs.platform.memories.items()
+        self.memories = ({name: Port(env) for name, m in costs.platform.memories.items()
                           if m.weights_for} if "memory" in contention else {})
-        self.own: dict[tuple[str, object], simpy.Resource] = {}
+        self.own: dict[tuple[str, object], Port] = {}
         #: serial device -> its :class:`~hetsim.sim.sleep.SleepState` (a scenario replay of devices with a
         #: ``sleep`` config); empty: no device sleeps (the default, and every single-inference replay)
         self.sleep: dict = {}
@@ -214,12 +218,12 @@ class Hardware:
         #: that requests of one op take turns on it; off for one request (nothing to take turns with)
         self.exclusive_ops = False
 
-    def device_resources(self, device: str, keys: tuple) -> list[simpy.Resource]:
+    def device_resources(self, device: str, keys: tuple) -> list[Port]:
         out = []
         for k in keys:
             res = self.own.get((device, k))
             if res is None:
-                res = self.own[(device, k)] = simpy.Resource(self.env, capacity=1)
+                res = self.own[(device, k)] = Port(self.env)
             out.append(res)
         return out
 
@@ -278,11 +282,23 @@ class Request:
         plan = self.plan
         serial = plan.serial.get(v)
         if serial is not None:  # the common case first: one op on one serial device (the serial grant inline)
-            prev = serial[2]
+            dv, dt, prev, streamed = serial
             if prev is None or prev in self.granted:
-                self.ask_serial(v, serial[0])
+                hw = self.hw
+                if hw.synchronous and not streamed and not hw.sleep:
+                    units = hw.serial[dv]
+                    if units.free:  # Units.request, serial_granted, serial_start and grant, inlined
+                        units.free -= 1
+                        env = self.env
+                        self.start[v] = t0 = env.now
+                        env.timeout(dt, (self, v, dv, None, t0)).callbacks.append(_serial_done)
+                        self.granted.add(v)
+                        for fn in self.waiters.pop(v, ()):
+                            fn()
+                        return
+                self.ask_serial(v, dv)
             else:
-                self.waiters.setdefault(prev, []).append(partial(self.ask_serial, v, serial[0]))
+                self.waiters.setdefault(prev, []).append(partial(self.ask_serial, v, dv))
             return
         mode = plan.mode[v]
         dv = plan.assignment[v]
@@ -292,8 +308,8 @@ class Request:
             # a reprogrammed op's hardware is its device's time-shared crossbars (hetsim.weights): one at a time
             step = plan.steps.get(v)
             key = "reprogram" if step is not None and step.policy == "reprogrammed" else (id(plan), v)
-            own = self.hw.device_resources(dv, (key,))
-            self.take(own, lambda reqs: self.run_own(v, dv, mode, own[0], reqs[0]))
+            own = self.hw.device_resources(dv, (key,))[0]
+            own.request(lambda _event: self.run_own(v, dv, mode, own))
         elif v in plan.steps:  # reprogrammed: read and write the weights first
             _weights.prelude(self, v, dv, plan.steps[v], partial(self.run_after_prelude, v, dv, mode, None))
         elif mode == Plan.FREE:
@@ -301,13 +317,13 @@ class Request:
         else:
             self.run_phases(v, dv)
 
-    def run_own(self, v: str, dv: str, mode: int, res: simpy.Resource, req) -> None:
-        """``v`` holds its own hardware (a PUMA op's crossbars) from its start to its end."""
+    def run_own(self, v: str, dv: str, mode: int, own: Port) -> None:
+        """``v`` holds its own hardware (a PUMA op's crossbars, ``own``) from its start to its end."""
         step = self.plan.steps.get(v)
         if step is not None:  # reprogrammed: write the weights first, holding the crossbars
-            _weights.prelude(self, v, dv, step, partial(self.run_after_prelude, v, dv, mode, (res, req)))
+            _weights.prelude(self, v, dv, step, partial(self.run_after_prelude, v, dv, mode, own))
             return
-        self.run_after_prelude(v, dv, mode, (res, req))
+        self.run_after_prelude(v, dv, mode, own)
 
     def run_after_prelude(self, v: str, dv: str, mode: int, own) -> None:
         """``v`` (its weights, if reprogrammed, written) runs on a device whose ops overlap, holding ``own``."""
@@ -331,22 +347,13 @@ class Request:
         else:
             self.waiters.setdefault(prev, []).append(fn)
 
-    def take(self, resources: list, then: Callable[[list], None]) -> None:
-        """Request ``resources`` one by one in the given order (a fixed lock order: no deadlock), holding those
-        granted while waiting for the rest; call ``then(requests)`` once all are held."""
-        reqs: list = []
-
-        def step(_event=None) -> None:
-            nonlocal step
-            if len(reqs) == len(resources):
-                step = None  # a recursive closure is a reference cycle: broken here (replays run with gc off)
-                then(reqs)
-                return
-            req = resources[len(reqs)].request()
-            reqs.append(req)
-            req.callbacks.append(step)
-
-        step()
+    def take(self, ports: list[Port], then: Callable[[], None]) -> None:
+        """Request ``ports`` one by one in the given order (a fixed lock order: no deadlock), holding those
+        granted while waiting for the rest; call ``then()`` once all are held (at once when there are none)."""
+        if not ports:
+            then()
+            return
+        ports[0].request(_take_next, (ports, 1, then))
 
     # ------------------------------------------------------------------------------------------ run
 
@@ -415,7 +422,7 @@ class Request:
                     rows.append((v, dv, "compute", ph, t, t_end, None))
                     t = t_end
         if own is not None:
-            own[0].release(own[1])
+            own.release()
         self.complete(v)
 
     def run_phases(self, v: str, dv: str, own=None) -> None:
@@ -431,14 +438,14 @@ class Request:
         def phase(i: int) -> None:
             name, dt, resources = seq[i]
 
-            def held(reqs: list) -> None:
+            def held() -> None:
                 t0 = env.now
                 if i == 0:
                     self.start.setdefault(v, t0)
 
                 def ended(_event) -> None:
-                    for r, req in zip(resources, reqs, strict=True):
-                        r.release(req)
+                    for r in resources:
+                        r.release()
                     self.record(v, dv, name, t0, env.now)
                     nonlocal phase
                     if i + 1 < len(seq):
@@ -447,7 +454,7 @@ class Request:
                         phase = None  # the recursive closure's reference cycle, broken (replays run with gc off)
                         self.finish[v] = env.now
                         if own is not None:
-                            own[0].release(own[1])
+                            own.release()
                         self.complete(v)
 
                 env.timeout(dt).callbacks.append(ended)
@@ -527,26 +534,11 @@ class Request:
         """``u``'s output to ``v`` over ``link`` for ``dt`` seconds; with ``links`` contention the link carries
         one transfer at a time, first come first served."""
         env = self.env
-        res = self.hw.links.get(link.name)
-        if res is None:
+        port = self.hw.links.get(link.name)
+        if port is None:
             env.timeout(dt, (self, u, v, link, env.now)).callbacks.append(_transfer_done)
             return
-        req = res.request()
-
-        def got(_event) -> None:
-            env.timeout(dt).callbacks.append(self.transfer_done(u, v, link, env.now, res, req))
-
-        req.callbacks.append(got)
-
-    def transfer_done(self, u: str, v: str, link, t0: float, res: simpy.Resource | None = None, req=None):
-        def cb(_event) -> None:
-            if res is not None:
-                res.release(req)
-            if self.rows is not None:
-                self.rows.append((f"{u}->{v}", link.name, "transfer", "", t0, self.env.now, None))
-            self.arrive(v)
-
-        return cb
+        port.request(_link_granted, (self, u, v, link, dt, port))
 
 
 def _serial_done(event) -> None:
@@ -557,6 +549,30 @@ def _serial_done(event) -> None:
 def _free_done(event) -> None:
     req, v, dv, phases, t0, own = event.value
     req.free_done(v, dv, phases, t0, own)
+
+
+def _take_next(event) -> None:
+    """One more of :meth:`Request.take`'s ports is held: ask for the next, or go on once all are."""
+    ports, i, then = event.value
+    if i == len(ports):
+        then()
+    else:
+        ports[i].request(_take_next, (ports, i + 1, then))
+
+
+def _link_granted(event) -> None:
+    """A contended transfer holds its link: it runs for its time."""
+    req, u, v, link, dt, port = event.value
+    req.env.timeout(dt, (req, u, v, link, req.env.now, port)).callbacks.append(_link_done)
+
+
+def _link_done(event) -> None:
+    """A contended transfer ends: the link is released, its row, and its consumer's input is there."""
+    req, u, v, link, t0, port = event.value
+    port.release()
+    if req.rows is not None:
+        req.rows.append((f"{u}->{v}", link.name, "transfer", "", t0, req.env.now, None))
+    req.arrive(v)
 
 
 def _transfer_done(event) -> None:
@@ -577,12 +593,14 @@ def trace_frame(rows: list[tuple]) -> pd.DataFrame:
         return trace
     n = len(rows)
     op, device, kind, phase, start, end, channels = zip(*rows, strict=True)
-    mask = np.fromiter((c is None for c in channels), bool, n)
     values = np.zeros(n, np.int64)
-    if not mask.all():
+    if channels.count(None) == n:  # no channel-split part: every row's missing (one C-level count, no per-row test)
+        mask = np.ones(n, bool)
+    else:
+        mask = np.fromiter((c is None for c in channels), bool, n)
         values[~mask] = [c for c in channels if c is not None]
     return pd.DataFrame({"op": op, "device": device, "kind": kind, "phase": phase,
-                         "start_s": np.fromiter(start, np.float64, n), "end_s": np.fromiter(end, np.float64, n),
+                         "start_s": np.array(start, np.float64), "end_s": np.array(end, np.float64),
                          "channels": pd.arrays.IntegerArray(values, mask)})
 
 
@@ -642,5 +660,5 @@ def simulate(
         if gc_was_enabled:
             gc.enable()
     return SimResult(trace=trace, start_s=req.start, finish_s=req.finish, makespan_s=makespan,
-                     contention=contention, assignment=dict(plan.assignment),
-                     splits={k: dict(v) for k, v in plan.splits.items()}, weights=dict(plan.steps))
+                     contention=contention, assignment=plan.assignment,  # the schedule's views: fresh dicts, the
+                     splits=plan.splits, weights=dict(plan.steps))  # plan's own (it dies here), so not copied again

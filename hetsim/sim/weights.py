@@ -2,9 +2,9 @@
 a memory before (or, on a double-buffering device, while) it computes; a reprogrammed op then writes them into
 its device's time-shared crossbars.
 
-With ``memory`` contention on, each memory's port is one SimPy resource: it serves one weight read at a time,
-first come first served (ours, as a link under ``links`` contention). Off, reads overlap freely and each op's
-time is exactly :func:`hetsim.weights.policy_step`'s, as the contention-free evaluation assumes.
+With ``memory`` contention on, each memory's port is one :class:`~hetsim.sim.port.Port`: it serves one weight
+read at a time, first come first served (ours, as a link under ``links`` contention). Off, reads overlap freely
+and each op's time is exactly :func:`hetsim.weights.policy_step`'s, as the contention-free evaluation assumes.
 
 Trace rows: the read of a streamed op that does not overlap its compute is a row of phase ``weights`` on the op's
 device (the device waits for it), a reprogrammed op's read and writes one row of phase ``program``; the memory's
@@ -32,18 +32,17 @@ def read(req, v: str, step, then: Callable[[], None]) -> None:
         t0 = env.now
         env.timeout(step.read_s).callbacks.append(lambda _e: done(t0))
         return
-    token = port.request()
 
     def got(_e) -> None:
         t0 = env.now
 
         def released(_e2) -> None:
-            port.release(token)
+            port.release()
             done(t0)
 
         env.timeout(step.read_s).callbacks.append(released)
 
-    token.callbacks.append(got)
+    port.request(got)
 
 
 def prelude(req, v: str, dv: str, step, then: Callable[[], None]) -> None:
