@@ -122,6 +122,14 @@ class Platform(BaseModel):
                             f"memories.{mname}.{field} names {d!r}, which is not a device; devices: "
                             f"{sorted(self.devices)}"
                         )
+            for d in mem.weights_for:
+                if not type(self.devices[d]).reads_weight_memory():
+                    readers = sorted(k for k, c in DEVICE_KINDS.items() if c.reads_weight_memory())
+                    raise ValueError(
+                        f"memories.{mname}.weights_for names {d!r}, a {self.devices[d].kind!r} device, which reads "
+                        f"no weights from a memory (its ops' weights are its own); kinds that do: "
+                        f"{', '.join(readers)}"
+                    )
         served = {d for mem in self.memories.values() for d in mem.weights_for}
         for name, dev in self.devices.items():
             aside = dev.set_aside_for_weight_memory()
@@ -384,6 +392,9 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
             msg = msg.removeprefix("Value error, ")
         elif "input" in e:
             msg = f"{msg} (got {_short_repr(e['input'])})"
+        if e["type"] == "value_error" and not loc:  # a whole-model check's sentence names its own path
+            lines.append(f"{where}: {msg}")
+            continue
         lines.append(f"{where}: {path}: {msg}")
     return "\n".join(lines)
 
