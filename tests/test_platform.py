@@ -466,3 +466,45 @@ def test_every_shipped_platform_loads_under_the_strict_fields(path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_platform(path).devices
+
+
+def _without_cim_port(tmp_path):
+    t = (PLATFORMS / "cim-npu-dram.yaml").read_text()
+    i, j = t.index("      cim:\n        bandwidth_gb_s: 10.24"), t.index("    activations_of")
+    return _write(tmp_path, t[:i] + t[j:], "nocim.yaml")
+
+
+def test_set_aside_warning_is_given_once_per_load_not_per_override(tmp_path):
+    """The reprogram_crossbars warning came again for every with_overrides (each --set, each sweep point) of a
+    platform that had already been warned about; a copy whose override creates the condition is still warned."""
+    import warnings
+
+    p = _without_cim_port(tmp_path)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        base = load_platform(p)
+        for t in (60, 70, 80):
+            q = base.with_overrides({"devices.cim.t_mvm_ns": t}, name=base.name)
+        q.with_overrides({"devices.cim.reprogram_crossbars": 10})
+    told = [str(w.message) for w in seen if "set aside" in str(w.message)]
+    assert len(told) == 1 and told[0].startswith("devices.cim: reprogram_crossbars = 20 crossbars")
+    assert base.unused_set_aside() == {"cim": "reprogram_crossbars = 20 crossbars"}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        load_platform(PLATFORMS / "cim-npu-dram.yaml").with_overrides(
+            {"memories.dram.weights_for": {"npu": {"bandwidth_gb_s": 3.75}}})
+    assert sum("set aside" in str(w.message) for w in seen) == 1
+
+
+def test_set_aside_warning_once_on_the_command_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    p = _without_cim_port(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "hetsim", "validate", str(p), "workloads/resnet20_cifar10.onnx",
+                        "--set", "devices.cim.t_mvm_ns=60", "--set", "links.bus.bandwidth_gb_s=20"],
+                       capture_output=True, text=True, cwd=PLATFORMS.parent,
+                       env={**os.environ, "PYTHONWARNINGS": "always"})  # Python's own once-per-place filter off
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("hetsim: warning: devices.cim: reprogram_crossbars = 20 crossbars") == 1, r.stderr
