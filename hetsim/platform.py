@@ -21,6 +21,7 @@ key in a mapping, and bounded aliases and nesting (``YAML_MAX_*`` below).
 
 from __future__ import annotations
 
+import contextvars
 import re
 import types
 import warnings
@@ -46,6 +47,10 @@ def _device_union():
 
 
 DeviceConfig = _device_union()
+
+#: devices whose unused set-aside capacity was already warned about (:meth:`Platform.unused_set_aside`)
+_TOLD_SET_ASIDE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("told_set_aside",
+                                                                                 default=frozenset())
 
 
 class Platform(BaseModel):
@@ -122,14 +127,34 @@ class Platform(BaseModel):
                             f"memories.{mname}.{field} names {d!r}, which is not a device; devices: "
                             f"{sorted(self.devices)}"
                         )
-        served = {d for mem in self.memories.values() for d in mem.weights_for}
-        for name, dev in self.devices.items():
-            aside = dev.set_aside_for_weight_memory()
-            if aside and name not in served:
+            for d in mem.weights_for:
+                if not type(self.devices[d]).reads_weight_memory():
+                    readers = sorted(k for k, c in DEVICE_KINDS.items() if c.reads_weight_memory())
+                    raise ValueError(
+                        f"memories.{mname}.weights_for names {d!r}, a {self.devices[d].kind!r} device, which reads "
+                        f"no weights from a memory (its ops' weights are its own); kinds that do: "
+                        f"{', '.join(readers)}"
+                    )
+        told = _TOLD_SET_ASIDE.get()
+        for name, aside in self.unused_set_aside().items():
+            if name not in told:
                 warnings.warn(f"devices.{name}: {aside} set aside for weights read from a memory, but no memory "
                               f"lists {name!r} in weights_for: they stay unused (set them to 0, or add {name!r} to "
                               "a memory's weights_for)", stacklevel=2)
         return self
+
+    def unused_set_aside(self) -> dict[str, str]:
+        """Devices whose configuration sets capacity aside for weights read from a memory
+        (:meth:`~hetsim.devices.base.DeviceBase.set_aside_for_weight_memory`) that no memory serves
+        (``weights_for``): device name -> the phrase naming what stays unused. Validation warns once for each;
+        :meth:`with_overrides` does not warn again for a device its base platform was warned about."""
+        served = {d for mem in self.memories.values() for d in mem.weights_for}
+        out = {}
+        for name, dev in self.devices.items():
+            aside = dev.set_aside_for_weight_memory()
+            if aside and name not in served:
+                out[name] = aside
+        return out
 
     @property
     def host_device(self) -> DeviceBase:
@@ -186,7 +211,12 @@ class Platform(BaseModel):
             name = override_name(self.name, overrides)
         if name is not None:
             data["name"] = name
-        return _validate(data, f"{self.name} with overrides")
+        # the base platform's set-aside warnings were given when it was loaded: not again per --set or sweep point
+        token = _TOLD_SET_ASIDE.set(_TOLD_SET_ASIDE.get() | frozenset(self.unused_set_aside()))
+        try:
+            return _validate(data, f"{self.name} with overrides")
+        finally:
+            _TOLD_SET_ASIDE.reset(token)
 
 
 def override_name(base: str, overrides: dict[str, object]) -> str:
@@ -384,6 +414,9 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
             msg = msg.removeprefix("Value error, ")
         elif "input" in e:
             msg = f"{msg} (got {_short_repr(e['input'])})"
+        if e["type"] == "value_error" and not loc:  # a whole-model check's sentence names its own path
+            lines.append(f"{where}: {msg}")
+            continue
         lines.append(f"{where}: {path}: {msg}")
     return "\n".join(lines)
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from fractions import Fraction
 
 import networkx as nx
 
@@ -188,10 +189,31 @@ def bind(costs, schedule):
 
 
 def memory_use(costs, steps: dict[str, WeightStep]) -> dict[str, int]:
-    """Weight bytes held per memory that devices read weights from: the streamed and reprogrammed ops'."""
+    """Weight bytes held per memory that devices read weights from: the streamed and reprogrammed ops'.
+
+    A constant tensor read by several of these ops (one ONNX initializer used by two ops: tied weights,
+    :attr:`hetsim.workload.op.Op.weight_tensors`) is held **once per memory** when its readers keep it there in one
+    format (the same bytes per element): the second reader's share of its bytes is not counted again. Readers on
+    devices that read it from different memories, or in different formats (an 8-bit NPU beside a 4-bit CIM),
+    hold a copy each, in their own memory. Only the space is shared: each op still reads its weights over its
+    port per inference (:class:`WeightStep`). A tied weight kept resident on a device counts in that device's
+    resident capacity once per op (the capacities are per op, :meth:`~hetsim.devices.base.DeviceBase.demand`),
+    and a tensor a constant op makes from another (GPT-2's ``Transpose`` of its embedding for the LM head) is a
+    tensor of its own, as ONNX Runtime's constant folding materialises it.
+    """
     use = {n: 0 for n, m in costs.platform.memories.items() if m.weights_for}
+    held: set[tuple[str, str, Fraction]] = set()
     for st in steps.values():
-        use[st.memory] = use.get(st.memory, 0) + st.nbytes
+        nbytes = st.nbytes
+        o = costs.workload.op(st.op)
+        if o.weight_elements > 0:
+            per_element = Fraction(st.nbytes, o.weight_elements)
+            for tensor, elements in o.weight_tensors:
+                key = (st.memory, tensor, per_element)
+                if key in held:
+                    nbytes -= st.nbytes * elements // o.weight_elements  # its share, rounded down
+                held.add(key)
+        use[st.memory] = use.get(st.memory, 0) + nbytes
     return use
 
 

@@ -227,3 +227,46 @@ def test_tables_sort_in_headless_chromium(reports):
     latency = ops.set_index("op")["latency_s"]
     assert sorted(shown) == sorted(ops["op"]) and shown != list(ops["op"])
     assert all(np.diff(latency[shown].to_numpy()) <= 1e-12)  # non-increasing
+
+
+class _VisibleText(HTMLParser):
+    """The text a reader sees (scripts and styles left out)."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.parts: list[str] = []
+        self._hidden = 0
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self._hidden += tag in ("script", "style")
+
+    def handle_endtag(self, tag):
+        self._hidden -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if not self._hidden:
+            self.parts.append(data)
+
+
+@pytest.mark.parametrize("kind", ["run", "snn", "sweep"])
+def test_no_long_digit_numbers_in_a_report(reports, kind):
+    """The summary.json block of report.html printed floats in full (``"busy_s": 0.0003251519999999786``); every
+    visible number has at most 6 significant digits (the file summary.json keeps them all)."""
+    import re
+
+    text = " ".join(_VisibleText(reports[kind].read_text(encoding="utf-8")).parts)  # one cell, one part
+    long = re.findall(r"\d*\.\d{10,}|\d+\.\d*e[-+]?\d+", text)
+    assert [x for x in long if len(re.sub(r"e.*|\D|^0+", "", x.lstrip("0."))) > 6] == []
+    if kind != "sweep":
+        full = json.loads((reports[kind].parent / "summary.json").read_text())
+        assert any(len(repr(v)) > 12 for v in full.values() if isinstance(v, float))  # the file: every digit
+
+
+def test_rounded_keeps_six_significant_digits_and_leaves_the_rest():
+    from hetsim.report.html import _rounded
+
+    got = _rounded({"a": 0.0003251519999999786, "b": [2.599116890588234, np.float64(1 / 3), 7, True, "x"],
+                    "c": (float("inf"), 12345678.9), "d": float("nan")})
+    assert got["a"] == 0.000325152 and got["b"] == [2.59912, 0.333333, 7, True, "x"]
+    assert got["c"] == [float("inf"), 12345700.0] and np.isnan(got["d"])

@@ -401,3 +401,110 @@ def test_crossbars_set_aside_for_reprogramming_without_a_weight_memory_warn():
         load_platform(PLATFORMS / "cim-npu-dram.yaml")  # served: no warning
     with pytest.warns(UserWarning, match=r"devices.cim: reprogram_crossbars = 20 crossbars .* no memory lists 'cim'"):
         base.with_overrides({"memories.dram.weights_for": {"npu": base.memories["dram"].weights_for["npu"]}})
+
+
+# ------------------------------------------------------------------------- lax fields (trial 2026-12-02)
+
+
+def _dram_text(weights_for: str | None = None, npu_extra: str = "") -> str:
+    """platforms/cim-npu-dram.yaml as text, its dram's weights_for block replaced by ``weights_for`` (a YAML
+    flow value) and ``npu_extra`` lines added to the NPU."""
+    t = (PLATFORMS / "cim-npu-dram.yaml").read_text()
+    if weights_for is not None:
+        i, j = t.index("    weights_for:\n"), t.index("    activations_of")
+        t = t[:i] + f"    weights_for: {weights_for}\n" + t[j:]
+    if npu_extra:
+        t = t.replace("    double_buffered_weights: true", npu_extra)
+    return t
+
+
+@pytest.mark.parametrize(("weights_for", "match"), [
+    ("{npu}", r"memories\.dram\.weights_for: 'npu' has no port \(YAML's \{npu\} is \{npu: null\}\); write npu: \{\}"),
+    ("[npu, cim]", r"memories\.dram\.weights_for: weights_for maps each device to its port.*not a list of names"),
+    ("{host: {}}", r"memories\.dram\.weights_for names 'host', a 'cpu' device, which reads no weights from a "
+                   r"memory .*kinds that do: npu, puma"),
+])
+def test_weights_for_as_a_set_a_list_or_naming_a_cpu_is_one_line_error(tmp_path, weights_for, match):
+    """``weights_for: {host}`` (a YAML set: ``{host: null}``) was read as a port with the memory's own settings
+    for the host, a CPU whose ops never read weights from a memory: an entry that changed nothing."""
+    with pytest.raises(PlatformError, match=match) as err:
+        load_platform(_write(tmp_path, _dram_text(weights_for)))
+    assert "\n" not in str(err.value) and "(top level)" not in str(err.value)
+    assert load_platform(_write(tmp_path, _dram_text("{npu: {bandwidth_gb_s: 3.75}, cim: {}}"))).weight_memories(
+        "cim") == ["dram"]
+
+
+@pytest.mark.parametrize("value", ["'yes'", "'true'", "'no'", "1", "0"])
+def test_booleans_are_strict(tmp_path, value):
+    """``double_buffered_weights: 'yes'`` (and 'no', 1, YAML 1.1's on) was coerced to a boolean: a quoted 'no'
+    switched double-buffering on. Only true and false are taken (YAML 1.1 reads an unquoted on/off as them):
+    the NPU's needs_weights and double_buffered_weights, the MVP's merge_gaps."""
+    for field in ("double_buffered_weights", "needs_weights"):
+        p = _write(tmp_path, _dram_text(npu_extra=f"    {field}: {value}"))
+        with pytest.raises(PlatformError, match=rf"devices\.npu\.{field}: expected true or false"):
+            load_platform(p)
+    efr = (PLATFORMS / "efr32mg24.yaml").read_text().replace("merge_gaps: true", f"merge_gaps: {value}")
+    with pytest.raises(PlatformError, match=r"devices\.mvp\.merge_gaps: expected true or false"):
+        load_platform(_write(tmp_path, efr))
+    assert load_platform(_write(tmp_path, _dram_text(npu_extra="    double_buffered_weights: false"))).devices[
+        "npu"].double_buffered_weights is False
+
+
+def test_shared_by_naming_no_device_is_one_line_without_top_level(tmp_path):
+    t = (PLATFORMS / "diana.yaml").read_text().replace("shared_by: [host, digital, aimc]", "shared_by: [host, gpu]")
+    with pytest.raises(PlatformError) as err:
+        load_platform(_write(tmp_path, t))
+    assert str(err.value) == (f"{tmp_path / 'p.yaml'}: memories.l1.shared_by names 'gpu', which is not a device; "
+                              "devices: ['aimc', 'digital', 'host']")  # was '...p.yaml: (top level): memories...'
+
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_platform_loads_under_the_strict_fields(path):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_platform(path).devices
+
+
+def _without_cim_port(tmp_path):
+    t = (PLATFORMS / "cim-npu-dram.yaml").read_text()
+    i, j = t.index("      cim:\n        bandwidth_gb_s: 10.24"), t.index("    activations_of")
+    return _write(tmp_path, t[:i] + t[j:], "nocim.yaml")
+
+
+def test_set_aside_warning_is_given_once_per_load_not_per_override(tmp_path):
+    """The reprogram_crossbars warning came again for every with_overrides (each --set, each sweep point) of a
+    platform that had already been warned about; a copy whose override creates the condition is still warned."""
+    import warnings
+
+    p = _without_cim_port(tmp_path)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        base = load_platform(p)
+        for t in (60, 70, 80):
+            q = base.with_overrides({"devices.cim.t_mvm_ns": t}, name=base.name)
+        q.with_overrides({"devices.cim.reprogram_crossbars": 10})
+    told = [str(w.message) for w in seen if "set aside" in str(w.message)]
+    assert len(told) == 1 and told[0].startswith("devices.cim: reprogram_crossbars = 20 crossbars")
+    assert base.unused_set_aside() == {"cim": "reprogram_crossbars = 20 crossbars"}
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        load_platform(PLATFORMS / "cim-npu-dram.yaml").with_overrides(
+            {"memories.dram.weights_for": {"npu": {"bandwidth_gb_s": 3.75}}})
+    assert sum("set aside" in str(w.message) for w in seen) == 1
+
+
+def test_set_aside_warning_once_on_the_command_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    p = _without_cim_port(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "hetsim", "validate", str(p), "workloads/resnet20_cifar10.onnx",
+                        "--set", "devices.cim.t_mvm_ns=60", "--set", "links.bus.bandwidth_gb_s=20"],
+                       capture_output=True, text=True, cwd=PLATFORMS.parent,
+                       env={**os.environ, "PYTHONWARNINGS": "always"})  # Python's own once-per-place filter off
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("hetsim: warning: devices.cim: reprogram_crossbars = 20 crossbars") == 1, r.stderr

@@ -320,3 +320,76 @@ def test_reprogramming_writes_one_word_line_per_input_on_a_non_square_crossbar()
     assert cim.n_crossbar(one) == 1 and cim.n_crossbar(two) == 2
     assert cim.reprogramming(one).row_writes == 4
     assert cim.reprogramming(two).row_writes == 8
+
+
+# ---------------------------------------------------------------------------------------- tied weights
+
+
+def _tied_model(tmp_path, tied: bool = True):
+    """X[1,16] -> MatMul(W) -> Relu -> MatMul(W or V) -> Y: with ``tied``, both MatMuls read the one 16 x 16
+    initializer W (256 float elements; 256 bytes at the NPU's 8 bits)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.eye(16, dtype=np.float32), "W")
+    v = numpy_helper.from_array(np.eye(16, dtype=np.float32), "V")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["h"], name="mm1"), helper.make_node("Relu", ["h"], ["r"], name="relu"),
+         helper.make_node("MatMul", ["r", "W" if tied else "V"], ["Y"], name="mm2")],
+        "tied", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 16])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 16])], [w] if tied else [w, v])
+    p = tmp_path / ("tied.onnx" if tied else "untied.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), p)
+    return p
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_a_tied_initializer_streamed_by_two_ops_is_held_once(tmp_path, tied):
+    """Two ops reading one initializer (tied weights) from the DRAM counted its 256 bytes twice in the memory's
+    held weights (the capacity check, the footprint's room for activations, summary used_b); it is held once and
+    read twice. Untied (two initializers), both count."""
+    from hetsim.report.footprint import held_weights
+    from hetsim.weights import memory_use
+    from hetsim.workload import load_workload
+
+    wl = load_workload(_tied_model(tmp_path, tied))
+    assert wl.op("mm1").weight_tensors == (("W", 256),)
+    assert wl.op("mm2").weight_tensors == ((("W" if tied else "V"), 256),)
+    costs = CostModel(wl, platform(npu={"supported_ops": ["MatMul"]}))
+    s = Schedule(wl.name, {"mm1": "npu", "relu": "host", "mm2": "npu"},
+                 policies={v: WeightPolicy("streamed", "dram") for v in ("mm1", "mm2")})
+    steps = costs.for_schedule(s).weight_steps
+    assert [st.nbytes for st in steps.values()] == [256, 256]
+    held = 256 if tied else 512
+    assert memory_use(costs, steps) == {"dram": held}
+    assert held_weights(costs, s) == {"dram": held}
+    r = simulate(costs, s)
+    summ = summarize(costs, s, r)["weights"]["memories"]["dram"]
+    assert (summ["used_b"], summ["bytes"]) == (held, 512)  # held once, read by each op per inference
+    # on a DRAM of 384 bytes the tied pair fits, the untied does not
+    small = CostModel(wl, platform(npu={"supported_ops": ["MatMul"]}, dram={"size_kib": 0.375}))
+    viol = small.for_schedule(s).policy_violations
+    assert viol == ([] if tied else ["memory dram: 512 B of streamed/reprogrammed weights, 384 B available"])
+
+
+def test_a_tied_initializer_on_two_memories_is_held_in_each(tmp_path):
+    """The readers of a tied weight on devices reading different memories hold a copy each (docstring of
+    memory_use): NPU from dram, NPU2 from its own sram."""
+    from hetsim.weights import memory_use
+    from hetsim.workload import load_workload
+
+    wl = load_workload(_tied_model(tmp_path))
+    plat = platform(npu={"supported_ops": ["MatMul"]}, npu2=True)
+    data = plat.model_dump(mode="json", exclude_unset=True, exclude={"devices": {"__all__": {"name"}}})
+    data["memories"]["dram"]["weights_for"].pop("npu2")
+    data["memories"]["sram"] = {"size_kib": 1, "bandwidth_gb_s": 1, "weights_for": {"npu2": {}}}
+    for m in data["memories"].values():
+        m.pop("name", None)
+    for sec in ("links",):
+        for v in data[sec].values():
+            v.pop("name", None)
+    costs = CostModel(wl, Platform.model_validate(data))
+    s = Schedule(wl.name, {"mm1": "npu", "relu": "host", "mm2": "npu2"},
+                 policies={"mm1": WeightPolicy("streamed", "dram"), "mm2": WeightPolicy("streamed", "sram")})
+    assert memory_use(costs, costs.for_schedule(s).weight_steps) == {"dram": 256, "sram": 256}

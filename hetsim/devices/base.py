@@ -263,6 +263,13 @@ class DeviceBase(BaseModel):
         memory the device reads weights from (``weights_for`` in the platform's ``memories``)."""
         return ("resident",)
 
+    @classmethod
+    def reads_weight_memory(cls) -> bool:
+        """True when the kind can read weights from a memory (``weights_for``): it offers a weight policy
+        beyond ``resident`` for some op (its class overrides :meth:`weight_policies`). A platform that lists a
+        device of another kind in a memory's ``weights_for`` is refused: the entry would change nothing."""
+        return cls.weight_policies is not DeviceBase.weight_policies
+
     def weight_bytes_of(self, op: Op) -> int:
         """Bytes of ``op``'s weights in the device's format (what a streamed or reprogrammed op reads from a
         memory per inference); 0 by default."""

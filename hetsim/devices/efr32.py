@@ -40,7 +40,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.devices.base import DeviceBase
-from hetsim.devices.fields import MAX_BITS, MAX_CLOCK_MHZ, MAX_CYCLES, MAX_KIB, Integer, Real
+from hetsim.devices.fields import MAX_BITS, MAX_CLOCK_MHZ, MAX_CYCLES, MAX_KIB, Flag, Integer, Real
 from hetsim.workload.op import Op
 
 #: What an SNN schedule runs an affine layer as (``Schedule.config["layers"][l]["engine"]``, priced by
@@ -187,7 +187,7 @@ class Mvp(DeviceBase):
     launch_cycles: Real = Field(ge=0, le=MAX_CYCLES)
     col_cycles: Real = Field(0.0, ge=0, le=MAX_CYCLES)
     elem_cycles: MemoryCycles
-    merge_gaps: bool = True
+    merge_gaps: Flag = True
 
     @property
     def serial(self) -> bool:

@@ -6,6 +6,8 @@ refuse all of these with the field's path in the message:
 
 * :data:`Real`: a finite number (an int is accepted and stored as a float), not a boolean, not a string;
 * :data:`Integer`: an integer (a float with an integral value, e.g. ``100.0``, is accepted), not a boolean;
+* :data:`Flag`: ``true`` or ``false`` only; Pydantic's plain ``bool`` reads ``'yes'``, ``'off'``, ``1`` and
+  ``0`` as booleans, so a quoted ``'no'`` would switch a feature on without a word;
 * :data:`BitWidth`: an integer number of bits, at most :data:`MAX_BITS`, as a mapping key (``macs_per_cycle``);
   a digit string is accepted there, as JSON dumps keys as strings.
 
@@ -19,6 +21,7 @@ import math
 import numbers
 from typing import Annotated
 
+import numpy as np
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
@@ -72,6 +75,13 @@ def _integer(value: object) -> object:
     return value if type(value) is float else int(v)
 
 
+def _flag(value: object) -> object:
+    """A boolean (Python's, or NumPy's from a computed sweep value); strings and numbers refused."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise PydanticCustomError("bool_type", "expected true or false (a YAML boolean, unquoted)")
+
+
 def _bit_width_key(value: object) -> object:
     """A bit width as a mapping key: an integer, or its digits as a string (keys of a JSON dump)."""
     if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 6:
@@ -83,6 +93,8 @@ def _bit_width_key(value: object) -> object:
 Real = Annotated[float, BeforeValidator(_real), Field(allow_inf_nan=False)]
 #: An integer (an integral float accepted), not a boolean: add the range with ``Field(...)``.
 Integer = Annotated[int, BeforeValidator(_integer)]
+#: ``true`` or ``false`` (a YAML boolean); strings (``'yes'``, ``'false'``) and numbers refused.
+Flag = Annotated[bool, BeforeValidator(_flag)]
 #: A bit width (up to MAX_BITS), e.g. the keys of ``macs_per_cycle`` (the model checks > 0, naming the field).
 BitWidth = Annotated[int, BeforeValidator(_bit_width_key), Field(le=MAX_BITS)]
 #: A per-cycle rate by bit width (``macs_per_cycle``): finite, at most MAX_PER_CYCLE (> 0: checked by the model).

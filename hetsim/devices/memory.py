@@ -59,7 +59,8 @@ class Memory(BaseModel):
     (the checker's capacity row per memory). Without ``weights_for`` it is recorded, not enforced.
 
     Raises (validation):
-        ValueError: ``shared_by`` lists one device or a device twice; a memory with none of ``shared_by``,
+        ValueError: ``weights_for`` is a list or gives a device no port (``{npu}`` in YAML);
+            ``shared_by`` lists one device or a device twice; a memory with none of ``shared_by``,
             ``weights_for`` and ``activations_of``; ``weights_for`` without a ``bandwidth_gb_s`` on the memory
             or on every port.
     """
@@ -79,6 +80,20 @@ class Memory(BaseModel):
         default_factory=dict, description="devices that read weights from this memory, each over its port")
     activations_of: list[str] = Field(default_factory=list,
                                       description="devices whose activations live in this memory")
+
+    @field_validator("weights_for", mode="before")
+    @classmethod
+    def _ports(cls, v):
+        # YAML's {npu} (a set) and a list of names are the likely slips: say what the mapping holds
+        if isinstance(v, list | tuple | set | frozenset):
+            raise ValueError("weights_for maps each device to its port, e.g. {npu: {bandwidth_gb_s: 3.75}} "
+                             "({npu: {}}: the memory's own bandwidth), not a list of names")
+        if isinstance(v, dict):
+            for d, port in v.items():
+                if port is None:
+                    raise ValueError(f"{d!r} has no port (YAML's {{{d}}} is {{{d}: null}}); write "
+                                     f"{d}: {{}} for the memory's own bandwidth and latency, or the port's fields")
+        return v
 
     @field_validator("shared_by", "activations_of")
     @classmethod

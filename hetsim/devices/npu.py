@@ -19,6 +19,7 @@ from hetsim.devices.fields import (
     MAX_KIB,
     MAX_PER_CYCLE,
     MAX_TIME_US,
+    Flag,
     Integer,
     RateByBits,
     Real,
@@ -66,8 +67,8 @@ class Npu(DeviceBase):
     energy_pj_per_mac: Real = Field(0.0, ge=0, le=MAX_ENERGY_PJ, description="energy per MAC beyond active power, pJ")
     supported_ops: list[str] = Field(default_factory=lambda: list(GEMM_OP_TYPES),
                                      description="op types the NPU runs")
-    needs_weights: bool = Field(True, description="run only ops with a constant weight matrix (GEMM view)")
-    double_buffered_weights: bool = Field(
+    needs_weights: Flag = Field(True, description="run only ops with a constant weight matrix (GEMM view)")
+    double_buffered_weights: Flag = Field(
         False, description="a streamed op's weights are fetched while it computes (max, not sum, of the two)")
 
     @model_validator(mode="after")

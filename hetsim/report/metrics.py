@@ -249,7 +249,7 @@ def weight_summary(costs: CostModel, schedule: Schedule, result: SimResult) -> d
     crossbars, each pass written from the first of them: no wear levelling, ours), ``endurance_writes`` and
     ``lifetime_inferences`` = endurance / writes_per_cell).
     """
-    from hetsim.weights import weight_option_platform
+    from hetsim.weights import memory_use, weight_option_platform
 
     steps = getattr(result, "weights", None) or {}
     if not steps and not weight_option_platform(costs.platform):
@@ -264,11 +264,12 @@ def weight_summary(costs: CostModel, schedule: Schedule, result: SimResult) -> d
             pols[p] = pols.get(p, 0) + 1
             row = by_dev.setdefault(d, {})
             row[p] = row.get(p, 0) + 1
+    held = memory_use(costs, steps)  # a tied weight is held once, read by each of its ops
     mems = {}
     for row in memory_rows(costs, steps):
         n = row["device"]
         mems[n] = {"bytes": row["bytes"], "energy_j": row["energy_j"], "read_s": row["busy_s"],
-                   "used_b": int(row["bytes"]), "capacity_b": costs.platform.memories[n].size_bytes}
+                   "used_b": int(held.get(n, row["bytes"])), "capacity_b": costs.platform.memories[n].size_bytes}
     rep: dict[str, dict] = {}
     for st in steps.values():
         if st.policy != "reprogrammed":

@@ -1108,6 +1108,7 @@ def _make_op(
         n_out=sum(o.elements for o in out_info),
         weight_shape=in_info[weight].shape if weight is not None else None,
         weight_elements=sum(in_info[t].elements for t in const),
+        weight_tensors=tuple((t, in_info[t].elements) for t in const),
         macs=macs,
         bits=_bits(node, runtime, weight, infos, in_info, out_info, producers, nodes),
         in_bytes=sum(in_info[t].nbytes for t in runtime),

@@ -85,6 +85,10 @@ class Op:
         n_out: elements of the outputs (sum), the ``N_out`` of CPU-CIM ILP Eq. 3/4.
         weight_shape: shape of the constant weight tensor, or ``None`` for weightless ops.
         weight_elements: elements of all constant inputs (weights, biases, tables).
+        weight_tensors: ``(name, elements)`` of each constant input (an initializer, a ``Constant``'s or a folded
+            op's output), in input order; elements sum to ``weight_elements``. Two ops naming one tensor read one
+            initializer (tied weights): a memory holding it for both holds it once (:func:`hetsim.weights.memory_use`).
+            Empty when not known (synthetic and SNN ops, older dumps).
         macs: multiply-accumulate count (0 for ops that are not GEMM-like).
         bits: arithmetic precision in bits (32 for fp32, 8 for int8-quantized ops).
         in_bytes, out_bytes: bytes of runtime inputs/outputs at their ONNX element types.
@@ -102,6 +106,7 @@ class Op:
     n_out: int = 0
     weight_shape: tuple[int, ...] | None = None
     weight_elements: int = 0
+    weight_tensors: tuple[tuple[str, int], ...] = ()
     macs: int = 0
     bits: int = 32
     in_bytes: int = 0
@@ -120,6 +125,7 @@ class Op:
         d = dict(d)
         d["input_shapes"] = tuple(tuple(s) for s in d.get("input_shapes", ()))
         d["output_shapes"] = tuple(tuple(s) for s in d.get("output_shapes", ()))
+        d["weight_tensors"] = tuple((str(n), int(e)) for n, e in d.get("weight_tensors", ()))
         if d.get("weight_shape") is not None:
             d["weight_shape"] = tuple(d["weight_shape"])
         if d.get("gemm") is not None:
