@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hetsim.errors import MappingError
 from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 
@@ -591,6 +592,14 @@ class Decomposition:
             fr.solves.append((c, lb - fr.off, False, c, INF))
             return
         self.solves += 1
+        # the sub-problem's fixed neighbours can leave an op's device without a link to them (a platform whose
+        # links do not join every pair): those choices have no head or tail and are removed, as in the whole
+        # problem; a sub-problem left with an op that has no device gives no refinement
+        try:
+            B._prune_unlinked(sub)
+        except MappingError:
+            fr.solves.append((c, lb - fr.off, False, c, INF))
+            return
         head, tail = B.heads_tails(sub)
         units = self.units if len(self.p.budget) > 1 else None  # one capacity: crossbars one by one
         w = sum(max((_weight(units, d, n) for d, n in sub.ncb.get(v, {}).items()), default=0) for v in sub.ops) + 1

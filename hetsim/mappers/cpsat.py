@@ -1030,7 +1030,7 @@ def _serial_horizon(costs: CostModel) -> float:
 
 
 def _int_horizon(p: B.IntProblem) -> int:
-    return sum(max(p.dur[v].values()) for v in p.ops) + sum(max(t.values()) for t in p.tr.values())
+    return sum(max(p.dur[v].values()) for v in p.ops) + sum(max(t.values(), default=0) for t in p.tr.values())
 
 
 def _version() -> str:
