@@ -756,7 +756,8 @@ class CpSat:
         # the host order on the YOLOv5n segments, but with 2 workers and our solution hint OR-Tools 9.15 aborts
         # the whole process on some models ("We currently do not support adding conflicting constraint at
         # positive level", a CHECK failure: SIGABRT, nothing to catch), e.g. a 29-op host + CIM + NPU instance
-        # of the test suite (tests/test_cpsat_abort.py); without it the shipped workloads prove in the same time
+        # of the test suite (tests/test_cpsat_abort.py); without it YOLOv5n/puma, ResNet-18 QDQ/cim-npu and
+        # MobileNet-v2/soc-2npu (measured 2026-12-02) prove the same makespans in the same time
         if prm.interleave_search:
             # interleaved search runs each subsolver in chunks of 1 deterministic second and waits for a
             # whole batch, even after a proof. On these models some workers' chunks take 10-25 s of wall time
