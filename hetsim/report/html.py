@@ -41,10 +41,11 @@ OP_TABLE_ROWS = 2000
 report has every op. Keeps ``report.html`` a few MB at most on a graph of any size."""
 
 JSON_LIST_ITEMS = 1000
-#: significant digits of the floats in the report's summary.json block (the file keeps every digit)
-JSON_DIGITS = 6
 """In a report's raw-numbers block, a list longer than this (e.g. the names of 100,000 offloaded ops) shows its
 first items and how many more ``summary.json`` holds."""
+
+#: significant digits of the floats in the report's summary.json block (the file keeps every digit)
+JSON_DIGITS = 6
 
 FIGURE_ZOOM = 1.5
 """A PNG figure is shown this many times its print size (as a PDF viewer at 150 %), at most the page's width."""
