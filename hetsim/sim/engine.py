@@ -142,9 +142,8 @@ class Plan:
         # per op on a device with phases: the device resources each phase holds (None: it overlaps freely)
         self.held: dict[str, list[tuple]] = {}
         self.mode: dict[str, int] = {}
-        #: per op on one serial device: (its device, its latency, the op before it in that device's order, whether
-        #: it streams its weights (hetsim.sim.weights))
-        self.serial: dict[str, tuple[str, float, str | None, bool]] = {}
+        #: per op on one serial device: (its device, its latency, the op before it in that device's order)
+        self.serial: dict[str, tuple[str, float, str | None]] = {}
         latency, phases_of = costs.latency, costs.phases
         for v, dv in assignment.items():  # schedule order: the first op whose contention fails is named
             if v in splits:
@@ -152,7 +151,7 @@ class Plan:
                 continue
             if dv in caps:
                 self.mode[v] = self.SERIAL
-                self.serial[v] = (dv, latency[v][dv], prev_of.get(v), v in self.steps)
+                self.serial[v] = (dv, latency[v][dv], prev_of.get(v))
                 continue
             phases = phases_of.get(v, {}).get(dv)
             held = None
@@ -282,19 +281,15 @@ class Request:
         plan = self.plan
         serial = plan.serial.get(v)
         if serial is not None:  # the common case first: one op on one serial device (the serial grant inline)
-            dv, dt, prev, streamed = serial
+            dv, _, prev = serial
             if prev is None or prev in self.granted:
                 hw = self.hw
-                if hw.synchronous and not streamed and not hw.sleep:
+                if hw.synchronous and not hw.sleep:
                     units = hw.serial[dv]
-                    if units.free:  # Units.request, serial_granted, serial_start and grant, inlined
+                    if units.free:  # Units.request and serial_granted (no sleep state) inlined: no partial
                         units.free -= 1
-                        env = self.env
-                        self.start[v] = t0 = env.now
-                        env.timeout(dt, (self, v, dv, None, t0)).callbacks.append(_serial_done)
-                        self.granted.add(v)
-                        for fn in self.waiters.pop(v, ()):
-                            fn()
+                        self.serial_start(v, dv, None)
+                        self.grant(v)
                         return
                 self.ask_serial(v, dv)
             else:
