@@ -233,6 +233,7 @@ def _grid(params: dict) -> list[dict]:
 def _scenario_with(sc, params: dict, what: str):
     from pydantic import ValidationError
 
+    from hetsim.platform import _shown_loc
     from hetsim.scenario.spec import Scenario
 
     if not params:
@@ -244,7 +245,8 @@ def _scenario_with(sc, params: dict, what: str):
         return Scenario.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
-        raise InputError(f"{what}: parameters {params}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise InputError(f"{what}: parameters {params}: {'.'.join(_shown_loc(Scenario, first['loc']))}: "
+                         f"{first['msg']}") from None
 
 
 def _stream_names(spec: ScenarioSweep, sc) -> list[str]:
