@@ -164,6 +164,9 @@ def test_scenario_file_errors_are_one_line_with_suggestions(tmp_path):
                  "    count: 3\n")
     with pytest.raises(ScenarioError, match="did you mean 'edf'"):
         load_scenario(p)
+    p.write_text("streams:\n  a:\n    model: m.onnx\n    arrival: {process: periodic, perod_s: 1}\n    count: 3\n")
+    with pytest.raises(ScenarioError, match=r"streams\.a\.arrival\.perod_s: unknown field; did you mean 'period_s'"):
+        load_scenario(p)
     with pytest.raises(InputError):
         run_scenario(make_platform(), tmp_path / "missing.yaml")
 
