@@ -11,7 +11,7 @@ from pathlib import Path
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError
 from hetsim.mappers import get_mapper
-from hetsim.mappers.base import mapper_or_schedule
+from hetsim.mappers.base import check_baseline, mapper_or_schedule
 from hetsim.platform import Platform, load_platform
 from hetsim.report.metrics import summarize
 from hetsim.result import RunResult
@@ -61,6 +61,7 @@ def cost_model(platform: Platform | str | Path, workload, *, fold_constants: boo
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     wl = workload if isinstance(workload, Workload) else load_workload(
         workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
+    check_baseline(plat, None if isinstance(platform, Platform) else str(platform), wl.kind)
     if wl.kind == SNN_KIND:
         from hetsim.activity_costs import ActivityCostModel
 
@@ -171,6 +172,7 @@ def run(
                                       "maps spiking networks: give an SNN spec (.yaml), e.g. "
                                       "workloads/snn/braille384.yaml")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    check_baseline(plat, None if isinstance(platform, Platform) else str(platform))  # before the model is read
     if input_shape is not None and isinstance(workload, Workload):
         raise InputError("input_shape applies when the model is read: give the ONNX path, or read it with "
                          "load_workload(path, input_shape=...)")

@@ -60,7 +60,9 @@ class Platform(BaseModel):
         name: platform name.
         host: name of the host device (a ``cpu``); defaults to the first ``cpu`` device.
         baseline: the mapper speedups are measured against (default ``all-host``, the CPU alone; DIANA uses
-            ``all-8bit``, as ODiMO does).
+            ``all-8bit``, as ODiMO does). Not checked here (the mapper registry sits above this module): a run,
+            scenario or sweep refuses an unknown one before it maps (:func:`hetsim.mappers.base.check_baseline`);
+            an SNN run measures against SpikeDuet's ``all-m33`` whatever it says.
         devices: device name -> device config (``kind`` selects the model).
         links: link name -> :class:`~hetsim.devices.link.Link`.
         memories: memory name -> :class:`~hetsim.devices.memory.Memory` (memories shared by devices).

@@ -160,13 +160,17 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     seen: set[Path] = set()
     for point in _grid(sc_params):  # every scenario the grid makes is valid, and its models are there
         _check_models(_scenario_with(sc, point, str(p)), folder, seen, str(p))
+    from hetsim.mappers.base import check_baseline
+
     for plat in spec.platforms:
         pl = _platform(str(plat))
+        check_baseline(pl, f"{p}: platforms: {plat}")
         for point in _grid(plat_params):
             try:
-                pl.with_overrides(point, name=pl.name)
+                changed = pl.with_overrides(point, name=pl.name)
             except (InputError, ValueError) as err:
                 raise InputError(f"{p}: parameters: {err}") from None
+            check_baseline(changed, f"{p}: parameters")
     return spec
 
 

@@ -510,16 +510,21 @@ def _check_input_shape(p: Path, spec: SweepSpec) -> None:
 
 
 def _check_platforms(p: Path, spec: SweepSpec) -> None:
-    """Every platform loads (and runs SNNs, for an SNN sweep), and every value of every parameter applies to it
-    (a boolean or an infinity among them fails here, not in a point).
+    """Every platform loads (and runs SNNs, for an SNN sweep), names a known baseline mapper, and every value of
+    every parameter applies to it (a boolean or an infinity among them, an unknown ``baseline``, fails here, not in
+    a point).
 
     Raises:
-        InputError: a bad platform, one without the SNN engines, a parameter path or value it refuses.
+        InputError: a bad platform, one without the SNN engines, an unknown baseline, a parameter path or value it
+            refuses.
     """
+    from hetsim.mappers.base import check_baseline
     from hetsim.platform import load_platform
 
+    kind = "snn" if spec.is_snn else "dag"
     for plat in spec.platforms:
         platform = load_platform(plat)
+        check_baseline(platform, f"{p}: platforms: {plat}", kind)
         if spec.is_snn:
             from hetsim.activity_costs import engines_of
 
@@ -530,9 +535,10 @@ def _check_platforms(p: Path, spec: SweepSpec) -> None:
         for key, values in spec.parameters.items():
             for value in values:
                 try:
-                    platform.with_overrides({key: value})
+                    changed = platform.with_overrides({key: value})
                 except InputError as err:
                     raise InputError(f"{p}: parameters: {key!r} does not apply to {plat.name}: {err}") from None
+                check_baseline(changed, f"{p}: parameters", kind)
 
 
 def _takes_threads(mapper: str) -> bool:

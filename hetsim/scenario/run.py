@@ -837,7 +837,10 @@ def run_scenario(
     Raises:
         InputError: invalid files, unknown names, an infeasible mapping.
     """
+    from hetsim.mappers.base import check_baseline
+
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    check_baseline(plat, None if isinstance(platform, Platform) else str(platform))
     if isinstance(scenario, Scenario):
         sc, where = scenario, Path(folder or ".").resolve()
     else:
