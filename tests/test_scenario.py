@@ -206,6 +206,27 @@ def test_summary_is_strict_json():
     assert json.loads(text)["streams"][0]["offered_hz"] is None
 
 
+def test_the_measured_requests_are_split_per_stream_once(monkeypatch):
+    """The stream table and the saturation verdicts share one split of the measured requests per stream (each had
+    made its own): every frame ``_by_stream`` is given is a different set of requests."""
+    import hetsim.scenario.run as run_mod
+
+    seen = []
+    split = run_mod._by_stream
+
+    def counted(req):
+        seen.append((tuple(req.index), bool(req["warmup"].all()) if len(req) else None))
+        return split(req)
+
+    monkeypatch.setattr(run_mod, "_by_stream", counted)
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    sc = _scenario({"a": {"arrival": {"process": "periodic", "period_s": 1e-3}, "count": 6, "warmup": 2},
+                    "b": {"arrival": {"process": "poisson", "rate_hz": 500}, "count": 6, "warmup": 1}})
+    r = run_scenario(plat, sc, workloads={"a": _one_op("a", 10), "b": _one_op("b", 10)})
+    assert list(r.streams["measured"]) == [4, 5]
+    assert len(seen) == len(set(seen)) == 2, seen  # the measured requests and the warm-up ones, once each
+
+
 def test_a_throughput_run_with_its_comparison_reads_each_file_once(tmp_path, monkeypatch):
     """The comparison mapping reuses the first mapping's workloads and offered rates: the model file is loaded
     once, the arrival trace read once for the rate and once per replay (two: the objective's and the
