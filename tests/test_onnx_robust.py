@@ -396,6 +396,19 @@ def test_invalid_models_exit_2_with_one_line(tmp_path, capsys, build, needles):
     assert len(err.strip().splitlines()) == 1, err
 
 
+def test_a_tensor_too_large_to_count_is_refused_and_the_bound_itself_runs(tmp_path, capsys):
+    """A graph input of dims [1e12, 1e12] (1e24 elements) had passed the import and the mapper, then overflowed
+    int64 in the memory accounting: an internal error, exit 1. 2**40 elements (the bound) still runs."""
+    huge = _relu(tmp_path, inputs=[_vi("x", [10**12, 10**12])], outputs=[_vi("y", [10**12, 10**12])], name="huge")
+    code, _, err = run_cli(capsys, "run", PUMA, huge, "--mapper", "heft")
+    assert_input_error(code, err, "huge.onnx: tensor 'x' (input of node 'relu')", "1e+24 elements", "2**40")
+    assert len(err.strip().splitlines()) == 1, err
+    edge = _relu(tmp_path, inputs=[_vi("x", [2**20, 2**20])], outputs=[_vi("y", [2**20, 2**20])], name="edge")
+    code, out, err = run_cli(capsys, "run", PUMA, edge, "--mapper", "heft")
+    assert code == 0, err
+    assert load_onnx(edge).graph.nodes["relu"]["op"].n_out == 2**40
+
+
 def test_name_not_utf8_and_initializer_size(tmp_path, capsys):
     raw = onnx.load(str(_relu(tmp_path))).SerializeToString()
     i = raw.index(b"Relu")
