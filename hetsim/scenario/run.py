@@ -28,7 +28,7 @@ import simpy
 from hetsim.costs import CostModel
 from hetsim.errors import InputError
 from hetsim.platform import Platform, load_platform
-from hetsim.scenario.spec import Scenario, ScenarioError, Stream, load_scenario, read_trace
+from hetsim.scenario.spec import MAX_REQUESTS, Scenario, ScenarioError, Stream, load_scenario, read_trace
 from hetsim.schedule import OBJECTIVES, Schedule
 from hetsim.sim.contention import parse_contention
 from hetsim.sim.dispatch import get_dispatch
@@ -482,6 +482,10 @@ class _Run:
         st = m.stream
         now = self.env.now
         idx = self.count[name]
+        if idx >= MAX_REQUESTS:  # a closed loop's duration_s (or a Poisson draw) past the file's check
+            raise ScenarioError(f"scenario {self.sc.name!r}: stream {name!r} reached {MAX_REQUESTS:,} requests "
+                                "before its duration_s; a stream runs at most that many (a shorter duration_s, or "
+                                "a count)")
         self.count[name] += 1
         req = Request(m.plan, self.hw, arrival_s=now, seq=self.seq, priority=st.priority,
                       deadline_s=None if st.deadline_s is None else now + st.deadline_s,

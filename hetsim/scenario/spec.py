@@ -54,12 +54,21 @@ class _Model(BaseModel):
 
 class Periodic(_Model):
     """A request every ``period_s``, the first at ``offset_s``; ``jitter_s``: each arrival moved by a uniform
-    random amount in ``[0, jitter_s)`` (from the scenario's seed; arrivals stay in order when jitter < period)."""
+    random amount in ``[0, jitter_s)`` (from the scenario's seed), at most ``period_s`` so that the arrivals stay
+    in order (a larger jitter is refused: an arrival drawn before the previous one would arrive with it, not at
+    its time)."""
 
     process: Literal["periodic"] = "periodic"
     period_s: Real = Field(gt=0, le=MAX_S)
     offset_s: Real = Field(0.0, ge=0, le=MAX_S)
     jitter_s: Real = Field(0.0, ge=0, le=MAX_S)
+
+    @model_validator(mode="after")
+    def _in_order(self) -> Periodic:
+        if self.jitter_s > self.period_s:
+            raise ValueError(f"jitter_s ({self.jitter_s:g}) above period_s ({self.period_s:g}) would put arrivals "
+                             "out of order; give at most period_s")
+        return self
 
 
 class Poisson(_Model):
@@ -119,6 +128,15 @@ class Stream(_Model):
             raise ValueError("give count (requests) or duration_s (simulated seconds of arrivals)")
         if self.count is not None and self.warmup >= self.count:
             raise ValueError(f"warmup ({self.warmup}) leaves no request of count ({self.count}) to measure")
+        a = self.arrival
+        if self.count is None and self.duration_s is not None and a.process in ("periodic", "poisson"):
+            # the arrivals before duration_s (a Poisson stream's expected number): at most MAX_REQUESTS
+            n = (self.duration_s - a.offset_s) / a.period_s + 1 if a.process == "periodic" else \
+                self.duration_s * a.rate_hz
+            if n > MAX_REQUESTS:
+                rate = f"period_s {a.period_s:g}" if a.process == "periodic" else f"rate_hz {a.rate_hz:g}"
+                raise ValueError(f"duration_s {self.duration_s:g} at {rate} makes about {n:.3g} requests; a stream "
+                                 f"runs at most {MAX_REQUESTS:,} (a shorter duration_s, or a count)")
         return self
 
 
