@@ -583,3 +583,14 @@ def test_an_snn_run_names_the_baseline_it_measures_against(tmp_path):
     assert r.summary["baseline"] == "all-m33"
     m33 = r.snn.configs["all-m33"].latency_s.mean()
     assert r.summary["baseline_makespan_s"] == pytest.approx(m33)
+
+
+def test_an_onnx_model_on_an_snn_platform_is_told_so_not_about_its_baseline(tmp_path, capsys):
+    """efr32mg24's baseline all-m33 maps SNNs; an ONNX model there hears that the platform runs SNNs (the cost
+    model's check comes before the baseline's kind), in a single run and in a scenario."""
+    from conftest import assert_input_error, run_cli
+
+    for model in (ROOT / "workloads/resnet20_cifar10.onnx", ROOT / "scenarios/two-models-puma.yaml"):
+        code, _, err = run_cli(capsys, "run", PLATFORMS / "efr32mg24.yaml", model, "--mapper", "heft")
+        assert_input_error(code, err, "has a 'cortex-m' host and runs spiking networks")
+        assert "baseline" not in err

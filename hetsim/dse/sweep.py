@@ -521,10 +521,9 @@ def _check_platforms(p: Path, spec: SweepSpec) -> None:
     from hetsim.mappers.base import check_baseline
     from hetsim.platform import load_platform
 
-    kind = "snn" if spec.is_snn else "dag"
     for plat in spec.platforms:
         platform = load_platform(plat)
-        check_baseline(platform, f"{p}: platforms: {plat}", kind)
+        check_baseline(platform, f"{p}: platforms: {plat}")  # its name (a point checks its kind, after the platform's)
         if spec.is_snn:
             from hetsim.activity_costs import engines_of
 
@@ -538,7 +537,7 @@ def _check_platforms(p: Path, spec: SweepSpec) -> None:
                     changed = platform.with_overrides({key: value})
                 except InputError as err:
                     raise InputError(f"{p}: parameters: {key!r} does not apply to {plat.name}: {err}") from None
-                check_baseline(changed, f"{p}: parameters", kind)
+                check_baseline(changed, f"{p}: parameters")
 
 
 def _takes_threads(mapper: str) -> bool:

@@ -76,16 +76,19 @@ def _mapper_class(name: str):
     return MAPPERS[name]
 
 
-def check_baseline(platform, where: str | None = None, kind: str = "dag") -> None:
+def check_baseline(platform, where: str | None = None, kind: str | None = None) -> None:
     """The platform's ``baseline`` (the mapper speed-ups are measured against) names a registered mapper (a
-    plugin's included) that maps ``kind`` workloads (:mod:`hetsim.workload.kinds`); an SNN run measures against
-    SpikeDuet's all-m33 whatever the platform says (:data:`hetsim.snn.evaluate.BASELINE_CONFIG`), so for
-    ``kind="snn"`` only the name is checked. Called where a run starts (:func:`hetsim.pipeline.run`, the
-    scenario and sweep loaders): :mod:`hetsim.platform` sits below the mapper registry.
+    plugin's included) and, with ``kind="dag"``, one that maps DAGs of tensor operators (:mod:`hetsim.workload.kinds`;
+    an SNN run measures against SpikeDuet's all-m33 whatever the platform says,
+    :data:`hetsim.snn.evaluate.BASELINE_CONFIG`, so ``None`` or ``"snn"`` check the name only). Called where a run
+    starts (:func:`hetsim.pipeline.run`, the scenario and sweep loaders): :mod:`hetsim.platform` sits below the
+    mapper registry.
 
     Args:
         platform: a :class:`~hetsim.platform.Platform`.
         where: what the message starts with (the platform file's path); default ``platform NAME``.
+        kind: the workload kind of the run, once the platform is known to run it (the cost model's check comes
+            first: an ONNX model on an SNN platform is told that, not that its baseline maps SNNs).
 
     Raises:
         InputError: an unknown mapper (the closest name suggested, the known ones listed), or one that maps only
@@ -103,7 +106,7 @@ def check_baseline(platform, where: str | None = None, kind: str = "dag") -> Non
         hint = did_you_mean(name, MAPPERS)
         raise InputError(f"{where}: baseline: unknown mapper {name!r}{hint}{' K' if hint else '; k'}nown mappers: "
                          f"{', '.join(sorted(MAPPERS))}")
-    if kind_name(kind) == DAG and DAG not in kinds_of(MAPPERS[name]):
+    if kind is not None and kind_name(kind) == DAG and DAG not in kinds_of(MAPPERS[name]):
         raise InputError(f"{where}: baseline: mapper {name!r} maps spiking networks; the baseline of a "
                          "tensor-operator model is a mapper of such models (default all-host)")
 

@@ -848,7 +848,7 @@ def run_scenario(
     from hetsim.mappers.base import check_baseline
 
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
-    check_baseline(plat, None if isinstance(platform, Platform) else str(platform))
+    check_baseline(plat, None if isinstance(platform, Platform) else str(platform))  # a scenario has none: its name
     if isinstance(scenario, Scenario):
         sc, where = scenario, Path(folder or ".").resolve()
     else:
