@@ -167,6 +167,9 @@ SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "mapper_options", "con
 SNN_SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "hetsim_version"]
 #: upper bound of a synthetic network's ``samples`` (per split)
 MAX_SYNTHETIC_SAMPLES = 10**6
+#: most local worker processes a sweep starts (our bound: Python's process pool forks them all at once, so
+#: ``--workers 100000`` had forked until the machine ran out of processes)
+MAX_WORKERS = 1024
 
 
 def _dims_from_text(value: object) -> object:
@@ -1296,8 +1299,14 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
                 scheduler: str | None, run: Callable[[dict], dict] | None = None) -> None:
     """Run ``points`` here (``workers`` 0), on local processes or on a Dask scheduler, calling ``record`` with each
     row; ``run`` (a module-level function, default :func:`run_point`) makes a point's row. Each point has a
-    ``key`` and ``settings`` (the Dask task's key)."""
+    ``key`` and ``settings`` (the Dask task's key). Local processes: at most one per point.
+
+    Raises:
+        InputError: more than :data:`MAX_WORKERS` workers; no Dask (or no scheduler at the address).
+    """
     run = run or run_point
+    if workers is not None and workers > MAX_WORKERS:
+        raise InputError(f"--workers {workers}: at most {MAX_WORKERS} local worker processes")
     if scheduler:
         try:
             from distributed import Client
@@ -1324,8 +1333,8 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
             _restore_handlers()  # a CP-SAT solve resets SIGINT to the default (ortools' SigintHandler)
             record(row)
     else:
-        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init,
-                                   initargs=(os.getpid(),))
+        pool = ProcessPoolExecutor(max_workers=max(1, min(workers or os.cpu_count() or 1, len(points))),
+                                   initializer=_worker_init, initargs=(os.getpid(),))
         try:
             futures = [pool.submit(run, p) for p in points]
             for fut in as_completed(futures):
