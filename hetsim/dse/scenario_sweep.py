@@ -132,7 +132,7 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
             ``objectives`` lists say them), more points than the limit.
     """
     from hetsim.dse.bounds import check_count, count_points
-    from hetsim.dse.sweep import _platform
+    from hetsim.dse.sweep import _platform, default_output
     from hetsim.platform import read_yaml_model
     from hetsim.scenario.spec import load_scenario
 
@@ -141,7 +141,7 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     base = p.parent
     spec.scenario = (base / spec.scenario).resolve()
     spec.platforms = [(base / x).resolve() for x in spec.platforms]
-    spec.output = (base / spec.output).resolve() if spec.output else Path("results") / f"{spec.name}.csv"
+    spec.output = (base / spec.output).resolve() if spec.output else default_output(p, spec.name)
     for k, vals in spec.parameters.items():
         if not isinstance(vals, list) or not vals:
             raise InputError(f"{p}: parameters: {k!r} needs a non-empty list of values")

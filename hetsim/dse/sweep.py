@@ -142,6 +142,19 @@ RESULT_COLUMNS = [
 ADDED_RESULT_COLUMNS = ["peak_activation_bytes", "activation_fits", "ops_streamed", "ops_reprogrammed",
                         "weight_read_bytes"]
 
+def default_output(p: Path, name: str) -> Path:
+    """``results/<name>.csv``, a sweep's table when its file gives no ``output``.
+
+    Raises:
+        InputError: a name that is not a plain file name (empty, ``.``/``..``, a ``/`` or ``\\`` in it: the
+            table would land elsewhere, ``name: ../../x`` outside the project).
+    """
+    if name.strip() in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise InputError(f"{p}: name {name!r} names the default output results/<name>.csv: give a plain name "
+                         "(no '/'), or an output: path")
+    return Path("results") / f"{name}.csv"
+
+
 def _column(config: str) -> str:
     """A configuration's name in a column name: ``all-m33`` -> ``all_m33``."""
     return config.replace("-", "_")
@@ -380,7 +393,7 @@ def _read_spec(p: Path) -> SweepSpec:
     named = {str(w): (base / w).resolve() for w in spec.workloads}
     spec.workloads = list(named.values())
     spec.platforms = [(base / w).resolve() for w in spec.platforms]
-    spec.output = (base / spec.output).resolve() if spec.output else Path("results") / f"{spec.name}.csv"
+    spec.output = (base / spec.output).resolve() if spec.output else default_output(p, spec.name)
     if not spec.workloads and spec.synthetic is None:
         raise InputError(f"{p}: workloads: give at least one workload (ONNX models, or SNN specs and/or a "
                          "synthetic grid)")
