@@ -355,7 +355,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
     the mappers are registered; the sweep is all-ONNX or all-SNN, and an SNN sweep's synthetic grid, modes
     and platforms are valid (see the module docstring). The steps: :func:`_read_spec` (paths),
     :func:`_check_kinds` (one workload kind), :func:`_check_snn_sweep` or :func:`_check_dag_sweep` (mappers
-    and options of that kind), :func:`_check_input_shape`, :func:`_check_platforms`.
+    and options of that kind), :func:`_check_workloads`, :func:`_check_platforms`.
 
     Raises:
         InputError: missing file, YAML error, unknown field, empty grid, unknown parameter path or mapper,
@@ -374,7 +374,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
         _check_snn_sweep(p, spec, snn_mappers, mixing)
     else:
         _check_dag_sweep(p, spec, snn_mappers, mixing)
-    _check_input_shape(p, spec)
+    _check_workloads(p, spec)
     _check_platforms(p, spec)
     return spec
 
@@ -508,13 +508,15 @@ def _check_dag_sweep(p: Path, spec: SweepSpec, snn_mappers: list[str], mixing: s
             raise InputError(f"{p}: mapper_options: {err}") from None
 
 
-def _check_input_shape(p: Path, spec: SweepSpec) -> None:
-    """A wrong input name or rank in ``input_shape`` fails here, not in every point.
+def _check_workloads(p: Path, spec: SweepSpec) -> None:
+    """Every ONNX workload reads (with ``input_shape``), here, not in every point: a malformed model, one with a
+    dynamic dim ``input_shape`` does not fix, or a wrong input name or rank in ``input_shape``. Each is read once
+    (the points of this process reuse it, :func:`_workload`; worker processes read it again).
 
     Raises:
-        InputError: a workload that ``input_shape`` does not fit.
+        InputError: a workload its front end refuses (``input_shape:`` in the message when the sweep gives one).
     """
-    if spec.input_shape is None:
+    if spec.is_snn:
         return
     from hetsim.errors import WorkloadError
 
@@ -522,7 +524,7 @@ def _check_input_shape(p: Path, spec: SweepSpec) -> None:
         try:
             _workload(str(w), spec.input_shape)
         except WorkloadError as err:
-            raise InputError(f"{p}: input_shape: {err}") from None
+            raise InputError(f"{p}: {'workloads' if spec.input_shape is None else 'input_shape'}: {err}") from None
 
 
 def _check_platforms(p: Path, spec: SweepSpec) -> None:
