@@ -11,7 +11,7 @@ from pathlib import Path
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError
 from hetsim.mappers import get_mapper
-from hetsim.mappers.base import mapper_or_schedule
+from hetsim.mappers.base import check_baseline, mapper_or_schedule
 from hetsim.platform import Platform, load_platform
 from hetsim.report.metrics import summarize
 from hetsim.result import RunResult
@@ -61,13 +61,17 @@ def cost_model(platform: Platform | str | Path, workload, *, fold_constants: boo
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     wl = workload if isinstance(workload, Workload) else load_workload(
         workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
+    where = None if isinstance(platform, Platform) else str(platform)
+    check_baseline(plat, where)
     if wl.kind == SNN_KIND:
         from hetsim.activity_costs import ActivityCostModel
 
         if not fold_constants:
             raise InputError("fold_constants applies to tensor-operator models, not to spiking networks")
         return ActivityCostModel(wl, plat, "eval")
-    return CostModel(wl, plat, fold_constants=fold_constants)
+    costs = CostModel(wl, plat, fold_constants=fold_constants)
+    check_baseline(plat, where, DAG)
+    return costs
 
 
 #: the mapper a run uses when none is given, per workload kind
@@ -171,12 +175,15 @@ def run(
                                       "maps spiking networks: give an SNN spec (.yaml), e.g. "
                                       "workloads/snn/braille384.yaml")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    where = None if isinstance(platform, Platform) else str(platform)
+    check_baseline(plat, where)  # its name, before the model is read
     if input_shape is not None and isinstance(workload, Workload):
         raise InputError("input_shape applies when the model is read: give the ONNX path, or read it with "
                          "load_workload(path, input_shape=...)")
     wl = workload if isinstance(workload, Workload) else load_workload(
         workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
     costs = CostModel(wl, plat, fold_constants=fold_constants)
+    check_baseline(plat, where, DAG)  # it maps such models: after the cost model's check the platform runs them
     if schedule is not None:
         schedule.check_made_for(wl.name)
     sched = schedule if schedule is not None else m.map(costs)

@@ -60,7 +60,9 @@ class Platform(BaseModel):
         name: platform name.
         host: name of the host device (a ``cpu``); defaults to the first ``cpu`` device.
         baseline: the mapper speedups are measured against (default ``all-host``, the CPU alone; DIANA uses
-            ``all-8bit``, as ODiMO does).
+            ``all-8bit``, as ODiMO does). Not checked here (the mapper registry sits above this module): a run,
+            scenario or sweep refuses an unknown one before it maps (:func:`hetsim.mappers.base.check_baseline`);
+            an SNN run measures against SpikeDuet's ``all-m33`` whatever it says.
         devices: device name -> device config (``kind`` selects the model).
         links: link name -> :class:`~hetsim.devices.link.Link`.
         memories: memory name -> :class:`~hetsim.devices.memory.Memory` (memories shared by devices).
@@ -320,16 +322,43 @@ def _below(tp, key):
     if origin is Union or origin is types.UnionType:
         members = [a for a in get_args(tp) if a is not type(None)]
         for a in members:  # a tagged union's member: pydantic puts its tag (a device kind) in the location
-            if isinstance(a, type) and issubclass(a, BaseModel):
-                tag = getattr(a.model_fields.get("kind"), "default", None)
-                if key in (tag, a.__name__):
-                    return a
+            if isinstance(a, type) and issubclass(a, BaseModel) and key in (_tag_of(a), a.__name__):
+                return a
         return _below(members[0], key) if len(members) == 1 else None
     if origin is dict:
         return get_args(tp)[1]
     if origin in (list, tuple, set, frozenset):
         return get_args(tp)[0]
     return None
+
+
+def _tag_of(cls: type[BaseModel]) -> str | None:
+    """The tag of a tagged union's member: its ``kind`` default, else the default of its first ``Literal`` field
+    (a scenario's arrival ``process``), else ``None``."""
+    kind = cls.model_fields.get("kind")
+    if kind is not None and isinstance(kind.default, str):
+        return kind.default
+    for f in cls.model_fields.values():
+        if get_origin(f.annotation) is Literal and f.default in get_args(f.annotation):
+            return str(f.default)
+    return None
+
+
+def _shown_loc(model: type[BaseModel], loc) -> list[str]:
+    """A validation error's location as the file spells it: the tags pydantic inserts after a tagged union's
+    field (``streams.detect.arrival.periodic.period_s`` -> ``streams.detect.arrival.period_s``) left out."""
+    out, tp = [], model
+    for key in loc:
+        inner = tp
+        while get_origin(inner) is Annotated:
+            inner = get_args(inner)[0]
+        tagged = (get_origin(inner) in (Union, types.UnionType)
+                  and any(isinstance(a, type) and issubclass(a, BaseModel) and key == _tag_of(a)
+                          for a in get_args(inner)))
+        if not tagged:
+            out.append(str(key))
+        tp = _below(tp, key) if tp is not None else None
+    return out
 
 
 def _fields_at(model: type[BaseModel], loc) -> list[str]:
@@ -384,6 +413,8 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
         # drop the union tag pydantic inserts after a device name (devices.host.cpu.clock_ghz)
         if len(loc) >= 3 and loc[0] == "devices" and loc[2] in DEVICE_KINDS:
             del loc[2]
+        elif model is not Platform:  # ... and after another tagged union's field (a scenario's arrival)
+            loc = _shown_loc(model, raw)
         path = ".".join(loc) or "(top level)"
         msg = e["msg"]
         if e["type"] == "extra_forbidden":

@@ -327,7 +327,7 @@ def test_sweep_input_shape_is_in_the_key_and_fixes_the_dims(tmp_path):
 @pytest.mark.parametrize(
     ("shape", "needles"),
     [
-        (None, ["dynamic dimension 'batch'", "input_shape"]),
+        (None, ["workloads:", "dynamic dimension 'batch'", "input_shape"]),
         ({"x": [1, 8, True, 6]}, ["input_shape.x.2", "boolean"]),
         ({"x": [1, 8, 0, 6]}, ["input_shape.x.2", "greater than 0"]),
         ({"x": [1, 8, 6.5, 6]}, ["input_shape.x.2", "integer"]),
@@ -342,14 +342,24 @@ def test_sweep_bad_input_shape(tmp_path, capsys, shape, needles):
     over = {} if shape is None else {"input_shape": shape}
     code = main(["sweep", str(_sweep(tmp_path, _dynamic(tmp_path), **over)), "--workers", "1"])
     err = capsys.readouterr().err
-    if shape is None:  # no input_shape: the point fails (exit 1: points failed), its row says how to fix it
-        import pandas as pd
-
-        assert code == 1, err
-        msg = pd.read_csv(tmp_path / "out.csv").iloc[0]["error"]
-        assert all(n in msg for n in needles), msg
-        return
+    # no input_shape: refused before any point (each point had failed, exit 1, its row saying how to fix it)
     assert_input_error(code, err, *needles)
+    assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("bad", ["text", "empty", "truncated"])
+def test_a_sweep_of_a_malformed_model_is_refused_before_any_point(tmp_path, capsys, bad):
+    """A text file renamed .onnx, an empty file, a truncated model: every point had failed (exit 1)."""
+    from hetsim.cli import main
+
+    path = tmp_path / "bad.onnx"
+    raw = (ROOT / "workloads" / "resnet20_cifar10.onnx").read_bytes()
+    path.write_bytes({"text": b"hello world\n", "empty": b"", "truncated": raw[:5000]}[bad])
+    code = main(["sweep", str(_sweep(tmp_path, path)), "--workers", "1"])
+    err = capsys.readouterr().err
+    assert_input_error(code, err, "workloads:", "bad.onnx is not an ONNX model")
+    assert len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out.csv").exists()
 
 
 # ------------------------------------------------------------------------------------ validation
@@ -394,6 +404,19 @@ def test_invalid_models_exit_2_with_one_line(tmp_path, capsys, build, needles):
     code, out, err = run_cli(capsys, "inspect", path)
     assert_input_error(code, err, *needles)
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_tensor_too_large_to_count_is_refused_and_the_bound_itself_runs(tmp_path, capsys):
+    """A graph input of dims [1e12, 1e12] (1e24 elements) had passed the import and the mapper, then overflowed
+    int64 in the memory accounting: an internal error, exit 1. 2**40 elements (the bound) still runs."""
+    huge = _relu(tmp_path, inputs=[_vi("x", [10**12, 10**12])], outputs=[_vi("y", [10**12, 10**12])], name="huge")
+    code, _, err = run_cli(capsys, "run", PUMA, huge, "--mapper", "heft")
+    assert_input_error(code, err, "huge.onnx: tensor 'x' (input of node 'relu')", "1e+24 elements", "2**40")
+    assert len(err.strip().splitlines()) == 1, err
+    edge = _relu(tmp_path, inputs=[_vi("x", [2**20, 2**20])], outputs=[_vi("y", [2**20, 2**20])], name="edge")
+    code, out, err = run_cli(capsys, "run", PUMA, edge, "--mapper", "heft")
+    assert code == 0, err
+    assert load_onnx(edge).graph.nodes["relu"]["op"].n_out == 2**40
 
 
 def test_name_not_utf8_and_initializer_size(tmp_path, capsys):

@@ -508,3 +508,89 @@ def test_set_aside_warning_once_on_the_command_line(tmp_path):
                        env={**os.environ, "PYTHONWARNINGS": "always"})  # Python's own once-per-place filter off
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("hetsim: warning: devices.cim: reprogram_crossbars = 20 crossbars") == 1, r.stderr
+
+
+# ------------------------------------------------------------------ the baseline mapper (checked where runs start)
+ROOT = PLATFORMS.parent
+
+
+def _bad_baseline(tmp_path, baseline="all-hots", platform="puma.yaml"):
+    data = yaml.safe_load((PLATFORMS / platform).read_text())
+    data["baseline"] = baseline
+    return _write(tmp_path, data, "bad.yaml")
+
+
+@pytest.mark.parametrize("argv", [
+    ("run", "{p}", ROOT / "workloads/resnet20_cifar10.onnx", "--mapper", "heft"),
+    ("run", "{p}", ROOT / "scenarios/two-models-puma.yaml"),
+    ("validate", "{p}", ROOT / "workloads/resnet20_cifar10.onnx"),
+    ("run", PLATFORMS / "puma.yaml", ROOT / "workloads/resnet20_cifar10.onnx", "--set", "baseline=all-hots"),
+])
+def test_an_unknown_baseline_is_refused_before_anything_runs(tmp_path, capsys, monkeypatch, argv):
+    """``baseline: all-hots`` was reported as an unknown *mapper* after the run's own mapping (the user ran heft),
+    and a scenario ignored it; now one line names the field, suggests all-host and lists the known mappers, and no
+    mapper runs."""
+    from conftest import assert_input_error, run_cli
+
+    import hetsim.mappers.heft
+
+    def boom(*a, **k):
+        raise AssertionError("a mapper ran")
+
+    monkeypatch.setattr(hetsim.mappers.heft.Heft, "map", boom)
+    p = _bad_baseline(tmp_path)
+    code, _, err = run_cli(capsys, *(str(a).format(p=p) for a in argv))
+    assert_input_error(code, err, "baseline: unknown mapper 'all-hots'; did you mean 'all-host'? Known mappers:",
+                       "cpsat", "heft")
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_an_unknown_or_spiking_baseline_is_refused_by_the_api(tmp_path):
+    import hetsim
+
+    with pytest.raises(InputError, match=r"bad\.yaml: baseline: unknown mapper 'all-hots'; did you mean 'all-host'"):
+        hetsim.run(_bad_baseline(tmp_path), ROOT / "workloads/resnet20_cifar10.onnx", mapper="heft")
+    # an SNN mapper cannot price an ONNX model: the run had shown no baseline ('-') without a word
+    with pytest.raises(InputError, match="baseline: mapper 'spikeduet' maps spiking networks"):
+        hetsim.run(_bad_baseline(tmp_path, "spikeduet"), ROOT / "workloads/resnet20_cifar10.onnx", mapper="heft")
+    with pytest.raises(InputError, match="baseline: unknown mapper 'all-m3'; did you mean 'all-m33'"):
+        hetsim.run(_bad_baseline(tmp_path, "all-m3", "efr32mg24.yaml"), ROOT / "workloads/snn/braille64.yaml")
+
+
+def test_a_sweep_refuses_an_unknown_baseline_before_any_point(tmp_path, capsys):
+    """The ONNX sweep had run every point into an error row (exit 1), the scenario sweep had run it silently."""
+    from conftest import assert_input_error, run_cli
+
+    bad = _bad_baseline(tmp_path)
+    onnx = {"name": "o", "workloads": [str(ROOT / "workloads/resnet20_cifar10.onnx")], "platforms": [str(bad)],
+            "mappers": ["heft"], "output": str(tmp_path / "o.csv")}
+    scen = {"name": "s", "scenario": str(ROOT / "scenarios/two-models-puma.yaml"), "platforms": [str(bad)],
+            "mappers": ["heft"], "output": str(tmp_path / "s.csv")}
+    for spec in (onnx, scen, {**onnx, "platforms": [str(PLATFORMS / "puma.yaml")],
+                              "parameters": {"baseline": ["all-host", "all-hots"]}}):
+        path = _write(tmp_path, spec, "sweep.yaml")
+        code, _, err = run_cli(capsys, "sweep", path, "--workers", "1")
+        assert_input_error(code, err, "baseline: unknown mapper 'all-hots'")
+        assert not (tmp_path / "o.csv").exists() and not (tmp_path / "s.csv").exists()
+
+
+def test_an_snn_run_names_the_baseline_it_measures_against(tmp_path):
+    """An SNN run's speed-up is over SpikeDuet's all-m33 whatever the platform's ``baseline``: the summary said the
+    platform's (here all-dense-mvp) beside the all-m33 numbers."""
+    import hetsim
+
+    r = hetsim.run(_bad_baseline(tmp_path, "all-dense-mvp", "efr32mg24.yaml"), ROOT / "workloads/snn/braille64.yaml")
+    assert r.summary["baseline"] == "all-m33"
+    m33 = r.snn.configs["all-m33"].latency_s.mean()
+    assert r.summary["baseline_makespan_s"] == pytest.approx(m33)
+
+
+def test_an_onnx_model_on_an_snn_platform_is_told_so_not_about_its_baseline(tmp_path, capsys):
+    """efr32mg24's baseline all-m33 maps SNNs; an ONNX model there hears that the platform runs SNNs (the cost
+    model's check comes before the baseline's kind), in a single run and in a scenario."""
+    from conftest import assert_input_error, run_cli
+
+    for model in (ROOT / "workloads/resnet20_cifar10.onnx", ROOT / "scenarios/two-models-puma.yaml"):
+        code, _, err = run_cli(capsys, "run", PLATFORMS / "efr32mg24.yaml", model, "--mapper", "heft")
+        assert_input_error(code, err, "has a 'cortex-m' host and runs spiking networks")
+        assert "baseline" not in err

@@ -5,6 +5,7 @@ resident capacity."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -164,6 +165,9 @@ def test_scenario_file_errors_are_one_line_with_suggestions(tmp_path):
                  "    count: 3\n")
     with pytest.raises(ScenarioError, match="did you mean 'edf'"):
         load_scenario(p)
+    p.write_text("streams:\n  a:\n    model: m.onnx\n    arrival: {process: periodic, perod_s: 1}\n    count: 3\n")
+    with pytest.raises(ScenarioError, match=r"streams\.a\.arrival\.perod_s: unknown field; did you mean 'period_s'"):
+        load_scenario(p)
     with pytest.raises(InputError):
         run_scenario(make_platform(), tmp_path / "missing.yaml")
 
@@ -203,6 +207,27 @@ def test_summary_is_strict_json():
     assert json.loads(text)["streams"][0]["offered_hz"] is None
 
 
+def test_the_measured_requests_are_split_per_stream_once(monkeypatch):
+    """The stream table and the saturation verdicts share one split of the measured requests per stream (each had
+    made its own): every frame ``_by_stream`` is given is a different set of requests."""
+    import hetsim.scenario.run as run_mod
+
+    seen = []
+    split = run_mod._by_stream
+
+    def counted(req):
+        seen.append((tuple(req.index), bool(req["warmup"].all()) if len(req) else None))
+        return split(req)
+
+    monkeypatch.setattr(run_mod, "_by_stream", counted)
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    sc = _scenario({"a": {"arrival": {"process": "periodic", "period_s": 1e-3}, "count": 6, "warmup": 2},
+                    "b": {"arrival": {"process": "poisson", "rate_hz": 500}, "count": 6, "warmup": 1}})
+    r = run_scenario(plat, sc, workloads={"a": _one_op("a", 10), "b": _one_op("b", 10)})
+    assert list(r.streams["measured"]) == [4, 5]
+    assert len(seen) == len(set(seen)) == 2, seen  # the measured requests and the warm-up ones, once each
+
+
 def test_a_throughput_run_with_its_comparison_reads_each_file_once(tmp_path, monkeypatch):
     """The comparison mapping reuses the first mapping's workloads and offered rates: the model file is loaded
     once, the arrival trace read once for the rate and once per replay (two: the objective's and the
@@ -230,3 +255,36 @@ def test_a_throughput_run_with_its_comparison_reads_each_file_once(tmp_path, mon
     assert len(r.requests) == 3
     assert r.models["cls"].rate_hz == pytest.approx(10.0)
     assert calls == {"load": 1, "trace": 3}
+
+
+@pytest.mark.parametrize(("arrival", "needle"), [
+    ({"process": "poisson", "rate_hz": 1e12}, "duration_s 1e+09 at rate_hz 1e+12 makes about 1e+21 requests"),
+    ({"process": "periodic", "period_s": 1e-12}, "duration_s 1e+09 at period_s 1e-12 makes about 1e+21 requests"),
+])
+def test_a_duration_of_more_requests_than_a_stream_runs_is_refused_with_the_file(tmp_path, arrival, needle):
+    """1e21 arrivals had been replayed until the machine ran out of memory (the process was killed)."""
+    import yaml
+
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump({"streams": {"a": {"model": "m.onnx", "arrival": arrival, "duration_s": 1e9}}}))
+    with pytest.raises(ScenarioError, match=re.escape(f"streams.a: {needle}; a stream runs at most 10,000,000")):
+        load_scenario(p)
+    ok = _scenario({"a": {"arrival": arrival, "duration_s": 1e-6}})  # 1e6 requests: within the bound
+    assert ok.streams["a"].duration_s == 1e-6
+
+
+def test_a_closed_loop_that_reaches_the_request_bound_stops_with_one_line(monkeypatch):
+    import hetsim.scenario.run as run_mod
+
+    monkeypatch.setattr(run_mod, "MAX_REQUESTS", 50)
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    sc = _scenario({"a": {"arrival": {"process": "closed"}, "duration_s": 10.0}})
+    with pytest.raises(ScenarioError, match="stream 'a' reached 50 requests before its duration_s"):
+        run_scenario(plat, sc, workloads={"a": _one_op("a", 10)})
+
+
+def test_a_jitter_above_the_period_is_refused():
+    """Arrivals drawn out of order had arrived with the previous one (the replay's clock does not go back)."""
+    with pytest.raises(ValueError, match=r"jitter_s \(0.2\) above period_s \(0.1\)"):
+        _scenario({"a": {"arrival": {"process": "periodic", "period_s": 0.1, "jitter_s": 0.2}, "count": 5}})
+    assert _scenario({"a": {"arrival": {"process": "periodic", "period_s": 0.1, "jitter_s": 0.1}, "count": 5}})

@@ -114,3 +114,70 @@ def test_mapper_option_values(options, needle):
         hetsim.run(ROOT / "platforms/puma.yaml", ROOT / "workloads/paper/resnet18_int8_ort.onnx", mapper="cpsat",
                    **options)
     assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def _scenario_file(tmp_path: Path, where: str, value) -> Path:
+    """scenarios/camera-cim-npu.yaml (its models named by absolute path) with ``where`` (a dotted path) set to
+    ``value``; a ``closed`` arrival for the paths under ``streams.detect.arrival`` it does not have."""
+    spec = yaml.safe_load((ROOT / "scenarios/camera-cim-npu.yaml").read_text())
+    for st in spec["streams"].values():
+        st["model"] = str((ROOT / "scenarios" / st["model"]).resolve())
+    keys = where.split(".")
+    if keys[-1] in ("think_s", "population"):
+        spec["streams"]["detect"]["arrival"] = {"process": "closed"}
+    node = spec
+    for k in keys[:-1]:
+        node = node[k]
+    node[keys[-1]] = value
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+SCENARIO_INTS = ["streams.detect.count", "streams.detect.priority", "streams.detect.warmup", "seed",
+                 "timeline_requests", "streams.detect.arrival.population"]
+SCENARIO_FLOATS = ["streams.detect.arrival.period_s", "streams.detect.arrival.offset_s",
+                   "streams.detect.arrival.jitter_s", "streams.classify.arrival.rate_hz", "streams.detect.deadline_s",
+                   "streams.classify.duration_s", "streams.detect.arrival.think_s"]
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "needle"),
+    [(w, v, n) for w in SCENARIO_INTS
+     for v, n in ((True, "not a boolean"), ("5", "expected an integer (got '5')"), (5.0, "decimal point"))]
+    + [(w, v, n) for w in SCENARIO_FLOATS
+       for v, n in ((True, "not a boolean"), ("0.5", "expected a number (got '0.5')"),
+                    (float("inf"), "finite"))],
+)
+def test_scenario_numbers_are_strict(tmp_path, capsys, where, value, needle):
+    """Every number of a scenario file: integers refuse booleans (``count: true`` was 1 request), floats and
+    strings; floats take integers but refuse booleans, strings and infinities; the message names the field path
+    as the file spells it (no arrival process tag in it)."""
+    code, _, err = run_cli(capsys, "run", ROOT / "platforms/cim-npu.yaml", _scenario_file(tmp_path, where, value))
+    assert_input_error(code, err, f"bad.yaml: {where}: ", needle)
+    assert len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("where", SCENARIO_FLOATS)
+def test_scenario_floats_take_integers(tmp_path, where):
+    from hetsim.scenario.spec import load_scenario
+
+    v = 0 if where.endswith("jitter_s") else 2  # a jitter is at most the period (0.033 s)
+    sc, _ = load_scenario(_scenario_file(tmp_path, where, v))
+    node = sc
+    for k in where.split("."):
+        node = node[k] if isinstance(node, dict) else getattr(node, k)
+    assert node == float(v) and type(node) is float
+
+
+@pytest.mark.parametrize("value", [True, "4"])
+def test_scenario_sweep_parameters_are_strict(tmp_path, capsys, value):
+    spec = {"name": "t", "scenario": str(ROOT / "scenarios/two-models-puma.yaml"),
+            "platforms": [str(ROOT / "platforms/puma.yaml")], "mappers": ["heft"],
+            "parameters": {"streams.resnet.arrival.rate_hz": [2, value]}, "output": str(tmp_path / "out.csv")}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    code, _, err = run_cli(capsys, "sweep", path, "--workers", "1")
+    assert_input_error(code, err, "streams.resnet.arrival.rate_hz: expected a number")
+    assert len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out.csv").exists()

@@ -267,3 +267,21 @@ def test_two_platform_files_of_one_name_are_refused_not_merged(tmp_path):
     with pytest.raises(InputError, match=r"two points have the key .*a/puma.yaml and .*b/puma.yaml: files of one "
                                          r"name in different folders"):
         expand_points(load_sweep(spec))
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "..", "", "a\\b"])
+def test_a_sweep_name_that_is_not_a_file_name_cannot_make_the_default_output(tmp_path, name):
+    """``name: ../../x`` without ``output`` had written the table outside the project (results/../../x.csv)."""
+    from hetsim.dse.scenario_sweep import load_scenario_sweep
+
+    onnx = {"name": name, "workloads": [str(ROOT / "workloads/resnet20_cifar10.onnx")],
+            "platforms": [str(ROOT / "platforms/puma.yaml")], "mappers": ["heft"]}
+    scen = {"name": name, "scenario": str(ROOT / "scenarios/two-models-puma.yaml"),
+            "platforms": [str(ROOT / "platforms/puma.yaml")]}
+    for spec, load in ((onnx, load_sweep), (scen, load_scenario_sweep)):
+        p = tmp_path / "s.yaml"
+        p.write_text(yaml.safe_dump(spec))
+        with pytest.raises(InputError, match=r"names the default output results/<name>\.csv: give a plain name"):
+            load(p)
+        p.write_text(yaml.safe_dump({**spec, "output": str(tmp_path / "t.csv")}))  # with an output, any name
+        assert load(p).output == tmp_path / "t.csv"

@@ -39,7 +39,11 @@ def add_parser(sub) -> None:
 
 def cmd_sweep(args) -> int:
     from hetsim.dse.bounds import max_points
+    from hetsim.dse.sweep import MAX_WORKERS
+    from hetsim.errors import InputError
 
+    if args.workers is not None and args.workers > MAX_WORKERS:  # before the sweep file is read
+        raise InputError(f"--workers {args.workers}: at most {MAX_WORKERS} local worker processes")
     with max_points(args.max_points):  # the grid is counted in load_sweep, expand_points and run_sweep
         return _sweep(args)
 

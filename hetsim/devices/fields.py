@@ -6,6 +6,8 @@ refuse all of these with the field's path in the message:
 
 * :data:`Real`: a finite number (an int is accepted and stored as a float), not a boolean, not a string;
 * :data:`Integer`: an integer (a float with an integral value, e.g. ``100.0``, is accepted), not a boolean;
+* :data:`StrictInteger`: an integer only (a count of requests, a seed, a priority of a scenario file): booleans,
+  floats (``5.0`` too) and strings (``'5'``) refused;
 * :data:`Flag`: ``true`` or ``false`` only; Pydantic's plain ``bool`` reads ``'yes'``, ``'off'``, ``1`` and
   ``0`` as booleans, so a quoted ``'no'`` would switch a feature on without a word;
 * :data:`BitWidth`: an integer number of bits, at most :data:`MAX_BITS`, as a mapping key (``macs_per_cycle``);
@@ -75,6 +77,17 @@ def _integer(value: object) -> object:
     return value if type(value) is float else int(v)
 
 
+def _strict_integer(value: object) -> object:
+    """An integer (Python's or NumPy's); booleans, floats (an integral one too) and strings refused."""
+    if isinstance(value, bool | np.bool_):
+        raise PydanticCustomError("int_type", "expected an integer, not a boolean")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        raise PydanticCustomError("int_type", "expected an integer, without a decimal point or exponent")
+    raise PydanticCustomError("int_type", "expected an integer")
+
+
 def _flag(value: object) -> object:
     """A boolean (Python's, or NumPy's from a computed sweep value); strings and numbers refused."""
     if isinstance(value, bool | np.bool_):
@@ -93,6 +106,8 @@ def _bit_width_key(value: object) -> object:
 Real = Annotated[float, BeforeValidator(_real), Field(allow_inf_nan=False)]
 #: An integer (an integral float accepted), not a boolean: add the range with ``Field(...)``.
 Integer = Annotated[int, BeforeValidator(_integer)]
+#: An integer only: booleans, floats (``5.0`` too) and strings refused: add the range with ``Field(...)``.
+StrictInteger = Annotated[int, BeforeValidator(_strict_integer)]
 #: ``true`` or ``false`` (a YAML boolean); strings (``'yes'``, ``'false'``) and numbers refused.
 Flag = Annotated[bool, BeforeValidator(_flag)]
 #: A bit width (up to MAX_BITS), e.g. the keys of ``macs_per_cycle`` (the model checks > 0, naming the field).

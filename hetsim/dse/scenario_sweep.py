@@ -132,7 +132,7 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
             ``objectives`` lists say them), more points than the limit.
     """
     from hetsim.dse.bounds import check_count, count_points
-    from hetsim.dse.sweep import _platform
+    from hetsim.dse.sweep import _platform, default_output
     from hetsim.platform import read_yaml_model
     from hetsim.scenario.spec import load_scenario
 
@@ -141,7 +141,7 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     base = p.parent
     spec.scenario = (base / spec.scenario).resolve()
     spec.platforms = [(base / x).resolve() for x in spec.platforms]
-    spec.output = (base / spec.output).resolve() if spec.output else Path("results") / f"{spec.name}.csv"
+    spec.output = (base / spec.output).resolve() if spec.output else default_output(p, spec.name)
     for k, vals in spec.parameters.items():
         if not isinstance(vals, list) or not vals:
             raise InputError(f"{p}: parameters: {k!r} needs a non-empty list of values")
@@ -160,13 +160,17 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     seen: set[Path] = set()
     for point in _grid(sc_params):  # every scenario the grid makes is valid, and its models are there
         _check_models(_scenario_with(sc, point, str(p)), folder, seen, str(p))
+    from hetsim.mappers.base import check_baseline
+
     for plat in spec.platforms:
         pl = _platform(str(plat))
+        check_baseline(pl, f"{p}: platforms: {plat}")
         for point in _grid(plat_params):
             try:
-                pl.with_overrides(point, name=pl.name)
+                changed = pl.with_overrides(point, name=pl.name)
             except (InputError, ValueError) as err:
                 raise InputError(f"{p}: parameters: {err}") from None
+            check_baseline(changed, f"{p}: parameters")
     return spec
 
 
@@ -233,6 +237,7 @@ def _grid(params: dict) -> list[dict]:
 def _scenario_with(sc, params: dict, what: str):
     from pydantic import ValidationError
 
+    from hetsim.platform import _shown_loc
     from hetsim.scenario.spec import Scenario
 
     if not params:
@@ -244,7 +249,8 @@ def _scenario_with(sc, params: dict, what: str):
         return Scenario.model_validate(data)
     except ValidationError as err:
         first = err.errors()[0]
-        raise InputError(f"{what}: parameters {params}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise InputError(f"{what}: parameters {params}: {'.'.join(_shown_loc(Scenario, first['loc']))}: "
+                         f"{first['msg']}") from None
 
 
 def _stream_names(spec: ScenarioSweep, sc) -> list[str]:

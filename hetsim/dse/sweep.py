@@ -142,6 +142,19 @@ RESULT_COLUMNS = [
 ADDED_RESULT_COLUMNS = ["peak_activation_bytes", "activation_fits", "ops_streamed", "ops_reprogrammed",
                         "weight_read_bytes"]
 
+def default_output(p: Path, name: str) -> Path:
+    """``results/<name>.csv``, a sweep's table when its file gives no ``output``.
+
+    Raises:
+        InputError: a name that is not a plain file name (empty, ``.``/``..``, a ``/`` or ``\\`` in it: the
+            table would land elsewhere, ``name: ../../x`` outside the project).
+    """
+    if name.strip() in ("", ".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise InputError(f"{p}: name {name!r} names the default output results/<name>.csv: give a plain name "
+                         "(no '/'), or an output: path")
+    return Path("results") / f"{name}.csv"
+
+
 def _column(config: str) -> str:
     """A configuration's name in a column name: ``all-m33`` -> ``all_m33``."""
     return config.replace("-", "_")
@@ -167,6 +180,9 @@ SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "mapper_options", "con
 SNN_SETTINGS_COLUMNS = ["workload_sha256", "platform_sha256", "hetsim_version"]
 #: upper bound of a synthetic network's ``samples`` (per split)
 MAX_SYNTHETIC_SAMPLES = 10**6
+#: most local worker processes a sweep starts (our bound: Python's process pool forks them all at once, so
+#: ``--workers 100000`` had forked until the machine ran out of processes)
+MAX_WORKERS = 1024
 
 
 def _dims_from_text(value: object) -> object:
@@ -339,7 +355,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
     the mappers are registered; the sweep is all-ONNX or all-SNN, and an SNN sweep's synthetic grid, modes
     and platforms are valid (see the module docstring). The steps: :func:`_read_spec` (paths),
     :func:`_check_kinds` (one workload kind), :func:`_check_snn_sweep` or :func:`_check_dag_sweep` (mappers
-    and options of that kind), :func:`_check_input_shape`, :func:`_check_platforms`.
+    and options of that kind), :func:`_check_workloads`, :func:`_check_platforms`.
 
     Raises:
         InputError: missing file, YAML error, unknown field, empty grid, unknown parameter path or mapper,
@@ -358,7 +374,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
         _check_snn_sweep(p, spec, snn_mappers, mixing)
     else:
         _check_dag_sweep(p, spec, snn_mappers, mixing)
-    _check_input_shape(p, spec)
+    _check_workloads(p, spec)
     _check_platforms(p, spec)
     return spec
 
@@ -377,7 +393,7 @@ def _read_spec(p: Path) -> SweepSpec:
     named = {str(w): (base / w).resolve() for w in spec.workloads}
     spec.workloads = list(named.values())
     spec.platforms = [(base / w).resolve() for w in spec.platforms]
-    spec.output = (base / spec.output).resolve() if spec.output else Path("results") / f"{spec.name}.csv"
+    spec.output = (base / spec.output).resolve() if spec.output else default_output(p, spec.name)
     if not spec.workloads and spec.synthetic is None:
         raise InputError(f"{p}: workloads: give at least one workload (ONNX models, or SNN specs and/or a "
                          "synthetic grid)")
@@ -492,13 +508,15 @@ def _check_dag_sweep(p: Path, spec: SweepSpec, snn_mappers: list[str], mixing: s
             raise InputError(f"{p}: mapper_options: {err}") from None
 
 
-def _check_input_shape(p: Path, spec: SweepSpec) -> None:
-    """A wrong input name or rank in ``input_shape`` fails here, not in every point.
+def _check_workloads(p: Path, spec: SweepSpec) -> None:
+    """Every ONNX workload reads (with ``input_shape``), here, not in every point: a malformed model, one with a
+    dynamic dim ``input_shape`` does not fix, or a wrong input name or rank in ``input_shape``. Each is read once
+    (the points of this process reuse it, :func:`_workload`; worker processes read it again).
 
     Raises:
-        InputError: a workload that ``input_shape`` does not fit.
+        InputError: a workload its front end refuses (``input_shape:`` in the message when the sweep gives one).
     """
-    if spec.input_shape is None:
+    if spec.is_snn:
         return
     from hetsim.errors import WorkloadError
 
@@ -506,20 +524,24 @@ def _check_input_shape(p: Path, spec: SweepSpec) -> None:
         try:
             _workload(str(w), spec.input_shape)
         except WorkloadError as err:
-            raise InputError(f"{p}: input_shape: {err}") from None
+            raise InputError(f"{p}: {'workloads' if spec.input_shape is None else 'input_shape'}: {err}") from None
 
 
 def _check_platforms(p: Path, spec: SweepSpec) -> None:
-    """Every platform loads (and runs SNNs, for an SNN sweep), and every value of every parameter applies to it
-    (a boolean or an infinity among them fails here, not in a point).
+    """Every platform loads (and runs SNNs, for an SNN sweep), names a known baseline mapper, and every value of
+    every parameter applies to it (a boolean or an infinity among them, an unknown ``baseline``, fails here, not in
+    a point).
 
     Raises:
-        InputError: a bad platform, one without the SNN engines, a parameter path or value it refuses.
+        InputError: a bad platform, one without the SNN engines, an unknown baseline, a parameter path or value it
+            refuses.
     """
+    from hetsim.mappers.base import check_baseline
     from hetsim.platform import load_platform
 
     for plat in spec.platforms:
         platform = load_platform(plat)
+        check_baseline(platform, f"{p}: platforms: {plat}")  # its name (a point checks its kind, after the platform's)
         if spec.is_snn:
             from hetsim.activity_costs import engines_of
 
@@ -530,9 +552,10 @@ def _check_platforms(p: Path, spec: SweepSpec) -> None:
         for key, values in spec.parameters.items():
             for value in values:
                 try:
-                    platform.with_overrides({key: value})
+                    changed = platform.with_overrides({key: value})
                 except InputError as err:
                     raise InputError(f"{p}: parameters: {key!r} does not apply to {plat.name}: {err}") from None
+                check_baseline(changed, f"{p}: parameters")
 
 
 def _takes_threads(mapper: str) -> bool:
@@ -1291,8 +1314,14 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
                 scheduler: str | None, run: Callable[[dict], dict] | None = None) -> None:
     """Run ``points`` here (``workers`` 0), on local processes or on a Dask scheduler, calling ``record`` with each
     row; ``run`` (a module-level function, default :func:`run_point`) makes a point's row. Each point has a
-    ``key`` and ``settings`` (the Dask task's key)."""
+    ``key`` and ``settings`` (the Dask task's key). Local processes: at most one per point.
+
+    Raises:
+        InputError: more than :data:`MAX_WORKERS` workers; no Dask (or no scheduler at the address).
+    """
     run = run or run_point
+    if workers is not None and workers > MAX_WORKERS:
+        raise InputError(f"--workers {workers}: at most {MAX_WORKERS} local worker processes")
     if scheduler:
         try:
             from distributed import Client
@@ -1319,8 +1348,8 @@ def _run_points(points: list[dict], record: Callable[[dict], None], workers: int
             _restore_handlers()  # a CP-SAT solve resets SIGINT to the default (ortools' SigintHandler)
             record(row)
     else:
-        pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count() or 1, initializer=_worker_init,
-                                   initargs=(os.getpid(),))
+        pool = ProcessPoolExecutor(max_workers=max(1, min(workers or os.cpu_count() or 1, len(points))),
+                                   initializer=_worker_init, initargs=(os.getpid(),))
         try:
             futures = [pool.submit(run, p) for p in points]
             for fut in as_completed(futures):

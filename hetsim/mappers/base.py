@@ -76,6 +76,41 @@ def _mapper_class(name: str):
     return MAPPERS[name]
 
 
+def check_baseline(platform, where: str | None = None, kind: str | None = None) -> None:
+    """The platform's ``baseline`` (the mapper speed-ups are measured against) names a registered mapper (a
+    plugin's included) and, with ``kind="dag"``, one that maps DAGs of tensor operators (:mod:`hetsim.workload.kinds`;
+    an SNN run measures against SpikeDuet's all-m33 whatever the platform says,
+    :data:`hetsim.snn.evaluate.BASELINE_CONFIG`, so ``None`` or ``"snn"`` check the name only). Called where a run
+    starts (:func:`hetsim.pipeline.run`, the scenario and sweep loaders): :mod:`hetsim.platform` sits below the
+    mapper registry.
+
+    Args:
+        platform: a :class:`~hetsim.platform.Platform`.
+        where: what the message starts with (the platform file's path); default ``platform NAME``.
+        kind: the workload kind of the run, once the platform is known to run it (the cost model's check comes
+            first: an ONNX model on an SNN platform is told that, not that its baseline maps SNNs).
+
+    Raises:
+        InputError: an unknown mapper (the closest name suggested, the known ones listed), or one that maps only
+            the other workload kind (``baseline: spikeduet`` on a platform of ONNX models).
+    """
+    from hetsim.workload.kinds import DAG, kind_name, kinds_of
+
+    name = platform.baseline
+    where = where or f"platform {platform.name!r}"
+    if name not in MAPPERS:  # maybe a plugin's (hetsim/plugins.py)
+        from hetsim.plugins import load_plugins
+
+        load_plugins()
+    if name not in MAPPERS:
+        hint = did_you_mean(name, MAPPERS)
+        raise InputError(f"{where}: baseline: unknown mapper {name!r}{hint}{' K' if hint else '; k'}nown mappers: "
+                         f"{', '.join(sorted(MAPPERS))}")
+    if kind is not None and kind_name(kind) == DAG and DAG not in kinds_of(MAPPERS[name]):
+        raise InputError(f"{where}: baseline: mapper {name!r} maps spiking networks; the baseline of a "
+                         "tensor-operator model is a mapper of such models (default all-host)")
+
+
 def check_mapper_options(name: str, options) -> None:
     """Refuse an option mapper ``name`` does not take.
 

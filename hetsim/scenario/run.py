@@ -28,7 +28,7 @@ import simpy
 from hetsim.costs import CostModel
 from hetsim.errors import InputError
 from hetsim.platform import Platform, load_platform
-from hetsim.scenario.spec import Scenario, ScenarioError, Stream, load_scenario, read_trace
+from hetsim.scenario.spec import MAX_REQUESTS, Scenario, ScenarioError, Stream, load_scenario, read_trace
 from hetsim.schedule import OBJECTIVES, Schedule
 from hetsim.sim.contention import parse_contention
 from hetsim.sim.dispatch import get_dispatch
@@ -482,6 +482,10 @@ class _Run:
         st = m.stream
         now = self.env.now
         idx = self.count[name]
+        if idx >= MAX_REQUESTS:  # a closed loop's duration_s (or a Poisson draw) past the file's check
+            raise ScenarioError(f"scenario {self.sc.name!r}: stream {name!r} reached {MAX_REQUESTS:,} requests "
+                                "before its duration_s; a stream runs at most that many (a shorter duration_s, or "
+                                "a count)")
         self.count[name] += 1
         req = Request(m.plan, self.hw, arrival_s=now, seq=self.seq, priority=st.priority,
                       deadline_s=None if st.deadline_s is None else now + st.deadline_s,
@@ -528,10 +532,13 @@ class _Run:
 # ------------------------------------------------------------------------------------------------ statistics
 
 
-def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel]) -> pd.DataFrame:
+def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel],
+                  measured: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per stream: requests, measured rates, latency percentiles, deadline misses (the saturation columns
+    filled by :func:`_verdicts`). ``measured``: the requests after the warm-up, per stream (:func:`_by_stream`)."""
     rows = []
     empty = req.iloc[:0]
-    measured, warmups = _by_stream(req[~req["warmup"]]), _by_stream(req[req["warmup"]])
+    warmups = _by_stream(req[req["warmup"]])
     counts = req.groupby("stream").size().to_dict()
     for name, m in models.items():
         st = m.stream
@@ -660,8 +667,9 @@ def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
                    f"p = {p:.2g})")
 
 
-def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, StreamModel], res: str, val: float,
-              shares: dict[str, dict[str, float]], by_priority: bool = False) -> None:
+def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, measured: dict[str, pd.DataFrame],
+              models: dict[str, StreamModel], res: str, val: float, shares: dict[str, dict[str, float]],
+              by_priority: bool = False) -> None:
     """Each stream's saturation verdict (``saturated``, ``saturation`` columns, in place). An open stream is
     saturated when a resource that carries some of its load is loaded ``>= 1`` by the open streams at their
     offered rates (no steady state exists at these rates; a closed loop's load is left out there: it takes what
@@ -671,9 +679,9 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, models: dict[str, Stream
     (the ``priority`` dispatch policy, non-preemptive): a stream's resources are loaded by the open streams of
     its priority or a more urgent one only, the stability condition of a non-preemptive priority queue (a class
     is stable when its load and the more urgent classes' stay below 1: A. Cobham, "Priority assignment in
-    waiting line problems", Operations Research 2(1), 1954)."""
+    waiting line problems", Operations Research 2(1), 1954). ``measured``: the requests after the warm-up, per
+    stream, as :func:`_stream_table` got them."""
     loads = open_loads(models, shares, by_priority)
-    measured = _by_stream(req[~req["warmup"]])
     empty = req.iloc[:0]
     sat, why = [], []
     for row in streams.to_dict(orient="records"):
@@ -837,7 +845,10 @@ def run_scenario(
     Raises:
         InputError: invalid files, unknown names, an infeasible mapping.
     """
+    from hetsim.mappers.base import check_baseline
+
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    check_baseline(plat, None if isinstance(platform, Platform) else str(platform))  # a scenario has none: its name
     if isinstance(scenario, Scenario):
         sc, where = scenario, Path(folder or ".").resolve()
     else:
@@ -996,10 +1007,11 @@ def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where:
                                                                      kind="stable").reset_index(drop=True)
     if req.empty:
         raise InputError(f"scenario {sc.name!r}: no request arrived (check count / duration_s / the trace)")
-    streams = _stream_table(req, models)
+    measured = _by_stream(req[~req["warmup"]])  # split once, for the table and the verdicts
+    streams = _stream_table(req, models, measured)
     brates, closed = _bottleneck_rates(models, streams)
     loads, res, val = analytic_loads(models, brates, kinds)
-    _verdicts(streams, req, models, res, val, stream_loads(models, brates, kinds),
+    _verdicts(streams, req, measured, models, res, val, stream_loads(models, brates, kinds),
               by_priority=(dispatch or sc.dispatch) == "priority")
     devices = _device_table(plat, models, req, T, run.hw.sleep)
     rates = {n: x for n, x in zip(streams["stream"], streams["offered_hz"], strict=True)

@@ -3,7 +3,8 @@
 A scenario says what runs on the SoC over time: streams, each a model with an arrival process, an optional
 relative deadline, a priority and how many requests (or how much simulated time) to run, and the run-time
 dispatch policy the serial devices use between requests. Validated by Pydantic like platforms (unknown fields are
-errors with the closest known name). Times in seconds, rates in hertz. Example::
+errors with the closest known name; numbers strict: integers are :data:`hetsim.devices.fields.StrictInteger`, times
+and rates :data:`hetsim.devices.fields.Real`). Times in seconds, rates in hertz. Example::
 
     name: camera
     dispatch: priority          # static | fifo | priority | edf (hetsim.sim.dispatch)
@@ -32,6 +33,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hetsim.devices.fields import Real, StrictInteger
 from hetsim.errors import InputError
 from hetsim.schedule import OBJECTIVES
 
@@ -52,19 +54,28 @@ class _Model(BaseModel):
 
 class Periodic(_Model):
     """A request every ``period_s``, the first at ``offset_s``; ``jitter_s``: each arrival moved by a uniform
-    random amount in ``[0, jitter_s)`` (from the scenario's seed; arrivals stay in order when jitter < period)."""
+    random amount in ``[0, jitter_s)`` (from the scenario's seed), at most ``period_s`` so that the arrivals stay
+    in order (a larger jitter is refused: an arrival drawn before the previous one would arrive with it, not at
+    its time)."""
 
     process: Literal["periodic"] = "periodic"
-    period_s: float = Field(gt=0, le=MAX_S)
-    offset_s: float = Field(0.0, ge=0, le=MAX_S)
-    jitter_s: float = Field(0.0, ge=0, le=MAX_S)
+    period_s: Real = Field(gt=0, le=MAX_S)
+    offset_s: Real = Field(0.0, ge=0, le=MAX_S)
+    jitter_s: Real = Field(0.0, ge=0, le=MAX_S)
+
+    @model_validator(mode="after")
+    def _in_order(self) -> Periodic:
+        if self.jitter_s > self.period_s:
+            raise ValueError(f"jitter_s ({self.jitter_s:g}) above period_s ({self.period_s:g}) would put arrivals "
+                             "out of order; give at most period_s")
+        return self
 
 
 class Poisson(_Model):
     """Poisson arrivals: exponential inter-arrival times of mean ``1 / rate_hz`` (from the scenario's seed)."""
 
     process: Literal["poisson"] = "poisson"
-    rate_hz: float = Field(gt=0, le=1e12)
+    rate_hz: Real = Field(gt=0, le=1e12)
 
 
 class TraceArrivals(_Model):
@@ -81,8 +92,8 @@ class Closed(_Model):
     later, by the next (the first ``population`` arrive at 0)."""
 
     process: Literal["closed"] = "closed"
-    think_s: float = Field(0.0, ge=0, le=MAX_S)
-    population: int = Field(1, ge=1, le=100_000)
+    think_s: Real = Field(0.0, ge=0, le=MAX_S)
+    population: StrictInteger = Field(1, ge=1, le=100_000)
 
 
 Arrival = Annotated[Periodic | Poisson | TraceArrivals | Closed, Field(discriminator="process")]
@@ -103,11 +114,11 @@ class Stream(_Model):
 
     model: str
     arrival: Arrival
-    deadline_s: float | None = Field(None, gt=0, le=MAX_S)
-    priority: int = Field(0, ge=-1_000_000, le=1_000_000)
-    count: int | None = Field(None, ge=1, le=MAX_REQUESTS)
-    duration_s: float | None = Field(None, gt=0, le=MAX_S)
-    warmup: int = Field(0, ge=0, le=MAX_REQUESTS)
+    deadline_s: Real | None = Field(None, gt=0, le=MAX_S)
+    priority: StrictInteger = Field(0, ge=-1_000_000, le=1_000_000)
+    count: StrictInteger | None = Field(None, ge=1, le=MAX_REQUESTS)
+    duration_s: Real | None = Field(None, gt=0, le=MAX_S)
+    warmup: StrictInteger = Field(0, ge=0, le=MAX_REQUESTS)
 
     @model_validator(mode="after")
     def _length(self) -> Stream:
@@ -117,6 +128,15 @@ class Stream(_Model):
             raise ValueError("give count (requests) or duration_s (simulated seconds of arrivals)")
         if self.count is not None and self.warmup >= self.count:
             raise ValueError(f"warmup ({self.warmup}) leaves no request of count ({self.count}) to measure")
+        a = self.arrival
+        if self.count is None and self.duration_s is not None and a.process in ("periodic", "poisson"):
+            # the arrivals before duration_s (a Poisson stream's expected number): at most MAX_REQUESTS
+            n = (self.duration_s - a.offset_s) / a.period_s + 1 if a.process == "periodic" else \
+                self.duration_s * a.rate_hz
+            if n > MAX_REQUESTS:
+                rate = f"period_s {a.period_s:g}" if a.process == "periodic" else f"rate_hz {a.rate_hz:g}"
+                raise ValueError(f"duration_s {self.duration_s:g} at {rate} makes about {n:.3g} requests; a stream "
+                                 f"runs at most {MAX_REQUESTS:,} (a shorter duration_s, or a count)")
         return self
 
 
@@ -143,11 +163,11 @@ class Scenario(_Model):
     streams: dict[str, Stream]
     dispatch: str = "fifo"
     contention: str = "none"
-    seed: int = Field(0, ge=0, le=2**63 - 1)
+    seed: StrictInteger = Field(0, ge=0, le=2**63 - 1)
     mapper: str = "heft"
     objective: Literal[OBJECTIVES] = "latency"
     mapper_options: dict[str, float | int | str | bool] = Field(default_factory=dict)
-    timeline_requests: int = Field(20, ge=0, le=100_000)
+    timeline_requests: StrictInteger = Field(20, ge=0, le=100_000)
 
     @field_validator("streams", mode="before")
     @classmethod

@@ -91,7 +91,7 @@ def run_snn(
             the network's outputs, or a replay that disagrees with the evaluator, raises
             :class:`~hetsim.errors.ScheduleError`.
     """
-    from hetsim.mappers.base import mapper_or_schedule
+    from hetsim.mappers.base import check_baseline, mapper_or_schedule
     from hetsim.platform import Platform, load_platform
 
     options = dict(mapper_options or {})
@@ -99,6 +99,7 @@ def run_snn(
                                      f"maps ONNX models (tensor-operator DAGs); spiking networks take "
                                      f"{', '.join(SNN_MAPPERS)}")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    check_baseline(plat, None if isinstance(platform, Platform) else str(platform), "snn")
     net, reo = _network(network, plat, sample, reorder, seed)
     cm, run_sched, key = _plan(net, plat, m, schedule, mapper)
     table = table_one(cm, run_sched, mapper if schedule is None else None, options.get("time_limit_s"))
@@ -411,7 +412,7 @@ def summarize_snn(costs, schedule: Schedule, result, tables: SnnTables, mismatch
         "workload": net.name, "platform": cm.platform.name, "mapper": schedule.mapper,
         "operators": len(cm.workload), "makespan_s": mean,
         "predicted_makespan_s": schedule.makespan_s,
-        "baseline": cm.platform.baseline, "baseline_makespan_s": float(base),
+        "baseline": BASELINE_CONFIG, "baseline_makespan_s": float(base),
         "speedup": ratio(base, mean), "energy_j": float(res.energy_j.mean()),
         "devices": device_table(costs, result).to_dict(orient="records"),
         "contention": sorted(result.contention), "mapper_stats": stats,

@@ -76,6 +76,10 @@ _INPUT_PRECISION_OPS = {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QL
                         "ConvInteger", "MatMulInteger"}  # fmt: skip
 # Ops without inputs that are nevertheless not constants.
 _NONDETERMINISTIC_SOURCES = {"RandomNormal", "RandomUniform"}
+#: the most elements one tensor of a model may have (2**40, 4 TiB at 32 bits: far above any real model's largest
+#: tensor, ~1e9; our bound): the cost model and the memory accounting count elements, bytes and MACs in int64,
+#: which a tensor of 1e24 elements (a graph input of dims [1e12, 1e12]) overflows
+MAX_TENSOR_ELEMENTS = 2**40
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,8 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
 
     Validation beyond ``onnx.checker`` (each a one-line :class:`WorkloadError`): every graph output is produced,
     every tensor is defined once (node outputs, initializers, graph inputs), graph inputs and outputs have no
-    zero-size or negative dims, every default-domain op type exists in the declared opset, and Conv/Gemm/MatMul
+    zero-size or negative dims, no tensor a node uses or produces has more than :data:`MAX_TENSOR_ELEMENTS`
+    elements, every default-domain op type exists in the declared opset, and Conv/Gemm/MatMul
     (and their integer/QLinear forms) have operand shapes consistent with the op. Ops of a domain other than
     the ONNX ones and ``com.microsoft`` are costed as host ops, with a warning; an IR or default-domain opset
     version newer than the installed ``onnx`` knows is a warning.
@@ -782,6 +787,10 @@ def _static(p: Path, infos: dict[str, _Tensor | str], t: str, role: str, node: s
     info = infos.get(t, "has no shape information (shape inference could not infer it)")
     if isinstance(info, str):
         raise WorkloadError(f"{p}: tensor {t!r} ({role} of node {node!r}) {info}")
+    if info.elements > MAX_TENSOR_ELEMENTS:
+        raise WorkloadError(f"{p}: tensor {t!r} ({role} of node {node!r}) of shape {list(info.shape)} has "
+                            f"{info.elements:.3g} elements; hetsim takes at most 2**40 ({MAX_TENSOR_ELEMENTS:.3g}) "
+                            "per tensor")
     return info
 
 
