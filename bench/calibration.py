@@ -22,6 +22,16 @@ bare SimPy), prefer that: it needs no calibration at all.
 Every bench script prints its calibration; ``with session("name"):`` around a script's body prints the
 machine and load at the start and, at the end, the script's wall and CPU seconds (children included), the
 calibration of the whole run and the total in reference-core seconds.
+
+**Work on several cores** (a CP-SAT solve with 2 workers, a sweep on 2 processes) slows with the machine's
+other jobs in a way one loop does not show: a single loop finds a free core on a 2-core machine at a load of 3,
+while a 2-worker solver then gets about 1.3 of its 2 cores. ``Calibration(width=2)`` times the loop in 2
+processes at once (forked, started together) and takes the wall time until both have finished, so its median is
+the speed of 2 cores for 2 single-threaded workers at that moment; reference-core seconds are then what the
+step would take on 2 idle cores of the reference machine (our assumption: its cores run the loop
+independently, each in :data:`REFERENCE_LOOP_S`, so the 2-wide loop takes the same time there). On a quiet
+machine both widths give the same scale; under load the wider one is the slower and the honest one for
+multi-core work.
 """
 
 from __future__ import annotations
@@ -70,17 +80,48 @@ def _cpu(children: bool) -> float:
     return t
 
 
-class Calibration:
-    """Calibration samples of one script run (module docstring)."""
+def _wide_loop(width: int) -> tuple[float, float]:
+    """The reference loop in ``width`` forked processes started together: (wall seconds until the last has
+    finished, the children's CPU seconds per process). POSIX only (``os.fork``)."""
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    pids = []
+    for _ in range(width):
+        pid = os.fork()
+        if pid == 0:  # child: the loop, then leave without running the parent's exit handlers
+            try:
+                reference_loop()
+            finally:
+                os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    wall = time.perf_counter() - t0
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (ru.ru_utime + ru.ru_stime - ru0.ru_utime - ru0.ru_stime) / width
 
-    def __init__(self, samples_at_start: int = 3):
+
+class Calibration:
+    """Calibration samples of one script run (module docstring). ``width``: the number of cores the measured
+    work uses (1: one single-threaded process; 2: a 2-worker solver or 2 worker processes), each sample runs
+    the loop in that many processes at once."""
+
+    def __init__(self, samples_at_start: int = 3, width: int = 1):
+        if width < 1:
+            raise ValueError(f"width must be >= 1, got {width}")
+        self.width = width
         self.walls: list[float] = []
         self.cpus: list[float] = []
         for _ in range(samples_at_start):
             self.sample()
 
     def sample(self) -> float:
-        """Time the reference loop once; returns its wall seconds."""
+        """Time the reference loop once (``width`` copies at once); returns its wall seconds."""
+        if self.width > 1:
+            wall, cpu = _wide_loop(self.width)
+            self.walls.append(wall)
+            self.cpus.append(cpu)
+            return wall
         c0, t0 = time.process_time(), time.perf_counter()
         reference_loop()
         wall = time.perf_counter() - t0
@@ -124,7 +165,8 @@ class Calibration:
 
     def line(self) -> str:
         """The calibration: the loop's median wall time, spread, CPU median, samples, and the scale."""
-        return (f"# calibration: reference loop ({LOOP_STEPS:,} steps) median {self.median_s:.3f} s wall "
+        wide = f", {self.width} copies at once" if self.width > 1 else ""
+        return (f"# calibration: reference loop ({LOOP_STEPS:,} steps{wide}) median {self.median_s:.3f} s wall "
                 f"(range {min(self.walls):.3f}-{max(self.walls):.3f} s, {len(self.walls)} samples interleaved), "
                 f"{statistics.median(self.cpus):.3f} s CPU; reference core {REFERENCE_LOOP_S:.3f} s, so 1 s wall "
                 f"here = {self.scale:.3f} ref-core s")
@@ -172,7 +214,7 @@ def session(name: str, cal: Calibration | None = None) -> Iterator[Calibration]:
         sys.stdout.flush()
 
 
-if __name__ == "__main__":  # print this machine's calibration: python bench/calibration.py [samples]
-    c = Calibration(int(sys.argv[1]) if len(sys.argv) > 1 else 9)
+if __name__ == "__main__":  # this machine's calibration: python bench/calibration.py [samples [width]]
+    c = Calibration(int(sys.argv[1]) if len(sys.argv) > 1 else 9, int(sys.argv[2]) if len(sys.argv) > 2 else 1)
     print(c.line())
     print(f"# CPU seconds of the loop: min {min(c.cpus):.4f}, median {statistics.median(c.cpus):.4f}")

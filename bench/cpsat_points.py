@@ -11,10 +11,12 @@
 host + two NPUs + CIM): per point the status, the gap at the end beside the bound, the wall time and the same
 time in reference-core seconds (below).
 
-Calibration (``bench/calibration.py``, shared by every bench script): before every point the fixed pure-Python
-loop is timed (:func:`calibration_loop`); each line shows the median of the measurements so far, and the times
-divided by it and multiplied by :data:`REF_LOOP_S` are "reference-core seconds" (the loop's time on the reference
-core, our definition), so runs on machines or loads of different speed compare.
+Calibration (``bench/calibration.py``, shared by every bench script): the fixed pure-Python loop is timed
+between points (before every point with ``--three-devices``), as many copies at once as the solver has workers
+(``--threads``, default 2: a 2-worker solve slows with the machine's other jobs as 2 loops do, not as one); each
+line shows the median of the measurements so far, and the times divided by it and multiplied by
+:data:`REF_LOOP_S` are "reference-core seconds" (the loop's time on the reference core, our definition), so runs
+on machines or loads of different speed compare.
 
 Models are the CPU-CIM ILP paper's graphs ``workloads/paper/<model>_int8_ort.onnx`` (onnxruntime's fused QLinear
 graphs, the operator counts of Table I) when they load, else ``workloads/<model>_int8_qdq.onnx``.
@@ -40,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from calibration import REFERENCE_LOOP_S, Calibration, load, machine, reference_loop  # noqa: E402
+from calibration import REFERENCE_LOOP_S, Calibration, load, machine  # noqa: E402
 
 CALIBRATE_EVERY_S = 20.0
 """A calibration sample after a point when this long has passed since the last one (interleaved, not per point:
@@ -48,15 +50,10 @@ a sample costs a few tenths of a second, more under load)."""
 
 MODELS = ("resnet18", "resnet50", "mobilenet_v2", "yolov5n")
 THREE_DEVICE_PLATFORMS = ("cim-npu.yaml", "soc-2npu.yaml")
-#: seconds the reference core takes for :func:`calibration_loop`: the one definition of ``bench/calibration.py``
+#: seconds the reference core takes for the reference loop: the one definition of ``bench/calibration.py``
 REF_LOOP_S = REFERENCE_LOOP_S
 
 
-def calibration_loop() -> float:
-    """Wall seconds of the shared reference loop (:func:`calibration.reference_loop`)."""
-    t0 = time.perf_counter()
-    reference_loop()
-    return time.perf_counter() - t0
 
 
 HOSTS = {"arm": "puma.yaml", "x86": "puma-x86.yaml"}
@@ -163,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     tmvms = _ints(args.tmvm) if args.tmvm else tmvms
     levers = ALL_LEVERS if args.levers == "all" else (() if args.levers == "none" else args.levers.split(","))
 
-    cal = Calibration()
+    cal = Calibration(width=args.threads)  # the solver's workers: the loop as wide as they are
     print(f"# {machine()}; load average at start {load()}")
     print(cal.line())
     what = f"{args.reference_limit} reference-core s" if args.reference_limit else f"{args.time_limit} s"
@@ -234,18 +231,20 @@ def three_devices(args) -> int:
     limit = 30.0 if args.time_limit == 60.0 else args.time_limit  # cpsat's own default unless set
     plats = args.platforms.split(",") if args.platforms else THREE_DEVICE_PLATFORMS
     what = (f"{args.reference_limit} reference-core s" if args.reference_limit else f"{limit} s")
+    print(f"# {machine()}; load average at start {load()}")
     print(f"# three-device grid: cpsat time limit {what}, {args.threads} threads, seed {args.seed}, "
           f"gap {args.gap}; ref_s = wall / calibration median * {REF_LOOP_S} (reference-core seconds)")
     print(f"{'workload':<44} {'platform':<9} {'status':<10} {'gap':>8} {'bound_ms':>10} {'makespan_ms':>11} "
           f"{'wall_s':>7} {'ref_s':>7} {'calib_s':>7}  devices used")
-    calib: list[float] = []
+    cal = Calibration(0, width=args.threads)  # sampled before every point, as wide as the solver's workers
+    calib = cal.walls
     n = n_opt = 0
     worst = 0.0
     for pname in plats:
         plat = load_platform(ROOT / "platforms" / pname)
         for f in files:
             costs = CostModel(load_onnx(f), plat)
-            calib.append(calibration_loop())
+            cal.sample()
             if args.reference_limit:
                 limit = args.reference_limit * statistics.median(calib) / REF_LOOP_S
             t0 = time.perf_counter()
@@ -265,9 +264,11 @@ def three_devices(args) -> int:
             n += 1
             n_opt += st["status"] == "optimal"
             worst = max(worst, ref)
-    calib.append(calibration_loop())
+    cal.sample()
+    print(f"# load average at end {load()}")
     print(f"# {n_opt}/{n} proven optimal; slowest point {worst:.2f} reference-core s; calibration loop median "
-          f"{statistics.median(calib):.3f} s (min {min(calib):.3f}, max {max(calib):.3f}, {len(calib)} runs)")
+          f"{statistics.median(calib):.3f} s (min {min(calib):.3f}, max {max(calib):.3f}, {len(calib)} runs, "
+          f"{cal.width} copies at once)")
     return 0
 
 
