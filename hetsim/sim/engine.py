@@ -49,7 +49,7 @@ import pandas as pd
 import simpy
 
 from hetsim.check import fill_orders, op_parts, require_feasible
-from hetsim.costs import CostModel
+from hetsim.costs import CostModel, edge_bytes_at
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
 from hetsim.sim import weights as _weights
@@ -174,22 +174,36 @@ class Plan:
         for v, us in schedule.after.items():
             for u in us:
                 self.dependents.setdefault(u, []).append(v)
-        # u -> [(v, link or None, transfer seconds)] in graph order; priced once per plan, one pass over the edges
+        # u -> [(v, link or None, transfer seconds)] in graph order; priced once per plan, one pass over the edges,
+        # each device pair's route (CostModel.transfer_route: its link and wire format, or nothing to move) asked
+        # once per plan, at the first edge between the pair that moves data
         self.out: dict[str, list[tuple]] = {}
-        link_of = costs.link
+        routes: dict[tuple[str, str], tuple | None] = {}
+        route_of, folded = costs.transfer_route, costs.folded
         for u, nbrs in g.adjacency():
             du = assignment[u]
             edges = []
-            u_split = u in splits
+            # split ops share memory with their neighbours (checked); a folded op's outputs move nothing
+            still = u in splits or u in folded
             for v, data in nbrs.items():
                 indegree[v] += 1
                 dv = assignment[v]
-                if du == dv or u_split or v in splits or not costs.edge_moves(u, data, du, dv):
-                    edges.append((v, None, 0.0))  # split ops share memory with their neighbours (checked)
+                if still or du == dv or v in splits or data.get("param"):
+                    edges.append((v, None, 0.0))
                     continue
-                link = link_of(du, dv)
-                edges.append((v, link, link.transfer_time(costs.edge_bytes(data, du, dv))))
+                route = routes.get((du, dv), _UNASKED)
+                if route is _UNASKED:
+                    route = routes[(du, dv)] = route_of(du, dv)
+                if route is None:
+                    edges.append((v, None, 0.0))
+                    continue
+                link, bits = route
+                edges.append((v, link, link.transfer_time(edge_bytes_at(data, bits))))
             self.out[u] = edges
+
+
+#: a device pair whose route the plan has not asked yet (None is an answer: nothing moves)
+_UNASKED = object()
 
 
 class Hardware:
