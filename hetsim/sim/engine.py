@@ -129,8 +129,12 @@ class Plan:
         self.prev_in_order: dict[tuple[str, str], str] = {}
         prev_of: dict[str, str | None] = {}  # a whole op on a serial device -> the op before it in its order
         for dev in caps:
+            seq = order[dev]
+            if not splits:  # the common case: each op's predecessor is the one before it in the list
+                prev_of.update(zip(seq, [None, *seq], strict=False))  # (the longer list's last unused)
+                continue
             prev = None
-            for v in order[dev]:
+            for v in seq:
                 if v in splits:
                     if prev is not None:
                         self.prev_in_order[(dev, v)] = prev
@@ -138,35 +142,36 @@ class Plan:
                     prev_of[v] = prev
                 prev = v
         #: op -> its weight policy's step (hetsim.weights), for streamed and reprogrammed ops
-        self.steps = getattr(costs, "weight_steps", {})
+        self.steps = steps = getattr(costs, "weight_steps", {})
         # per op on a device with phases: the device resources each phase holds (None: it overlaps freely)
         self.held: dict[str, list[tuple]] = {}
-        self.mode: dict[str, int] = {}
+        self.mode = mode = {}
         #: per op on one serial device: (its device, its latency, the op before it in that device's order)
         self.serial: dict[str, tuple[str, float, str | None]] = {}
+        serial, SERIAL = self.serial, self.SERIAL
         latency, phases_of = costs.latency, costs.phases
         for v, dv in assignment.items():  # schedule order: the first op whose contention fails is named
-            if v in splits:
-                self.mode[v] = self.SPLIT
+            if dv in caps and v not in splits:
+                mode[v] = SERIAL
+                serial[v] = (dv, latency[v][dv], prev_of.get(v))
                 continue
-            if dv in caps:
-                self.mode[v] = self.SERIAL
-                self.serial[v] = (dv, latency[v][dv], prev_of.get(v))
+            if v in splits:
+                mode[v] = self.SPLIT
                 continue
             phases = phases_of.get(v, {}).get(dv)
             held = None
             if phases is not None:
-                step = self.steps.get(v)
+                step = steps.get(v)
                 if step is not None and step.placement:  # reprogrammed: on the time-shared crossbars
                     at, need = list(step.placement), sum(n for _, n in step.placement)
                 else:
                     at, need = schedule.placement.get(v), costs.need.get(v, {}).get(dv)
                 held = devs[dv].contended_phases(contention, v, at, need)
             if held is None:
-                self.mode[v] = self.FREE
+                mode[v] = self.FREE
             else:
                 self.held[v] = held
-                self.mode[v] = self.PHASES
+                mode[v] = self.PHASES
         self.indegree = indegree = dict.fromkeys(g, 0)  # counted in the pass over the edges below
         for v, us in schedule.after.items():
             self.indegree[v] += len(us)
