@@ -640,6 +640,14 @@ def simulate(
 ) -> SimResult:
     """Replay ``schedule`` on SimPy resources (one request).
 
+    Runs with Python's cyclic garbage collector paused (re-enabled on return, also on an error, when it was on):
+    the plan and the replay make O(ops) small objects, freed by reference counting before the collector is
+    switched back on, so that it never walks them. What the replay leaves to the collector is its SimPy
+    Environment's and contended ports' own reference cycles, a few dozen objects whatever the graph's size
+    (measured on YOLOv5n and a 10k-op DAG: 8 objects with contention off, 44 with every kind on;
+    ``tests/test_sim.py`` checks that they do not grow with the graph); the memory ``tracemalloc`` sees after 30
+    YOLOv5n replays (5 of the 10k-op DAG) and a collection is within 6 kB of that after one.
+
     Args:
         costs: cost model of the workload on the platform.
         schedule: assignment, per-device order and crossbar placement to replay.
