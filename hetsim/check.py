@@ -150,7 +150,8 @@ def assignment_violations(
     missing = [n for n in g if n not in assignment]
     if missing:
         out.append(f"{len(missing)} ops are not assigned, e.g. {missing[0]!r}")
-    extra = [n for n in assignment if n not in g]
+    # the assignment names len(g) - len(missing) ops of the graph: any more are not ops (only then looked for)
+    extra = [n for n in assignment if n not in g] if len(assignment) != len(g) - len(missing) else []
     if extra:
         more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
         out.append(f"the schedule assigns {extra[0]!r}, which is not an op of {costs.workload.name!r}{more}")
@@ -273,7 +274,8 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20, *,
         costs = costs.for_schedule(schedule)
     a, splits = _views(schedule, views)
     g = costs.workload.graph  # its nodes are the ops
-    order = fill_orders(costs, a, schedule.order, splits) if len(a) == len(g) and all(v in g for v in a) else None
+    # every op assigned and nothing else (as many keys as ops, each op among them)
+    order = fill_orders(costs, a, schedule.order, splits) if len(a) == len(g) and all(n in a for n in g) else None
     out = assignment_violations(costs, a, splits, order, limit)
     for v, us in schedule.after.items():
         bad = [x for x in (v, *us) if x not in g]

@@ -166,11 +166,31 @@ class CostModel:
     def edge_bytes(self, data: dict, src: str, dst: str) -> float:
         """Bytes an edge whose graph attributes are ``data`` moves from ``src`` to ``dst`` when it moves at all
         (:meth:`transfer_bytes` without the lookups: for a caller that walks the graph's adjacency)."""
+        return edge_bytes_at(data, self.wire_bits(src, dst))
+
+    def wire_bits(self, src: str, dst: str) -> int | None:
+        """The element size in bits of what moves from ``src`` to ``dst``: the destination's wire format
+        (:attr:`~hetsim.devices.base.DeviceBase.wire_bits`), else the source's, else ``None`` (the tensor's ONNX
+        element size; :meth:`transfer_bytes`)."""
         for d in (dst, src):
             bits = self.devices[d].wire_bits
             if bits is not None:
-                return data["elements"] * bits / 8
-        return float(data["bytes"])
+                return bits
+        return None
+
+    def transfer_route(self, src: str, dst: str) -> tuple | None:
+        """How an edge that moves data (not a parameter edge nor a folded op's output) goes from ``src`` to
+        ``dst``: ``None`` when nothing moves between the two (the same device, or devices sharing a memory),
+        else ``(link, bits)``: the link joining them and the :meth:`wire_bits` of what it carries; its time is
+        ``link.transfer_time(edge_bytes_at(data, bits))``, what :meth:`transfer_time` gives. For a caller that
+        prices many edges (the replay's plan: once per device pair, not per edge).
+
+        Raises:
+            ScheduleError: the devices share no memory and no link joins them.
+        """
+        if src == dst or self._shares(src, dst):
+            return None
+        return self.link(src, dst), self.wire_bits(src, dst)
 
     def link(self, src: str, dst: str):
         """The link joining ``src`` and ``dst``.
@@ -211,10 +231,14 @@ class CostModel:
         whether two devices share a memory is asked of the platform once per pair)."""
         if src == dst or u in self.folded or data.get("param"):
             return False
+        return not self._shares(src, dst)
+
+    def _shares(self, src: str, dst: str) -> bool:
+        """Whether ``src`` and ``dst`` share a memory, asked of the platform once per pair."""
         shared = self._shares_memory.get((src, dst))
         if shared is None:
             shared = self._shares_memory[(src, dst)] = self.platform.shares_memory(src, dst)
-        return not shared
+        return shared
 
     @cached_property
     def _shares_memory(self) -> dict:
@@ -282,3 +306,11 @@ class CostModel:
         devs = list(self.platform.devices)
         return {v: self.host if self.host in lat else next(d for d in devs if d in lat)
                 for v, lat in self.latency.items()}
+
+
+def edge_bytes_at(data: dict, bits: int | None) -> float:
+    """Bytes an edge whose graph attributes are ``data`` moves at ``bits`` per element (``b_elem * N_out``,
+    CPU-CIM ILP Eq. 4), or its tensor's ONNX bytes when ``bits`` is ``None`` (:meth:`CostModel.wire_bits`)."""
+    if bits is None:
+        return float(data["bytes"])
+    return data["elements"] * bits / 8

@@ -24,7 +24,7 @@ from hetsim.strict_json import finite, loads_strict
 OBJECTIVES = ("latency", "throughput")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Part:
     """One part of an op: the device running it and, for a channel split, the output channels it computes.
 

@@ -265,6 +265,39 @@ def test_transfer_without_link_raises():
         costs.transfer_time("u", "v", "host", "cim")
 
 
+def test_transfer_route_prices_every_edge_as_transfer_time(yolov5n_costs):
+    """CostModel.transfer_route (a device pair's link and wire format, once per pair: what the replay's plan
+    prices edges with) and edge_bytes_at give each edge of YOLOv5n on puma exactly transfer_time's seconds, for
+    every ordered pair of devices (parameter edges and same-device pairs priced by transfer_time as 0)."""
+    from hetsim.costs import edge_bytes_at
+
+    costs = yolov5n_costs
+    devs = list(costs.platform.devices)
+    g = costs.workload.graph
+    moved = 0
+    for src in devs:
+        for dst in devs:
+            route = costs.transfer_route(src, dst)
+            assert (route is None) == (src == dst or costs.platform.shares_memory(src, dst))
+            for u, v, data in g.edges(data=True):
+                want = costs.transfer_time(u, v, src, dst)
+                if route is None or data.get("param") or u in costs.folded:
+                    assert want == 0.0
+                    continue
+                link, bits = route
+                assert link.transfer_time(edge_bytes_at(data, bits)) == want  # bit for bit
+                moved += 1
+    assert moved > 100
+
+
+def test_transfer_route_without_link_raises():
+    plat = make_platform().model_dump(exclude={"devices": {"__all__": {"name"}}, "links": True})
+    costs = CostModel(_two_op(10).workload, Platform.model_validate(plat))
+    assert costs.transfer_route("host", "host") is None
+    with pytest.raises(ScheduleError, match="no link"):
+        costs.transfer_route("host", "cim")
+
+
 # ------------------------------------------------------------------------------ cost model tables
 
 
