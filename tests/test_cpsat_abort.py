@@ -14,8 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "cpsat_abort_instance.json"
 
@@ -79,13 +77,14 @@ def test_cpsat_on_split_bus_instances_whose_decomposition_failed():
             assert sched.makespan_s <= get_mapper(other).map(costs).makespan_s * (1 + 1e-9), (seed, other)
 
 
-@pytest.mark.xfail(strict=True, reason="known bug, open: with both the 'fixing' and 'decompose' levers cpsat reports "
-                   "'optimal' above the optimum on this instance (found 2026-12-02, not yet explained)")
 def test_cpsat_optimal_is_never_above_another_schedule_on_this_instance():
     """A random host + CIM + NPU instance (19 ops) on which cpsat (default levers) reported ``optimal`` at
     13.190 us and a bound equal to it, while the same cpsat without the ``fixing`` lever, or without
-    ``decompose``, proves 12.998 us optimal (and the ilp mapper finds 12.998 us). Strict xfail: it fails the
-    suite once the bug is fixed, so the mark is removed with the fix."""
+    ``decompose``, proves 12.998 us optimal (and the ilp mapper finds 12.998 us). The cause: ``fixing`` left
+    op o01 the CIM and the NPU only (not the host), and the decomposition's segment knapsack counted every op
+    the host cannot run on the CIM's budget (o01's 2 crossbars plus o18's 4 > 4): no budget was feasible,
+    the segment's bound became infinite, its greedy schedule (42.054 us) counted as proven and the
+    decomposition's bound (42.354 us, clipped to the incumbent) closed the gap. Fails on the old code."""
     from hetsim.mappers import get_mapper
 
     costs = _instance(ROOT / "tests" / "data" / "cpsat_wrong_optimal.json")
@@ -93,3 +92,8 @@ def test_cpsat_optimal_is_never_above_another_schedule_on_this_instance():
     assert plain.stats.get("status") == "optimal"
     default = get_mapper("cpsat", time_limit_s=5.0).map(costs)
     assert default.makespan_s <= plain.makespan_s * (1 + 1e-4)
+    pre = default.stats["presolve"]
+    assert "decompose" in pre and "decompose_bound_invalid" not in pre
+    optimum_s = plain.stats["objective_ticks"] * plain.stats["tick_s"]  # the rounded problem's optimum
+    assert pre["decompose_bound_s"] <= optimum_s * (1 + 1e-9)
+    assert default.stats["bound_s"] <= plain.makespan_s * (1 + 1e-9)

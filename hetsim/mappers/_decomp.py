@@ -279,10 +279,15 @@ class Decomposition:
         cheap = [cp - off] * (top + 1)
         lbnd = B.load_bound(sub, head, tail, cim) if cim else None
         if lbnd is not None:
-            fixed = sum(sub.ncb[v][cim] for v in ops if cim in sub.devices[v] and sub.host not in sub.devices[v])
-            best = B.knapsack_table(list(lbnd.items.values()), max(-1, (top - fixed) // lbnd.scale))
+            # the budget the ops that only the shared device runs take before the knapsack's items (as in
+            # load_bound): an op the host cannot run is not forced onto the shared device when another
+            # accelerator may take it (an op left with [cim, npu], by fixing or by the host's support). Counting
+            # it here, as this did, raised the bound above the optimum: on tests/data/cpsat_wrong_optimal.json
+            # it made every budget infeasible (INF), the segment's greedy schedule counted as proven, and cpsat
+            # reported 'optimal' at 13.190 us where 12.998 us exists
+            best = B.knapsack_table(list(lbnd.items.values()), max(-1, (top - forced) // lbnd.scale))
             for c in range(top + 1):
-                k = (c - fixed) // lbnd.scale
+                k = (c - forced) // lbnd.scale
                 cheap[c] = max(cheap[c], lbnd._value(best[k] if k >= 0 else -1) - off)
         fr = Front(sub, off, top, forced, cheap, up=up)
         self._greedy_points(fr)
