@@ -17,6 +17,10 @@ the problem without floating ops is solved exactly by
 * a dynamic program over the cuts, state (device of the cut, crossbars used), which shares the budget
   (CPU-CIM ILP Eq. 14) between segments.
 
+Each segment's cheap bound at every budget (critical path, host-load knapsack: :class:`Front`) reserves the
+budget of the ops that run only on the shared device; an op the host cannot run but another accelerator can
+takes none of it (it once took it: an invalid bound, docs/fuzzing.md).
+
 Floating ops (weight dequantisation, constants) are left out: dropping them cannot lengthen the optimum,
 so the DP value is a lower bound of the real problem; they are then put back into the host's idle gaps
 (earliest deadline first), and when they all fit the DP's schedule is optimal for the real problem.
@@ -741,7 +745,8 @@ class Decomposition:
     def run(self, tol: float = 0.0) -> dict:
         """Solve the segments lazily and combine them (see the class docstring). Returns ``lb`` (ticks,
         floating ops left out), ``ub`` (ticks, the assembled schedule without floating ops), ``assign`` and
-        ``order`` (None if no schedule), ``exact``, and counters."""
+        ``order`` (None if no schedule), ``exact``, and counters; ``invalid_bounds``: how many segment bounds
+        were found above a schedule of their segment (a bug; then ``lb`` is 0 and ``exact`` False)."""
         K = len(self.cuts)
         fronts: dict[tuple, Front] = {}
         for i in range(K + 1):

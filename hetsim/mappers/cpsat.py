@@ -57,7 +57,9 @@ Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` sa
   offload values, each scored by ``fill``): CP-SAT proves a YOLOv5n segment in about 0.5 s from the optimal
   hint but searched for 5-45 s from one 10-30 % off. Floating ops are left out (the DP value is then a bound)
   and packed into the idle gaps afterwards; when they carry real work they are attached to their consumer's segment (an
-  incumbent only) and ``fluid`` gives the bound.
+  incumbent only) and ``fluid`` gives the bound. A bound above a schedule held (of a segment, or of the whole
+  problem) would be a bug in hetsim: it is not used (``presolve['decompose_bound_invalid']``), never clipped to
+  the incumbent as a proof (docs/fuzzing.md, the wrong optimality claim).
 * ``fluid``: when floating ops (no inputs, only parameter outputs: weight dequantisation, constants) carry
   work at the tolerance's scale, first solve the relaxation where they keep their host work in the load
   constraints but lose their interval (they may overlap anything, as a fluid); its bound is a valid bound
