@@ -97,3 +97,24 @@ def test_cpsat_optimal_is_never_above_another_schedule_on_this_instance():
     optimum_s = plain.stats["objective_ticks"] * plain.stats["tick_s"]  # the rounded problem's optimum
     assert pre["decompose_bound_s"] <= optimum_s * (1 + 1e-9)
     assert default.stats["bound_s"] <= plain.makespan_s * (1 + 1e-9)
+
+
+def test_cpsat_on_a_split_bus_instance_whose_host_cannot_run_every_op():
+    """A random host + CIM + NPU instance (13 ops, split bus, the host cannot run its MatMuls; the hunt of
+    docs/fuzzing.md) that ``levers='none'`` proves 16.027 us optimal, on which cpsat failed: with every lever a
+    TypeError (no heuristic schedule, and the decomposition's, its floating ops added, over a budget: no candidate
+    at all), without ``fixing`` a MappingError from a segment whose ops, its cut devices fixed, needed more NPU
+    memory than there is (an infeasible segment, not an infeasible problem). Fails on the old code."""
+    from hetsim.check import check_schedule
+    from hetsim.mappers import get_mapper
+    from hetsim.mappers.cpsat import ALL_LEVERS
+
+    costs = _instance(ROOT / "tests" / "data" / "cpsat_split_bus_hostless.json")
+    plain = get_mapper("cpsat", time_limit_s=5.0, levers="none").map(costs)
+    assert plain.stats["status"] == "optimal"
+    for levers in (None, [x for x in ALL_LEVERS if x != "fixing"]):
+        kw = {} if levers is None else {"levers": levers}
+        sched = get_mapper("cpsat", time_limit_s=5.0, **kw).map(costs)
+        assert check_schedule(costs, sched).ok
+        assert sched.makespan_s <= plain.makespan_s * (1 + 1e-4), levers
+        assert sched.stats["bound_s"] <= plain.makespan_s * (1 + 1e-9), levers

@@ -607,18 +607,22 @@ class Decomposition:
         self.solves += 1
         # the sub-problem's fixed neighbours can leave an op's device without a link to them (a platform whose
         # links do not join every pair): those choices have no head or tail and are removed, as in the whole
-        # problem; a sub-problem left with an op that has no device gives no refinement
+        # problem. A sub-problem left with an op that has no device, or whose ops left with one device need more
+        # of it than it has (the model's capacity rows refuse it), has no schedule with these cut devices at this
+        # budget or below (a relaxed capacity is the device's whole one): infeasible, not an error of the whole
+        # problem (that MappingError once ended cpsat on a split-bus instance levers='none' maps)
         try:
             B._prune_unlinked(sub)
+            head, tail = B.heads_tails(sub)
+            units = self.units if len(self.p.budget) > 1 else None  # one capacity: crossbars one by one
+            w = sum(max((_weight(units, d, n) for d, n in sub.ncb.get(v, {}).items()), default=0)
+                    for v in sub.ops) + 1
+            twins = self.m._twins(sub) if "symmetry" in self.m._lv else []
+            built = self.m._build(sub, lb, ub, head, tail, set(), twins, hint, fluid=False, fired={}, xb_weight=w,
+                                  xb_units=units)
         except MappingError:
-            fr.solves.append((c, lb - fr.off, False, c, INF))
+            fr.solves.append((c, INF, True, c, INF))
             return
-        head, tail = B.heads_tails(sub)
-        units = self.units if len(self.p.budget) > 1 else None  # one capacity: crossbars one by one
-        w = sum(max((_weight(units, d, n) for d, n in sub.ncb.get(v, {}).items()), default=0) for v in sub.ops) + 1
-        twins = self.m._twins(sub) if "symmetry" in self.m._lv else []
-        built = self.m._build(sub, lb, ub, head, tail, set(), twins, hint, fluid=False, fired={}, xb_weight=w,
-                              xb_units=units)
         res = self.m._solve(_cp(), built, left, sub.tick, 0.0, real=False, gap=0.0)
         self.solve_time += res["time"]
         if res["status"] == "infeasible":

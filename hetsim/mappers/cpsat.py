@@ -394,7 +394,7 @@ class CpSat:
                     else:
                         order, _ = insert_floating(p, r["assign"], r["order"], free)
                         s.offer(r["assign"], order, key)
-                    s.ub = s.best["ticks"]
+                    s.ub = s.best["ticks"] if s.best is not None else s.ub  # offer refuses what does not fit
                 elif r.get("repaired") is not None:  # over a relaxed capacity: its greedy repair, re-scheduled
                     rep = dict(r["repaired"])
                     for v in free:  # floating ops: where the best candidate has them
@@ -432,7 +432,7 @@ class CpSat:
         s.fired["fluid_bound_s"] = s.lb * s.p.tick
         if res["assign"] is not None:
             s.offer(res["assign"], res["order"], "fluid")
-            s.ub = s.best["ticks"]
+            s.ub = s.best["ticks"] if s.best is not None else s.ub
         s.report()
         s.t = self._lap("fluid_s", s.t)
 
