@@ -118,3 +118,21 @@ def test_cpsat_on_a_split_bus_instance_whose_host_cannot_run_every_op():
         assert check_schedule(costs, sched).ok
         assert sched.makespan_s <= plain.makespan_s * (1 + 1e-4), levers
         assert sched.stats["bound_s"] <= plain.makespan_s * (1 + 1e-9), levers
+
+
+def test_a_bound_is_what_was_proven_when_cp_sat_stops_at_its_gap():
+    """CP-SAT reports OPTIMAL as soon as its gap is within ``relative_gap_limit`` (cpsat's ``mip_rel_gap``), its
+    bound then below its objective. cpsat took the incumbent as the bound in that case: with ``mip_rel_gap=0.5``
+    on this 29-op host + CIM instance (one worker: CP-SAT stops at its first solution, deterministic) it reported
+    ``proven_exact`` and a bound of 33 us where heft finds a shorter schedule. Fails on the old code."""
+    from hetsim.mappers import get_mapper
+
+    costs = _instance(ROOT / "tests" / "data" / "cpsat_gap_bound.json")
+    loose = get_mapper("cpsat", levers="none", mip_rel_gap=0.5, threads=1, time_limit_s=10.0).map(costs)
+    st_ = loose.stats
+    assert st_["status"] == "optimal"  # within its 50 % gap
+    others = [get_mapper(m).map(costs).makespan_s for m in ("heft", "greedy")]
+    others.append(get_mapper("cpsat", time_limit_s=5.0).map(costs).makespan_s)
+    assert st_["bound_s"] <= min(others) * (1 + 1e-9)
+    assert st_["proven_exact"] == (st_["bound_ticks"] == st_["objective_ticks"])
+    assert st_["mip_gap"] <= 0.5
