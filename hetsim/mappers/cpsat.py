@@ -84,6 +84,8 @@ edge at most once), so a bound ``B`` of the rounded problem gives the real bound
 rounding_bound_s`` (``bound_s``). ``status`` is about the rounded problem: ``optimal`` when its gap is
 ``<= mip_rel_gap`` (default 1e-4, Gurobi's default MIPGap as in the CPU-CIM ILP; 0 demands an exact proof),
 ``time_limit`` otherwise; ``mip_gap`` is the honest real-time gap ``(incumbent_s - bound_s) / incumbent_s``.
+The bound is the best one proven (root bounds, the decomposition's, CP-SAT's): ``optimal`` within a gap leaves it
+below the incumbent (``proven_exact`` False), never raised to it.
 
 Determinism: CP-SAT runs with a fixed ``random_seed`` and, with several workers, ``interleave_search`` (its
 deterministic parallel mode; the ``core``, ``fixed`` and ``max_lp`` workers are left out there because their
