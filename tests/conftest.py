@@ -244,18 +244,18 @@ def yolov5n_costs() -> CostModel:
 
 
 @st.composite
-def random_setup(draw, contention: bool = True, npu: bool = False):
+def random_setup(draw, contention: bool = True, npu: bool = False, n_ops: tuple[int, int] = (10, 40)):
     """A random workload + platform + assignment + host order (+ contention subset).
 
-    10-40 ops with random edges ``i -> j`` (i < j); about half are CIM-capable Convs assigned at random to
-    the CIM device while the crossbar budget (cores * crossbars_per_core) lasts; the host order is a random
+    ``n_ops`` (default 10-40) ops with random edges ``i -> j`` (i < j); about half are CIM-capable Convs assigned
+    at random to the CIM device while the crossbar budget (cores * crossbars_per_core) lasts; the host order is a random
     linear extension of the DAG restricted to host ops. ``npu``: the platform also has an NPU (random MACs
     per cycle, weight memory and dispatch cost; the Convs run there too), and Convs the CIM does not take go
     to the NPU at random while its weight memory lasts (in the same linear extension's order).
 
     Returns a dict with ``costs``, ``assignment``, ``order``, ``contention`` (frozenset), ``platform``.
     """
-    n = draw(st.integers(10, 40))
+    n = draw(st.integers(*n_ops))
     ops = []
     for i in range(n):
         name = f"o{i:02d}"

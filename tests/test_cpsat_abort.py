@@ -14,8 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "cpsat_abort_instance.json"
 
@@ -79,13 +77,14 @@ def test_cpsat_on_split_bus_instances_whose_decomposition_failed():
             assert sched.makespan_s <= get_mapper(other).map(costs).makespan_s * (1 + 1e-9), (seed, other)
 
 
-@pytest.mark.xfail(strict=True, reason="known bug, open: with both the 'fixing' and 'decompose' levers cpsat reports "
-                   "'optimal' above the optimum on this instance (found 2026-12-02, not yet explained)")
 def test_cpsat_optimal_is_never_above_another_schedule_on_this_instance():
     """A random host + CIM + NPU instance (19 ops) on which cpsat (default levers) reported ``optimal`` at
     13.190 us and a bound equal to it, while the same cpsat without the ``fixing`` lever, or without
-    ``decompose``, proves 12.998 us optimal (and the ilp mapper finds 12.998 us). Strict xfail: it fails the
-    suite once the bug is fixed, so the mark is removed with the fix."""
+    ``decompose``, proves 12.998 us optimal (and the ilp mapper finds 12.998 us). The cause: ``fixing`` left
+    op o01 the CIM and the NPU only (not the host), and the decomposition's segment knapsack counted every op
+    the host cannot run on the CIM's budget (o01's 2 crossbars plus o18's 4 > 4): no budget was feasible,
+    the segment's bound became infinite, its greedy schedule (42.054 us) counted as proven and the
+    decomposition's bound (42.354 us, clipped to the incumbent) closed the gap. Fails on the old code."""
     from hetsim.mappers import get_mapper
 
     costs = _instance(ROOT / "tests" / "data" / "cpsat_wrong_optimal.json")
@@ -93,3 +92,46 @@ def test_cpsat_optimal_is_never_above_another_schedule_on_this_instance():
     assert plain.stats.get("status") == "optimal"
     default = get_mapper("cpsat", time_limit_s=5.0).map(costs)
     assert default.makespan_s <= plain.makespan_s * (1 + 1e-4)
+    pre = default.stats["presolve"]
+    assert "decompose" in pre and "decompose_bound_invalid" not in pre
+    optimum_s = plain.stats["objective_ticks"] * plain.stats["tick_s"]  # the rounded problem's optimum
+    assert pre["decompose_bound_s"] <= optimum_s * (1 + 1e-9)
+    assert default.stats["bound_s"] <= plain.makespan_s * (1 + 1e-9)
+
+
+def test_cpsat_on_a_split_bus_instance_whose_host_cannot_run_every_op():
+    """A random host + CIM + NPU instance (13 ops, split bus, the host cannot run its MatMuls; the hunt of
+    docs/fuzzing.md) that ``levers='none'`` proves 16.027 us optimal, on which cpsat failed: with every lever a
+    TypeError (no heuristic schedule, and the decomposition's, its floating ops added, over a budget: no candidate
+    at all), without ``fixing`` a MappingError from a segment whose ops, its cut devices fixed, needed more NPU
+    memory than there is (an infeasible segment, not an infeasible problem). Fails on the old code."""
+    from hetsim.check import check_schedule
+    from hetsim.mappers import get_mapper
+    from hetsim.mappers.cpsat import ALL_LEVERS
+
+    costs = _instance(ROOT / "tests" / "data" / "cpsat_split_bus_hostless.json")
+    plain = get_mapper("cpsat", time_limit_s=5.0, levers="none").map(costs)
+    assert plain.stats["status"] == "optimal"
+    for levers in (None, [x for x in ALL_LEVERS if x != "fixing"]):
+        kw = {} if levers is None else {"levers": levers}
+        sched = get_mapper("cpsat", time_limit_s=5.0, **kw).map(costs)
+        assert check_schedule(costs, sched).ok
+        assert sched.makespan_s <= plain.makespan_s * (1 + 1e-4), levers
+        assert sched.stats["bound_s"] <= plain.makespan_s * (1 + 1e-9), levers
+
+
+def test_a_bound_is_what_was_proven_when_cp_sat_stops_at_its_gap():
+    """CP-SAT reports OPTIMAL as soon as its gap is within ``relative_gap_limit`` (cpsat's ``mip_rel_gap``), its
+    bound then below its objective. cpsat took the incumbent as the bound in that case: with ``mip_rel_gap=0.5``
+    on this 29-op host + CIM instance (one worker: CP-SAT stops at its first solution, deterministic) it reported
+    ``proven_exact`` and a bound of 33 us where heft finds a shorter schedule. Fails on the old code."""
+    from hetsim.mappers import get_mapper
+
+    costs = _instance(ROOT / "tests" / "data" / "cpsat_gap_bound.json")
+    loose = get_mapper("cpsat", levers="none", mip_rel_gap=0.5, threads=1, time_limit_s=10.0).map(costs)
+    st_ = loose.stats
+    assert st_["status"] == "optimal"  # within its 50 % gap
+    heft = get_mapper("heft").map(costs).makespan_s  # 26.1 us
+    assert st_["bound_s"] <= heft * (1 + 1e-9)
+    assert st_["proven_exact"] == (st_["bound_ticks"] == st_["objective_ticks"])
+    assert st_["mip_gap"] <= 0.5

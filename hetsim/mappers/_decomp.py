@@ -17,6 +17,10 @@ the problem without floating ops is solved exactly by
 * a dynamic program over the cuts, state (device of the cut, crossbars used), which shares the budget
   (CPU-CIM ILP Eq. 14) between segments.
 
+Each segment's cheap bound at every budget (critical path, host-load knapsack: :class:`Front`) reserves the
+budget of the ops that run only on the shared device; an op the host cannot run but another accelerator can
+takes none of it (it once took it: an invalid bound, docs/fuzzing.md).
+
 Floating ops (weight dequantisation, constants) are left out: dropping them cannot lengthen the optimum,
 so the DP value is a lower bound of the real problem; they are then put back into the host's idle gaps
 (earliest deadline first), and when they all fit the DP's schedule is optimal for the real problem.
@@ -225,6 +229,7 @@ class Decomposition:
         self.timeouts = 0
         self.solve_time = 0.0
         self.rounds = 0
+        self.invalid = 0  # segment bounds found above a schedule of their segment (a bug: see run)
 
     @property
     def applicable(self) -> bool:
@@ -279,10 +284,15 @@ class Decomposition:
         cheap = [cp - off] * (top + 1)
         lbnd = B.load_bound(sub, head, tail, cim) if cim else None
         if lbnd is not None:
-            fixed = sum(sub.ncb[v][cim] for v in ops if cim in sub.devices[v] and sub.host not in sub.devices[v])
-            best = B.knapsack_table(list(lbnd.items.values()), max(-1, (top - fixed) // lbnd.scale))
+            # the budget the ops that only the shared device runs take before the knapsack's items (as in
+            # load_bound): an op the host cannot run is not forced onto the shared device when another
+            # accelerator may take it (an op left with [cim, npu], by fixing or by the host's support). Counting
+            # it here, as this did, raised the bound above the optimum: on tests/data/cpsat_wrong_optimal.json
+            # it made every budget infeasible (INF), the segment's greedy schedule counted as proven, and cpsat
+            # reported 'optimal' at 13.190 us where 12.998 us exists
+            best = B.knapsack_table(list(lbnd.items.values()), max(-1, (top - forced) // lbnd.scale))
             for c in range(top + 1):
-                k = (c - fixed) // lbnd.scale
+                k = (c - forced) // lbnd.scale
                 cheap[c] = max(cheap[c], lbnd._value(best[k] if k >= 0 else -1) - off)
         fr = Front(sub, off, top, forced, cheap, up=up)
         self._greedy_points(fr)
@@ -582,7 +592,10 @@ class Decomposition:
         else:
             used, L, assign, order = pts[-1]
             hint, ub = {"assign": assign, "order": order, "ticks": L + fr.off}, L + fr.off
-        if ub is not None and lb >= ub:
+        if ub is not None and lb > ub:  # a bound above a schedule of the segment: no bound (see run)
+            self.invalid += 1
+            lb = 0
+        elif ub is not None and lb >= ub:
             self.shortcuts += 1
             fr.solves.append((c, ub - fr.off, True, used, ub - fr.off))
             return
@@ -594,18 +607,22 @@ class Decomposition:
         self.solves += 1
         # the sub-problem's fixed neighbours can leave an op's device without a link to them (a platform whose
         # links do not join every pair): those choices have no head or tail and are removed, as in the whole
-        # problem; a sub-problem left with an op that has no device gives no refinement
+        # problem. A sub-problem left with an op that has no device, or whose ops left with one device need more
+        # of it than it has (the model's capacity rows refuse it), has no schedule with these cut devices at this
+        # budget or below (a relaxed capacity is the device's whole one): infeasible, not an error of the whole
+        # problem (that MappingError once ended cpsat on a split-bus instance levers='none' maps)
         try:
             B._prune_unlinked(sub)
+            head, tail = B.heads_tails(sub)
+            units = self.units if len(self.p.budget) > 1 else None  # one capacity: crossbars one by one
+            w = sum(max((_weight(units, d, n) for d, n in sub.ncb.get(v, {}).items()), default=0)
+                    for v in sub.ops) + 1
+            twins = self.m._twins(sub) if "symmetry" in self.m._lv else []
+            built = self.m._build(sub, lb, ub, head, tail, set(), twins, hint, fluid=False, fired={}, xb_weight=w,
+                                  xb_units=units)
         except MappingError:
-            fr.solves.append((c, lb - fr.off, False, c, INF))
+            fr.solves.append((c, INF, True, c, INF))
             return
-        head, tail = B.heads_tails(sub)
-        units = self.units if len(self.p.budget) > 1 else None  # one capacity: crossbars one by one
-        w = sum(max((_weight(units, d, n) for d, n in sub.ncb.get(v, {}).items()), default=0) for v in sub.ops) + 1
-        twins = self.m._twins(sub) if "symmetry" in self.m._lv else []
-        built = self.m._build(sub, lb, ub, head, tail, set(), twins, hint, fluid=False, fired={}, xb_weight=w,
-                              xb_units=units)
         res = self.m._solve(_cp(), built, left, sub.tick, 0.0, real=False, gap=0.0)
         self.solve_time += res["time"]
         if res["status"] == "infeasible":
@@ -619,6 +636,8 @@ class Decomposition:
             fr.solves.append((c, bnd - fr.off, False, c, INF))
             return
         t_opt = res["ticks"] // w
+        if lb > t_opt:
+            self.invalid += 1
         used2 = self._used(sub, res["assign"])
         fr.points.append((self._used_up(fr, res["assign"]), t_opt - fr.off, res["assign"], res["order"]))
         exact = res["status"] == "optimal"
@@ -730,7 +749,8 @@ class Decomposition:
     def run(self, tol: float = 0.0) -> dict:
         """Solve the segments lazily and combine them (see the class docstring). Returns ``lb`` (ticks,
         floating ops left out), ``ub`` (ticks, the assembled schedule without floating ops), ``assign`` and
-        ``order`` (None if no schedule), ``exact``, and counters."""
+        ``order`` (None if no schedule), ``exact``, and counters; ``invalid_bounds``: how many segment bounds
+        were found above a schedule of their segment (a bug; then ``lb`` is 0 and ``exact`` False)."""
         K = len(self.cuts)
         fronts: dict[tuple, Front] = {}
         for i in range(K + 1):
@@ -755,8 +775,11 @@ class Decomposition:
                 break
             for j, dl, dr, c in todo:
                 self._refine(fronts[(j, dl, dr)], c)
-        exact = ub <= lb and not self.attach
-        out = {"lb": min(lb, ub), "ub": None, "assign": None, "order": None, "exact": exact,
+        exact = ub <= lb and not self.attach and not self.invalid
+        # a segment bound above a schedule of its segment is no bound (a bug in hetsim, as the segment
+        # knapsack's was, docs/fuzzing.md): the whole lower side is then untrusted, lb 0 (the schedules stay)
+        out = {"lb": min(lb, ub) if not self.invalid else 0, "ub": None, "assign": None, "order": None,
+               "exact": exact, "invalid_bounds": self.invalid,
                "segments": K + 1, "cuts": K, "largest_segment": max((len(s) for s in self.segs), default=0),
                "solves": self.solves, "shortcuts": self.shortcuts, "timeouts": self.timeouts,
                "rounds": self.rounds, "solve_time": self.solve_time}
