@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from hetsim.check import require_made_for
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError
 from hetsim.mappers import get_mapper
@@ -185,7 +186,7 @@ def run(
     costs = CostModel(wl, plat, fold_constants=fold_constants)
     check_baseline(plat, where, DAG)  # it maps such models: after the cost model's check the platform runs them
     if schedule is not None:
-        schedule.check_made_for(wl.name)
+        require_made_for(costs, schedule)  # its workload, platform and devices: one line, before the replay
     sched = schedule if schedule is not None else m.map(costs)
     result = simulate(costs, sched, kinds)
     base_name = plat.baseline
