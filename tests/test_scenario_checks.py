@@ -630,3 +630,28 @@ def test_a_burst_of_thousands_of_simultaneous_arrivals_runs(tmp_path):
     assert r.streams.loc[0, "offered_note"] == "3,000 requests at one arrival time"
     fin = r.requests.sort_values("index")["finish_s"].to_numpy()
     assert fin[-1] == pytest.approx(3000 * fin[0], rel=1e-9)  # one at a time, back to back
+
+
+def test_a_bad_mapper_or_mapper_option_names_the_scenario_file(tmp_path, capsys):
+    """The scenario's mapper and mapper_options are checked at load, their errors starting with the file's path
+    as the scenario's other errors do (an unknown option had been refused by the mapper registry, without the
+    file; found by the hostile-input round)."""
+    for extra, needles in [
+        ("mapper: cpsat\nmapper_options: {time_limt_s: 3}\n",
+         ["mapper_options: unknown option 'time_limt_s' for mapper 'cpsat'; did you mean 'time_limit_s'?"]),
+        ("mapper: cpsat\nmapper_options: {time_limit_s: -3}\n",
+         ["mapper_options: option 'time_limit_s' of mapper 'cpsat' is -3"]),
+        ("mapper_options: {time_limit_s: 3}\n", ["mapper_options: unknown option 'time_limit_s' for mapper 'heft'"]),
+        ("mapper: hfet\n", ["mapper: unknown mapper 'hfet'; did you mean 'heft'?"]),
+    ]:
+        sc = _small_scenario(tmp_path)
+        sc.write_text(sc.read_text() + extra)
+        code, _, err = run_cli(capsys, "run", PUMA, sc)
+        assert_input_error(code, err, *needles)
+        assert err.startswith(f"hetsim: error: {sc}: "), err
+        assert len(err.strip().splitlines()) == 1
+    sc.write_text(_small_scenario(tmp_path).read_text() + "mapper: cpsat\nmapper_options: {time_limit_s: 5, "
+                                                            "objective: throughput}\n")
+    from hetsim.scenario.spec import load_scenario
+
+    assert load_scenario(sc)[0].mapper_options == {"time_limit_s": 5, "objective": "throughput"}  # valid: kept
