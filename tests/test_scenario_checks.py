@@ -655,3 +655,38 @@ def test_a_bad_mapper_or_mapper_option_names_the_scenario_file(tmp_path, capsys)
     from hetsim.scenario.spec import load_scenario
 
     assert load_scenario(sc)[0].mapper_options == {"time_limit_s": 5, "objective": "throughput"}  # valid: kept
+
+
+def test_a_trace_at_one_instant_has_no_nominal_rate_and_no_analytic_load(tmp_path):
+    """Five arrivals at t = 0.5 s offer no rate (no span): the nominal rate was 1.0/s, so the bottleneck line said
+    'host at 0.3% of its capacity ... sustains at most 333x these rates' (found by the hostile-input round). Now
+    the bottleneck is n/a with a note, beside an open stream it is left out of the load with the note, and the
+    throughput objective, which weighs streams by their rates, refuses it in one line."""
+    from conftest import make_platform
+
+    from hetsim.errors import InputError
+    from hetsim.scenario.report import format_scenario_report
+    from hetsim.scenario.run import run_scenario, stream_rate
+    from hetsim.scenario.spec import Scenario
+
+    (tmp_path / "t.csv").write_text("t\n" + "0.5\n" * 5)
+    burst = {"model": "x.onnx", "arrival": {"process": "trace", "file": str(tmp_path / "t.csv"), "column": "t"}}
+    sc = Scenario.model_validate({"streams": {"p": burst}})
+    assert stream_rate(sc.streams["p"], tmp_path, None) is None
+    r = run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)})
+    b = r.summary["bottleneck"]
+    assert b["load"] is None and b["resource"] is None and b["max_rate_scale"] is None
+    assert b["no_rate"] == {"p": "5 requests at one arrival time"}
+    text = format_scenario_report(r)
+    assert "analytic bottleneck n/a: no offered rate for p: 5 requests at one arrival time" in text
+    assert "these rates" not in text and "no analytic load" in r.streams.loc[0, "saturation"]
+    # beside a periodic stream: 1 request of 3 us per 10 us on the host is 30 %, the burst not counted
+    both = Scenario.model_validate({"streams": {"p": burst, "q": {
+        "model": "y.onnx", "arrival": {"process": "periodic", "period_s": 1e-5}, "count": 4}}})
+    r = run_scenario(make_platform(), both, workloads={"p": _one_op("p", 3000), "q": _one_op("q", 3000)})
+    b = r.summary["bottleneck"]
+    assert b["resource"] == "host" and b["load"] == pytest.approx(0.3) and list(b["no_rate"]) == ["p"]
+    assert "(not counted)" in format_scenario_report(r)
+    with pytest.raises(InputError, match="objective throughput: stream 'p' offers no rate"):
+        run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)}, objective="throughput",
+                     mapper="heft")

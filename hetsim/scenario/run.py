@@ -52,7 +52,8 @@ class StreamModel:
             (``active_w`` x duration) plus the kinds' per-op and per-byte energies; idle energy is the SoC's.
         busy_s: per device and link, seconds one request keeps it busy (unit-seconds on a serial device); the
             load a stream offers is ``rate x busy_s``.
-        rate_hz: the rate the stream offers (:func:`stream_rate`), as the throughput objective weighs it.
+        rate_hz: the rate the stream offers (:func:`stream_rate`), as the throughput objective weighs it;
+            ``None`` for a trace whose arrivals are all at one instant (no rate).
         alone: that request's replay (:class:`~hetsim.sim.engine.SimResult`), kept for the activation check
             after every stream is mapped (:func:`_check_memories`).
         activation_peak: checked memory -> ``(peak bytes, bytes available)``: one request's live activations at
@@ -70,7 +71,7 @@ class StreamModel:
     busy_s: dict[str, float]
     op_j: dict[str, float]
     bytes: dict[str, float]
-    rate_hz: float = 0.0
+    rate_hz: float | None = 0.0
     alone: object = None
     activation_peak: dict = field(default_factory=dict)
 
@@ -168,6 +169,11 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
     out: dict[str, StreamModel] = {}
     if objective == "throughput":
         from hetsim.mappers.base import _mapper_class
+
+        burst = next((n for n, x in rates.items() if x is None), None)
+        if burst is not None:
+            raise ScenarioError(f"objective throughput: stream {burst!r} offers no rate (its trace's arrivals are "
+                                "all at one instant) for the throughput objective to weigh it by; map for latency")
 
         if getattr(_mapper_class(mapper), "throughput_method", None) is None:
             raise InputError(f"objective throughput: mapper {mapper!r} has none (cpsat solves it exactly; heft and "
@@ -273,7 +279,7 @@ def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
 
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
-           contention: frozenset[str], rate_hz: float) -> StreamModel:
+           contention: frozenset[str], rate_hz: float | None) -> StreamModel:
     """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link.
 
     The replay is kept (:attr:`StreamModel.alone`): :func:`_check_memories` checks its live activations (the
@@ -291,10 +297,11 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
                        dev["op_j"].to_dict(), dev["bytes"].to_dict(), rate_hz, alone)
 
 
-def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
+def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float | None:
     """The rate (requests per second) a stream offers, as the throughput objective weighs it: ``1 / period_s``,
-    ``rate_hz``, a trace's arrivals before its last over its span (as :func:`rates_measured` counts); a
-    closed loop (ours): ``population`` requests per cycle of
+    ``rate_hz``, a trace's arrivals before its last over its span (as :func:`rates_measured` counts); ``None``
+    for a trace whose arrivals (those the replay makes) are all at one instant (an instantaneous burst, or one
+    arrival: no span, no rate; it had been given 1.0/s); a closed loop (ours): ``population`` requests per cycle of
     ``think_s`` plus the critical path with every op on its fastest device (the most it could offer)."""
     a = st.arrival
     if a.process == "periodic":
@@ -304,7 +311,7 @@ def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
     if a.process == "trace":  # the arrivals the replay makes (count and duration_s cut as arrival_times cuts)
         t = np.fromiter(arrival_times(st, folder, np.random.default_rng(0)), dtype=float)
         # arrivals in [first, last) over that span, as the measured offered rate (rates_measured)
-        return float(np.count_nonzero(t < t[-1])) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
+        return float(np.count_nonzero(t < t[-1])) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else None
     g = costs.workload.graph
     fin: dict[str, float] = {}
     for v in costs.workload.topological_order():
@@ -701,14 +708,16 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, measured: dict[str, pd.D
         off, thr = row["offered_hz"], row["throughput_hz"]
         served = (f"; served {thr:.4g}/s of {off:.4g}/s offered" if off is not None and thr is not None
                   and off == off and thr == thr else "")
+        bneck = (f"the analytic bottleneck {res} at {val:.1%}" if models[name].rate_hz is not None
+                 else "no offered rate (its arrivals are at one instant), no analytic load")
         if over:
             text = f"the analytic load of {res_s} at {val_s:.1%} of its capacity at the offered rates{served}"
             text += f"; {trend}" if grows else f"; {trend}: no clear trend yet (a more urgent stream may stay steady)"
         elif grows:
-            text = (f"the backlog grows: {trend}{served}, although the analytic bottleneck {res} is at {val:.1%} "
+            text = (f"the backlog grows: {trend}{served}, although {bneck.replace(' at ', ' is at ', 1)} "
                     "(a transient, or contention the analytic loads leave out)")
         else:
-            text = f"steady: {trend}; the analytic bottleneck {res} at {val:.1%}"
+            text = f"steady: {trend}; {bneck}"
         sat.append(bool(over or grows))
         why.append(text)
     streams["saturated"] = sat
@@ -875,6 +884,12 @@ def run_scenario(
         "streams": _records(streams), "devices": _records(devices),
         "saturated": bool(streams["saturated"].any() or (val >= 1.0 and not closed)),
     }
+    notes_of = dict(zip(streams["stream"], streams["offered_note"], strict=True))
+    no_rate = {n: notes_of.get(n) or "no arrival span" for n, m in models.items() if m.rate_hz is None}
+    if no_rate:  # trace streams at one instant: no nominal rate, not counted in the bottleneck's load
+        summary["bottleneck"]["no_rate"] = no_rate
+        if len(no_rate) == len(models):  # no stream offers a rate: no load to report (n/a), not 0 %
+            summary["bottleneck"].update({"resource": None, "load": None, "max_rate_scale": None})
     none = [(r["stream"], r["offered_note"]) for r in streams.to_dict(orient="records") if r["offered_note"]]
     if none:  # the device table's offered load counts the streams with a measured offered rate only
         which = "; ".join(f"{n}: {why}" for n, why in none)
@@ -908,7 +923,8 @@ def run_scenario(
 def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> tuple[dict[str, float], list[str]]:
     """The rates the analytic bottleneck is evaluated at: an open stream's nominal rate (:func:`stream_rate`); a
     closed loop's measured throughput (it offers no rate: its load follows the SoC's service, so the bottleneck
-    says how busy the mapping keeps each resource at the rate it ran). Returns ``(rates, closed streams)``."""
+    says how busy the mapping keeps each resource at the rate it ran); 0 for a trace at one instant (no rate).
+    Returns ``(rates, closed streams)``."""
     thr = dict(zip(streams["stream"], streams["throughput_hz"], strict=True))
     rates, closed = {}, []
     for n, m in models.items():
@@ -916,8 +932,8 @@ def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> 
             closed.append(n)
             x = thr.get(n)
             rates[n] = float(x) if x is not None and x == x else 0.0
-        else:
-            rates[n] = m.rate_hz
+        else:  # a trace at one instant offers none (stream_rate): not counted (the summary's no_rate says so)
+            rates[n] = 0.0 if m.rate_hz is None else m.rate_hz
     return rates, closed
 
 
