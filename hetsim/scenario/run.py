@@ -872,6 +872,7 @@ def run_scenario(
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
+    check_request_cap(sc, models)  # before the replay: a cap certain to be reached is refused, not simulated
     req, streams, devices, trace, T, (loads, res, val, closed) = _replay(sc, plat, models, where, kinds, dispatch)
     total = float(devices["energy_j"].sum())
     summary = {
@@ -935,6 +936,39 @@ def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> 
         else:  # a trace at one instant offers none (stream_rate): not counted (the summary's no_rate says so)
             rates[n] = 0.0 if m.rate_hz is None else m.rate_hz
     return rates, closed
+
+
+def check_request_cap(sc: Scenario, models: dict[str, StreamModel]) -> None:
+    """Refuse up front a closed loop certain to reach :data:`~hetsim.scenario.spec.MAX_REQUESTS` before its
+    ``duration_s`` (the replay would simulate the cap's ten million requests, then stop with an error).
+
+    Predicted only where the count is exact (ours): the scenario's one stream is a closed loop of one user on a
+    SoC without sleep states, so every request runs alone and takes the alone replay's makespan ``M``; user
+    arrivals are at ``k (think_s + M)`` while before ``duration_s``, i.e. ``duration_s / (think_s + M)``
+    requests (infinitely many when that cycle is 0). It is refused when that exceeds the cap by more than 1 %
+    (a margin for the float sums). Not predicted: several users or streams (requests queue behind each other;
+    their latencies have no bound the load knows) or a sleeping device (a wake-up lengthens the cycle): there
+    the replay's own check stops the stream at the cap.
+
+    Raises:
+        ScenarioError: one line naming the stream, its duration_s, think_s and latency, and the cap.
+    """
+    if len(models) != 1:
+        return
+    (name, m), = models.items()
+    st, a = m.stream, m.stream.arrival
+    if a.process != "closed" or a.population != 1 or st.duration_s is None:
+        return
+    if any(d.serial and d.sleep is not None for d in m.costs.devices.values()):
+        return
+    cycle = a.think_s + m.makespan_s
+    n = float("inf") if cycle <= 0 else st.duration_s / cycle
+    if n > MAX_REQUESTS * 1.01:
+        many = "endlessly many requests at t = 0" if cycle <= 0 else f"about {n:.3g} requests"
+        raise ScenarioError(f"scenario {sc.name!r}: stream {name!r}, a closed loop of one user, duration_s "
+                            f"{st.duration_s:g} at think_s {a.think_s:g} + {m.makespan_s:.3g} s per request makes "
+                            f"{many}; a stream runs at most {MAX_REQUESTS:,} (a shorter duration_s, a longer "
+                            "think_s, or a count)")
 
 
 def _scale(load: float, closed: list[str]) -> float | None:
