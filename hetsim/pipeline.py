@@ -147,7 +147,8 @@ def run(
         contention: contention kinds to model in both replays: ``"links,cim-bus"``, ``"all"``, ``"none"`` or a
             set of kinds (:func:`~hetsim.sim.engine.parse_contention`).
         mapper_options: keyword arguments for the mapper (an option it does not take is an error).
-        schedule: replay this schedule (or schedule JSON file) instead of running a mapper.
+        schedule: replay this schedule (or schedule JSON file) instead of running a mapper; refused (ScheduleError)
+            when made for another workload or platform (:func:`hetsim.check.require_made_for`).
         fold_constants: ops computed only from constants cost nothing (ONNX Runtime folds them at session
             creation); ``False`` charges them like any op (:class:`~hetsim.costs.CostModel`).
         reorder, sample, seed, timeline: spiking networks only (:func:`run_snn`).
