@@ -326,7 +326,8 @@ def made_for_violations(costs: CostModel, schedule: Schedule) -> list[str]:
     if schedule.workload is not None and schedule.workload != wl:
         return [f"this schedule was made for workload {schedule.workload!r}, not {wl!r}"]
     if schedule.platform is not None and schedule.platform != plat:
-        return [f"this schedule was made for platform {schedule.platform!r}, not {plat!r}"]
+        return [f"this schedule was made for platform {schedule.platform!r}, not {plat!r} (to replay it on this "
+                f"platform on purpose, set the schedule file's \"platform\" to null)"]
     devices = costs.platform.devices
     named = [p.device for ps in schedule.parts.values() for p in ps] + list(schedule.order)
     missing = next((d for d in named if d not in devices), None)
