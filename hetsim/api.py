@@ -114,7 +114,9 @@ def run(
             ``spikeduet`` (exact) for spiking networks (or ``all-m33``, ``all-dense-mvp``).
         contention: what to model in the replays: ``"links,cim-bus"``, ``"all"``, ``"none"`` (the default:
             the ILP's contention-free timing), or a set of kinds.
-        schedule: replay this :class:`~hetsim.schedule.Schedule` (or schedule JSON file) instead of mapping.
+        schedule: replay this :class:`~hetsim.schedule.Schedule` (or schedule JSON file) instead of mapping; one
+            made for another workload or platform (by name: a ``with_overrides`` platform is named after its
+            overrides) is refused, :func:`hetsim.check.require_made_for`.
         fold_constants: ops computed only from constants (weight ``DequantizeLinear`` in QDQ graphs, ``Constant``
             nodes) cost nothing, as ONNX Runtime folds them at session creation (the default); ``False`` charges
             them on every inference, for a runtime that does not fold.

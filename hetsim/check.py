@@ -306,6 +306,52 @@ def require_feasible(costs: CostModel, schedule: Schedule, *, views: tuple[dict,
         raise ScheduleError(f"schedule does not fit platform {costs.platform.name!r}: {bad[0]}{more}")
 
 
+def made_for_violations(costs: CostModel, schedule: Schedule) -> list[str]:
+    """Why ``schedule`` was made for another workload or platform than the cost model's (empty when it was made
+    for them, or says nothing against them).
+
+    Checks, in this order: the workload name (``schedule.workload``) and the platform name
+    (``schedule.platform``), each when the schedule records one; then that every device the schedule names (its
+    parts and its device orders) is a device of the platform. A platform changed by ``--set`` (or
+    :meth:`~hetsim.platform.Platform.with_overrides`) is named after its overrides (``puma-arm with
+    devices.cim.crossbars=50``), so a schedule made on 50 crossbars is refused on the unchanged file (100), and
+    replays on the same file with the same overrides.
+
+    Not checked here (ours: the schedule file carries names, no fingerprint of the platform's content): a
+    platform file edited without changing its name is the same platform to this check; whether the schedule
+    then fits (every op on a device that runs it, capacities, placement) is :func:`fit_violations`' and
+    :func:`placement_violations`' question, asked before every replay. A schedule without names (written by
+    hand, or with ``"platform": null``) is checked device by device only: the way to replay a mapping on a
+    changed platform on purpose.
+    """
+    wl, plat = costs.workload.name, costs.platform.name
+    if schedule.workload is not None and schedule.workload != wl:
+        return [f"this schedule was made for workload {schedule.workload!r}, not {wl!r}"]
+    if schedule.platform is not None and schedule.platform != plat:
+        return [f"this schedule was made for platform {schedule.platform!r}, not {plat!r} (to replay it on this "
+                f"platform on purpose, set the schedule file's \"platform\" to null)"]
+    devices = costs.platform.devices
+    named = [p.device for ps in schedule.parts.values() for p in ps] + list(schedule.order)
+    missing = next((d for d in named if d not in devices), None)
+    if missing is not None:
+        made = f"made for platform {schedule.platform!r}" if schedule.platform is not None else "of no named platform"
+        return [f"this schedule ({made}) uses device {missing!r}, which platform {plat!r} does not have (devices: "
+                f"{', '.join(devices)})"]
+    return []
+
+
+def require_made_for(costs: CostModel, schedule: Schedule) -> None:
+    """Refuse a saved schedule replayed on another workload or platform (:func:`made_for_violations`): every
+    path that replays a schedule it was given calls this before the replay.
+
+    Raises:
+        ScheduleError: one line naming the schedule's workload or platform and the one it is replayed on.
+    """
+    bad = made_for_violations(costs, schedule)
+    if bad:
+        raise ScheduleError(bad[0])
+
+
 @dataclass
 class CheckReport:
     """Outcome of :func:`check_schedule`.

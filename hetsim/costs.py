@@ -17,6 +17,19 @@ from hetsim.workload.kinds import DAG, kinds_of
 from hetsim.workload.op import Op, Workload, foldable_ops
 
 
+def check_runs_dags(platform: Platform) -> None:
+    """Refuse a platform whose host runs no DAG of tensor operators (an SNN platform, platforms/efr32mg24.yaml):
+    the cost model's first check, and the ONNX sweep loader's for every platform and point.
+
+    Raises:
+        PlatformError: one line naming the platform and its host's kind.
+    """
+    host_dev = platform.devices[platform.host]
+    if DAG not in kinds_of(host_dev):
+        raise PlatformError(f"platform {platform.name!r} has a {host_dev.kind!r} host and runs spiking networks "
+                            "(workloads/snn/*.yaml), not ONNX models")
+
+
 class CostModel:
     """Per-(op, device) latencies, capacity demands and per-edge transfer times for one workload on one platform.
 
@@ -43,10 +56,7 @@ class CostModel:
     """
 
     def __init__(self, workload: Workload, platform: Platform, fold_constants: bool = True):
-        host_dev = platform.devices[platform.host]
-        if DAG not in kinds_of(host_dev):  # e.g. an SNN platform (platforms/efr32mg24.yaml)
-            raise PlatformError(f"platform {platform.name!r} has a {host_dev.kind!r} host and runs spiking networks "
-                                "(workloads/snn/*.yaml), not ONNX models")
+        check_runs_dags(platform)
         self.workload = workload
         self.platform = platform
         self.fold_constants = bool(fold_constants)

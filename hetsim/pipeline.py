@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from hetsim.check import require_made_for
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError
 from hetsim.mappers import get_mapper
@@ -146,7 +147,8 @@ def run(
         contention: contention kinds to model in both replays: ``"links,cim-bus"``, ``"all"``, ``"none"`` or a
             set of kinds (:func:`~hetsim.sim.engine.parse_contention`).
         mapper_options: keyword arguments for the mapper (an option it does not take is an error).
-        schedule: replay this schedule (or schedule JSON file) instead of running a mapper.
+        schedule: replay this schedule (or schedule JSON file) instead of running a mapper; refused (ScheduleError)
+            when made for another workload or platform (:func:`hetsim.check.require_made_for`).
         fold_constants: ops computed only from constants cost nothing (ONNX Runtime folds them at session
             creation); ``False`` charges them like any op (:class:`~hetsim.costs.CostModel`).
         reorder, sample, seed, timeline: spiking networks only (:func:`run_snn`).
@@ -185,7 +187,7 @@ def run(
     costs = CostModel(wl, plat, fold_constants=fold_constants)
     check_baseline(plat, where, DAG)  # it maps such models: after the cost model's check the platform runs them
     if schedule is not None:
-        schedule.check_made_for(wl.name)
+        require_made_for(costs, schedule)  # its workload, platform and devices: one line, before the replay
     sched = schedule if schedule is not None else m.map(costs)
     result = simulate(costs, sched, kinds)
     base_name = plat.baseline

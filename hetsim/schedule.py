@@ -96,7 +96,8 @@ class Schedule:
         start_s, finish_s: predicted start/finish per op, seconds (empty if the mapper predicts none).
         makespan_s: the mapper's own makespan prediction, seconds (``None`` if none).
         stats: mapper/solver statistics (variables, constraints, solve time, status, MIP gap, ...).
-        workload, platform: names of the workload and platform it was made for (``None`` if unknown).
+        workload, platform: names of the workload and platform it was made for (``None`` if unknown); a replay
+            refuses another (:func:`hetsim.check.require_made_for`).
         after: op name -> ops that must have *finished* before it starts, beyond its data dependencies (control
             dependencies: SpikeDuet's blocking execution, where the host waits for every MVP launch, is the
             program order as such a chain). Empty for most schedules.
@@ -216,13 +217,6 @@ class Schedule:
         """True when ``op`` runs as channel-range parts."""
         p = self.parts[op]
         return len(p) > 1 or p[0].channels is not None
-
-    def check_made_for(self, workload: str) -> None:
-        """Raise :class:`ScheduleError` when the schedule names another workload than the one it is replayed on
-        (a schedule without a name is checked op by op later). Another platform is allowed: replaying a mapping
-        on a changed platform is a what-if the simulator is for, and the checker says whether it fits."""
-        if self.workload is not None and self.workload != workload:
-            raise ScheduleError(f"this schedule was made for workload {self.workload!r}, not {workload!r}")
 
     def devices_of(self, op: str) -> list[str]:
         """The devices running ``op``, in part order."""

@@ -7,7 +7,7 @@ import json
 import pytest
 from conftest import PLATFORMS, assert_input_error, run_cli
 
-from hetsim.check import check_schedule, fit_violations, require_feasible
+from hetsim.check import check_schedule, fit_violations, made_for_violations, require_feasible
 from hetsim.costs import CostModel
 from hetsim.errors import ScheduleError
 from hetsim.mappers import get_mapper
@@ -29,8 +29,12 @@ def test_greedy_schedule_refused_on_a_smaller_crossbar_budget(yolov5n_costs, gre
     assert fit_violations(small, greedy) == ["cim: 94 crossbars used, 50 available (CPU-CIM ILP, Eq. 14)"]
     with pytest.raises(ScheduleError, match="94 crossbars used, 50 available"):
         simulate(small, greedy)
+    with pytest.raises(ScheduleError, match=r"made for platform 'puma-arm', not 'puma-arm with "
+                                            r"devices.cim.crossbars=50'"):
+        run(small.platform, small.workload, schedule=greedy)  # another platform: refused before the fit
+    same_name = small.platform.with_overrides({}, name="puma-arm")  # edited, name kept: the fit check refuses it
     with pytest.raises(ScheduleError, match="94 crossbars used, 50 available"):
-        run(small.platform, small.workload, schedule=greedy)
+        run(same_name, small.workload, schedule=greedy)
     assert not check_schedule(small, greedy).ok
     require_feasible(yolov5n_costs, greedy)  # fits where it was made
 
@@ -44,6 +48,41 @@ def test_cli_replay_of_a_schedule_that_does_not_fit_exits_2(yolov5n_costs, greed
     plat.write_text(text)
     code, _, err = run_cli(capsys, "run", plat, yolov5n_costs.workload.source, "--schedule", s)
     assert_input_error(code, err, "does not fit platform", "94 crossbars used, 50 available")
+
+
+def test_a_schedule_for_another_platform_is_refused_in_one_line(yolov5n_costs, greedy, tmp_path, capsys):
+    s = tmp_path / "s.json"
+    s.write_text(greedy.to_json())  # made for puma-arm (platforms/puma.yaml)
+    model = yolov5n_costs.workload.source
+    for cmd in ("run", "validate"):
+        code, _, err = run_cli(capsys, cmd, PLATFORMS / "cim-npu.yaml", model, "--schedule", s)
+        assert_input_error(code, err, "this schedule was made for platform 'puma-arm', not 'cim-npu'")
+        # the same file changed by --set is another platform too (its name lists the overrides)
+        code, _, err = run_cli(capsys, cmd, PLATFORMS / "puma.yaml", model, "--schedule", s,
+                               "--set", "devices.cim.crossbars=200")
+        assert_input_error(code, err, "made for platform 'puma-arm', not 'puma-arm with devices.cim.crossbars=200'")
+    code, out, err = run_cli(capsys, "validate", PLATFORMS / "puma.yaml", model, "--schedule", s)
+    assert code == 0 and "valid" in out, err  # and it still replays where it was made
+
+
+def test_a_schedule_without_a_platform_name_is_checked_device_by_device(yolov5n_costs, greedy):
+    cim = next(v for v, d in greedy.assignment.items() if d == "cim")
+    for platform in ("puma-arm", None):
+        bad = Schedule.from_dict({**greedy.to_dict(), "platform": platform})
+        bad.parts[cim] = [Part("xpu")]
+        with pytest.raises(ScheduleError, match=r"uses device 'xpu', which platform 'puma-arm' does not have "
+                                                r"\(devices: host, cim\)"):
+            run(yolov5n_costs.platform, yolov5n_costs.workload, schedule=bad)
+        assert made_for_violations(yolov5n_costs, bad)
+    nameless = Schedule.from_dict({**greedy.to_dict(), "platform": None})
+    assert made_for_violations(yolov5n_costs, nameless) == []  # a what-if on purpose: the fit check decides
+    other = CostModel(yolov5n_costs.workload, load_platform(PLATFORMS / "cim-npu.yaml"))
+    assert made_for_violations(other, nameless) == []  # cim-npu has a host and a cim too
+    assert made_for_violations(other, greedy)[0].startswith(
+        "this schedule was made for platform 'puma-arm', not 'cim-npu' (to replay it on this platform on purpose")
+    wrong = Schedule.from_dict({**greedy.to_dict(), "workload": "resnet"})
+    assert made_for_violations(yolov5n_costs, wrong) == [
+        f"this schedule was made for workload 'resnet', not {yolov5n_costs.workload.name!r}"]
 
 
 def test_unknown_device_and_unsupported_op_are_refused(yolov5n_costs, greedy):

@@ -179,8 +179,13 @@ def test_a_schedule_of_another_model_is_refused_by_name(capsys, tmp_path):
     sched = tmp_path / "s.json"
     assert run_cli(capsys, "map", PUMA, R18, "-o", sched, "--mapper", "heft")[0] == 0
     assert_input_error(*run_cli(capsys, "run", PUMA, YOLO, "--schedule", sched)[::2], "resnet18_int8_qdq")
-    # the same mapping replayed on another platform is a legitimate what-if
+    # and by platform: puma-x86 is another platform (it had replayed without a word)
     x86 = PUMA.parent / "puma-x86.yaml"
+    assert_input_error(*run_cli(capsys, "run", x86, R18, "--schedule", sched)[::2],
+                       "made for platform 'puma-arm', not 'puma-x86'")
+    # the what-if on purpose: a schedule that names no platform is checked device by device, and fits here
+    d = json.loads(sched.read_text())
+    sched.write_text(json.dumps({**d, "platform": None}))
     assert run_cli(capsys, "run", x86, R18, "--schedule", sched)[0] == 0
 
 

@@ -75,9 +75,14 @@ def test_map_and_validate_use_the_changed_platform(capsys, tmp_path):
     code, out, err = run_cli(capsys, "validate", PUMA, R18, "--schedule", sched, "--set", "devices.cim.crossbars=25")
     assert code == 0, err
     assert "valid" in out
-    # on 10 crossbars the schedule made for 25 does not fit
+    # 10 crossbars is another platform (its name lists the overrides): refused in one line, naming both
     code, out, err = run_cli(capsys, "validate", PUMA, R18, "--schedule", sched, "--set", "devices.cim.crossbars=10")
-    assert code == 1 and "INVALID" in out
+    assert_input_error(code, err, "made for platform 'puma-arm with devices.cim.crossbars=25', not "
+                                  "'puma-arm with devices.cim.crossbars=10'")
+    # and so is the file without the override; run refuses it too
+    for cmd in ("validate", "run"):
+        code, out, err = run_cli(capsys, cmd, PUMA, R18, "--schedule", sched)
+        assert_input_error(code, err, "made for platform 'puma-arm with devices.cim.crossbars=25', not 'puma-arm'")
 
 
 def test_inspect_shows_the_changed_latencies(capsys):

@@ -278,9 +278,37 @@ def test_a_closed_loop_that_reaches_the_request_bound_stops_with_one_line(monkey
 
     monkeypatch.setattr(run_mod, "MAX_REQUESTS", 50)
     plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
-    sc = _scenario({"a": {"arrival": {"process": "closed"}, "duration_s": 10.0}})
+    # two users: the count is not predicted at load (their requests queue), the replay's check stops it
+    sc = _scenario({"a": {"arrival": {"process": "closed", "population": 2}, "duration_s": 10.0}})
     with pytest.raises(ScenarioError, match="stream 'a' reached 50 requests before its duration_s"):
         run_scenario(plat, sc, workloads={"a": _one_op("a", 10)})
+
+
+def test_a_closed_loop_of_one_user_certain_to_reach_the_bound_is_refused_before_the_replay(monkeypatch):
+    """One user alone on the SoC: each request takes the alone makespan (10 ns), so 10 s make 1e9 requests, far
+    past the bound; refused before any request is simulated (the replay had run to the bound first; found by
+    the hostile-input round). 1e-6 s, or a think time of 1 s, stay within it and run."""
+    import hetsim.scenario.run as run_mod
+
+    def no_replay(*_a, **_k):
+        raise AssertionError("replayed")
+
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    for think, needle in [(0.0, "about 1e+09 requests"), (5e-9, "about 6.67e+08 requests")]:
+        sc = _scenario({"a": {"arrival": {"process": "closed", "think_s": think}, "duration_s": 10.0}})
+        with monkeypatch.context() as mp:
+            mp.setattr(run_mod, "_replay", no_replay)
+            with pytest.raises(ScenarioError, match=re.escape(
+                    f"stream 'a', a closed loop of one user, duration_s 10 at think_s {think:g} + 1e-08 s per "
+                    f"request makes {needle}; a stream runs at most 10,000,000")):
+                run_scenario(plat, sc, workloads={"a": _one_op("a", 10)})
+    monkeypatch.setattr(run_mod, "MAX_REQUESTS", 50)  # exact: 50 requests fit 50 x 10 ns, 60 do not (> 1 %)
+    ok = run_scenario(plat, _scenario({"a": {"arrival": {"process": "closed"}, "duration_s": 5e-7}}),
+                      workloads={"a": _one_op("a", 10)})
+    assert len(ok.requests) == 50
+    with pytest.raises(ScenarioError, match="makes about 60 requests"):
+        run_scenario(plat, _scenario({"a": {"arrival": {"process": "closed"}, "duration_s": 6e-7}}),
+                     workloads={"a": _one_op("a", 10)})
 
 
 def test_a_jitter_above_the_period_is_refused():

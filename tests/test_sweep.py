@@ -285,3 +285,20 @@ def test_a_sweep_name_that_is_not_a_file_name_cannot_make_the_default_output(tmp
             load(p)
         p.write_text(yaml.safe_dump({**spec, "output": str(tmp_path / "t.csv")}))  # with an output, any name
         assert load(p).output == tmp_path / "t.csv"
+
+
+def test_an_onnx_sweep_on_an_snn_platform_is_refused_at_load(tmp_path, capsys):
+    """platforms/efr32mg24.yaml has a Cortex-M33 host that runs spiking networks only: an ONNX sweep over it is
+    refused before any point, in one line, exit 2 (every point had failed into an error row; found by the
+    hostile-input round), with the message a single run gives."""
+    from conftest import assert_input_error
+
+    efr = str(ROOT / "platforms/efr32mg24.yaml")
+    spec = write_spec(tmp_path, platforms=[str(ROOT / "platforms/puma.yaml"), efr], parameters={},
+                      mappers=["heft"])
+    with pytest.raises(InputError, match=r"platforms: .*efr32mg24.yaml: platform 'efr32mg24' has a 'cortex-m' "
+                                         r"host and runs spiking networks .*not ONNX models"):
+        load_sweep(spec)
+    code = main(["sweep", str(spec)])
+    assert_input_error(code, capsys.readouterr().err, "efr32mg24", "not ONNX models")
+    assert not (tmp_path / "out.csv").exists()

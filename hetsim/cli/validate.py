@@ -38,6 +38,7 @@ def cmd_validate(args) -> int:
     """``hetsim validate``: check a schedule (a mapper's, or ``--schedule``) and replay it against its promise;
     for a spiking network, against the vectorised evaluator on one eval sample
     (:func:`hetsim.snn.evaluate.validate_snn_schedule`)."""
+    from hetsim.check import require_made_for
     from hetsim.schedule import Schedule
     from hetsim.validate import validate_schedule
 
@@ -46,7 +47,7 @@ def cmd_validate(args) -> int:
     costs = _map_costs(args)
     if args.schedule:
         sched = Schedule.load(args.schedule)
-        sched.check_made_for(costs.workload.name)
+        require_made_for(costs, sched)
     else:
         sched = _mapper(args, snn).map(costs)
     if snn:

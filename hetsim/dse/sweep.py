@@ -528,20 +528,30 @@ def _check_workloads(p: Path, spec: SweepSpec) -> None:
 
 
 def _check_platforms(p: Path, spec: SweepSpec) -> None:
-    """Every platform loads (and runs SNNs, for an SNN sweep), names a known baseline mapper, and every value of
+    """Every platform loads (and runs SNNs, for an SNN sweep; ONNX models, for an ONNX sweep, with every
+    parameter value: :func:`hetsim.costs.check_runs_dags`), names a known baseline mapper, and every value of
     every parameter applies to it (a boolean or an infinity among them, an unknown ``baseline``, fails here, not in
     a point).
 
     Raises:
-        InputError: a bad platform, one without the SNN engines, an unknown baseline, a parameter path or value it
-            refuses.
+        InputError: a bad platform, one without the SNN engines, an ONNX sweep's platform whose host runs spiking
+            networks only, an unknown baseline, a parameter path or value it refuses.
     """
+    from hetsim.costs import check_runs_dags
     from hetsim.mappers.base import check_baseline
     from hetsim.platform import load_platform
+
+    def runs_dags(platform, where: str) -> None:
+        try:
+            check_runs_dags(platform)  # as the cost model of every point would refuse it (an SNN platform)
+        except InputError as err:
+            raise InputError(f"{where}: {err}") from None
 
     for plat in spec.platforms:
         platform = load_platform(plat)
         check_baseline(platform, f"{p}: platforms: {plat}")  # its name (a point checks its kind, after the platform's)
+        if not spec.is_snn:
+            runs_dags(platform, f"{p}: platforms: {plat}")
         if spec.is_snn:
             from hetsim.activity_costs import engines_of
 
@@ -556,6 +566,8 @@ def _check_platforms(p: Path, spec: SweepSpec) -> None:
                 except InputError as err:
                     raise InputError(f"{p}: parameters: {key!r} does not apply to {plat.name}: {err}") from None
                 check_baseline(changed, f"{p}: parameters")
+                if not spec.is_snn:  # a parameter may change the host
+                    runs_dags(changed, f"{p}: parameters: {key}={value!r}")
 
 
 def _takes_threads(mapper: str) -> bool:

@@ -76,6 +76,12 @@ def format_scenario_report(r: ScenarioResult) -> str:
     return "\n".join(out)
 
 
+def _no_rate_text(b: dict) -> str:
+    """Which streams the bottleneck's load leaves out for want of a rate (a trace at one instant)."""
+    which = "; ".join(f"{n}: {why}" for n, why in b["no_rate"].items())
+    return f"no offered rate for {which} (not counted)"
+
+
 def _rates_text(b: dict, streams: int) -> str:
     """What rates the bottleneck's load is at (``streams``: how many streams there are): the offered rates, closed
     loops at their measured throughput."""
@@ -91,11 +97,14 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
     """The mapping's analytic bottleneck and, with a comparison, both objectives' replayed throughput."""
     b = r.summary.get("bottleneck") or {}
     out = []
+    if b.get("no_rate") and not b.get("resource"):
+        out.append(f"  {r.summary.get('objective', 'latency')} mapping: analytic bottleneck n/a: {_no_rate_text(b)}")
     if b.get("resource"):
         scale = b.get("max_rate_scale")
         out.append(f"  {r.summary.get('objective', 'latency')} mapping: analytic bottleneck {b['resource']} at "
                    f"{b['load']:.1%} of its capacity at {_rates_text(b, len(r.models))}"
-                   + (f" (the SoC sustains at most {scale:.3g}x these rates)" if scale else ""))
+                   + (f" (the SoC sustains at most {scale:.3g}x these rates)" if scale else "")
+                   + (f"; {_no_rate_text(b)}" if b.get("no_rate") else ""))
         ports = b.get("memory_ports")
         if ports:
             names = ", ".join(ports["memories"])
@@ -193,11 +202,14 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
             ("energy", f"{s['energy_j'] * 1e3:.6g} mJ over the simulated time (active + idle"
                        + (" + sleep" if "sleep_s" in r.devices.columns else "") + f"); "
                        f"{s['energy_per_request_j'] * 1e3:.6g} mJ per request")]
+    if b.get("no_rate") and not b.get("resource"):
+        head.append(("analytic bottleneck", f"n/a: {_no_rate_text(b)}"))
     if b.get("resource"):
         scale = b.get("max_rate_scale")
         head.append(("analytic bottleneck", f"{b['resource']} at {b['load']:.2%} of its capacity at "
                      f"{_rates_text(b, len(r.models))}"
-                     + (f": the SoC sustains at most {scale:.4g}x these rates" if scale else "")))
+                     + (f": the SoC sustains at most {scale:.4g}x these rates" if scale else "")
+                     + (f"; {_no_rate_text(b)}" if b.get("no_rate") else "")))
     sat = [f"{row['stream']}: {row['saturation']}" for row in r.streams.to_dict(orient="records")
            if row["saturated"]]
     if sat:

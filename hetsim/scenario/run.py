@@ -52,7 +52,8 @@ class StreamModel:
             (``active_w`` x duration) plus the kinds' per-op and per-byte energies; idle energy is the SoC's.
         busy_s: per device and link, seconds one request keeps it busy (unit-seconds on a serial device); the
             load a stream offers is ``rate x busy_s``.
-        rate_hz: the rate the stream offers (:func:`stream_rate`), as the throughput objective weighs it.
+        rate_hz: the rate the stream offers (:func:`stream_rate`), as the throughput objective weighs it;
+            ``None`` for a trace whose arrivals are all at one instant (no rate).
         alone: that request's replay (:class:`~hetsim.sim.engine.SimResult`), kept for the activation check
             after every stream is mapped (:func:`_check_memories`).
         activation_peak: checked memory -> ``(peak bytes, bytes available)``: one request's live activations at
@@ -70,7 +71,7 @@ class StreamModel:
     busy_s: dict[str, float]
     op_j: dict[str, float]
     bytes: dict[str, float]
-    rate_hz: float = 0.0
+    rate_hz: float | None = 0.0
     alone: object = None
     activation_peak: dict = field(default_factory=dict)
 
@@ -168,6 +169,11 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
     out: dict[str, StreamModel] = {}
     if objective == "throughput":
         from hetsim.mappers.base import _mapper_class
+
+        burst = next((n for n, x in rates.items() if x is None), None)
+        if burst is not None:
+            raise ScenarioError(f"objective throughput: stream {burst!r} offers no rate (its trace's arrivals are "
+                                "all at one instant) for the throughput objective to weigh it by; map for latency")
 
         if getattr(_mapper_class(mapper), "throughput_method", None) is None:
             raise InputError(f"objective throughput: mapper {mapper!r} has none (cpsat solves it exactly; heft and "
@@ -273,7 +279,7 @@ def _check_memories(platform: Platform, models: dict[str, StreamModel]) -> None:
 
 
 def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: Platform,
-           contention: frozenset[str], rate_hz: float) -> StreamModel:
+           contention: frozenset[str], rate_hz: float | None) -> StreamModel:
     """One request of ``sched`` alone on the SoC: its makespan, energy, busy time per device and link.
 
     The replay is kept (:attr:`StreamModel.alone`): :func:`_check_memories` checks its live activations (the
@@ -291,10 +297,11 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
                        dev["op_j"].to_dict(), dev["bytes"].to_dict(), rate_hz, alone)
 
 
-def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
+def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float | None:
     """The rate (requests per second) a stream offers, as the throughput objective weighs it: ``1 / period_s``,
-    ``rate_hz``, a trace's arrivals before its last over its span (as :func:`rates_measured` counts); a
-    closed loop (ours): ``population`` requests per cycle of
+    ``rate_hz``, a trace's arrivals before its last over its span (as :func:`rates_measured` counts); ``None``
+    for a trace whose arrivals (those the replay makes) are all at one instant (an instantaneous burst, or one
+    arrival: no span, no rate; it had been given 1.0/s); a closed loop (ours): ``population`` requests per cycle of
     ``think_s`` plus the critical path with every op on its fastest device (the most it could offer)."""
     a = st.arrival
     if a.process == "periodic":
@@ -304,7 +311,7 @@ def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float:
     if a.process == "trace":  # the arrivals the replay makes (count and duration_s cut as arrival_times cuts)
         t = np.fromiter(arrival_times(st, folder, np.random.default_rng(0)), dtype=float)
         # arrivals in [first, last) over that span, as the measured offered rate (rates_measured)
-        return float(np.count_nonzero(t < t[-1])) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 1.0
+        return float(np.count_nonzero(t < t[-1])) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else None
     g = costs.workload.graph
     fin: dict[str, float] = {}
     for v in costs.workload.topological_order():
@@ -701,14 +708,16 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, measured: dict[str, pd.D
         off, thr = row["offered_hz"], row["throughput_hz"]
         served = (f"; served {thr:.4g}/s of {off:.4g}/s offered" if off is not None and thr is not None
                   and off == off and thr == thr else "")
+        bneck = (f"the analytic bottleneck {res} at {val:.1%}" if models[name].rate_hz is not None
+                 else "no offered rate (its arrivals are at one instant), no analytic load")
         if over:
             text = f"the analytic load of {res_s} at {val_s:.1%} of its capacity at the offered rates{served}"
             text += f"; {trend}" if grows else f"; {trend}: no clear trend yet (a more urgent stream may stay steady)"
         elif grows:
-            text = (f"the backlog grows: {trend}{served}, although the analytic bottleneck {res} is at {val:.1%} "
+            text = (f"the backlog grows: {trend}{served}, although {bneck.replace(' at ', ' is at ', 1)} "
                     "(a transient, or contention the analytic loads leave out)")
         else:
-            text = f"steady: {trend}; the analytic bottleneck {res} at {val:.1%}"
+            text = f"steady: {trend}; {bneck}"
         sat.append(bool(over or grows))
         why.append(text)
     streams["saturated"] = sat
@@ -863,6 +872,7 @@ def run_scenario(
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
+    check_request_cap(sc, models)  # before the replay: a cap certain to be reached is refused, not simulated
     req, streams, devices, trace, T, (loads, res, val, closed) = _replay(sc, plat, models, where, kinds, dispatch)
     total = float(devices["energy_j"].sum())
     summary = {
@@ -875,6 +885,12 @@ def run_scenario(
         "streams": _records(streams), "devices": _records(devices),
         "saturated": bool(streams["saturated"].any() or (val >= 1.0 and not closed)),
     }
+    notes_of = dict(zip(streams["stream"], streams["offered_note"], strict=True))
+    no_rate = {n: notes_of.get(n) or "no arrival span" for n, m in models.items() if m.rate_hz is None}
+    if no_rate:  # trace streams at one instant: no nominal rate, not counted in the bottleneck's load
+        summary["bottleneck"]["no_rate"] = no_rate
+        if len(no_rate) == len(models):  # no stream offers a rate: no load to report (n/a), not 0 %
+            summary["bottleneck"].update({"resource": None, "load": None, "max_rate_scale": None})
     none = [(r["stream"], r["offered_note"]) for r in streams.to_dict(orient="records") if r["offered_note"]]
     if none:  # the device table's offered load counts the streams with a measured offered rate only
         which = "; ".join(f"{n}: {why}" for n, why in none)
@@ -908,7 +924,8 @@ def run_scenario(
 def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> tuple[dict[str, float], list[str]]:
     """The rates the analytic bottleneck is evaluated at: an open stream's nominal rate (:func:`stream_rate`); a
     closed loop's measured throughput (it offers no rate: its load follows the SoC's service, so the bottleneck
-    says how busy the mapping keeps each resource at the rate it ran). Returns ``(rates, closed streams)``."""
+    says how busy the mapping keeps each resource at the rate it ran); 0 for a trace at one instant (no rate).
+    Returns ``(rates, closed streams)``."""
     thr = dict(zip(streams["stream"], streams["throughput_hz"], strict=True))
     rates, closed = {}, []
     for n, m in models.items():
@@ -916,9 +933,42 @@ def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> 
             closed.append(n)
             x = thr.get(n)
             rates[n] = float(x) if x is not None and x == x else 0.0
-        else:
-            rates[n] = m.rate_hz
+        else:  # a trace at one instant offers none (stream_rate): not counted (the summary's no_rate says so)
+            rates[n] = 0.0 if m.rate_hz is None else m.rate_hz
     return rates, closed
+
+
+def check_request_cap(sc: Scenario, models: dict[str, StreamModel]) -> None:
+    """Refuse up front a closed loop certain to reach :data:`~hetsim.scenario.spec.MAX_REQUESTS` before its
+    ``duration_s`` (the replay would simulate the cap's ten million requests, then stop with an error).
+
+    Predicted only where the count is exact (ours): the scenario's one stream is a closed loop of one user on a
+    SoC without sleep states, so every request runs alone and takes the alone replay's makespan ``M``; user
+    arrivals are at ``k (think_s + M)`` while before ``duration_s``, i.e. ``duration_s / (think_s + M)``
+    requests (infinitely many when that cycle is 0). It is refused when that exceeds the cap by more than 1 %
+    (a margin for the float sums). Not predicted: several users or streams (requests queue behind each other;
+    their latencies have no bound the load knows) or a sleeping device (a wake-up lengthens the cycle): there
+    the replay's own check stops the stream at the cap.
+
+    Raises:
+        ScenarioError: one line naming the stream, its duration_s, think_s and latency, and the cap.
+    """
+    if len(models) != 1:
+        return
+    (name, m), = models.items()
+    st, a = m.stream, m.stream.arrival
+    if a.process != "closed" or a.population != 1 or st.duration_s is None:
+        return
+    if any(d.serial and d.sleep is not None for d in m.costs.devices.values()):
+        return
+    cycle = a.think_s + m.makespan_s
+    n = float("inf") if cycle <= 0 else st.duration_s / cycle
+    if n > MAX_REQUESTS * 1.01:
+        many = "endlessly many requests at t = 0" if cycle <= 0 else f"about {n:.3g} requests"
+        raise ScenarioError(f"scenario {sc.name!r}: stream {name!r}, a closed loop of one user, duration_s "
+                            f"{st.duration_s:g} at think_s {a.think_s:g} + {m.makespan_s:.3g} s per request makes "
+                            f"{many}; a stream runs at most {MAX_REQUESTS:,} (a shorter duration_s, a longer "
+                            "think_s, or a count)")
 
 
 def _scale(load: float, closed: list[str]) -> float | None:

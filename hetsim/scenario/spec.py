@@ -190,17 +190,44 @@ class Scenario(_Model):
         return self
 
 
+def _check_mapper(sc: Scenario, p: Path) -> None:
+    """The scenario's ``mapper`` and its ``mapper_options`` as :func:`hetsim.scenario.run.map_streams` takes them
+    (``objective`` is the scenario's own field there): a registered mapper that takes every option, each value in
+    its range (:func:`hetsim.mappers.get_mapper`).
+
+    Raises:
+        ScenarioError: one line starting with the file's path, as the scenario's other errors do.
+    """
+    from hetsim.mappers import MAPPERS, get_mapper
+    from hetsim.mappers.base import _mapper_class
+
+    if sc.mapper not in MAPPERS:  # maybe a plugin's (hetsim/plugins.py)
+        from hetsim.plugins import load_plugins
+
+        load_plugins()
+    try:
+        _mapper_class(sc.mapper)
+    except InputError as err:
+        raise ScenarioError(f"{p}: mapper: {err}") from None
+    try:
+        get_mapper(sc.mapper, **{k: v for k, v in sc.mapper_options.items() if k != "objective"})
+    except InputError as err:
+        raise ScenarioError(f"{p}: mapper_options: {err}") from None
+
+
 def load_scenario(path: str | Path) -> tuple[Scenario, Path]:
     """Read and validate a scenario YAML file; returns the scenario and the folder its relative paths are in.
 
     Raises:
         ScenarioError: missing file, YAML syntax error, or a validation error (one line per problem naming the
-            field path; an unknown field gets the closest known name).
+            field path; an unknown field gets the closest known name); an unknown mapper, or an option it does not
+            take or a value out of its range (:func:`_check_mapper`).
     """
     from hetsim.platform import read_yaml_model
 
     p = Path(path)
     sc = read_yaml_model(p, Scenario, ScenarioError, "scenario file", "with 'streams'")
+    _check_mapper(sc, p)
     if not sc.name:
         sc = sc.model_copy(update={"name": p.stem})
     return sc, p.resolve().parent

@@ -151,7 +151,8 @@ def _plan(net, plat, m, schedule, mapper: str):
     memories) and its configuration name (``None``: named after the mapper and mode).
 
     Raises:
-        ScheduleError: a saved schedule made for another network, or whose weight tables do not fit.
+        ScheduleError: a saved schedule made for another network or platform
+            (:func:`hetsim.check.require_made_for`), or whose weight tables do not fit.
     """
     from hetsim.activity_costs import ActivityCostModel
     from hetsim.snn.unroll import unroll
@@ -160,7 +161,9 @@ def _plan(net, plat, m, schedule, mapper: str):
     cm = ActivityCostModel(wl, plat, "eval")
     if schedule is None:
         return cm, m.map(cm), None
-    schedule.check_made_for(wl.name)
+    from hetsim.check import require_made_for
+
+    require_made_for(cm, schedule)
     bad = cm.schedule_violations(schedule)
     if bad:
         raise ScheduleError(f"schedule does not fit platform {plat.name!r}: {bad[0]}")
