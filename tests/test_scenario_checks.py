@@ -657,6 +657,21 @@ def test_a_bad_mapper_or_mapper_option_names_the_scenario_file(tmp_path, capsys)
     assert load_scenario(sc)[0].mapper_options == {"time_limit_s": 5, "objective": "throughput"}  # valid: kept
 
 
+def test_a_burst_only_scenario_reports_no_per_resource_load(tmp_path):
+    """Three arrivals at one instant of ResNet-20 on puma.yaml (its transfers use the bus): no stream offers a
+    rate, so the bottleneck is n/a and no resource has a load either; summary.json's bottleneck.loads had kept
+    {'bus': 0.0}, which report.html's "Analytic loads" table showed as a 0 % load (found by the docs check)."""
+    from hetsim.platform import load_platform
+    from hetsim.scenario.run import run_scenario
+
+    (tmp_path / "t.csv").write_text("arrival_s\n" + "0.5\n" * 3)
+    sc = _stream(arrival={"process": "trace", "file": str(tmp_path / "t.csv")})
+    r = run_scenario(load_platform(PUMA), sc, folder=tmp_path)
+    b = r.summary["bottleneck"]
+    assert b["resource"] is None and b["load"] is None and list(b["no_rate"]) == ["a"]
+    assert b["loads"] == {}
+
+
 def test_a_trace_at_one_instant_has_no_nominal_rate_and_no_analytic_load(tmp_path):
     """Five arrivals at t = 0.5 s offer no rate (no span): the nominal rate was 1.0/s, so the bottleneck line said
     'host at 0.3% of its capacity ... sustains at most 333x these rates' (found by the hostile-input round). Now

@@ -50,7 +50,9 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
                    "(default: the first 4 per device, the rest counted)")
-    p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper")
+    p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper "
+                   "(only on the platform it names, --set overrides included; a file whose \"platform\" is "
+                   "null replays wherever it fits)")
     p.add_argument("--spill", action="store_true",
                    help="live activations beyond a memory's capacity spill to the next memory, the traffic reported "
                    "and charged, instead of the run being refused (ONNX models; docs/models.md, activation "

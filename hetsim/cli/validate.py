@@ -29,7 +29,9 @@ def add_parser(sub) -> None:
                        "each memory's capacity. Exit code 0 valid, 1 invalid.")
     _add_map_args(p)
     _add_snn_map_args(p)
-    p.add_argument("--schedule", type=Path, help="validate this schedule.json instead of running --mapper")
+    p.add_argument("--schedule", type=Path, help="validate this schedule.json instead of running --mapper (only on the "
+                   "platform it names, --set overrides included; a file whose \"platform\" is null "
+                   "is checked wherever it fits)")
     p.add_argument("--rel-tol", type=float, default=1e-9, help="relative tolerance on times (default 1e-9)")
     _add_common(p)
 

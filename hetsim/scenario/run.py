@@ -890,7 +890,7 @@ def run_scenario(
     if no_rate:  # trace streams at one instant: no nominal rate, not counted in the bottleneck's load
         summary["bottleneck"]["no_rate"] = no_rate
         if len(no_rate) == len(models):  # no stream offers a rate: no load to report (n/a), not 0 %
-            summary["bottleneck"].update({"resource": None, "load": None, "max_rate_scale": None})
+            summary["bottleneck"].update({"resource": None, "load": None, "max_rate_scale": None, "loads": {}})
     none = [(r["stream"], r["offered_note"]) for r in streams.to_dict(orient="records") if r["offered_note"]]
     if none:  # the device table's offered load counts the streams with a measured offered rate only
         which = "; ".join(f"{n}: {why}" for n, why in none)
