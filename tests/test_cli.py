@@ -189,6 +189,17 @@ def test_a_schedule_of_another_model_is_refused_by_name(capsys, tmp_path):
     assert run_cli(capsys, "run", x86, R18, "--schedule", sched)[0] == 0
 
 
+def test_a_mapper_beside_a_schedule_is_refused(capsys, tmp_path):
+    """``--schedule`` replays the saved schedule: a ``--mapper`` beside it had been ignored without a word (the
+    report named the saved schedule's mapper); without ``--mapper`` the replay runs."""
+    sched = tmp_path / "s.json"
+    assert run_cli(capsys, "map", PUMA, R18, "-o", sched, "--mapper", "heft")[0] == 0
+    for cmd in ("run", "validate"):
+        assert_input_error(*run_cli(capsys, cmd, PUMA, R18, "--schedule", sched, "--mapper", "cpsat")[::2],
+                           "--mapper cpsat names a mapper to run; --schedule replays a saved schedule")
+    assert run_cli(capsys, "run", PUMA, R18, "--schedule", sched)[0] == 0
+
+
 def test_run_shortens_the_offloaded_op_list_unless_verbose(capsys):
     code, out, err = run_cli(capsys, "run", PUMA, YOLO, "--mapper", "heft")
     assert code == 0, err

@@ -325,6 +325,16 @@ def _check_mapper_name(args) -> None:
 
 
 def _no_options_with_schedule(args) -> None:
+    """Refuse mapper settings beside ``--schedule`` (a saved schedule is replayed, no mapper runs): ``--mapper``
+    as the user gave it (``args.mapper_given``, set before a default fills ``args.mapper``) and every mapper
+    option flag.
+
+    Raises:
+        InputError: one line naming the flags.
+    """
+    if args.schedule is not None and getattr(args, "mapper_given", False):
+        raise InputError(f"--mapper {args.mapper} names a mapper to run; --schedule replays a saved schedule (the "
+                         "mapper that made it is in the file), no mapper runs")
     if args.schedule is not None and _given_options(args):
         flags = [OPTION_FLAGS.get(k, f"--mapper-option {k}") for k in _given_options(args)]
         raise InputError(f"{', '.join(flags)} {'sets a mapper option' if len(flags) == 1 else 'set mapper options'}"

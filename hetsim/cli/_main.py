@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
         load_plugins()
         if args.command in ("run", "map", "validate"):
+            args.mapper_given = args.mapper is not None  # before a default fills it: --schedule refuses it
             _check_mapper_name(args)
             if args.command != "run" and args.mapper is None:
                 from hetsim.pipeline import default_mapper
