@@ -201,6 +201,8 @@ def run(
     footprints, summary_memory = activation_memory(costs, sched, result, spill)
     summary = summarize(costs, sched, result, baseline)
     summary["memory"] = summary_memory
+    # a saved schedule replayed: its mapper and solver statistics are the file's, not of a mapping made now
+    summary["replayed_schedule"] = schedule is not None
     charged = summary["memory"].get("spill")
     if charged is not None:  # the spill traffic, serialised after the schedule (an upper bound: no overlap)
         charged["makespan_with_spill_s"] = summary["makespan_s"] + charged["time_s"]

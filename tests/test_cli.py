@@ -197,7 +197,11 @@ def test_a_mapper_beside_a_schedule_is_refused(capsys, tmp_path):
     for cmd in ("run", "validate"):
         assert_input_error(*run_cli(capsys, cmd, PUMA, R18, "--schedule", sched, "--mapper", "cpsat")[::2],
                            "--mapper cpsat names a mapper to run; --schedule replays a saved schedule")
-    assert run_cli(capsys, "run", PUMA, R18, "--schedule", sched)[0] == 0
+    code, out, _ = run_cli(capsys, "run", PUMA, R18, "--schedule", sched)
+    assert code == 0
+    # the report says the schedule and its solver line are the file's, not of a mapping made now
+    assert "mapper heft (a saved schedule, replayed)" in out.splitlines()[0]
+    assert "mapper heft (a saved schedule, replayed)" not in run_cli(capsys, "run", PUMA, R18, "--mapper", "heft")[1]
 
 
 def test_run_shortens_the_offloaded_op_list_unless_verbose(capsys):

@@ -395,6 +395,8 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
             solver += f", gap {st['mip_gap'] * 100:.3g} %"
         if st.get("bound_s") is not None:
             solver += f", bound {quantity(st['bound_s'], 's')}"
+        if s.get("replayed_schedule"):
+            solver += " (as saved with the schedule, which is replayed here)"
         head.append(("solver", solver))
     cs = s.get("channel_split")
     if cs:

@@ -152,7 +152,8 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     differs = predicted is not None and abs(predicted - s["makespan_s"]) > 1e-12 * max(1.0, s["makespan_s"])
     t_txt = si_column(times + ([predicted] if differs else []), "s")
     lines = [
-        f"hetsim run: {s['workload']} on {s['platform']}, mapper {s['mapper']}, "
+        f"hetsim run: {s['workload']} on {s['platform']}, mapper {s['mapper']}"
+        f"{' (a saved schedule, replayed)' if s.get('replayed_schedule') else ''}, "
         f"contention {', '.join(s['contention']) or 'off'}",
         "",
         f"  operators    {s['operators']} ({wl['edges']} edges, {wl['macs'] / 1e9:,.3f} GMAC)",
@@ -167,7 +168,8 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
                         f"{si(spill['energy_with_spill_j'], 'J')} (the spill traffic charged after the schedule)")
     st = s.get("mapper_stats") or {}
     if st.get("status") in ("optimal", "time_limit", "feasible"):
-        lines.append(f"  solver       {solver_line(st)}")
+        saved = " (as saved with the schedule)" if s.get("replayed_schedule") else ""
+        lines.append(f"  solver       {solver_line(st)}{saved}")
     if st.get("objective") == "throughput" and st.get("bottleneck_s"):
         lines.append(f"  throughput   {throughput_line(st)}")
     if differs:
