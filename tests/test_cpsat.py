@@ -400,3 +400,18 @@ def test_bottom_levels_of_the_diamond_by_hand():
     got = B.bottom_levels(p, {"a": "host", "b": "cim", "c": "cim", "d": "host"})
     assert got == {"d": 100, "c": 2300, "b": 1300, "a": 2500}
     assert B.bottom_levels(p, dict.fromkeys("abcd", "host")) == {"d": 100, "c": 5220, "b": 2660, "a": 5320}
+
+
+def test_capacity_message_names_the_devices_unit():
+    """The ops only the NPU runs (the host and the CIM refused its convolutions) need more weight memory than it
+    has, though each fits alone: cpsat's one-line refusal counts bytes, the NPU's unit (it had said "crossbars"
+    of every device)."""
+    from hetsim.errors import MappingError
+    from hetsim.workload import load_onnx
+
+    plat = load_platform(PLATFORMS / "cim-npu.yaml").with_overrides({
+        "devices.host.supported_ops": ["Relu", "Add", "GlobalAveragePool", "Flatten", "Gemm", "Reshape"],
+        "devices.cim.supported_ops": ["Gemm"], "devices.npu.weight_memory_kib": 200})
+    costs = CostModel(load_onnx(PLATFORMS.parent / "workloads" / "resnet20_cifar10.onnx"), plat)
+    with pytest.raises(MappingError, match=r"ops only 'npu' runs need 271,040 B, 204,800 B available"):
+        get_mapper("cpsat", time_limit_s=5.0).map(costs)

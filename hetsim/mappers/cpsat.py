@@ -251,6 +251,7 @@ class CpSat:
         t0 = time.perf_counter()
         self._t0 = t0
         self._phases = {}
+        self._cap_units = {d: c.unit for d, c in costs.resident.items()}  # for the capacity messages
         sched = self._map_chain(costs, t0)
         if sched is not None:
             return sched
@@ -688,8 +689,7 @@ class CpSat:
                         enf = [x for x in (lit[u][a], lit[v][b]) if not isinstance(x, int)]
                         m.Add(start[v] >= end(u) + t).OnlyEnforceIf(enf)
 
-    @staticmethod
-    def _capacities(m, p: B.IntProblem, lit) -> None:
+    def _capacities(self, m, p: B.IntProblem, lit) -> None:
         """Every resident capacity (crossbars, weight memory): the ops placed there fit (CPU-CIM ILP Eq. 14).
 
         Raises:
@@ -699,7 +699,8 @@ class CpSat:
             var = [(n, x) for n, x in terms if not isinstance(x, int)]
             fixed_use = sum(n for n, x in terms if isinstance(x, int))
             if fixed_use > cap:
-                raise MappingError(f"cpsat: ops only {d!r} runs need {fixed_use} crossbars, {cap} available "
+                unit = getattr(self, "_cap_units", {}).get(d, "units of capacity")
+                raise MappingError(f"cpsat: ops only {d!r} runs need {fixed_use:,} {unit}, {cap:,} {unit} available "
                                    f"(CPU-CIM ILP Eq. 14)")
             if var and sum(n for n, _ in var) + fixed_use > cap:
                 m.Add(sum(n * x for n, x in var) <= cap - fixed_use)
