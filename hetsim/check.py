@@ -329,7 +329,7 @@ def made_for_violations(costs: CostModel, schedule: Schedule) -> list[str]:
         return [f"this schedule was made for workload {schedule.workload!r}, not {wl!r}"]
     if schedule.platform is not None and schedule.platform != plat:
         return [f"this schedule was made for platform {schedule.platform!r}, not {plat!r} (to replay it on this "
-                f"platform on purpose, set the schedule file's \"platform\" to null)"]
+                f"platform on purpose, set the schedule's \"platform\" to null in its file, or to None in Python)"]
     devices = costs.platform.devices
     named = [p.device for ps in schedule.parts.values() for p in ps] + list(schedule.order)
     missing = next((d for d in named if d not in devices), None)
