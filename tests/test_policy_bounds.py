@@ -203,3 +203,59 @@ def test_bounds_with_a_two_core_host_stay_below_cpsats_proven_optimum(monkeypatc
         assert s.stats["status"] == "optimal", seed
         for name, b in bounds(costs, s.makespan_s).items():
             assert b <= s.makespan_s * (1 + 1e-6), (seed, name)
+
+
+def test_dual_lp_bound_hand_worked_and_from_any_multipliers():
+    """:func:`hetsim.mappers._bounds.dual_lp_bound`: min x1 + x2 with x1 + 2 x2 >= 2, x1 = x2, x1 >= 0,
+    0 <= x2 <= 3 has its optimum 4/3 at x1 = x2 = 2/3 (by hand: x1 = x2 = t, 3 t >= 2); HiGHS's duals give 4/3 to
+    the rounding allowance, never above. Any multipliers give a bound at most the optimum (weak duality), the
+    wrong-signed ones included (clipped); and an unbounded column with a negative reduced cost proves nothing."""
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+
+    from hetsim.mappers._bounds import dual_lp_bound
+
+    c, a_ub, b_ub = np.array([1.0, 1.0]), csr_matrix([[-1.0, -2.0]]), np.array([-2.0])
+    a_eq, b_eq = csr_matrix([[1.0, -1.0]]), np.array([0.0])
+    lo, hi = np.zeros(2), np.array([np.inf, 3.0])
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=[(0, None), (0, 3)], method="highs")
+    got = dual_lp_bound(c, a_ub, b_ub, a_eq, b_eq, lo, hi, res.ineqlin.marginals, res.eqlin.marginals)
+    assert 4 / 3 - 1e-12 <= got <= 4 / 3
+    # y = -1/3, z = 1/3 by hand: r = (1 - 1/3 - 1/3, 1 - 2/3 + 1/3) = (1/3, 2/3) >= 0, bound 2/3 < 4/3
+    assert dual_lp_bound(c, a_ub, b_ub, a_eq, b_eq, lo, hi, [-1 / 3], [1 / 3]) == pytest.approx(2 / 3)
+    # r_1 < 0 on the column without an upper bound: -inf, so None
+    assert dual_lp_bound(c, a_ub, b_ub, a_eq, b_eq, lo, hi, [-1.0], [0.5]) is None
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(200):
+        m, n = rng.integers(1, 5), rng.integers(1, 5)
+        a = rng.normal(size=(m, n))
+        cc = rng.normal(size=n)
+        b = a @ rng.uniform(0, 1, n) + rng.uniform(0, 1, m)  # a point in the box meets every row
+        ae, be = csr_matrix(np.ones((1, n))), np.array([rng.uniform(0.5, n)])
+        box = rng.uniform(1, 3, n)
+        r = linprog(cc, A_ub=a, b_ub=b, A_eq=ae.toarray(), b_eq=be, bounds=[(0.0, h) for h in box],
+                    method="highs")
+        if r.status != 0:
+            continue
+        checked += 1
+        for y, z in ((r.ineqlin.marginals, r.eqlin.marginals), (rng.normal(size=m), rng.normal(size=1))):
+            low = dual_lp_bound(cc, csr_matrix(a), b, ae, be, np.zeros(n), box, y, z)
+            assert low <= r.fun + 1e-9 * max(1.0, abs(r.fun))
+        assert dual_lp_bound(cc, csr_matrix(a), b, ae, be, np.zeros(n), box, r.ineqlin.marginals,
+                             r.eqlin.marginals) == pytest.approx(r.fun, abs=1e-7)
+    assert checked >= 50
+
+
+def test_lp_bound_with_a_known_makespan_is_the_duals_bound(cases, optima):
+    """With ``upper_s`` (a makespan some schedule reaches) the LP bound is the duals' (no margin), within 1e-9 of
+    the LP optimum and at most the brute-force optimum; without it, the optimum less LP_MARGIN."""
+    for seed, costs in cases:
+        opt = optima[seed]
+        rel = PB.relaxation(costs, PB.relax(costs, op_options(costs)), opt)
+        plain = PB.lp_bound(rel)
+        proven = PB.lp_bound(rel, upper_s=opt)
+        assert proven <= opt * (1 + 1e-12), seed
+        assert plain <= proven + 1e-12 * opt, seed  # the margin takes off more than the rounding allowance
+        assert proven - plain <= (PB.LP_MARGIN + 1e-9) * opt, seed

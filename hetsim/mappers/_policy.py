@@ -450,7 +450,7 @@ def _root_bound(costs: CostModel, opts: dict[str, list[Option]], ub_s: float, mi
     r = PB.relax(costs, opts)
     out: dict = {"critical_path_s": PB.critical_path(r)}
     rel = PB.relaxation(costs, r, ub_s if ub_s > 0 else 1.0)
-    out["lp_s"] = PB.lp_bound(rel, 0.25 * max(time_left_s, 0.4))
+    out["lp_s"] = PB.lp_bound(rel, 0.25 * max(time_left_s, 0.4), upper_s=ub_s if ub_s > 0 else None)
     lb = max(out["critical_path_s"], out["lp_s"])
     sched = None
     if ub_s - lb > mip_rel_gap * ub_s:

@@ -20,7 +20,9 @@ Two bounds, both ours (derivations in the docstrings), both valid for every feas
   edge, and, between every two consecutive *cut ops* (ops comparable with every other op, so every schedule
   finishes everything before one before it starts and starts everything after it after it ends), the load of each
   serial device and pool in windows of head and tail (the one-machine head-body-tail bound); solved with HiGHS
-  (:func:`scipy.optimize.linprog`).
+  (:func:`scipy.optimize.linprog`), the bound taken from its duals by weak duality
+  (:func:`hetsim.mappers._bounds.dual_lp_bound`), so that no solver tolerance enters it; HiGHS's branch and
+  bound on the same relaxation (:func:`milp_bound`) keeps a margin instead (:data:`LP_MARGIN`).
 
 On the transformer graphs of ``docs/beyond.md`` the second is nearly tight: their layers are chains of cut ops,
 so the makespan is the sum of the chain's durations plus the host work of the parallel attention heads between
@@ -36,9 +38,10 @@ from hetsim.mappers import _bounds as B
 
 #: at most this many head and this many tail thresholds per window family (their pairs are the windows)
 WINDOW_THRESHOLDS = 16
-#: relative safety margin taken off the LP's optimum: HiGHS meets its constraints to a tolerance of 1e-7 in the
-#: scaled units (times divided by the scale, so values are about 1), so its objective may exceed the exact LP
-#: optimum by about that; 1e-6 of the scale covers it (ours, as :func:`hetsim.mappers._bounds._lp_saving`)
+#: relative safety margin taken off HiGHS's branch-and-bound dual bound (:func:`milp_bound`), and off the LP's
+#: optimum where its duals prove nothing (:func:`lp_bound` without ``upper_s``): HiGHS meets its constraints to a
+#: tolerance of 1e-7 in the scaled units (times divided by the scale, so values are about 1), so its objective may
+#: exceed the exact optimum by about that; 1e-6 of the scale covers it (ours: an allowance, not a proof)
 LP_MARGIN = 1e-6
 
 
@@ -368,18 +371,34 @@ def relaxation(costs: CostModel, r: Relaxed, scale: float) -> Relaxation:
     return Relaxation(cvec, a_ub, np.array(rhs), a_eq, bounds, integral, scale, len(rows), columns)
 
 
-def lp_bound(rel: Relaxation, time_limit_s: float | None = None) -> float:
+def lp_bound(rel: Relaxation, time_limit_s: float | None = None, upper_s: float | None = None) -> float:
     """Bound (b), seconds: the optimum of :func:`relaxation` over fractional options (HiGHS via
-    :func:`scipy.optimize.linprog`), less :data:`LP_MARGIN` of the scale; 0.0 when HiGHS finds no optimum within
-    ``time_limit_s`` (None: no limit), the bound then saying nothing. Deterministic unless the limit is hit."""
+    :func:`scipy.optimize.linprog`), as proven by its duals (:func:`hetsim.mappers._bounds.dual_lp_bound`: weak
+    duality, no solver tolerance in it); 0.0 when HiGHS finds no optimum within ``time_limit_s`` (None: no
+    limit), the bound then saying nothing. Deterministic unless the limit is hit.
+
+    ``upper_s``: the makespan of a schedule known to exist (seconds). The duals need a finite box for the start,
+    transfer and makespan columns: at every point of the relaxation with ``T <= upper_s`` each of them is at most
+    ``T`` (a start ends before ``T``, a transfer lies between two starts), and the optimum, at most ``upper_s``,
+    is such a point; so the box ``[0, upper_s]`` loses nothing. Without it (or where the duals prove nothing),
+    the LP's optimum less :data:`LP_MARGIN` of the scale, as before."""
     import numpy as np
     from scipy.optimize import linprog
 
     opts = {} if time_limit_s is None else {"time_limit": max(0.01, float(time_limit_s))}
-    res = linprog(rel.c, A_ub=rel.a_ub, b_ub=rel.b_ub, A_eq=rel.a_eq, b_eq=np.ones(rel.a_eq.shape[0]),
+    b_eq = np.ones(rel.a_eq.shape[0])
+    res = linprog(rel.c, A_ub=rel.a_ub, b_ub=rel.b_ub, A_eq=rel.a_eq, b_eq=b_eq,
                   bounds=rel.bounds, method="highs", options=opts)
     if res.status != 0:
         return 0.0
+    if upper_s is not None and upper_s > 0:
+        cap = upper_s / rel.scale
+        lo = np.zeros(len(rel.c))
+        hi = np.array([cap if b[1] is None else b[1] for b in rel.bounds])
+        low = B.dual_lp_bound(rel.c, rel.a_ub, rel.b_ub, rel.a_eq, b_eq, lo, hi, res.ineqlin.marginals,
+                              res.eqlin.marginals)
+        if low is not None:
+            return max(0.0, low * rel.scale)
     return max(0.0, (res.fun - LP_MARGIN) * rel.scale)
 
 
