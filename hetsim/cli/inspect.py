@@ -25,7 +25,12 @@ INPUTS_SHOWN = 6
 def add_parser(sub) -> None:
     """The ``inspect`` subcommand's arguments."""
     p = sub.add_parser("inspect", help="show a model's operator DAG: counts, op types, GEMM views (or an SNN's "
-                       "layers and spike activity)")
+                       "layers and spike activity)",
+                       description="Read a model into hetsim's operator DAG without mapping it and print its "
+                       "operators, edges, MACs and weight elements, its graph inputs and its op types. --ops lists "
+                       "every op (type, shapes, GEMM view, MACs); --platform adds each op's latency on every device "
+                       "of that platform (the cost model a mapper reads). An SNN spec or NIR graph shows its "
+                       "layers, timestep count and the spike density of each split.")
     p.add_argument("model", type=Path, help="ONNX model, saved torch.export program (.pt2), or an SNN spec "
                    "(workloads/snn/*.yaml) or NIR graph (.nir, with --spikes)")
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
