@@ -120,3 +120,13 @@ def test_solver_line_fallback_and_wall_time():
     assert "without a better schedule: heft's schedule, 94.947 ms" in line and "its own 96.500 ms" in line
     plain = solver_line({"status": "time_limit", "total_time_s": 30.0, "solve_time_s": 30.0, "mip_gap": 0.02})
     assert plain == "time limit after 30.00 s: best schedule found, not proven optimal, MIP gap 2.00 %"
+
+
+def test_solver_line_lists_the_phases_in_the_order_they_run():
+    """A saved schedule's JSON sorts its keys, so ``phases_s`` comes back alphabetical: the line still lists them
+    in the order cpsat runs them (model, heuristics, bounds, decomposition, ..., schedule), any other after."""
+    st = {"status": "optimal", "total_time_s": 1.0, "solve_time_s": 0.5, "variables": 1, "constraints": 1,
+          "phases_s": {"bounds_s": 0.1, "custom_s": 0.2, "decomposition_s": 0.3, "heuristics_s": 0.2,
+                       "model_s": 0.1, "schedule_s": 0.1}}
+    line = solver_line(st)
+    assert "(model 0.10, heuristics 0.20, bounds 0.10, decomposition 0.30, schedule 0.10, custom 0.20 s" in line

@@ -87,6 +87,10 @@ def solver_line(st: dict) -> str:
     extra = []
     phases = {k: v for k, v in (st.get("phases_s") or {}).items() if v >= 0.005}
     if phases:
+        from hetsim.mappers.cpsat import PHASES  # the order they run in (a saved schedule's JSON sorts its keys)
+
+        rank = {k: i for i, k in enumerate(PHASES)}
+        phases = dict(sorted(phases.items(), key=lambda kv: rank.get(kv[0], len(rank))))  # others after, stable
         from hetsim.report.units import field_unit  # a phase named build_s is in seconds: its stem is its name
 
         extra.append(", ".join(f"{field_unit(k).stem.replace('_', ' ')} {v:.2f}" for k, v in phases.items()) + " s")
