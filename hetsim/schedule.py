@@ -294,6 +294,10 @@ class Schedule:
             field = "mapper"
             if not isinstance(d["mapper"], str):
                 raise ScheduleError(f"malformed schedule: 'mapper' must be a string, not {_json_type(d['mapper'])}")
+            for key in ("workload", "platform"):  # the names a replay checks (hetsim.check.require_made_for)
+                if d.get(key) is not None and not isinstance(d[key], str):
+                    raise ScheduleError(f"malformed schedule: {key!r} must be a string or null, not "
+                                        f"{_json_type(d[key])}")
             return cls(mapper=d["mapper"], workload=d.get("workload"), platform=d.get("platform"), parts=parts,
                        order=order, placement=placement, start_s=start_s, finish_s=finish_s, makespan_s=makespan,
                        stats=stats, after=after, config=config, policies=policies)

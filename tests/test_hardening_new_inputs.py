@@ -345,3 +345,12 @@ def test_a_malformed_weight_policy_names_the_field(policies, says):
     with pytest.raises(ScheduleError) as info:
         Schedule.from_dict(d)
     assert says in str(info.value) and "Error(" not in str(info.value)
+
+
+@pytest.mark.parametrize("key, value", [("platform", ["puma-arm"]), ("platform", 3), ("workload", {"n": 1})])
+def test_a_schedule_names_its_workload_and_platform_as_strings(schedule_dict, tmp_path, capsys, key, value):
+    """The names a replay checks (hetsim.check.require_made_for) are strings or null: a list had ended up inside
+    the mismatch message ("made for platform ['puma-arm']")."""
+    p = _edited(schedule_dict, tmp_path, lambda e: e.__setitem__(key, value))
+    code, _, err = run_cli(capsys, "run", PUMA, R20, "--schedule", p)
+    assert_input_error(code, err, f"malformed schedule: {key!r} must be a string or null")
