@@ -643,6 +643,9 @@ def test_a_bad_mapper_or_mapper_option_names_the_scenario_file(tmp_path, capsys)
          ["mapper_options: option 'time_limit_s' of mapper 'cpsat' is -3"]),
         ("mapper_options: {time_limit_s: 3}\n", ["mapper_options: unknown option 'time_limit_s' for mapper 'heft'"]),
         ("mapper: hfet\n", ["mapper: unknown mapper 'hfet'; did you mean 'heft'?"]),
+        # a value that is no scalar: one line (a union of four types had given four)
+        ("mapper: cpsat\nmapper_options: {time_limit_s: [3]}\n",
+         ["mapper_options.time_limit_s: expected a number, a string or a boolean"]),
     ]:
         sc = _small_scenario(tmp_path)
         sc.write_text(sc.read_text() + extra)

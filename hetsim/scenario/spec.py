@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from hetsim.devices.fields import Real, StrictInteger
 from hetsim.errors import InputError
@@ -42,6 +43,18 @@ __all__ = ["Closed", "Periodic", "Poisson", "Scenario", "ScenarioError", "Stream
 
 MAX_REQUESTS = 10_000_000
 MAX_S = 1e9
+
+
+def _option_value(value: object) -> object:
+    """A mapper option's value as the file gives it: a number, a string or a boolean (the mapper checks its own
+    options' values); anything else refused in one line (a union of the four types had given four)."""
+    if isinstance(value, bool | int | float | str):
+        return value
+    raise PydanticCustomError("option_value", "expected a number, a string or a boolean")
+
+
+#: a value of ``mapper_options``: a number, a string or a boolean, kept as given
+OptionValue = Annotated[Any, BeforeValidator(_option_value)]
 
 
 class ScenarioError(InputError):
@@ -166,7 +179,7 @@ class Scenario(_Model):
     seed: StrictInteger = Field(0, ge=0, le=2**63 - 1)
     mapper: str = "heft"
     objective: Literal[OBJECTIVES] = "latency"
-    mapper_options: dict[str, float | int | str | bool] = Field(default_factory=dict)
+    mapper_options: dict[str, OptionValue] = Field(default_factory=dict)
     timeline_requests: StrictInteger = Field(20, ge=0, le=100_000)
 
     @field_validator("streams", mode="before")
