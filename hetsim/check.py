@@ -9,6 +9,7 @@ parts cover its output channels, and no device's capacities are exceeded.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import filterfalse
 
 from hetsim.costs import CostModel
 from hetsim.errors import ScheduleError
@@ -147,7 +148,7 @@ def assignment_violations(
     wl = costs.workload
     g = wl.graph  # its nodes are the ops, in their order (no Workload.ops view built: O(ops) per read)
     out: list[str] = []
-    missing = [n for n in g if n not in assignment]
+    missing = list(filterfalse(assignment.__contains__, g))  # one C-level pass, in the graph's order
     if missing:
         out.append(f"{len(missing)} ops are not assigned, e.g. {missing[0]!r}")
     # the assignment names len(g) - len(missing) ops of the graph: any more are not ops (only then looked for)
@@ -176,7 +177,8 @@ def assignment_violations(
         seq = order.get(dev, [])
         assigned = {n for n, d in assignment.items() if d == dev and n not in splits}  # devices_of, per op
         assigned.update(n for n, parts in splits.items() if dev in parts)
-        if len(seq) != len(set(seq)) or set(seq) != assigned:
+        listed = set(seq)
+        if len(seq) != len(listed) or listed != assigned:
             out.append(f"the order of device {dev!r} does not list exactly the {len(assigned)} ops assigned to it")
     return out
 
@@ -275,7 +277,8 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20, *,
     a, splits = _views(schedule, views)
     g = costs.workload.graph  # its nodes are the ops
     # every op assigned and nothing else (as many keys as ops, each op among them)
-    order = fill_orders(costs, a, schedule.order, splits) if len(a) == len(g) and all(n in a for n in g) else None
+    every = len(a) == len(g) and all(map(a.__contains__, g))
+    order = fill_orders(costs, a, schedule.order, splits) if every else None
     out = assignment_violations(costs, a, splits, order, limit)
     for v, us in schedule.after.items():
         bad = [x for x in (v, *us) if x not in g]

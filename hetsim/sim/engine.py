@@ -146,14 +146,15 @@ class Plan:
         # per op on a device with phases: the device resources each phase holds (None: it overlaps freely)
         self.held: dict[str, list[tuple]] = {}
         self.mode = mode = {}
-        #: per op on one serial device: (its device, its latency, the op before it in that device's order)
-        self.serial: dict[str, tuple[str, float, str | None]] = {}
+        #: per op on one serial device: (its device, its latency, the op before it in that device's order, its
+        #: weight step or None): what its start needs, read with one lookup
+        self.serial: dict[str, tuple[str, float, str | None, object]] = {}
         serial, SERIAL = self.serial, self.SERIAL
         latency, phases_of = costs.latency, costs.phases
         for v, dv in assignment.items():  # schedule order: the first op whose contention fails is named
             if dv in caps and v not in splits:
                 mode[v] = SERIAL
-                serial[v] = (dv, latency[v][dv], prev_of.get(v))
+                serial[v] = (dv, latency[v][dv], prev_of.get(v), steps.get(v))
                 continue
             if v in splits:
                 mode[v] = self.SPLIT
@@ -179,15 +180,19 @@ class Plan:
         for v, us in schedule.after.items():
             for u in us:
                 self.dependents.setdefault(u, []).append(v)
-        # u -> [(v, link or None, transfer seconds)] in graph order; priced once per plan, one pass over the edges,
+        # u -> [(v, link or None, transfer seconds)]: first u's dependents (Schedule.after: arrive with nothing to
+        # move, in the order they were listed), then its out-edges in graph order; priced once per plan, one pass
+        # over the edges,
         # each device pair's route (CostModel.transfer_route: its link and wire format, or nothing to move) asked
         # once per plan, at the first edge between the pair that moves data
         self.out: dict[str, list[tuple]] = {}
         routes: dict[tuple[str, str], tuple | None] = {}
         route_of, folded = costs.transfer_route, costs.folded
+        dependents = self.dependents
         for u, nbrs in g.adjacency():
             du = assignment[u]
-            edges = []
+            deps = dependents.get(u) if dependents else None
+            edges = [(v, None, 0.0) for v in deps] if deps else []
             # split ops share memory with their neighbours (checked); a folded op's outputs move nothing
             still = u in splits or u in folded
             for v, data in nbrs.items():
@@ -300,14 +305,19 @@ class Request:
         plan = self.plan
         serial = plan.serial.get(v)
         if serial is not None:  # the common case first: one op on one serial device (the serial grant inline)
-            dv, _, prev = serial
+            dv, dt, prev, step = serial
             if prev is None or prev in self.granted:
                 hw = self.hw
                 if hw.synchronous and not hw.sleep:
                     units = hw.serial[dv]
-                    if units.free:  # Units.request and serial_granted (no sleep state) inlined: no partial
+                    if units.free:  # Units.request, serial_granted and serial_start (no sleep state) inlined
                         units.free -= 1
-                        self.serial_start(v, dv, None)
+                        env = self.env
+                        self.start[v] = t0 = env.now
+                        if step is None:
+                            env.timeout(dt, (self, v, dv, None, t0)).callbacks.append(_serial_done)
+                        else:  # streamed: fetch the weights (hetsim.sim.weights)
+                            _weights.serial(self, v, dv, None, step)
                         self.grant(v)
                         return
                 self.ask_serial(v, dv)
@@ -395,19 +405,20 @@ class Request:
         :func:`hetsim.sim.weights.serial`), every other op runs for its latency."""
         env = self.env
         self.start[v] = t0 = env.now
-        step = self.plan.steps.get(v)
+        _, dt, _, step = self.plan.serial[v]
         if step is not None:  # streamed: fetch the weights (hetsim.sim.weights)
             _weights.serial(self, v, dv, req, step)
             return
         # the op's data rides on its timeout (no closure or partial per op): _serial_done unpacks it
-        env.timeout(self.plan.serial[v][1], (self, v, dv, req, t0)).callbacks.append(_serial_done)
+        env.timeout(dt, (self, v, dv, req, t0)).callbacks.append(_serial_done)
 
     def serial_done(self, v: str, dv: str, req, t0: float, _event=None) -> None:
         """``v``'s latency has passed: release its unit, record its row, send its outputs."""
         self.finish[v] = t1 = self.env.now
-        if self.hw.sleep and dv in self.hw.sleep:
-            self.hw.sleep[dv].end(t1)
-        self.hw.serial[dv].release(req)
+        hw = self.hw
+        if hw.sleep and dv in hw.sleep:
+            hw.sleep[dv].end(t1)
+        hw.serial[dv].release(req)
         if self.rows is not None:
             self.rows.append((v, dv, "compute", "", t0, t1, None))
         self.complete(v)
@@ -525,12 +536,10 @@ class Request:
             self.rows.append((v, dv, "compute", phase, t0, t1, None))
 
     def complete(self, u: str) -> None:
-        """``u`` finished: release its dependents, send its outputs (a transfer per cross-device edge)."""
-        plan = self.plan
-        for v in plan.dependents.get(u, ()):
-            self.arrive(v)
+        """``u`` finished: release its dependents, send its outputs (a transfer per cross-device edge); both are in
+        :attr:`Plan.out`, the dependents first."""
         remaining = self.remaining
-        for v, link, dt in plan.out[u]:
+        for v, link, dt in self.plan.out[u]:
             if link is None:  # arrive(v), inlined
                 n = remaining[v] - 1
                 remaining[v] = n
