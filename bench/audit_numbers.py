@@ -51,7 +51,10 @@ REL = 1e-9
 VARIANTS = [("puma.yaml", {"devices.host.cores": 4, "links.bus.active_w": 0.2, "links.bus.idle_w": 0.05,
                            "links.bus.energy_pj_per_byte": 10.0}),
             ("cim-npu.yaml", {"devices.host.cores": 2, "links.bus.active_w": 0.2, "links.bus.idle_w": 0.05,
-                              "links.bus.energy_pj_per_byte": 10.0})]
+                              "links.bus.energy_pj_per_byte": 10.0}),
+            # small weight memories: streamed and reprogrammed ops, weight-port contention
+            ("cim-npu-dram.yaml", {"devices.npu.weight_memory_kib": 64, "devices.cim.crossbars": 40,
+                                   "devices.host.cores": 2})]
 
 
 def close(a: float, b: float, rel: float = REL, abs_: float = 1e-15) -> bool:
@@ -275,6 +278,21 @@ def audit_run(a: Audit, where: str, r, base_trace=None) -> None:
             if row["kind"] == "memory":
                 a.check(row["utilisation"] <= 1 + 1e-9, where, f"memory {row['device']}: utilisation "
                         f"{row['utilisation']} > 1 with memory contention on")
+    bad_w = []  # weight policies (hetsim.weights' docstring): T_read, E_read and the policy's latency
+    for v, st in (res.weights or {}).items():
+        mem = costs.platform.memories[st.memory]
+        port = mem.weights_for[st.device]
+        t_read = st.nbytes / (min(mem.bandwidth_gb_s, port.bandwidth_gb_s) * 1e9) + (mem.latency_ns
+                                                                                     + port.latency_ns) * 1e-9
+        e_read = st.nbytes * (mem.energy_pj_per_byte + port.energy_pj_per_byte) * 1e-12
+        if st.policy == "streamed":
+            t = max(t_read, st.compute_s) if st.overlapped else t_read + st.compute_s
+        else:
+            t = t_read + st.write_s + st.compute_s
+        if not (close(st.read_s, t_read) and close(st.read_j, e_read) and close(st.latency_s, t)
+                and close(bound.latency[v][st.device], t)):
+            bad_w.append((v, st.policy, st.read_s, t_read, st.latency_s, t))
+    a.check(not bad_w, where, f"{len(bad_w)} weight steps off their formula, e.g. {bad_w[:2]}")
     audit_memory(a, where, r)
 
     # predicted makespan
