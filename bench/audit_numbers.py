@@ -44,6 +44,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PLATFORMS = ["puma.yaml", "puma-x86.yaml", "cim-npu.yaml", "soc-2npu.yaml", "cim-npu-dram.yaml", "diana.yaml"]
 MAPPERS = ["all-host", "greedy", "heft", "cpsat"]
 CPSAT_MODELS = ("resnet20_cifar10", "mobilenet_v1_025_vww")
+#: the platform's own mappers beyond the grid's (DIANA's channel splits, ODiMO)
+EXTRA_MAPPERS = {"diana.yaml": [("min-cost", {}), ("min-cost", {"objective": "energy"}), ("all-ternary", {}),
+                                ("io8-backbone-ternary", {})]}
 SLOW = ("bert", "gpt2", "vit")
 REL = 1e-9
 #: variants that exercise paths the shipped platforms leave at zero (one-core hosts, links without power):
@@ -293,6 +296,23 @@ def audit_run(a: Audit, where: str, r, base_trace=None) -> None:
                 and close(bound.latency[v][st.device], t)):
             bad_w.append((v, st.policy, st.read_s, t_read, st.latency_s, t))
     a.check(not bad_w, where, f"{len(bad_w)} weight steps off their formula, e.g. {bad_w[:2]}")
+    host = costs.host
+    if all(sched.devices_of(v) == [host] for v in ops):  # all on the host: its latencies, back to back
+        total_h = sum(costs.latency[v][host] for v in ops)
+        hu = costs.devices[host].units
+        if hu == 1:
+            a.check(close(T, total_h), where, f"all-host makespan {T!r} != sum of host latencies {total_h!r}")
+        else:
+            a.check(total_h / hu * (1 - REL) <= T, where, "all-host makespan < sum of host latencies / cores")
+    for v, parts in sched.parts.items():
+        if len(parts) > 1:
+            got = comp[comp["op"] == v].drop_duplicates("device")["channels"].astype(int).sum()
+            a.check(got == costs.out_channels(v), where, f"split {v}: channels {got} != C_out {costs.out_channels(v)}")
+    n_on = {d: sum(1 for v in ops if d in sched.devices_of(v)) for d in costs.devices}
+    for d, n in n_on.items():
+        a.check(devrows[d]["ops"] == n, where, f"{d}: device row counts {devrows[d]['ops']} ops, schedule {n}")
+    n_off = sum(1 for v in ops if any(d != host for d in sched.devices_of(v)))
+    a.check(s["ops_offloaded"]["count"] == n_off, where, "ops_offloaded count != ops with a non-host part")
     audit_memory(a, where, r)
 
     # predicted makespan
@@ -524,11 +544,13 @@ def main(argv=None) -> int:
                 continue
             for cont in ("none", "all"):
                 base = None
-                for mapper in [plat.baseline, *[m for m in MAPPERS if m != plat.baseline]]:
+                grid = [(m, {}) for m in [plat.baseline, *[m for m in MAPPERS if m != plat.baseline]]]
+                grid += EXTRA_MAPPERS.get(pf, [])
+                for mapper, opts in grid:
                     if mapper == "cpsat" and not any(x in mp.stem for x in CPSAT_MODELS):
                         continue
-                    opts = {"time_limit_s": 5, "threads": 1} if mapper == "cpsat" else {}
-                    where = f"{mp.stem} {pf} {mapper} {cont}"
+                    opts = {"time_limit_s": 5, "threads": 1} if mapper == "cpsat" else opts
+                    where = f"{mp.stem} {pf} {mapper}{''.join(f' {k}={v}' for k, v in opts.items())} {cont}"
                     t = time.perf_counter()
                     try:
                         r = hetsim.run(plat, wl, mapper=mapper, contention=cont, **opts)
