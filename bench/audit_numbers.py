@@ -320,7 +320,9 @@ def audit_run(a: Audit, where: str, r, base_trace=None) -> None:
     if pred is not None and not res.contention:
         a.check(close(T, pred), where, f"replayed {T!r} != predicted {pred!r} without contention")
     # speed-up and baseline
-    if s["baseline_makespan_s"] is not None:
+    if s["baseline_makespan_s"] is None:
+        a.check(bool(s.get("baseline_error")), where, "no baseline and no baseline_error saying why")
+    else:
         a.check(close(s["speedup"], s["baseline_makespan_s"] / T), where, "speedup != baseline / makespan")
         a.check(close(s["baseline_makespan_s"], r.baseline.makespan_s), where, "baseline makespan != baseline replay")
         if base_trace is not None:
