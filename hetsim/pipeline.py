@@ -132,8 +132,9 @@ def run(
     spill: bool = False,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` and replay it; the baseline is the platform's ``baseline`` mapper
-    (``all-host`` unless the platform says otherwise) on the same platform
-    (``None`` when the host cannot run every op).
+    (``all-host`` unless the platform says otherwise) on the same platform (``None`` when that mapper refuses the
+    model: the host cannot run every op, or DIANA's ``all-8bit`` layers exceed the digital weight memory; then
+    ``summary["baseline_error"]`` holds the refusal and the speed-up is ``None``).
 
     Args:
         platform: a Platform or a path to its YAML.
@@ -191,15 +192,18 @@ def run(
     sched = schedule if schedule is not None else m.map(costs)
     result = simulate(costs, sched, kinds)
     base_name = plat.baseline
+    baseline_error = None
     if sched.mapper == base_name:
         baseline = result
     else:
         try:
             baseline = simulate(costs, get_mapper(base_name).map(costs), kinds)
-        except MappingError:  # e.g. the host cannot run every op: no CPU-only baseline exists
-            baseline = None
+        except MappingError as e:  # the host cannot run every op, or the baseline mapping does not fit
+            baseline, baseline_error = None, str(e)
     footprints, summary_memory = activation_memory(costs, sched, result, spill)
     summary = summarize(costs, sched, result, baseline)
+    if baseline_error is not None:  # why there is no speed-up: the baseline mapper's refusal
+        summary["baseline_error"] = baseline_error
     summary["memory"] = summary_memory
     # a saved schedule replayed: its mapper and solver statistics are the file's, not of a mapping made now
     summary["replayed_schedule"] = schedule is not None

@@ -24,7 +24,8 @@ class RunResult:
         costs: the cost model (workload x platform).
         schedule: the mapper's schedule (or the one replayed).
         result: the replay (:class:`~hetsim.sim.engine.SimResult`).
-        baseline: the replay of the platform's baseline mapper (``None`` when the host cannot run every op).
+        baseline: the replay of the platform's baseline mapper (``None`` when that mapper refuses the model: the
+            host cannot run every op, or the baseline mapping does not fit; ``summary["baseline_error"]`` says why).
         summary: what ``summary.json`` holds (:func:`~hetsim.report.metrics.summarize`; for a spiking network
             :func:`~hetsim.snn.evaluate.summarize_snn`, the same keys plus the SNN's).
         footprints: the activation footprints (:func:`~hetsim.report.footprint.run_footprints`: ``replay`` and,

@@ -696,3 +696,18 @@ def test_op_json_keeps_the_layer_geometry(resnet20):
     back = Op.from_dict(json.loads(json.dumps(op.to_dict())))
     assert back == op
     assert (back.gemm.kernel, back.gemm.out_spatial, back.gemm.stride) == ((3, 3), (8, 8), (2, 2))
+
+
+def test_a_refused_baseline_says_why(plat):
+    # the grouped layer of the test above: all-8bit (DIANA's baseline) refuses it, so the run has no speed-up;
+    # the summary and the report say why instead of a bare "-"
+    from hetsim.pipeline import run
+    from hetsim.report.text import format_report
+
+    ops = [conv("pw", 16, 512, 1, 2, index=0), conv("g", 512, 512, 3, 2, groups=2, index=1)]
+    r = run(plat, Workload.from_ops("grouped", ops, [("pw", "g", 2048)]), mapper="min-cost")
+    assert r.baseline is None and r.speedup is None
+    assert r.summary["baseline_error"].startswith("all-8bit: layer 'g' (Conv, 512 output channels) needs 1,152.0 KiB")
+    line = next(ln for ln in format_report(r).splitlines() if ln.lstrip().startswith("all-8bit"))
+    assert "(no baseline: all-8bit: layer 'g' (Conv, 512 output channels)" in line
+    assert len(line) < 220

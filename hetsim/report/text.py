@@ -141,6 +141,12 @@ def throughput_line(st: dict) -> str:
     return txt
 
 
+def _clip(text: str, n: int) -> str:
+    """The first line of ``text``, cut to ``n`` characters with an ellipsis when longer."""
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= n else line[: n - 3] + "..."
+
+
 def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     """A readable multi-line report: headline numbers, per-device table, offloaded ops, crossbar placement.
 
@@ -163,7 +169,8 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
         f"  operators    {s['operators']} ({wl['edges']} edges, {wl['macs'] / 1e9:,.3f} GMAC)",
         f"  makespan     {t_txt[0]}",
         f"  {s.get('baseline', 'all-host'):<12} {t_txt[1]}"
-        + (f"   speedup {s['speedup']:.2f}x" if s["speedup"] else ""),
+        + (f"   speedup {s['speedup']:.2f}x" if s["speedup"] else "")
+        + (f"   (no baseline: {_clip(s['baseline_error'], 160)})" if s.get("baseline_error") else ""),
         f"  energy       {si(s['energy_j'], 'J')}",
     ]
     spill = (s.get("memory") or {}).get("spill")
