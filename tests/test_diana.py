@@ -711,3 +711,6 @@ def test_a_refused_baseline_says_why(plat):
     line = next(ln for ln in format_report(r).splitlines() if ln.lstrip().startswith("all-8bit"))
     assert "(no baseline: all-8bit: layer 'g' (Conv, 512 output channels)" in line
     assert len(line) < 220
+    from hetsim.report.html import run_report_html
+
+    assert "(no baseline: all-8bit: layer &#x27;g&#x27; (Conv, 512 output channels)" in run_report_html(r)

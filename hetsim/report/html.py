@@ -378,7 +378,10 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
                      + quantity(spill["energy_with_spill_j"], "J") + " (the spill traffic after the schedule)"))
     base = s.get("baseline") or "all-host"
     head.append((f"{base} makespan", quantity(s.get("baseline_makespan_s"), "s")))
-    head.append((f"speed-up over {base}", "-" if not s.get("speedup") else f"{s['speedup']:.4g}x"))
+    speedup = "-" if not s.get("speedup") else f"{s['speedup']:.4g}x"
+    if s.get("baseline_error"):  # why there is none: the baseline mapper's refusal (its first line)
+        speedup += f" (no baseline: {s['baseline_error'].splitlines()[0][:300]})"
+    head.append((f"speed-up over {base}", speedup))
     head.append(("energy", quantity(s["energy_j"], "J")))
     off = s["ops_offloaded"]
     head.append(("ops offloaded", f"{off['count']:,} of {s['operators']:,}"))
