@@ -408,13 +408,9 @@ def _format_validation_error(err: ValidationError, where: str, model: type[BaseM
     model = model or Platform
     lines = []
     for e in err.errors():
-        loc = [str(p) for p in e["loc"]]
         raw = list(e["loc"])
-        # drop the union tag pydantic inserts after a device name (devices.host.cpu.clock_ghz)
-        if len(loc) >= 3 and loc[0] == "devices" and loc[2] in DEVICE_KINDS:
-            del loc[2]
-        elif model is not Platform:  # ... and after another tagged union's field (a scenario's arrival)
-            loc = _shown_loc(model, raw)
+        # without the union tags pydantic inserts (devices.host.cpu.clock_ghz, a scenario's arrival.periodic)
+        loc = _shown_loc(model, raw)
         path = ".".join(loc) or "(top level)"
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
