@@ -218,8 +218,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def three_devices(args) -> int:
     """The three-device grid (module docstring): one line per workload x platform."""
-    import statistics
-
     from hetsim.costs import CostModel
     from hetsim.mappers import get_mapper
     from hetsim.platform import load_platform
@@ -237,7 +235,6 @@ def three_devices(args) -> int:
     print(f"{'workload':<44} {'platform':<9} {'status':<10} {'gap':>8} {'bound_ms':>10} {'makespan_ms':>11} "
           f"{'wall_s':>7} {'ref_s':>7} {'calib_s':>7}  devices used")
     cal = Calibration(0, width=args.threads)  # sampled before every point, as wide as the solver's workers
-    calib = cal.walls
     n = n_opt = 0
     worst = 0.0
     for pname in plats:
@@ -246,12 +243,12 @@ def three_devices(args) -> int:
             costs = CostModel(load_onnx(f), plat)
             cal.sample()
             if args.reference_limit:
-                limit = args.reference_limit * statistics.median(calib) / REF_LOOP_S
+                limit = args.reference_limit / cal.scale
             t0 = time.perf_counter()
             s = get_mapper("cpsat", time_limit_s=limit, threads=args.threads, seed=args.seed,
                            mip_rel_gap=args.gap).map(costs)
             wall = time.perf_counter() - t0
-            med = statistics.median(calib)
+            med = cal.median_s
             ref = wall / med * REF_LOOP_S
             st = s.stats
             used = {}
@@ -267,7 +264,7 @@ def three_devices(args) -> int:
     cal.sample()
     print(f"# load average at end {load()}")
     print(f"# {n_opt}/{n} proven optimal; slowest point {worst:.2f} reference-core s; calibration loop median "
-          f"{statistics.median(calib):.3f} s (min {min(calib):.3f}, max {max(calib):.3f}, {len(calib)} runs, "
+          f"{cal.median_s:.3f} s (min {min(cal.walls):.3f}, max {max(cal.walls):.3f}, {len(cal.walls)} runs, "
           f"{cal.width} copies at once)")
     return 0
 
