@@ -286,6 +286,27 @@ def test_a_nir_value_past_float32_is_one_error_without_a_runtime_warning():
             snn_from_nir(g, {"input": np.ones((1, 5, 1), bool)})
 
 
+def test_nir_weights_whose_float32_replay_would_overflow_are_one_error_naming_the_file_and_layer():
+    """1e38 fits float32, so the NIR check above passes it; the replay of the input raster then overflowed (a
+    RuntimeWarning, then inf). Refused before the replay: one error, no warning."""
+    import warnings
+
+    nir = pytest.importorskip("nir")
+    from hetsim.snn.nir import snn_from_nir
+
+    f = lambda v: np.full(1, v, np.float64)  # noqa: E731
+    cell = nir.LIF(tau=f(5e-4), r=f(2.5), v_leak=f(0.0), v_threshold=f(1.0), v_reset=f(0.0))
+    nodes = {"in": nir.Input(input_type={"input": np.array([2])}),
+             "fc": nir.Linear(weight=np.array([[1e38, 1e38]])), "cell": cell,
+             "out": nir.Output(output_type={"output": np.array([1])})}
+    g = nir.NIRGraph(nodes=nodes, edges=[("in", "fc"), ("fc", "cell"), ("cell", "out")], type_check=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(WorkloadError, match=r"^net\.nir: layer 1 \(W1\): neuron 0's .* over T = 5 timesteps "
+                                                r".*float32 \(largest 3\.403e\+38\)"):
+            snn_from_nir(g, {"input": np.ones((1, 5, 2), bool)}, source="net.nir")
+
+
 # ------------------------------------------------------------------------------------------------ leaks
 
 

@@ -311,6 +311,30 @@ def test_a_closed_loop_of_one_user_certain_to_reach_the_bound_is_refused_before_
                      workloads={"a": _one_op("a", 10)})
 
 
+@pytest.mark.parametrize("population", [1, 2])
+def test_the_request_cap_refusal_names_the_scenario_file(tmp_path, monkeypatch, capsys, population):
+    """``hetsim run PLATFORM SCENARIO.yaml``: the closed loop's refusal at run time (predicted for one user, by
+    the replay's own check for two) starts with the file the user gave, as the file's load-time errors do; one
+    line, exit code 2."""
+    import yaml
+
+    import hetsim.scenario.run as run_mod
+    from hetsim.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    if population == 2:  # the replay's check: reached at 50 requests, not millions
+        monkeypatch.setattr(run_mod, "MAX_REQUESTS", 50)
+    p = tmp_path / "loop.yaml"
+    p.write_text(yaml.safe_dump({"name": "loop", "mapper": "heft", "streams": {"r": {
+        "model": str(root / "workloads/resnet20_cifar10.onnx"),
+        "arrival": {"process": "closed", "population": population}, "duration_s": 100000.0}}}))
+    assert main(["run", str(root / "platforms/puma.yaml"), str(p)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"hetsim: error: {p}: stream 'r', a closed loop of one user, duration_s 100000" if
+                          population == 1 else f"hetsim: error: {p}: stream 'r' reached 50 requests"), err
+
+
 def test_a_jitter_above_the_period_is_refused():
     """Arrivals drawn out of order had arrived with the previous one (the replay's clock does not go back)."""
     with pytest.raises(ValueError, match=r"jitter_s \(0.2\) above period_s \(0.1\)"):

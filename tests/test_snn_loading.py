@@ -185,3 +185,45 @@ def test_save_snn_creates_missing_folders(tmp_path):
 def test_synthetic_rejects_negative_seed():
     with pytest.raises(WorkloadError, match=r"seed must be an integer >= 0, got -1"):
         synthetic_snn([4, 3], 2, samples=2, seed=-1)
+
+
+def test_weights_past_float32_or_that_would_overflow_its_replay_are_refused_in_one_line(tmp_path, capsys):
+    """1e38 is finite in float32, so it had passed the check; the float32 replay then overflowed (a RuntimeWarning,
+    then inf membranes and rasters that are not what the weights compute). 1e39 in a float64 file had been cast
+    to inf with an 'overflow encountered in cast' warning before the error. Now: one error naming the file and
+    the layer, no warning, exit code 2 from the command line."""
+    import warnings
+
+    from hetsim.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    big = _net()[0].copy()
+    big[2, :] = 1e38  # neuron 2 of layer 1: 3e38 per timestep, past float32 over T = 6 timesteps
+    wide = _net()[1].astype(np.float64)
+    wide[1, 4] = 1e39
+    cases = [
+        ({"W1": big}, (), r"layer 1 \(W1\): neuron 2's \|weights\| \+ \|bias\| sum to 3e\+38, so over T = 6 timesteps "
+                          r"its membrane could reach 1\.8e\+39; hetsim runs SNNs in float32 \(largest 3\.403e\+38\) "
+                          r"and allows at most 8\.51e\+37 there"),
+        # only the input recorded: refused before the replay that would overflow
+        ({"W1": big}, ("spk_train_L1", "spk_train_L2"), r"layer 1 \(W1\): neuron 2's"),
+        ({"W2": wide}, (), r"W2: 1e\+39 at index \[1, 4\]; beyond float32's range \(\|x\| <= 3\.403e\+38\)"),
+    ]
+    for arrays, drop, match in cases:
+        p = _spec(tmp_path, arrays, drop=drop)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(WorkloadError, match=f"^{p}: {match}"):
+                load_snn(p)
+        capsys.readouterr()
+        assert main(["run", str(root / "platforms/efr32mg24.yaml"), str(p)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and err.startswith(f"hetsim: error: {p}: "), err
+    # the output layer's membrane is also summed over T by the readout: a bound T times larger
+    out = _net()[1].copy()
+    out[0, :] = 2e35  # 5 inputs: 1e36 per timestep, 6e36 over T, 3.6e37 summed over T - within float32
+    assert load_snn(_spec(tmp_path, {"W2": out}, drop=("spk_train_L1", "spk_train_L2")))
+    out[0, :] = 2e36  # 1e37 per timestep, 6e37 over T (fits), 3.6e38 summed over T: past float32
+    with pytest.raises(WorkloadError, match=r"layer 2 \(W2\): neuron 0's .*membrane \(and the readout's sum of it "
+                                            r"over T\) could reach 3\.6e\+38"):
+        load_snn(_spec(tmp_path, {"W2": out}, drop=("spk_train_L1", "spk_train_L2")))

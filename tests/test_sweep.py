@@ -302,3 +302,51 @@ def test_an_onnx_sweep_on_an_snn_platform_is_refused_at_load(tmp_path, capsys):
     code = main(["sweep", str(spec)])
     assert_input_error(code, capsys.readouterr().err, "efr32mg24", "not ONNX models")
     assert not (tmp_path / "out.csv").exists()
+
+
+def diana_spec(tmp_path: Path) -> Path:
+    """resnet18 on DIANA, whose baseline all-8bit refuses layers over the 64 KiB digital weight memory, and
+    resnet20, whose layers all fit."""
+    return write_spec(tmp_path, workloads=[str(ROOT / "workloads/resnet18_int8_qdq.onnx"),
+                                           str(ROOT / "workloads/resnet20_cifar10.onnx")],
+                      platforms=[str(ROOT / "platforms/diana.yaml")], parameters={}, mappers=["min-cost"])
+
+
+def test_a_point_without_a_baseline_says_why_as_the_run_does(tmp_path, capsys):
+    from hetsim.pipeline import run
+    from hetsim.platform import load_platform
+    from hetsim.report.html import sweep_report_html
+
+    assert main(["sweep", str(diana_spec(tmp_path)), "--workers", "1"]) == 0
+    said = capsys.readouterr().out
+    df = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False).set_index("workload")
+    # the run behind the row: its summary's refusal, verbatim, in the row's baseline_error
+    single = run(load_platform(ROOT / "platforms/diana.yaml"), str(ROOT / "workloads/resnet18_int8_qdq.onnx"),
+                 mapper="min-cost").summary["baseline_error"]
+    assert single.startswith("all-8bit: layer '/layer2/layer2.0/conv1/Conv' (Conv, 128 output channels) needs 72.0 KiB")
+    no_base, based = df.loc["resnet18_int8_qdq.onnx"], df.loc["resnet20_cifar10.onnx"]
+    assert (no_base["speedup"], no_base["error"], no_base["baseline_error"]) == ("", "", single)
+    assert based["speedup"] != "" and based["baseline_error"] == ""
+    # the new column is the last result column: the columns before it keep their order, the settings stay last
+    cols = list(pd.read_csv(tmp_path / "out.csv", nrows=0).columns)
+    assert cols[cols.index("error") + 1] == "baseline_error" and cols[-1] == "hetsim_version"
+    line = next(ln for ln in said.splitlines() if "without a baseline" in ln)
+    assert line.startswith("  1 point without a baseline (no speed-up), e.g. resnet18_int8_qdq.onnx: all-8bit: layer")
+    assert len(line) < 240
+    page = sweep_report_html(pd.read_csv(tmp_path / "out.csv"))
+    assert "no baseline</th><td>1 point, e.g. resnet18_int8_qdq.onnx: all-8bit: layer &#x27;/layer2" in page
+
+
+def test_a_table_without_baseline_error_recomputes_only_the_points_without_a_speedup(tmp_path):
+    spec = load_sweep(diana_spec(tmp_path))
+    out = tmp_path / "out.csv"
+    run_sweep(spec, workers=1)
+    new = pd.read_csv(out, dtype=str, keep_default_na=False)
+    new.drop(columns=["baseline_error"]).to_csv(out, index=False)  # as written before the column existed
+    said: list[str] = []
+    # resnet20's row has its speed-up, so no baseline_error: kept; resnet18's has none, so its reason is computed
+    assert run_sweep(spec, workers=1, notify=said.append)[1:] == (1, 1)
+    assert said == [f"1 point computed by an older hetsim, without the columns baseline_error: recomputed; "
+                    f"its old row is in {tmp_path / 'out.replaced.csv'}"]
+    again = pd.read_csv(out, dtype=str, keep_default_na=False)
+    pd.testing.assert_frame_equal(again.drop(columns=TIMING), new.drop(columns=TIMING))

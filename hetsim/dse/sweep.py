@@ -49,8 +49,12 @@ solve time, MIP gap, incumbent, bound and model size, the predicted makespan, an
 activation peak of any memory (``peak_activation_bytes``), whether every memory with a capacity holds its peak
 (``activation_fits``; empty when none has one; false on a point refused because they do not), and, on a
 platform whose devices read weights from a memory, the ops streamed and reprogrammed and the weight bytes read
-from such memories per inference (``weight_read_bytes``; empty elsewhere). A table written before these memory
-columns existed (:data:`ADDED_RESULT_COLUMNS`) gets them, and its rows are recomputed.
+from such memories per inference (``weight_read_bytes``; empty elsewhere); then ``error`` (why the point failed)
+and ``baseline_error``: why a point that ran has no baseline and so no speed-up (the baseline mapper's refusal, as
+``baseline_error`` in a run's ``summary.json``, e.g. DIANA's ``all-8bit`` refusing a layer whose weights exceed the
+digital accelerator's weight memory; empty when the baseline ran). A table written before these columns existed
+(:data:`ADDED_RESULT_COLUMNS`) gets them, and its rows are recomputed; an added ``baseline_error`` is filled in
+empty on rows that imply it (a speed-up, or an ``error``), and only the others are recomputed.
 
 **Stopping.** SIGINT (Ctrl-C, or a job scheduler) and SIGTERM stop a sweep within a few seconds: points not
 started are cancelled, local workers are terminated (a Dask client cancels its futures and closes), the
@@ -135,12 +139,15 @@ RESULT_COLUMNS = [
     "energy_j", "ops_offloaded", "crossbars_used", "crossbars_available", "host_busy_s", "accel_busy_s",
     "host_ops", "accel_ops", "status", "solve_time_s", "mip_gap", "incumbent_s", "bound_s", "variables",
     "constraints", "predicted_makespan_s", "peak_activation_bytes", "activation_fits", "ops_streamed",
-    "ops_reprogrammed", "weight_read_bytes", "error",
+    "ops_reprogrammed", "weight_read_bytes", "error", "baseline_error",
 ]
 #: result columns added after tables without them were written: such a table is brought to today's columns and
 #: its rows recomputed (their values for these columns were never computed)
 ADDED_RESULT_COLUMNS = ["peak_activation_bytes", "activation_fits", "ops_streamed", "ops_reprogrammed",
-                        "weight_read_bytes"]
+                        "weight_read_bytes", "baseline_error"]
+#: added columns whose value an older row already implies, so it is filled in rather than recomputed: a row with a
+#: speed-up had its baseline, one with an ``error`` never got as far; either way no ``baseline_error``
+_IMPLIED_WHEN_ADDED = {"baseline_error": lambda r: "" if (r.get("speedup") or r.get("error")) else None}
 
 def default_output(p: Path, name: str) -> Path:
     """``results/<name>.csv``, a sweep's table when its file gives no ``output``.
@@ -918,6 +925,7 @@ def run_point(point: dict) -> dict:
             "operators": s["operators"], "makespan_s": s["makespan_s"],
             "baseline_makespan_s": "" if s["baseline_makespan_s"] is None else s["baseline_makespan_s"],
             "speedup": "" if s["speedup"] is None else s["speedup"],
+            "baseline_error": s.get("baseline_error") or "",
             "energy_j": s["energy_j"],
             "ops_offloaded": s["ops_offloaded"]["count"],
             "crossbars_used": sum(c["used"] for c in s["crossbars"].values()),
@@ -1019,7 +1027,11 @@ def _reconcile(path: Path, settings: list[str], columns: list[str], every: list[
         now = want.get(r.get("key"))
         diff = [] if now is None else [c for c in settings if (r.get(c) or "") != str(now[c])]
         if now is not None and added and not diff:
-            diff = ["columns"]  # computed before the added columns existed
+            implied = {c: _IMPLIED_WHEN_ADDED[c](r) if c in _IMPLIED_WHEN_ADDED else None for c in added}
+            if any(v is None for v in implied.values()):
+                diff = ["columns"]  # computed before the added columns existed
+            else:
+                r.update(implied)
         (stale if diff else keep).append(r)
         changed.update(diff)
     if stale:

@@ -561,8 +561,9 @@ def figure_caption(stem: str) -> str:
 
 def sweep_report_html(df: pd.DataFrame, figures: Iterable[tuple[str | os.PathLike, str]] = (),
                       source: str = "") -> str:
-    """The report of a sweep's results table: counts, the figures (embedded) and every row of the table
-    (without the ``key`` column, whose content the other identifying columns repeat)."""
+    """The report of a sweep's results table: counts (and why points have no baseline, the first of their
+    ``baseline_error``), the figures (embedded) and every row of the table (without the ``key`` column, whose
+    content the other identifying columns repeat)."""
     n = len(df)
     failed = int(df["error"].notna().sum()) if "error" in df else 0
     head = [("results", source or "-"), ("points", f"{n:,}" + (f" ({failed:,} failed)" if failed else ""))]
@@ -575,6 +576,13 @@ def sweep_report_html(df: pd.DataFrame, figures: Iterable[tuple[str | os.PathLik
         best = sp.groupby(df["workload"]).max().dropna()
         if len(best):
             head.append(("best speed-up", ", ".join(f"{w} {v:.4g}x" for w, v in best.items())))
+    if "baseline_error" in df:  # points that ran without a baseline (so no speed-up): why, as a run's report says
+        nobase = df[df["baseline_error"].notna() & (df["baseline_error"].astype(str) != "")]
+        if len(nobase):
+            first = nobase.iloc[0]
+            why = str(first["baseline_error"]).splitlines()[0][:300]
+            head.append(("no baseline", f"{len(nobase):,} point{'s' if len(nobase) != 1 else ''}, e.g. "
+                         f"{first.get('workload', first.get('key', ''))}: {why}"))
     shown = df.drop(columns=["key"]) if "key" in df else df
     sections = [
         ("Summary", kv_table(head)),

@@ -438,8 +438,9 @@ class _Run:
     """The scenario's replay: arrival processes, requests, their rows."""
 
     def __init__(self, scenario: Scenario, models: dict[str, StreamModel], folder: Path,
-                 contention: frozenset[str], dispatch: str | None) -> None:
+                 contention: frozenset[str], dispatch: str | None, source: str | None = None) -> None:
         self.sc = scenario
+        self.source = source or f"scenario {scenario.name!r}"  # what an error names: the file, when there is one
         self.models = models
         self.env = simpy.Environment()
         first = next(iter(models.values()))
@@ -490,7 +491,7 @@ class _Run:
         now = self.env.now
         idx = self.count[name]
         if idx >= MAX_REQUESTS:  # a closed loop's duration_s (or a Poisson draw) past the file's check
-            raise ScenarioError(f"scenario {self.sc.name!r}: stream {name!r} reached {MAX_REQUESTS:,} requests "
+            raise ScenarioError(f"{self.source}: stream {name!r} reached {MAX_REQUESTS:,} requests "
                                 "before its duration_s; a stream runs at most that many (a shorter duration_s, or "
                                 "a count)")
         self.count[name] += 1
@@ -862,6 +863,8 @@ def run_scenario(
         sc, where = scenario, Path(folder or ".").resolve()
     else:
         sc, where = load_scenario(scenario)
+    # what a refusal at run time names: the file the user gave, as the file's load-time errors do
+    source = f"scenario {sc.name or 'scenario'!r}" if isinstance(scenario, Scenario) else str(scenario)
     if seed is not None:
         sc = sc.model_copy(update={"seed": seed})
     if not sc.name:
@@ -872,8 +875,9 @@ def run_scenario(
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
     models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
-    check_request_cap(sc, models)  # before the replay: a cap certain to be reached is refused, not simulated
-    req, streams, devices, trace, T, (loads, res, val, closed) = _replay(sc, plat, models, where, kinds, dispatch)
+    check_request_cap(sc, models, source)  # before the replay: a cap certain to be reached is refused, not simulated
+    req, streams, devices, trace, T, (loads, res, val, closed) = _replay(sc, plat, models, where, kinds, dispatch,
+                                                                         source)
     total = float(devices["energy_j"].sum())
     summary = {
         "scenario": sc.name, "platform": plat.name, "mapper": mapper or sc.mapper, "objective": objective,
@@ -913,7 +917,7 @@ def run_scenario(
         # the models loaded once: the first mapping's workloads and rates
         m2 = map_streams(plat, sc, where, mapper, kinds, {n: m.costs.workload for n, m in models.items()}, other,
                          {n: m.rate_hz for n, m in models.items()})
-        _, st2, _, _, _, (_, res2, val2, closed2) = _replay(sc, plat, m2, where, kinds, dispatch)
+        _, st2, _, _, _, (_, res2, val2, closed2) = _replay(sc, plat, m2, where, kinds, dispatch, source)
         rows = (_comparison(objective, streams, res, val, models, closed)
                 + _comparison(other, st2, res2, val2, m2, closed2))
         out.comparison = pd.DataFrame(rows)
@@ -938,7 +942,7 @@ def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> 
     return rates, closed
 
 
-def check_request_cap(sc: Scenario, models: dict[str, StreamModel]) -> None:
+def check_request_cap(sc: Scenario, models: dict[str, StreamModel], source: str | None = None) -> None:
     """Refuse up front a closed loop certain to reach :data:`~hetsim.scenario.spec.MAX_REQUESTS` before its
     ``duration_s`` (the replay would simulate the cap's ten million requests, then stop with an error).
 
@@ -951,7 +955,8 @@ def check_request_cap(sc: Scenario, models: dict[str, StreamModel]) -> None:
     the replay's own check stops the stream at the cap.
 
     Raises:
-        ScenarioError: one line naming the stream, its duration_s, think_s and latency, and the cap.
+        ScenarioError: one line starting with ``source`` (the scenario file's path, as its load-time errors do;
+            default ``scenario 'NAME'``), naming the stream, its duration_s, think_s and latency, and the cap.
     """
     if len(models) != 1:
         return
@@ -965,8 +970,9 @@ def check_request_cap(sc: Scenario, models: dict[str, StreamModel]) -> None:
     n = float("inf") if cycle <= 0 else st.duration_s / cycle
     if n > MAX_REQUESTS * 1.01:
         many = "endlessly many requests at t = 0" if cycle <= 0 else f"about {n:.3g} requests"
-        raise ScenarioError(f"scenario {sc.name!r}: stream {name!r}, a closed loop of one user, duration_s "
-                            f"{st.duration_s:g} at think_s {a.think_s:g} + {m.makespan_s:.3g} s per request makes "
+        where = source or f"scenario {sc.name!r}"
+        raise ScenarioError(f"{where}: stream {name!r}, a closed loop of one user, duration_s {st.duration_s:g}"
+                            f" at think_s {a.think_s:g} + {m.makespan_s:.3g} s per request makes "
                             f"{many}; a stream runs at most {MAX_REQUESTS:,} (a shorter duration_s, a longer "
                             "think_s, or a count)")
 
@@ -1047,16 +1053,18 @@ def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, mod
 
 
 def _replay(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where: Path, kinds: frozenset[str],
-            dispatch: str | None):
+            dispatch: str | None, source: str | None = None):
     """Replay the requests of ``models``: ``(requests, streams, devices, trace, simulated seconds, bottleneck)``,
     ``bottleneck`` = ``(loads, resource, load, closed streams)`` (:func:`analytic_loads` at
-    :func:`_bottleneck_rates`); the streams' saturation verdicts from it (:func:`_verdicts`)."""
-    run = _Run(sc, models, where, kinds, dispatch)
+    :func:`_bottleneck_rates`); the streams' saturation verdicts from it (:func:`_verdicts`). ``source``: what an
+    error names (the scenario file; default ``scenario 'NAME'``)."""
+    source = source or f"scenario {sc.name!r}"
+    run = _Run(sc, models, where, kinds, dispatch, source)
     T = run.run()
     req = pd.DataFrame(run.rows, columns=REQUEST_COLUMNS).sort_values(["arrival_s", "stream", "index"],
                                                                      kind="stable").reset_index(drop=True)
     if req.empty:
-        raise InputError(f"scenario {sc.name!r}: no request arrived (check count / duration_s / the trace)")
+        raise InputError(f"{source}: no request arrived (check count / duration_s / the trace)")
     measured = _by_stream(req[~req["warmup"]])  # split once, for the table and the verdicts
     streams = _stream_table(req, models, measured)
     brates, closed = _bottleneck_rates(models, streams)

@@ -16,10 +16,11 @@ A spec (``workloads/snn/*.yaml``)::
     classes: [a, b, ...]                       # optional, one name per output neuron
 
 Paths are relative to the YAML file. Every width is >= 1; rasters have >= 1 sample and >= 1 timestep and are bool
-(integer or float arrays are accepted when every value is 0 or 1); weights, biases and LIF parameters are finite,
-with ``0 < beta <= 1`` and ``threshold > 0`` for every neuron. A split name is whatever stands between ``spk_``
-and ``_L<l>`` (it may contain underscores); other keys of the npz files are ignored, except ``W``/``b``/``beta``/
-``threshold`` keys numbered beyond the layers, which are an error.
+(integer or float arrays are accepted when every value is 0 or 1); weights, biases and LIF parameters are finite
+and within float32's range, with ``0 < beta <= 1`` and ``threshold > 0`` for every neuron, and the weights small
+enough that the float32 replay cannot overflow (:func:`_check_magnitudes`). A split name is whatever stands
+between ``spk_`` and ``_L<l>`` (it may contain underscores); other keys of the npz files are ignored, except
+``W``/``b``/``beta``/``threshold`` keys numbered beyond the layers, which are an error.
 
 Split roles: ``fit`` defaults to ``train`` and ``plan`` to ``val``; ``eval`` (the split whose latency is
 reported) defaults to ``test`` when the activity has a ``test`` split, otherwise to the ``plan`` split. Roles
@@ -182,13 +183,20 @@ def _float_array(value, what: str) -> np.ndarray:
     if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool) \
             or np.issubdtype(a.dtype, np.complexfloating):
         raise WorkloadError(f"{what}: dtype {a.dtype} is not a real number type")
-    a = a.astype(np.float32)
-    bad = ~np.isfinite(a)
+    # a wider float is checked before the cast (which would turn 1e39 into inf with an overflow warning); any
+    # integer and narrower float fits float32's range
+    wide = np.issubdtype(a.dtype, np.floating) and a.dtype.itemsize > 4
+    if not wide:
+        a = a.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        bad = ~np.isfinite(a) | (np.abs(a) > _FLOAT32_MAX) if wide else ~np.isfinite(a)
     if bad.any():
         at = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise WorkloadError(f"{what}: {a[at].item()} at index {list(at)}; values must be finite (no NaN or "
-                            "Inf, and within float32 range)")
-    return a
+        x = float(a[at])
+        why = "values must be finite (no NaN or Inf)" if not np.isfinite(x) else \
+            f"beyond float32's range (|x| <= {_FLOAT32_MAX:.4g}), in which hetsim runs SNNs"
+        raise WorkloadError(f"{what}: {x:g} at index {list(at)}; {why}")
+    return a.astype(np.float32) if wide else a
 
 
 def _per_neuron(value, n: int, what: str, low: float | None = None, high: float | None = None) -> np.ndarray:
@@ -205,6 +213,35 @@ def _per_neuron(value, n: int, what: str, low: float | None = None, high: float 
             span = f"({low:g}, {high:g}]" if high is not None else f"> {low:g}"
             raise WorkloadError(f"{what}: neuron {i} has {float(a[i]):g}; allowed: {span}")
     return a
+
+
+def _check_magnitudes(ws: list[np.ndarray], bs: list[np.ndarray], T: int, where: str) -> None:
+    """Refuse weights whose float32 replay (:func:`_replay`) could overflow over ``T`` timesteps.
+
+    Our bound, from the LIF equations (module docstring) with spikes in {0, 1} and ``0 < beta <= 1``: neuron
+    ``i``'s input current is at most ``R_i = sum_j |W_ij| + |b_i|`` in magnitude. A reset happens only after a
+    spike, i.e. when ``U[t-1] > threshold > 0``, and then ``|beta U[t-1] - threshold| <= U[t-1]``; without one
+    ``|beta U[t-1]| <= |U[t-1]|``; so ``|U[t]| <= |U[t-1]| + R_i`` under every reset rule, and the membrane stays
+    within ``T R_i`` (the threshold, float32's largest value for a layer that never fires, does not enter it). The
+    readout sums the output layer's membrane over T: at most ``T`` times that again. The check asks the bound to
+    stay within a quarter of float32's largest value (a margin for the threshold subtracted from a sum of that size
+    before the membrane, and for rounding); weights of any trained network are tens of orders of magnitude below
+    it (1e38 passed the finite check and overflowed to inf in the replay).
+
+    Raises:
+        WorkloadError: one line naming ``where`` (the file) and the layer, its largest row sum and the bound.
+    """
+    limit = _FLOAT32_MAX / 4
+    for i, (w, b) in enumerate(zip(ws, bs, strict=True), start=1):
+        row = np.abs(w).sum(axis=1, dtype=np.float64) + np.abs(b.astype(np.float64))
+        reach = T * row * (T if i == len(ws) else 1)
+        if reach.max() > limit:
+            n = int(np.argmax(reach))
+            again = " (and the readout's sum of it over T)" if i == len(ws) else ""
+            raise WorkloadError(f"{where}: layer {i} (W{i}): neuron {n}'s |weights| + |bias| sum to {row[n]:.3g}, "
+                                f"so over T = {T} timesteps its membrane{again} could reach {reach[n]:.3g}; hetsim "
+                                f"runs SNNs in float32 (largest {_FLOAT32_MAX:.4g}) and allows at most {limit:.3g} "
+                                "there (a margin for rounding); scale the weights down")
 
 
 def _raster(r, key: str, layer: int, width: int, where: str) -> np.ndarray:
@@ -235,20 +272,24 @@ def _raster(r, key: str, layer: int, width: int, where: str) -> np.ndarray:
 
 def make_snn(weights: list[np.ndarray], *, name: str = "snn", biases=None, beta=0.9, threshold=1.0,
              reset: str = "subtract", readout: str = "spike_count", activity=None, labels=None,
-             roles: SplitRoles | None = None, classes=None, source: Path | None = None) -> SNN:
+             roles: SplitRoles | None = None, classes=None, source: Path | None = None,
+             timesteps: int | None = None) -> SNN:
     """Build and check an :class:`SNN` (the loader and the synthetic generator both use this).
 
     ``beta``/``threshold`` are scalars or per-layer lists of scalars or ``[n_l]`` arrays. Rasters may be bool,
     or integer/float arrays holding only 0 and 1 (cast to bool). A default ``eval`` role is resolved against
     the splits of ``activity`` (:meth:`SplitRoles.resolve`). Error messages start with ``source`` when given,
-    else with ``name``.
+    else with ``name``. ``timesteps``: the T the network will be replayed over when ``activity`` does not say it
+    (a network whose rasters are replayed from its input), for the magnitude check (:func:`_check_magnitudes`).
 
     Raises:
         WorkloadError: a weight matrix with a zero dimension or that does not chain with the previous layer, a
-            non-finite weight, bias or neuron parameter, ``beta`` outside (0, 1] or ``threshold`` <= 0, a bias
-            or neuron parameter of the wrong length, a raster that is empty (no sample or no timestep), not 0/1,
-            or whose width does not match its layer, T or the sample count differing between rasters, labels
-            that are not one integer class per sample, or ``classes`` of the wrong length.
+            non-finite weight, bias or neuron parameter or one beyond float32's range, weights large enough that
+            the float32 replay could overflow (:func:`_check_magnitudes`), ``beta`` outside (0, 1] or
+            ``threshold`` <= 0, a bias or neuron parameter of the wrong length, a raster that is empty (no
+            sample or no timestep), not 0/1, or whose width does not match its layer, T or the sample count
+            differing between rasters, labels that are not one integer class per sample, or ``classes`` of the
+            wrong length.
     """
     where = str(source) if source is not None else name
     ws = [_float_array(w, f"{where}: W{i}") for i, w in enumerate(weights, start=1)]
@@ -273,6 +314,8 @@ def make_snn(weights: list[np.ndarray], *, name: str = "snn", biases=None, beta=
     bs = per_layer(biases if biases is not None else 0.0, "b")
     betas = per_layer(beta, "beta", 0.0, 1.0)
     thrs = per_layer(threshold, "threshold", 0.0)
+    first_t = next((np.shape(rs[0])[1] for rs in (activity or {}).values() if rs and np.ndim(rs[0]) == 3), None)
+    _check_magnitudes(ws, bs, max(1, int(first_t or timesteps or 1)), where)
     if classes is not None and len(classes) != sizes[-1]:
         raise WorkloadError(f"{where}: classes has {len(classes)} names but the output layer has {sizes[-1]} "
                             "neurons; give one name per output neuron")
@@ -453,7 +496,7 @@ def load_snn(path: str | Path, spikes: str | Path | None = None) -> SNN:
             raise WorkloadError(f"{p}: activity file {spec.activity!r} holds no spk_<split>_L<l> rasters")
     if input_only:
         bare = make_snn(weights, name=spec.name, biases=biases, beta=beta, threshold=thr, reset=spec.lif.reset,
-                        readout=spec.readout, source=p)
+                        readout=spec.readout, source=p, timesteps=spec.timesteps)
         for split, x in input_only.items():
             x = _raster(x, f"spk_{split}_L0", 0, spec.layers[0], str(p))
             activity[split] = [x, *replay(bare, x).spikes]

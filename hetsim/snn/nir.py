@@ -383,8 +383,9 @@ def snn_from_nir(graph, inputs: dict[str, np.ndarray], *, labels: dict[str, np.n
     net_reset = next(iter(resets.values()), "zero")
     if not inputs:
         raise WorkloadError(f"{where}: no input raster given")
+    longest = max((np.shape(x)[1] for x in inputs.values() if np.ndim(x) >= 2), default=None)
     bare = make_snn(ws, name=name, biases=bs, beta=betas, threshold=thrs, reset=net_reset, readout=readout,
-                    source=source)
+                    source=source, timesteps=longest)  # T for the magnitude check, before the replay
     activity = {}
     for split, x in inputs.items():
         x = np.asarray(x)
