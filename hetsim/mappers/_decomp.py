@@ -3,7 +3,8 @@
 A *cut op* ``a`` is comparable with every non-floating op (each is an ancestor or a descendant of ``a``), so in
 every schedule nothing overlaps ``a``: the ops before it finish before it starts and the ops after it start
 after it ends. A cut is *clean* when no edge jumps over it with a non-zero transfer or with a device pair no
-link joins (a skip edge with a transfer, or with a forbidden pair on a split bus, would couple the two sides). Consecutive clean cuts ``a_i, a_{i+1}`` bound a *segment* ``S_i``, and
+link joins (a skip edge with a transfer, or with a forbidden pair on a split bus, would couple the two sides).
+Consecutive clean cuts ``a_i, a_{i+1}`` bound a *segment* ``S_i``, and
 
     T = L_0 + sum_i (dur(a_i) + L_i),    L_i = s(a_{i+1}) - e(a_i)
 
