@@ -2,8 +2,9 @@
 
 A *cut op* ``a`` is comparable with every non-floating op (each is an ancestor or a descendant of ``a``), so in
 every schedule nothing overlaps ``a``: the ops before it finish before it starts and the ops after it start
-after it ends. A cut is *clean* when no edge jumps over it with a non-zero transfer (a skip edge with a
-transfer would couple the two sides). Consecutive clean cuts ``a_i, a_{i+1}`` bound a *segment* ``S_i``, and
+after it ends. A cut is *clean* when no edge jumps over it with a non-zero transfer or with a device pair no
+link joins (a skip edge with a transfer, or with a forbidden pair on a split bus, would couple the two sides).
+Consecutive clean cuts ``a_i, a_{i+1}`` bound a *segment* ``S_i``, and
 
     T = L_0 + sum_i (dur(a_i) + L_i),    L_i = s(a_{i+1}) - e(a_i)
 
@@ -73,7 +74,10 @@ def clean_cuts(p: B.IntProblem, free: set[str]) -> list[str]:
     cpos = [p.pos[a] for a in cuts]
     dirty = set()
     for (u, w), tr in p.tr.items():
-        if u in free or w in free or max(tr.values()) == 0:
+        # a skip edge with no transfer on every device pair couples nothing; one with a pair no link joins
+        # (split bus: the CIM and the NPU) does: the segments, solved apart, could put its ends on that pair
+        if u in free or w in free or (max(tr.values()) == 0
+                                      and len(tr) == len(p.devices[u]) * len(p.devices[w])):
             continue
         lo = bisect.bisect_right(cpos, p.pos[u])
         hi = bisect.bisect_left(cpos, p.pos[w])

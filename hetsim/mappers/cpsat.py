@@ -169,7 +169,11 @@ class CpSat:
             3.8 on a 100k-op synthetic DAG, proven optimal; docs/performance.md).
         mip_rel_gap: relative gap of the rounded problem at which to stop and report ``optimal`` (default
             1e-4 as Gurobi's MIPGap; 0 = exact proof).
-        threads: CP-SAT workers (default 2).
+        threads: CP-SAT workers (default 2). With more than one and ``deterministic`` (the default), CP-SAT's
+            interleaved search runs its workers in batches of chunks of 1 deterministic second and stops
+            only between batches, so a ``mip_rel_gap`` met early may not end a solve before its time limit
+            (OR-Tools' behaviour, not ours: we set ``relative_gap_limit`` to ``mip_rel_gap`` either way;
+            google/or-tools issue 5199). One worker, or ``deterministic=False``, stops as soon as it is met.
         seed: CP-SAT ``random_seed`` (default 0).
         progress: called with ``time_s``, ``incumbent_s``, ``bound_s``, ``gap`` on every improvement.
         resolution_s: the tick in seconds (default 1 ns; coarsened for horizons over 1e10 ticks).
