@@ -139,14 +139,11 @@ def _sweep(args) -> int:
         counts = df["status"].value_counts(dropna=True).to_dict()
         if counts:
             print("  status: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    if "baseline_error" in df:  # points that ran without a baseline: why their speed-up is empty
-        nobase = df[df["baseline_error"].notna()]
-        if len(nobase):
-            from hetsim.report.text import _clip
+    from hetsim.report.text import no_baseline
 
-            first = nobase.iloc[0]
-            print(f"  {len(nobase)} point{'s' if len(nobase) != 1 else ''} without a baseline (no speed-up), e.g. "
-                  f"{first['workload']}: {_clip(str(first['baseline_error']), 160)}")
+    nobase = no_baseline(df)  # points that ran without a baseline: why their speed-up is empty
+    if nobase:
+        print(f"  {nobase[0]} point{'s' if nobase[0] != 1 else ''} without a baseline (no speed-up), e.g. {nobase[1]}")
     if errors:
         first = df[df["error"].notna()].iloc[0]
         print(f"  {errors} points failed, e.g. {first['workload']}: {first['error']}")

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 import hetsim
+from hetsim.report.text import no_baseline
 from hetsim.report.units import field_unit, rescalable
 from hetsim.report.units import si_prefix as _si_prefix
 
@@ -576,13 +577,9 @@ def sweep_report_html(df: pd.DataFrame, figures: Iterable[tuple[str | os.PathLik
         best = sp.groupby(df["workload"]).max().dropna()
         if len(best):
             head.append(("best speed-up", ", ".join(f"{w} {v:.4g}x" for w, v in best.items())))
-    if "baseline_error" in df:  # points that ran without a baseline (so no speed-up): why, as a run's report says
-        nobase = df[df["baseline_error"].notna() & (df["baseline_error"].astype(str) != "")]
-        if len(nobase):
-            first = nobase.iloc[0]
-            why = str(first["baseline_error"]).splitlines()[0][:300]
-            head.append(("no baseline", f"{len(nobase):,} point{'s' if len(nobase) != 1 else ''}, e.g. "
-                         f"{first.get('workload', first.get('key', ''))}: {why}"))
+    nobase = no_baseline(df, 300)  # points that ran without a baseline (so no speed-up): why, as a run's report says
+    if nobase:
+        head.append(("no baseline", f"{nobase[0]:,} point{'s' if nobase[0] != 1 else ''}, e.g. {nobase[1]}"))
     shown = df.drop(columns=["key"]) if "key" in df else df
     sections = [
         ("Summary", kv_table(head)),

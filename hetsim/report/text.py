@@ -147,6 +147,20 @@ def _clip(text: str, n: int) -> str:
     return line if len(line) <= n else line[: n - 3] + "..."
 
 
+def no_baseline(df, n: int = 160) -> tuple[int, str] | None:
+    """Points of a sweep's table that ran without a baseline (a non-empty ``baseline_error``): their count and
+    ``"WORKLOAD: REASON"`` for the first (its reason's first line, :func:`_clip` to ``n`` characters); ``None``
+    when there is none (or no such column)."""
+    if "baseline_error" not in df:
+        return None
+    col = df["baseline_error"]
+    rows = df[col.notna() & (col.astype(str) != "")]
+    if not len(rows):
+        return None
+    first = rows.iloc[0]
+    return len(rows), f"{first.get('workload', first.get('key', ''))}: {_clip(str(first['baseline_error']), n)}"
+
+
 def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     """A readable multi-line report: headline numbers, per-device table, offloaded ops, crossbar placement.
 
