@@ -1,4 +1,4 @@
-"""``hetsim sweep`` over a scenario's parameters (issue 23): the latency-vs-offered-load curve of a SoC.
+"""``hetsim sweep`` over a scenario's parameters: the latency-vs-offered-load curve of a SoC.
 
 A scenario sweep file names one scenario and grids over its parameters (dotted paths into the scenario file,
 ``streams.<name>.arrival.rate_hz``, ``streams.<name>.arrival.period_s``, ``dispatch``, ``seed``, ...) and the
