@@ -35,6 +35,7 @@ from hetsim.devices.fields import (
     Real,
 )
 from hetsim.devices.puma import GEMM_OP_TYPES
+from hetsim.devices.zigzag_cost import ZigzagBackend
 from hetsim.workload.op import Op
 
 
@@ -79,6 +80,11 @@ class Npu(DeviceBase):
     inputs (``n_in * b / 8`` bytes) do not fit in the ``sram``'s capacity (ours). Without ``array`` nothing of
     this applies: the roofline above, exactly.
 
+    **ZigZag backend** (``zigzag: {accelerator, mapping}``, optional extra ``hetsim[zigzag]``): an op with a loop
+    nest takes ``op_overhead + cycles / clock`` and ZigZag's energy (MACs and memories: ``energy_pj_per_mac`` and
+    the on-chip fields are not added) from ZigZag's best mapping on that accelerator
+    (:mod:`hetsim.devices.zigzag_cost`, cached on disk per layer).
+
     **Vector unit** (``vector_ops``: op type -> elements per cycle): an op of a listed type runs here on its own,
     weights or not, in ``op_overhead + max(work / (clock * rate), T_port, T_sram)`` with ``work`` its output
     elements (input elements for pooling and reductions: :func:`~hetsim.devices.dataflow.vector_work`),
@@ -114,6 +120,8 @@ class Npu(DeviceBase):
         default_factory=dict, description="vector unit: op type -> elements per cycle, e.g. {Softmax: 16}")
     vector_energy_pj_per_element: Real = Field(0.0, ge=0, le=MAX_ENERGY_PJ,
                                                description="vector unit energy per element processed, pJ")
+    zigzag: ZigzagBackend | None = Field(
+        None, description="take ops' latency and energy from ZigZag (accelerator and mapping YAML); hetsim[zigzag]")
 
     @field_validator("array")
     @classmethod
@@ -181,7 +189,9 @@ class Npu(DeviceBase):
             return None
         if op.op_type in self.vector_ops:
             return self._vector_latency(op)
-        dims = loop_dims(op) if self.array is not None else None
+        dims = loop_dims(op) if self.array is not None or self.zigzag is not None else None
+        if dims is not None and self.zigzag is not None:
+            return self.op_overhead_us * 1e-6 + self._zigzag_cost(op, dims).cycles / self._clock_hz
         if dims is not None:
             return self._array_latency(op, dims)
         if op.macs > 0:
@@ -224,6 +234,9 @@ class Npu(DeviceBase):
         (class docstring; nothing more without ``array``, ``register_file``, ``sram`` or ``vector_ops``)."""
         if op.op_type in self.vector_ops:
             return self._vector_energy_pj(op) * 1e-12
+        dims = loop_dims(op) if self.zigzag is not None else None
+        if dims is not None:
+            return self._zigzag_cost(op, dims).energy_pj * 1e-12
         e = self.energy_pj_per_mac * 1e-12 * op.macs
         onchip = self._onchip_energy_pj(op)
         return e + onchip * 1e-12 if onchip else e
@@ -272,6 +285,11 @@ class Npu(DeviceBase):
         if self.sram is not None:
             e += self.sram.pj_per_byte * traffic.sram_bytes
         return e
+
+    def _zigzag_cost(self, op: Op, dims: dict[str, int]):
+        """ZigZag's cost of the op's loop nest (:mod:`hetsim.devices.zigzag_cost`; cached on disk)."""
+        stride = op.gemm.stride if op.gemm is not None else ()
+        return self.zigzag.cost(dims, stride, self.element_bits, op.op_type)
 
     def _vector_latency(self, op: Op) -> float:
         """Vector-unit latency (class docstring): elements at ``vector_ops[op_type]`` per cycle, bounded by the
