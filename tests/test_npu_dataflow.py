@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import NS, PLATFORMS, ROOT
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hetsim.devices.dataflow import LOOP_DIMS, array_cycles, array_utilisation, loop_dims, onchip_traffic
 from hetsim.errors import PlatformError
@@ -68,6 +70,33 @@ def test_utilisation_of_three_layer_shapes_by_hand():
     pixels = {"OY": 8, "OX": 8}
     assert array_utilisation(loop_dims(FIRST), pixels) == 1.0
     assert array_utilisation(loop_dims(DEPTHWISE), pixels) == 1.0
+
+
+_SMALL = st.integers(1, 5)
+
+
+@given(dims=st.fixed_dictionaries({d: _SMALL for d in LOOP_DIMS}),
+       array=st.dictionaries(st.sampled_from(list(LOOP_DIMS)), st.integers(1, 4), min_size=1, max_size=3))
+def test_array_cycles_by_brute_force_on_small_nests(dims, array):
+    # every MAC (a point of the loop nest) goes to the cycle of its tile indices and the lane of its remainders;
+    # no two MACs share a cycle and a lane, and the cycles used are the formula's count
+    import itertools
+
+    u = [array.get(d, 1) for d in LOOP_DIMS]
+    if math.prod(dims.values()) > 4000:
+        dims = {**dims, "B": 1, "G": 1, "OY": 1}
+    seen, cycles = set(), set()
+    for point in itertools.product(*(range(dims[d]) for d in LOOP_DIMS)):
+        cycle = tuple(i // k for i, k in zip(point, u, strict=True))
+        lane = tuple(i % k for i, k in zip(point, u, strict=True))
+        assert (cycle, lane) not in seen
+        seen.add((cycle, lane))
+        cycles.add(cycle)
+    assert array_cycles(dims, array) == len(cycles)
+    assert 0 < array_utilisation(dims, array) <= 1
+    # the groups on the K lanes never take longer (an array unrolling G itself refuses groups_on_k_lanes)
+    if "G" not in array:
+        assert array_cycles(dims, array, groups_on_k=True) <= array_cycles(dims, array)
 
 
 def test_gemm_maps_m_n_k_onto_the_conv_names():
@@ -251,6 +280,7 @@ def _load_with(tmp_path, **npu_fields):
     ({"vector_ops": {"Softmax": 0}}, "devices.npu.vector_ops.Softmax: Input should be greater than 0"),
     ({"sram": {"energy_pj_per_access": 4.0}}, "energy_pj_per_access and access_bytes go together"),
     ({"sram": {"sram_kib": 4}}, "devices.npu.sram.sram_kib: unknown field"),
+    ({"array": {"G": 8, "C": 8}, "groups_on_k_lanes": True}, "groups_on_k_lanes: the array unrolls G itself"),
 ])
 def test_bad_dataflow_fields_are_one_line(tmp_path, fields, message):
     with pytest.raises(PlatformError) as err:

@@ -151,6 +151,8 @@ class Npu(DeviceBase):
                 shape = " x ".join(f"{d} {u}" for d, u in self.array.items())
                 raise ValueError(f"array {shape} has {lanes} MACs per cycle, macs_per_cycle {rate:g} at "
                                  f"{self.element_bits} bits; leave macs_per_cycle out or make them agree")
+        if self.groups_on_k_lanes and "G" in (self.array or {}):
+            raise ValueError("groups_on_k_lanes: the array unrolls G itself; drop one of them")
         for name in ("register_file", "sram"):
             if getattr(self, name) is not None and self.array is None:
                 raise ValueError(f"{name}: its traffic follows the MAC array's unrolling; give array too")

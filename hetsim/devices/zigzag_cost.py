@@ -150,11 +150,14 @@ def _cached(key: str, folder: Path, layer_json: str, accelerator: str, mapping: 
         pass
     layer = json.loads(layer_json)
     cost = run_zigzag(layer, accelerator, mapping, objective)
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"layer": layer, "cost": asdict(cost)}, f, sort_keys=True)
-    os.replace(tmp, path)
+    try:  # a cache that cannot be written costs the next run time, not this one its answer
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"layer": layer, "cost": asdict(cost)}, f, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass
     return cost
 
 
