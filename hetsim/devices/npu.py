@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from hetsim.devices.base import Capacity, DeviceBase
 from hetsim.devices.dataflow import (
     OnChipMemory,
+    OnChipTraffic,
     array_cycles,
     check_array,
     loop_dims,
@@ -35,7 +36,7 @@ from hetsim.devices.fields import (
     Real,
 )
 from hetsim.devices.puma import GEMM_OP_TYPES
-from hetsim.devices.zigzag_cost import ZigzagBackend
+from hetsim.devices.zigzag_cost import ZigzagBackend, ZigzagCost
 from hetsim.workload.op import Op
 
 
@@ -258,7 +259,8 @@ class Npu(DeviceBase):
         mem = getattr(self, name)
         return 0.0 if mem is None else mem.time_s(n_bytes, self._clock_hz)
 
-    def _traffic(self, op: Op, dims: dict[str, int]):
+    def _traffic(self, op: Op, dims: dict[str, int]) -> OnChipTraffic:
+        """The op's on-chip traffic on the ``array`` (the register file's capacity bounding weight reuse)."""
         rf = self.register_file.capacity_bytes if self.register_file is not None else None
         return onchip_traffic(op, dims, self.array or {}, self.element_bits, rf)
 
@@ -288,7 +290,7 @@ class Npu(DeviceBase):
             e += self.sram.pj_per_byte * traffic.sram_bytes
         return e
 
-    def _zigzag_cost(self, op: Op, dims: dict[str, int]):
+    def _zigzag_cost(self, op: Op, dims: dict[str, int]) -> ZigzagCost:
         """ZigZag's cost of the op's loop nest (:mod:`hetsim.devices.zigzag_cost`; cached on disk)."""
         stride = op.gemm.stride if op.gemm is not None else ()
         return self.zigzag.cost(dims, stride, self.element_bits, op.op_type)
