@@ -296,3 +296,19 @@ def test_the_test_platform_loads_and_omits_macs_per_cycle(tmp_path):
     # a platform with neither macs_per_cycle nor array is refused in one line
     with pytest.raises(PlatformError, match="give macs_per_cycle .* or array"):
         _load_with(tmp_path, array=None, register_file=None, sram=None)
+
+
+def test_the_yaml_block_of_docs_extending_loads(tmp_path):
+    import re
+
+    doc = (ROOT / "docs" / "extending.md").read_text()
+    section = doc.split("### Optional: the dataflow model and the vector unit", 1)[1]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    npu = yaml.safe_load(block)["npu"]
+    data = yaml.safe_load(TEST_PLATFORM.read_text())
+    data["devices"]["npu"] = npu
+    p = tmp_path / "p.yaml"
+    p.write_text(yaml.safe_dump(data, sort_keys=False))
+    dev = load_platform(p).devices["npu"]
+    # its 8 x 8 array at 1 GHz, no dispatch cost: FIRST at 1152 cycles (SRAM 514, port 83 ns), as on the test platform
+    assert dev.array == {"K": 8, "C": 8} and dev.latency(FIRST) == pytest.approx(1152 * NS, rel=1e-12)
