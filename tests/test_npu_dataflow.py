@@ -41,7 +41,7 @@ def _conv(name: str, c_in: int, c_out: int, k: int, out: int, groups: int = 1) -
               weight_shape=(c_out, c_in // groups, k, k), weight_elements=c_out * c_in // groups * k * k, gemm=g)
 
 
-# the three layer shapes of the test: one fills the 8 x 8 K x C array, two do not
+# three layer shapes worked by hand: one fills the 8 x 8 K x C array, two do not
 FULL = _conv("full", c_in=16, c_out=32, k=3, out=4)  # K 32, C 16: every lane busy
 FIRST = _conv("first", c_in=3, c_out=16, k=3, out=8)  # a 3-channel first conv: 3 of 8 C lanes
 DEPTHWISE = _conv("dw", c_in=32, c_out=32, k=3, out=8, groups=32)  # K = C = 1 per group: 1 of 64 lanes
