@@ -4,12 +4,16 @@ built-in processes' hooks on hand-worked cases; the generic scenario code names 
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import host_op, make_platform
 from pydantic import Field
@@ -184,3 +188,51 @@ def test_the_generic_scenario_code_names_no_process():
             if name.search(line) or reads:
                 hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
     assert hits == [], "\n".join(hits)
+
+
+PLUGIN = '''
+from typing import Literal
+
+from hetsim.scenario.arrivals import ArrivalProcess, register_arrival
+
+
+@register_arrival
+class Pair(ArrivalProcess):
+    """Two requests at once every period_s."""
+
+    process: Literal["pair"] = "pair"
+    period_s: float
+
+    def times(self, inputs):
+        i = 0
+        while True:
+            yield i * self.period_s
+            yield i * self.period_s
+            i += 1
+
+    def nominal_rate(self, inputs, costs):
+        return 2 / self.period_s
+'''
+
+
+def test_a_process_from_a_plugin_runs_on_the_command_line(tmp_path):
+    """A plugin module (HETSIM_PLUGINS) registers a process; ``hetsim run`` replays a scenario naming it: arrivals
+    0, 0, 0.5, 0.5 s (count 4). Without the plugin the file is refused in one line, exit code 2."""
+    (tmp_path / "pair_plugin.py").write_text(PLUGIN)
+    (tmp_path / "s.yaml").write_text(f"streams:\n  p:\n    model: {ROOT / 'workloads' / 'resnet20_cifar10.onnx'}\n"
+                                     "    arrival: {process: pair, period_s: 0.5}\n    count: 4\n")
+    env = {k: v for k, v in os.environ.items() if k != "HETSIM_PLUGINS"}
+
+    def run(*args, plugin):
+        e = {**env, "HETSIM_PLUGINS": "pair_plugin"} if plugin else env
+        e["PYTHONPATH"] = os.pathsep.join([str(tmp_path), e.get("PYTHONPATH", "")])
+        return subprocess.run([sys.executable, "-m", "hetsim", "run", str(ROOT / "platforms" / "puma.yaml"),
+                               "s.yaml", *args], cwd=tmp_path, env=e, capture_output=True, text=True, timeout=300)
+
+    out = run("--out", "o", plugin=True)
+    assert out.returncode == 0, out.stderr
+    req = pd.read_csv(tmp_path / "o" / "requests.csv").sort_values("index")
+    assert req["arrival_s"].tolist() == [0.0, 0.0, 0.5, 0.5]
+    missing = run(plugin=False)
+    assert missing.returncode == 2 and "unknown process 'pair'" in missing.stderr, missing.stderr
+    assert "Traceback" not in missing.stderr

@@ -2,7 +2,7 @@
 
 Every model gets a static op -> device mapping (its stream's mapper), the models sharing the accelerators'
 resident capacities (crossbars, weight SRAM): streams are mapped in priority order (then file order), each with
-what the streams before it left. Requests arrive as SimPy events (:mod:`hetsim.scenario.spec` arrival
+what the streams before it left. Requests arrive as SimPy events (:mod:`hetsim.scenario.arrivals`
 processes); each request replays its model's schedule (:class:`hetsim.sim.engine.Request`) on one shared
 :class:`~hetsim.sim.engine.Hardware`, whose serial devices serve waiting requests by the scenario's dispatch policy
 (:mod:`hetsim.sim.dispatch`; non-preemptive at op boundaries). Within a request a serial device keeps the
@@ -381,9 +381,9 @@ def _load_terms(models: dict[str, StreamModel], rates: dict[str, float], content
 
 
 def closed_loop(st: Stream) -> bool:
-    """Whether ``st``'s arrivals follow the SoC's service: its registered process's rule
+    """Whether ``st``'s arrivals follow the SoC's service: its process class's rule, the registered one's
     (:attr:`~hetsim.scenario.arrivals.base.ArrivalProcess.closed_loop`)."""
-    return ARRIVALS[st.arrival.process].closed_loop
+    return ARRIVALS.get(st.arrival.process, type(st.arrival)).closed_loop
 
 
 def _inputs(st: Stream, folder: Path, rng: np.random.Generator) -> ArrivalInputs:

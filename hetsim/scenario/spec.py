@@ -205,9 +205,12 @@ def load_scenario(path: str | Path) -> tuple[Scenario, Path]:
         ScenarioError: missing file, YAML syntax error, or a validation error (one line per problem naming the
             field path; an unknown field gets the closest known name); an unknown mapper, or an option it does not
             take or a value out of its range (:func:`_check_mapper`).
+        InputError: a plugin module cannot be imported (:func:`hetsim.plugins.load_plugins`).
     """
     from hetsim.platform import read_yaml_model
+    from hetsim.plugins import load_plugins
 
+    load_plugins()  # the arrival processes (and mappers) of plugins (hetsim/plugins.py)
     p = Path(path)
     sc = read_yaml_model(p, Scenario, ScenarioError, "scenario file", "with 'streams'")
     _check_mapper(sc, p)
