@@ -86,8 +86,8 @@ class ArrivalProcess(BaseModel, abc.ABC):
     Attributes:
         closed_loop: ours, a closed loop's rule (class variable): the stream's arrivals follow the SoC's service,
             so it offers no rate (no offered rate is measured; the analytic bottleneck weighs it by its measured
-            throughput; it loads no resource in the saturation verdicts and the rate scale is not defined) and
-            its saturation verdict is :meth:`never_saturated`'s.
+            throughput; it loads no resource in the other streams' saturation verdicts; the rate scale is not
+            defined). Its own verdict is :meth:`never_saturated`'s when that gives one.
         ends_itself: its arrivals end by themselves (a trace at its last time): a stream may give neither
             ``count`` nor ``duration_s`` (class variable).
         no_rate_label, no_rate_reason: what the report's offered-rate column says for a stream without an
