@@ -10,6 +10,7 @@ import traceback
 from hetsim import __version__
 from hetsim.cli import (
     calibrate,
+    check,
     codegen,
     export_nir,
     inspect,
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_parser(sub)
     calibrate.add_parser(sub)
     inspect.add_parser(sub)
+    check.add_parser(sub)
     export_nir.add_parser(sub)
     codegen.add_parser(sub)
     return parser
@@ -69,6 +71,7 @@ COMMANDS = {
     "search": search.cmd_search,
     "codegen": codegen.cmd_codegen,
     "calibrate": calibrate.cmd_calibrate,
+    "check": check.cmd_check,
 }
 
 

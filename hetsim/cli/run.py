@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from hetsim.cli._common import (
@@ -100,7 +101,7 @@ def cmd_run(args) -> int:
     if is_scenario_file(args.model):  # a scenario: streams of requests (hetsim/scenario/)
         from hetsim.scenario.cli import cmd_run_scenario
 
-        return cmd_run_scenario(args, lambda: _platform(args))
+        return cmd_run_scenario(args, lambda: _warned_platform(args))
     from hetsim.workload.kinds import SNN
 
     snn = _is_snn(args.model)
@@ -141,11 +142,25 @@ def cmd_run(args) -> int:
             raise InputError("--spill applies to ONNX models, not to spiking networks")
         extra["spill"] = True
     contention = args.contention or "none"
-    r = run(_platform(args), args.model, mapper=args.mapper, contention=contention, schedule=args.schedule,
+    r = run(_warned_platform(args), args.model, mapper=args.mapper, contention=contention, schedule=args.schedule,
             fold_constants=args.fold_constants, **extra, **options)
     names = None if args.verbose else DEFAULT_NAMES
     text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))
     return _print_and_write(args, r.summary, text, lambda: write_outputs(r, args.out, force=args.force))
+
+
+def _warned_platform(args):
+    """The platform of ``args`` (``--set`` applied), its data-sheet warnings
+    (:func:`hetsim.datasheet.platform_warnings`) printed to stderr
+    the first time, one ``hetsim: warning:`` line each."""
+    from hetsim.datasheet import platform_warnings
+
+    plat = _platform(args)
+    if not getattr(args, "platform_warned", False):
+        args.platform_warned = True
+        for w in platform_warnings(plat):
+            print(f"hetsim: warning: {w}", file=sys.stderr, flush=True)
+    return plat
 
 
 def _print_and_write(args, summary: dict, text, write) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hetsim.devices.base import WEIGHT_POLICIES, Capacity, DeviceBase, Reprogramming
+from hetsim.devices.base import WEIGHT_POLICIES, Capacity, DeviceBase, Peaks, Reprogramming
 from hetsim.devices.cpu import CpuDevice
 from hetsim.devices.diana import DianaAimc, DianaDigital
 from hetsim.devices.efr32 import CortexM, Mvp
@@ -70,6 +70,6 @@ def on_kinds_changed(fn: Callable[[], None]) -> None:
 for _cls in (CpuDevice, PumaDevice, DianaDigital, DianaAimc, Npu, CortexM, Mvp):
     register_kind(_cls)
 
-__all__ = ["Capacity", "DeviceBase", "CpuDevice", "PumaDevice", "DianaDigital", "DianaAimc", "Npu", "CortexM",
+__all__ = ["Capacity", "DeviceBase", "Peaks", "CpuDevice", "PumaDevice", "DianaDigital", "DianaAimc", "Npu", "CortexM",
            "Mvp", "Link", "Memory", "WeightPort", "WEIGHT_POLICIES",
            "Reprogramming", "DEVICE_KINDS", "register_kind", "unregister_kind", "kind_name"]

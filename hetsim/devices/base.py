@@ -101,6 +101,53 @@ class Capacity:
     source: str = ""
 
 
+@dataclass(frozen=True)
+class Peaks:
+    """A device's peak rates, derived from its configuration (``hetsim check``): the most its cost model lets it do
+    per second, not a measurement.
+
+    Attributes:
+        macs_per_s: precision (``"8-bit"``, ``"ternary"`` ...) -> MAC/s of the whole device (every unit).
+        ports_b_s: port or memory path -> bytes/s (``"memory"``, ``"activation port"`` ...).
+        clock_hz: the clock, Hz, or ``None`` when the kind's timing has no clock (a PUMA crossbar's ``t_mvm``).
+        basis: how ``macs_per_s`` follows from the fields, in words (``"cores x clock x macs_per_cycle"``).
+
+    TOPS (:meth:`tops`) count two operations per MAC (a multiply and an add), the convention of accelerator
+    data sheets.
+    """
+
+    macs_per_s: dict[str, float]
+    ports_b_s: dict[str, float]
+    clock_hz: float | None
+    basis: str = ""
+
+    def tops(self, precision: str) -> float:
+        """Tera-operations per second at ``precision``: ``2 * macs_per_s / 1e12`` (two operations per MAC)."""
+        return 2.0 * self.macs_per_s[precision] / 1e12
+
+
+def _clock_hz(dev: BaseModel) -> float | None:
+    """The clock of a device config in Hz from a field carrying its unit (``clock_hz``, ``clock_mhz``,
+    ``clock_ghz``), or ``None``."""
+    for name, scale in (("clock_hz", 1.0), ("clock_mhz", 1e6), ("clock_ghz", 1e9)):
+        v = getattr(dev, name, None)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return float(v) * scale
+    return None
+
+
+def _energy_fields(model: BaseModel) -> bool:
+    """True when a field of ``model`` (or of a config nested in it) named ``energy_...`` or ``..._energy_...``
+    holds a positive number: an energy per MAC, byte, element or cell write."""
+    for name in type(model).model_fields:
+        v = getattr(model, name, None)
+        if isinstance(v, BaseModel) and _energy_fields(v):
+            return True
+        if ("energy_" in name and isinstance(v, int | float) and not isinstance(v, bool) and v > 0):
+            return True
+    return False
+
+
 class SleepConfig(BaseModel):
     """A device's sleep state (ours; the scenario replay, :mod:`hetsim.sim.sleep`): after ``idle_timeout_s`` of
     idleness (every unit) the device sleeps at ``power_w`` (the whole device) instead of ``idle_w`` per unit; the
@@ -303,6 +350,27 @@ class DeviceBase(BaseModel):
         """Energy in joules an op (or a part of ``n_channels`` channels) costs beyond the device's power
         (e.g. per MAC); 0 by default."""
         return 0.0
+
+    @property
+    def energy_modelled(self) -> bool:
+        """True when the device has an energy figure: ``active_w`` or ``idle_w`` above 0, or a positive energy
+        field (``energy_pj_per_mac``, a memory's ``energy_pj_per_byte`` ...). False: its energy is reported as
+        not modelled, not as 0 J (DIANA's host: ODiMO's energy model counts the accelerators only)."""
+        return self.active_w > 0 or self.idle_w > 0 or _energy_fields(self)
+
+    def peaks(self) -> Peaks:
+        """The device's peak rates (:class:`Peaks`). The default reads the generic fields: the clock from
+        ``clock_hz`` / ``clock_mhz`` / ``clock_ghz``, ``units x clock x macs_per_cycle[bits]`` per bit width when
+        the kind has ``macs_per_cycle``, and every ``..._gb_s`` field as a port; a kind overrides it where its
+        model says more."""
+        clock = _clock_hz(self)
+        table = getattr(self, "macs_per_cycle", None)
+        macs = ({f"{b}-bit": self.units * clock * r for b, r in sorted(table.items())}
+                if isinstance(table, dict) and clock else {})
+        ports = {name.removesuffix("_gb_s").replace("_", " "): float(v) * 1e9
+                 for name in type(self).model_fields if name.endswith("_gb_s")
+                 for v in [getattr(self, name)] if isinstance(v, int | float) and not isinstance(v, bool)}
+        return Peaks(macs, ports, clock, "units x clock x macs_per_cycle" if macs else "")
 
     # ------------------------------------------------------------------------------ workload-specific data
 

@@ -9,7 +9,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from hetsim.devices.base import DeviceBase
+from hetsim.devices.base import DeviceBase, Peaks
 from hetsim.devices.fields import (
     MAX_BANDWIDTH_GB_S,
     MAX_CLOCK_GHZ,
@@ -106,6 +106,13 @@ class CpuDevice(DeviceBase):
         wider = [w for w in widths if w >= bits]
         w = wider[0] if wider else widths[-1]
         return self.clock_ghz * 1e9 * self.macs_per_cycle[w]
+
+    def peaks(self) -> Peaks:
+        """``cores x clock x macs_per_cycle[bits]`` MAC/s per bit width listed; the memory port at
+        ``mem_bandwidth_gb_s`` (the roofline's bound, per core)."""
+        hz = self.clock_ghz * 1e9
+        return Peaks({f"{b}-bit": self.cores * hz * r for b, r in sorted(self.macs_per_cycle.items())},
+                     {"memory": self.mem_bandwidth_gb_s * 1e9}, hz, "cores x clock x macs_per_cycle")
 
     def roofline_latency(self, op: Op) -> float:
         """Roofline latency of ``op`` in seconds (formula in the class docstring)."""

@@ -55,7 +55,7 @@ from typing import Annotated, ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
-from hetsim.devices.base import Capacity, DeviceBase
+from hetsim.devices.base import Capacity, DeviceBase, Peaks
 from hetsim.devices.fields import (
     MAX_BITS,
     MAX_CLOCK_MHZ,
@@ -250,6 +250,13 @@ class DianaDigital(_DianaAccelerator):
     weight_memory_kib: Real | None = Field(
         64.0, gt=0, le=MAX_KIB, description="weight memory, KiB: a layer part's weights must fit (null: not checked)")
 
+    def peaks(self) -> Peaks:
+        """``pe_rows x pe_cols`` MACs per cycle at ``weight_bits`` (the compute term of ``L_dig`` with every PE
+        busy); the activation load/store port at ``load_store_bytes_per_cycle x clock``."""
+        hz = self.clock_mhz * 1e6
+        return Peaks({f"{self.weight_bits}-bit": self.pe_rows * self.pe_cols * hz},
+                     {"load/store": self.load_store_bytes_per_cycle * hz}, hz, "pe_rows x pe_cols x clock")
+
     @property
     def weight_precision_bits(self) -> float:
         """``weight_bits`` (8)."""
@@ -315,6 +322,12 @@ class DianaAimc(_DianaAccelerator):
     weight_precision: Literal["ternary"] = "ternary"
     activation_bits: Integer = Field(7, ge=1, le=MAX_BITS,
                                      description="D/A and A/D precision, bits (not used by the model)")
+
+    def peaks(self) -> Peaks:
+        """At most ``array_rows x array_cols`` ternary MACs per array activation of ``t_mvm_ns`` (every cell used
+        once per activation: the compute term of ``L_ana``); no port of its own is modelled."""
+        return Peaks({"ternary": self.array_rows * self.array_cols / (self.t_mvm_ns * 1e-9)}, {},
+                     self.clock_mhz * 1e6, "array_rows x array_cols / t_mvm")
 
     @property
     def weight_precision_bits(self) -> float:

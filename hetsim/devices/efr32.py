@@ -39,7 +39,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from hetsim.devices.base import DeviceBase
+from hetsim.devices.base import DeviceBase, Peaks
 from hetsim.devices.fields import MAX_BITS, MAX_CLOCK_MHZ, MAX_CYCLES, MAX_KIB, Flag, Integer, Real
 from hetsim.workload.op import Op
 
@@ -77,6 +77,14 @@ def max_merged_gap(launch_cycles: float, column_cycles: float, merge: bool = Tru
 #: the parts a device plays in an SNN's co-execution (:attr:`hetsim.devices.base.DeviceBase.snn_engine`)
 SNN_HOST = "host"
 SNN_ACCELERATOR = "accelerator"
+
+
+def synaptic_peaks(hz: float, elem_cycles: float, weight_bytes: int) -> Peaks:
+    """Peak of an SNN engine: ``clock / elem_cycles.sram`` weight elements per second (each a synaptic accumulate,
+    counted as one MAC; the per-call and per-column terms left out), at ``8 x weight_bytes`` bits; unbounded
+    (``inf``) when an element costs no cycle."""
+    rate = hz / elem_cycles if elem_cycles > 0 else float("inf")
+    return Peaks({f"{8 * weight_bytes}-bit": rate}, {}, hz, "clock / elem_cycles.sram")
 
 
 class MemoryCycles(BaseModel):
@@ -140,6 +148,11 @@ class CortexM(DeviceBase):
         """Clock, Hz."""
         return self.clock_mhz * 1e6
 
+    def peaks(self) -> Peaks:
+        """:func:`synaptic_peaks`: one weight element added (a synaptic accumulate, counted as a MAC) per
+        ``elem_cycles.sram`` cycles."""
+        return synaptic_peaks(self.hz, self.elem_cycles.sram, self.weight_bytes)
+
     def affine_cycles(self, n_out: int, active, n_sram) -> np.ndarray:
         """Sparse (event-driven) affine: ``C_call + N_act * C_col + n_out * (N_sram * c_sram + (N_act - N_sram) *
         c_flash)`` cycles (SpikeDuet Sec. III-B, III-D), where ``active`` counts the active input columns and
@@ -195,6 +208,10 @@ class Mvp(DeviceBase):
 
     def latency(self, op: Op) -> float | None:
         return None
+
+    def peaks(self) -> Peaks:
+        """:func:`synaptic_peaks`: one FP16 weight element processed per ``elem_cycles.sram`` cycles."""
+        return synaptic_peaks(self.hz, self.elem_cycles.sram, self.weight_bytes)
 
     def column_cycles(self, n_out: int, mem: str) -> float:
         """``C_P``: cycles to process one input column of an ``n_out``-row matrix held in ``mem``."""

@@ -47,6 +47,12 @@ class Link(BaseModel):
             raise ValueError("connects lists a device twice")
         return v
 
+    @property
+    def energy_modelled(self) -> bool:
+        """True when the link has an energy figure (``active_w``, ``idle_w`` or ``energy_pj_per_byte`` above 0);
+        False: its energy is reported as not modelled, not as 0 J."""
+        return self.active_w > 0 or self.idle_w > 0 or self.energy_pj_per_byte > 0
+
     def energy_j(self, busy_s, span_s):
         """``(active, idle)`` energy in joules (:func:`~hetsim.devices.base.power_energy_j`)."""
         return power_energy_j(self.active_w, self.idle_w, self.units, busy_s, span_s)

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from hetsim.devices.base import Capacity, DeviceBase
+from hetsim.devices.base import Capacity, DeviceBase, Peaks
 from hetsim.devices.dataflow import (
     OnChipMemory,
     OnChipTraffic,
@@ -184,6 +184,18 @@ class Npu(DeviceBase):
 
     def _mac_rate(self) -> float:
         return self.clock_mhz * 1e6 * self._table_rate()
+
+    def peaks(self) -> Peaks:
+        """``clock x macs_per_cycle[element_bits]`` (the ``array``'s lanes without it) MAC/s at ``element_bits``,
+        the width it computes at; the activation port at ``bandwidth_gb_s``, the ``sram`` and ``register_file``
+        ports at ``bytes_per_cycle x clock`` when given."""
+        ports = {"activation port": self.bandwidth_gb_s * 1e9}
+        for name in ("sram", "register_file"):
+            mem = getattr(self, name)
+            if mem is not None and mem.bytes_per_cycle is not None:
+                ports[name.replace("_", " ")] = mem.bytes_per_cycle * self._clock_hz
+        basis = "clock x array lanes" if self.macs_per_cycle is None else "clock x macs_per_cycle"
+        return Peaks({f"{self.element_bits}-bit": self._mac_rate()}, ports, self._clock_hz, basis)
 
     def latency(self, op: Op) -> float | None:
         """Latency of ``op`` in seconds (class docstring: the roofline, the dataflow model with ``array``, the

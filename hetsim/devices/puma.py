@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from hetsim.devices.base import Capacity, DeviceBase, Reprogramming
+from hetsim.devices.base import Capacity, DeviceBase, Peaks, Reprogramming
 from hetsim.devices.fields import (
     MAX_BANDWIDTH_GB_S,
     MAX_BITS,
@@ -210,6 +210,14 @@ class PumaDevice(DeviceBase):
     def wire_bits(self) -> int:
         """``b_elem`` of CPU-CIM ILP Eq. 3-4: the CIM's element size is the wire format of its transfers."""
         return self.element_bits
+
+    def peaks(self) -> Peaks:
+        """Every crossbar doing one MVM of ``crossbar_rows x crossbar_cols`` MACs per ``t_mvm_ns`` at once
+        (crossbars operate in parallel, CPU-CIM ILP Sec. IV-A2): ``crossbars x rows x cols / t_mvm`` MAC/s at
+        ``element_bits``; the internal bus at ``internal_bandwidth_gb_s``. No clock: the timing is ``t_mvm``."""
+        rate = self.crossbars * self.crossbar_rows * self.crossbar_cols / (self.t_mvm_ns * 1e-9)
+        return Peaks({f"{self.element_bits}-bit": rate}, {"internal bus": self.internal_bandwidth_gb_s * 1e9}, None,
+                     "crossbars x rows x cols / t_mvm")
 
     def supports(self, op: Op) -> bool:
         """True when ``op``'s type is supported and it has a constant weight matrix (GEMM view)."""

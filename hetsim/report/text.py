@@ -216,6 +216,7 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     kw = max([6] + [len(d["kind"]) for d in s["devices"]])
     busy = si_column([d["busy_s"] for d in s["devices"]], "s")
     energy = si_column([d["energy_j"] for d in s["devices"]], "J")
+    energy = [NOT_MODELLED if _energy_not_modelled(run, d) else e for d, e in zip(s["devices"], energy, strict=True)]
     bw, ew = max([14, *map(len, busy)]), max([13, *map(len, energy)])
     header = f"  {'device':<10} {'kind':<{kw}} {'ops':>6} {'busy':>{bw}} {'utilisation':>12} {'energy':>{ew}}"
     lines += [header, "  " + "-" * (len(header) - 2)]
@@ -246,6 +247,17 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
         if cores:
             lines.append("      crossbars per core: " + " ".join(cores))
     return "\n".join(lines)
+
+
+#: the device table's energy of a device without an energy figure
+NOT_MODELLED = "not modelled"
+
+
+def _energy_not_modelled(run: RunResult, row: dict) -> bool:
+    """True for a device row with 0 J whose device has no energy figure
+    (:attr:`~hetsim.devices.base.DeviceBase.energy_modelled`): its energy is not modelled, not measured as 0."""
+    dev = getattr(run.costs, "devices", {}).get(row["device"])
+    return dev is not None and row["energy_j"] == 0 and not dev.energy_modelled
 
 
 def weight_lines(w: dict) -> list[str]:

@@ -155,3 +155,29 @@ def value_text(name: str, value) -> str:
     unit = field_unit(name).unit
     num = f"{x:g}"
     return f"{num} {unit.symbol}" if unit is not None and unit.symbol not in ("1",) else num
+
+
+#: engineering prefixes of :func:`eng`, largest first (``u`` for micro keeps the text ASCII, as the terminal report)
+ENG_PREFIXES = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0), ("m", 1e-3), ("u", 1e-6),
+                ("n", 1e-9), ("p", 1e-12))
+
+
+def eng(value: float | None, unit: str, sig: int = 4) -> str:
+    """``value`` (in ``unit``'s base: Hz, W, B/s, MAC/s) with the engineering prefix that puts it in [1, 1000) and
+    ``sig`` significant digits, trailing zeros dropped: ``eng(2.56e11, "MAC/s")`` -> ``256 GMAC/s``,
+    ``eng(0.019305, "W")`` -> ``19.31 mW``; ``"-"`` for ``None``, ``0 W`` for 0, ``inf``/``nan`` as they are."""
+    if value is None:
+        return "-"
+    v = float(value)
+    if v == 0 or not math.isfinite(v):
+        return f"{v:g} {unit}"
+    mag = abs(v)
+    prefix, scale = next(((p, f) for p, f in ENG_PREFIXES if mag >= f * (1 - 5e-13)), ENG_PREFIXES[-1])
+    x = v / scale
+    digits = max(0, sig - 1 - math.floor(math.log10(abs(x)))) if x else 0
+    text = f"{x:.{digits}f}"
+    if abs(float(text)) >= 1000 and prefix != ENG_PREFIXES[0][0]:  # 999.96 rounded up: 1 of the next prefix
+        return eng(math.copysign(1000 * scale, v), unit, sig)
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} {prefix}{unit}"
