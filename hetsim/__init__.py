@@ -26,12 +26,13 @@ _LAZY = {
     "load_platform": "hetsim.api",
     "load_workload": "hetsim.api",
     "load_snn": "hetsim.api",
+    "compare": "hetsim.api",
     "RunResult": "hetsim.result",
     "mappers": "hetsim.mappers",  # the package, which is callable: hetsim.mappers() lists the mappers
 }
 
-__all__ = ["HetsimError", "InputError", "RunResult", "load_platform", "load_snn", "load_workload", "mappers", "run",
-           "__version__"]
+__all__ = ["HetsimError", "InputError", "RunResult", "compare", "load_platform", "load_snn", "load_workload", "mappers",
+           "run", "__version__"]
 
 
 __getattr__, __dir__ = attach(__name__, _LAZY, __all__)

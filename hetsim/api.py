@@ -35,7 +35,7 @@ from hetsim.result import RunResult
 from hetsim.schedule import Schedule
 from hetsim.workload import Workload
 
-__all__ = ["RunResult", "load_platform", "load_snn", "load_workload", "mappers", "run"]
+__all__ = ["RunResult", "compare", "load_platform", "load_snn", "load_workload", "mappers", "run"]
 
 
 
@@ -64,6 +64,23 @@ def load_snn(path: str | Path, spikes: str | Path | None = None):
     from hetsim.snn.network import load_snn as _load_snn
 
     return _load_snn(path, spikes=spikes)
+
+
+def compare(a: str | Path, b: str | Path):
+    """Run ``b`` against run ``a``: each a folder ``hetsim run --out`` wrote or its ``summary.json`` (what
+    ``hetsim compare`` prints).
+
+    Returns:
+        A :class:`hetsim.report.compare.Comparison`: ``.frame`` (a DataFrame, one row per number: section, item,
+        metric, a, b, delta = b - a, delta_pct), ``.section("device")``, ``.speedup`` (B over A), ``.to_text()``.
+
+    Raises:
+        InputError: a folder without ``summary.json``, a file that is not a run's summary, or two runs of
+            different kinds (a scenario against a single run).
+    """
+    from hetsim.report.compare import compare as _compare
+
+    return _compare(a, b)
 
 
 def mappers() -> dict[str, str]:

@@ -12,6 +12,7 @@ from hetsim.cli import (
     calibrate,
     check,
     codegen,
+    compare,
     export_nir,
     inspect,
     map,
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_parser(sub)
     inspect.add_parser(sub)
     check.add_parser(sub)
+    compare.add_parser(sub)
     export_nir.add_parser(sub)
     codegen.add_parser(sub)
     return parser
@@ -72,6 +74,7 @@ COMMANDS = {
     "codegen": codegen.cmd_codegen,
     "calibrate": calibrate.cmd_calibrate,
     "check": check.cmd_check,
+    "compare": compare.cmd_compare,
 }
 
 
