@@ -93,7 +93,7 @@ def platform_warnings(platform: Platform) -> list[str]:
         clock = dev.peaks().clock_hz
         if clock is not None and not lo_hz <= clock <= hi_hz:
             out.append(f"{where}: clock {eng(clock, 'Hz')} is outside the plausible {_range_text(lo_hz, hi_hz, 'Hz')}"
-                       " (a unit slip? clock_mhz is in MHz, clock_ghz in GHz)")
+                       " (a unit slip? the field's name gives its unit)")
         if dev.active_w > 0 and not lo_w <= dev.active_w <= hi_w:
             out.append(f"{where}: active_w {eng(dev.active_w, 'W')} per unit is outside the plausible "
                        f"{_range_text(lo_w, hi_w, 'W')} for a block of an SoC")
