@@ -86,7 +86,7 @@ def platform_warnings(platform: Platform) -> list[str]:
         where = f"devices.{name} ({dev.kind})"
         if name != platform.host and platform.host not in joined_to(platform, name):
             others = joined_to(platform, name)
-            tail = (f"only with {', '.join(others)}" if others else "with no device: it will get no ops")
+            tail = f"only with {', '.join(others)}" if others else "with no other device"
             out.append(f"{where}: no link joins it to the host {platform.host!r} and it shares no memory with it; a "
                        f"transfer goes over one link, never through another device, so its ops exchange tensors "
                        f"{tail}")

@@ -75,7 +75,7 @@ def test_each_warning_on_the_warnings_platform():
     assert got[0].startswith("devices.cim (puma): active_w 400 W per unit is outside the plausible 1 uW - 300 W")
     assert got[1].startswith("devices.slow (npu): clock 800 kHz is outside the plausible 1 MHz - 5 GHz")
     assert got[2].startswith("devices.island (npu): no link joins it to the host 'host'")
-    assert got[2].endswith("with no device: it will get no ops")
+    assert got[2].endswith("so its ops exchange tensors with no other device")
     assert got[3].startswith("devices.island (npu): no power figure") and "not modelled" in got[3]
     assert got[4] == "devices.hot (npu): idle_w 500 mW is above active_w 100 mW"
 
@@ -130,3 +130,38 @@ def test_eng_format():
     assert eng(999.96, "W") == "1 kW"
     assert eng(1e-6, "W") == "1 uW"
     assert eng(0, "W") == "0 W" and eng(None, "W") == "-"
+
+
+def test_default_peaks_read_the_generic_fields():
+    """A kind that does not override ``peaks`` (a plug-in's) gets them from its fields by their units."""
+    from typing import Literal
+
+    from hetsim.devices.base import DeviceBase
+
+    class Dsp(DeviceBase):
+        kind: Literal["dsp-test"] = "dsp-test"
+        clock_mhz: float = 200.0
+        macs_per_cycle: dict[int, float] = {16: 4, 8: 8}
+        dma_bandwidth_gb_s: float = 2.0
+
+        def latency(self, op):
+            return None
+
+    p = Dsp()
+    pk = p.peaks()
+    assert pk.clock_hz == 200e6
+    assert pk.macs_per_s == {"8-bit": pytest.approx(200e6 * 8), "16-bit": pytest.approx(200e6 * 4)}
+    assert pk.ports_b_s == {"dma bandwidth": pytest.approx(2e9)}
+    assert not p.energy_modelled and Dsp(active_w=0.1).energy_modelled
+
+
+def test_a_scenario_run_warns_once(capsys, tmp_path):
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(f"name: tiny\nstreams:\n  a:\n    model: {ROOT / 'workloads' / 'resnet20_cifar10.onnx'}\n"
+                        "    arrival: {process: periodic, period_s: 0.01}\n    count: 3\n")
+    code, out, err = run_cli(capsys, "run", PLATFORMS / "puma.yaml", scenario, "--set", "devices.host.active_w=0",
+                             "--set", "devices.host.idle_w=0")
+    assert code == 0, err
+    assert err.count("hetsim: warning: devices.host (cpu): no power figure") == 1, err
+    host = next(line for line in out.splitlines() if line.startswith("  host "))
+    assert host.endswith("not modelled")

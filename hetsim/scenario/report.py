@@ -66,7 +66,10 @@ def format_scenario_report(r: ScenarioResult) -> str:
     out += ["", f"  {'device':<10} {'utilisation':>11} {'offered load':>12} {'energy mJ':>10}"]
     for row in r.devices.to_dict(orient="records"):
         load = "n/a" if row["offered_load"] is None or math.isnan(row["offered_load"]) else f"{row['offered_load']:.1%}"
-        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {load:>12} {row['energy_j'] * 1e3:>10.3f}")
+        dev = r.platform.devices.get(row["device"])
+        e = ("not modelled" if dev is not None and row["energy_j"] == 0 and not dev.energy_modelled
+             else f"{row['energy_j'] * 1e3:.3f}")
+        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {load:>12} {e:>10}")
     if s.get("offered_load_note"):
         out.append(f"  offered load: {s['offered_load_note']}")
     out.append(f"  energy {s['energy_j'] * 1e3:.3f} mJ over the simulated time (active + idle); "
