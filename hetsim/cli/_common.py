@@ -48,6 +48,8 @@ examples:
   hetsim run platforms/efr32mg24.yaml results/braille64.nir --spikes workloads/snn/braille7_12-64-7_T100.npz
   hetsim search platforms/diana.yaml --dataset digits --objective energy --out results/odimo
   hetsim calibrate profiles/*.csv -o results/host.yaml
+  hetsim check platforms/cim-npu.yaml
+  hetsim compare results/yolo results/yolo-links
 """
 
 
