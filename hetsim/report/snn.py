@@ -158,8 +158,8 @@ def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str 
 
 
 def snn_trace_layout(r) -> dict:
-    """What :func:`hetsim.report.export.chrome_trace` needs beyond the rows for the trace of
-    :func:`write_snn_outputs` (``r.traces`` concatenated in their order, devices renamed ``"m33 (async)"``...):
+    """What :func:`hetsim.report.export.chrome_trace` needs beyond the rows for an SNN run's trace.json
+    (:mod:`hetsim.report.outputs`: ``r.traces`` concatenated in their order, devices renamed ``"m33 (async)"``...):
     ``host`` (the platform's host in every mode, so the M33 is labelled host and its track ``core 0``),
     ``devices`` (each renamed device's config, for its role and track names), ``args`` per row (``layer``,
     ``t``, ``cycles`` at the engine's clock; an affine op's ``n_in``, ``n_out``, ``engine``, ``residency``,
