@@ -123,9 +123,8 @@ def cmd_plot(args) -> int:
     import pandas as pd
 
     from hetsim.errors import OutputExistsError
-    from hetsim.report.export import make_dirs
+    from hetsim.files import check_parent_dirs, check_writable, make_dirs
     from hetsim.report.html import figure_caption, write_sweep_html
-    from hetsim.report.outputs import check_parent_dirs, check_writable
     from hetsim.report.plots import PAPER_FORMATS
     from hetsim.report.sweep_figure import filter_rows
 

@@ -13,7 +13,7 @@ one SI prefix per unit (``start (ms)``, ``energy (µJ)``), picked from their lar
 :data:`SIG_DIGITS` significant digits; a column in another unit keeps it (``links.bus.bandwidth (GB/s)``,
 ``t_mvm (ns)``); the column's name in the CSV is its tooltip and
 each cell keeps its exact value in ``data-v`` for sorting. Files are written atomically
-(:func:`hetsim.report.export.atomic_write_text`).
+(:func:`hetsim.files.atomic_write_text`).
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def _figures(figures: Iterable[tuple[str | os.PathLike, str]]) -> str:
 
 def write_html(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (UTF-8)."""
-    from hetsim.report.export import atomic_write_text
+    from hetsim.files import atomic_write_text
 
     return atomic_write_text(path, text)
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,62 +23,9 @@ from typing import Any
 import pandas as pd
 
 from hetsim.errors import OutputExistsError
-from hetsim.report.export import OutputPathError
+from hetsim.files import check_parent_dirs, check_writable
 from hetsim.result import RunResult
 from hetsim.workload.kinds import DAG, SNN, kind_name
-
-
-def check_parent_dirs(path: Path) -> None:
-    """Refuse a path whose existing ancestor is a file (it could never be created).
-
-    Raises:
-        OutputExistsError: an ancestor of ``path`` exists and is not a directory.
-    """
-    for parent in Path(path).absolute().parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OutputExistsError(f"cannot write {str(path)!r}: {str(parent)!r} is a file, not a directory")
-            return
-
-
-def check_writable(folder: Path, for_path: Path | None = None) -> None:
-    """Refuse, before any work, a ``folder`` that cannot receive files: probe it (or, when it is missing, its
-    nearest existing ancestor, where the missing folders would be created) by creating and removing a temporary
-    file. Catches permission denied, read-only and virtual file systems (``/proc``, ``/sys``) alike.
-
-    Raises:
-        OutputExistsError: an existing ancestor is a file (:func:`check_parent_dirs`).
-        OutputPathError: no file can be created there; the message names ``for_path`` (default ``folder``).
-    """
-    for_path = Path(folder) if for_path is None else Path(for_path)
-    check_parent_dirs(for_path)
-    d = Path(folder).absolute()
-    while not d.exists() and d != d.parent:
-        d = d.parent
-    try:
-        fd, name = tempfile.mkstemp(prefix=".hetsim-probe.", dir=d)
-    except OSError as err:
-        raise OutputPathError(f"cannot write {str(for_path)!r}: no file can be created in {str(d)!r} "
-                              f"({err.strerror or err})") from None
-    os.close(fd)
-    os.unlink(name)
-
-
-def check_output_file(path: Path, force: bool, flag: str = "-o") -> None:
-    """Refuse, before any work, an output file ``path`` that exists (without ``force``), is a folder, or whose
-    folder cannot be created or written (:func:`check_writable`). Missing parent folders are created when the
-    file is written (:func:`hetsim.report.export.atomic_path`).
-
-    Raises:
-        OutputExistsError: ``path`` exists and ``force`` is false, or an ancestor is a file.
-        OutputPathError: ``path`` is a folder, or its folder cannot receive files.
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise OutputPathError(f"{flag} {str(path)!r} is a folder; give a file path")
-    if path.exists() and not force:
-        raise OutputExistsError(f"{str(path)!r} exists; pass --force to replace it")
-    check_writable(path.parent if str(path.parent) else Path("."), path)
 
 
 def check_out_dir(out: Path, force: bool, files: Iterable[str]) -> None:
@@ -138,7 +83,7 @@ class OutputStage:
         files: the names of the files it writes into the folder (what ``--force`` guards).
         runs: the runs it serves: workload kinds (``"dag"``, ``"snn"``) or ``"scenario"``.
         write: ``write(result, folder)`` writes ``files`` into ``folder`` (an :class:`OutputFolder`), each
-            atomically (:func:`~hetsim.report.export.atomic_write_text`, :func:`~hetsim.report.export.atomic_path`).
+            atomically (:func:`~hetsim.files.atomic_write_text`, :func:`~hetsim.files.atomic_path`).
         needs: ``needs(result)``: whether this result has what the stage writes (default: always); a stage that
             does not run leaves its files out of the folder, its names are still guarded.
         figure: a figure, or a page showing them: left out when a caller asks for no figures.
@@ -260,26 +205,27 @@ RUN_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.jso
 
 
 def _summary_json(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import atomic_write_text
+    from hetsim.files import atomic_write_text
 
     atomic_write_text(folder / "summary.json", json.dumps(r.summary, indent=1) + "\n")
 
 
 def _ops_csv(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import atomic_path
+    from hetsim.files import atomic_path
 
     with atomic_path(folder / "ops.csv") as tmp:
         folder.shared("ops", lambda: r.ops).to_csv(tmp, index=False)
 
 
 def _schedule_json(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import atomic_write_text
+    from hetsim.files import atomic_write_text
 
     atomic_write_text(folder / "schedule.json", r.schedule.to_json() + "\n")
 
 
 def _trace_csv(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import atomic_path, round_ns
+    from hetsim.files import atomic_path
+    from hetsim.report.export import round_ns
 
     with atomic_path(folder / "trace.csv") as tmp:
         round_ns(r.result.trace).to_csv(tmp, index=False)  # times to the ns: no float noise
@@ -328,14 +274,14 @@ def _report_html(r: RunResult, folder: OutputFolder) -> None:
 
 
 def _layers_csv(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import atomic_path
+    from hetsim.files import atomic_path
 
     with atomic_path(folder / "layers.csv") as tmp:
         r.snn.layers.to_csv(tmp, index=False)
 
 
 def _samples_csv(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import atomic_path
+    from hetsim.files import atomic_path
 
     rows = []
     for name, c in r.snn.configs.items():
@@ -351,7 +297,8 @@ def _snn_traces(r: RunResult) -> dict[str, pd.DataFrame]:
 
 
 def _snn_trace_csv(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import atomic_path, round_ns
+    from hetsim.files import atomic_path
+    from hetsim.report.export import round_ns
 
     traces = _snn_traces(r)
     with atomic_path(folder / "trace.csv") as tmp:  # times to the ns: no float noise

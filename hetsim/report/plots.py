@@ -3,7 +3,7 @@
 ``timeline_figure`` and ``breakdown_figure`` return a matplotlib Figure (drawn with pyplot on whatever backend
 is selected: the CLI selects the non-interactive Agg, a notebook its inline one); ``plot_timeline`` and
 ``plot_breakdown`` draw it, save it and close it. Every file is written atomically
-(:func:`hetsim.report.export.atomic_path`). Output format follows the file suffix (``.png``, ``.svg``,
+(:func:`hetsim.files.atomic_path`). Output format follows the file suffix (``.png``, ``.svg``,
 ``.pdf``); a path without one of these suffixes is a *stem* and gets both ``<stem>.png`` and ``<stem>.svg``
 (pass ``formats=PAPER_FORMATS`` to :func:`save_figure` / :func:`output_paths` for a PDF as well).
 
@@ -31,7 +31,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from hetsim.devices.link import LINK_KIND
-from hetsim.report.export import atomic_path
+from hetsim.files import atomic_path
 from hetsim.report.lanes import assign_lanes, device_order, lane_counts
 
 FORMATS = (".png", ".svg", ".pdf")

@@ -143,7 +143,7 @@ def write_scenario_outputs(r: ScenarioResult, out: Path, force: bool = False, fi
 
 
 def _summary_json(r: ScenarioResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import atomic_write_text
+    from hetsim.files import atomic_write_text
 
     atomic_write_text(folder / "summary.json", json.dumps(r.summary, indent=1, default=_json) + "\n")
 
@@ -152,7 +152,7 @@ def _csv(name: str, table: str):
     """The stage writing ``r.<table>`` to the CSV file ``name``."""
 
     def write(r: ScenarioResult, folder: OutputFolder) -> None:
-        from hetsim.report.export import atomic_path
+        from hetsim.files import atomic_path
 
         with atomic_path(folder / name) as tmp:
             getattr(r, table).to_csv(tmp, index=False)
@@ -166,7 +166,7 @@ def _png(name: str, draw):
     def write(r: ScenarioResult, folder: OutputFolder) -> None:
         import matplotlib.pyplot as plt
 
-        from hetsim.report.export import atomic_path
+        from hetsim.files import atomic_path
 
         fig = draw(r)
         with atomic_path(folder / name) as tmp:
