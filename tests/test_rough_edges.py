@@ -107,7 +107,7 @@ def test_cim_load_and_store_stay_visible_at_paper_width():
     import pandas as pd
     from matplotlib.colors import to_rgba
 
-    from hetsim.report.plots import MIN_PHASE_PT, TIMELINE_COLOURS, timeline_figure
+    from hetsim.analysis.plots import MIN_PHASE_PT, TIMELINE_COLOURS, timeline_figure
 
     rows = [("a", "host", "cpu", "", 0.0, 0.05), ("b", "cim", "puma", "load", 0.05, 0.05 + 2e-6),
             ("b", "cim", "puma", "mvm", 0.05 + 2e-6, 0.06), ("b", "cim", "puma", "store", 0.06, 0.06 + 1e-6),

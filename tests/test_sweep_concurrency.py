@@ -121,7 +121,7 @@ def _digest(folder: Path) -> dict[str, str]:
 
 
 def test_a_failed_force_run_leaves_the_earlier_folder_whole(tmp_path, capsys, monkeypatch):
-    from hetsim.report import plots
+    from hetsim.analysis import plots
     from hetsim.report.export import OutputPathError
 
     out = tmp_path / "run"

@@ -49,7 +49,7 @@ def _warn_if_activations_overflow(costs, sched) -> None:
     refuse the schedule without ``--spill``; the mappers do not model activation memory)."""
     import warnings
 
-    from hetsim.report.footprint import bytes_text, predicted_footprint, room_text, spill_target
+    from hetsim.analysis.footprint import bytes_text, predicted_footprint, room_text, spill_target
 
     fp = predicted_footprint(costs, sched)
     over = next(iter(fp.over_capacity().items()), None) if fp is not None else None

@@ -18,16 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from hetsim.devices.base import DeviceBase
-from hetsim.devices.link import LINK_KIND
-from hetsim.files import LOCATION_ERRNOS as LOCATION_ERRNOS
-from hetsim.files import OutputPathError as OutputPathError
-from hetsim.files import atomic_path as atomic_path
-from hetsim.files import atomic_write_bytes as atomic_write_bytes
-from hetsim.files import atomic_write_text as atomic_write_text
-from hetsim.files import make_dirs as make_dirs
-from hetsim.files import output_error as output_error
-from hetsim.report.lanes import (
+from hetsim.analysis.lanes import (
     ACCELERATOR,
     HOST,
     LINK,
@@ -37,6 +28,15 @@ from hetsim.report.lanes import (
     lane_counts,
     lane_names,
 )
+from hetsim.devices.base import DeviceBase
+from hetsim.devices.link import LINK_KIND
+from hetsim.files import LOCATION_ERRNOS as LOCATION_ERRNOS
+from hetsim.files import OutputPathError as OutputPathError
+from hetsim.files import atomic_path as atomic_path
+from hetsim.files import atomic_write_bytes as atomic_write_bytes
+from hetsim.files import atomic_write_text as atomic_write_text
+from hetsim.files import make_dirs as make_dirs
+from hetsim.files import output_error as output_error
 
 NS_PER_S = 1_000_000_000
 FLOW_CAT = "dataflow"
@@ -234,12 +234,12 @@ def chrome_trace(
     """Convert a replay trace into a Chrome Trace Event Format object (opens in Perfetto and chrome://tracing).
 
     Layout: one *process* per device or link, ``pid`` 1, 2, ... in display order (host, then the other
-    compute devices, then links; :func:`hetsim.report.lanes.device_order`), named by a ``process_name``
+    compute devices, then links; :func:`hetsim.analysis.lanes.device_order`), named by a ``process_name``
     metadata event, ordered by ``process_sort_index`` and labelled (``process_labels``) with its role, kind
-    and a note on its tracks. Its *threads* are its tracks (:func:`hetsim.report.lanes.lane_names`): ``core 0``,
+    and a note on its tracks. Its *threads* are its tracks (:func:`hetsim.analysis.lanes.lane_names`): ``core 0``,
     ``core 1`` on a CPU, ``ops`` on a device that runs one op at a time, ``transfers`` on a link, ``lane k``
     where ops (or transfers) overlap on a device that is not serial (lanes from
-    :func:`hetsim.report.lanes.assign_lanes`; all phases of an op share its lane). Thread ids are unique over
+    :func:`hetsim.analysis.lanes.assign_lanes`; all phases of an op share its lane). Thread ids are unique over
     the whole trace (Perfetto treats a tid as system-wide) and never equal a pid; ``thread_name`` and
     ``thread_sort_index`` events name and order them.
 

@@ -356,8 +356,8 @@ def write_html(path: str | os.PathLike, text: str) -> Path:
 def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), ops: pd.DataFrame | None = None) -> str:
     """The report of an ONNX run (:class:`hetsim.pipeline.RunResult`): headline numbers, the device table,
     the op table (every op, as ``ops.csv``; ``ops`` if given, else built with
-    :func:`~hetsim.report.metrics.op_table`) and ``figures`` (``(path, caption)`` pairs, embedded)."""
-    from hetsim.report.metrics import op_table
+    :func:`~hetsim.analysis.metrics.op_table`) and ``figures`` (``(path, caption)`` pairs, embedded)."""
+    from hetsim.analysis.metrics import op_table
     from hetsim.report.text import capacity_phrase
 
     s = run.summary
@@ -431,7 +431,7 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
 
 
 def _memory_section(mem: dict | None) -> list[tuple[str, str]]:
-    """The report's activation-memory section (summary.json's ``memory``, :mod:`hetsim.report.footprint`)."""
+    """The report's activation-memory section (summary.json's ``memory``, :mod:`hetsim.analysis.footprint`)."""
     if not mem:
         return []
     rows = [{"memory": n, "devices": ", ".join(m["devices"]), "peak_bytes": m["peak_bytes"],

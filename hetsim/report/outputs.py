@@ -179,7 +179,7 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     stages serving the workload's kind). A DAG of operators: summary.json, ops.csv, schedule.json, trace.csv,
     trace.json (Chrome Trace Event format, opens in Perfetto), timeline.png (Gantt per device), breakdown.png
     (latency share and op count per device, CPU-CIM ILP Fig. 5), memory.png (live activations per memory over
-    time, :mod:`hetsim.report.footprint`) and report.html (all of it in one self-contained page,
+    time, :mod:`hetsim.analysis.footprint`) and report.html (all of it in one self-contained page,
     :mod:`hetsim.report.html`). A spiking network: summary.json, layers.csv, samples.csv (latency and energy per
     eval sample and configuration), ops.csv and schedule.json (as for every run), trace.csv (both modes of the
     timeline sample, column ``mode``, devices named as in the platform YAML) and trace.json (one track group per
@@ -243,20 +243,20 @@ def _title(r: RunResult) -> str:
 
 
 def _timeline_png(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.plots import plot_timeline
+    from hetsim.analysis.plots import plot_timeline
 
     plot_timeline(r.result.trace, folder / "timeline.png", title=_title(r))
 
 
 def _breakdown_png(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.plots import plot_breakdown
+    from hetsim.analysis.plots import plot_breakdown
 
     plot_breakdown(r.breakdown_table(), folder / "breakdown.png", title=_title(r))
 
 
 def _memory_png(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.footprint import memory_figure
-    from hetsim.report.plots import save_figure
+    from hetsim.analysis.footprint import memory_figure
+    from hetsim.analysis.plots import save_figure
 
     save_figure(memory_figure(r.footprint, _title(r)), folder / "memory.png")
 
