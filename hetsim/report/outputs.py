@@ -194,8 +194,9 @@ def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
 #: every file a run of an older hetsim wrote into its ``--out`` folder, which then kept no list of them: the
 #: earlier run's files in such a folder (:func:`hetsim.report.run_folder.earlier_run_files`); a run with
 #: ``--force`` replaces the earlier run's files whole, so none of another kind's (a scenario's requests.csv
-#: beside a single run's ops.csv) is left to describe a second run, and keeps the user's own files. Fixed: a
-#: folder written since lists its own files (:data:`hetsim.report.run_folder.MANIFEST`)
+#: beside a single run's ops.csv) is left to describe a second run, and keeps the user's own files. A record of
+#: the past that does not grow with the registry: a folder written since lists its own files
+#: (:data:`hetsim.report.run_folder.MANIFEST`)
 RUN_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png", "breakdown.png",
              "memory.png", "report.html", "layers.csv", "samples.csv", "requests.csv", "streams.csv", "devices.csv",
              "objectives.csv", "latency_cdf.png", "occupancy.png")
