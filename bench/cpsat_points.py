@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     from hetsim.platform import load_platform
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--full", action="store_true", help="the 128-point grid of the issue")
+    ap.add_argument("--full", action="store_true", help="the 128-point CPU-CIM grid of sweeps/cpu-cim-ilp.yaml")
     ap.add_argument("--models", help=f"comma list of workloads/<name>.onnx (default {','.join(MODELS)})")
     ap.add_argument("--hosts", help="comma list of arm,x86")
     ap.add_argument("--crossbars", help="comma list, e.g. 25,50,100,200")

@@ -1,4 +1,4 @@
-"""torchvision's classification zoo through hetsim (issue 14, item 7): export, quantise, inspect, run.
+"""torchvision's classification zoo through hetsim: export, quantise, inspect, run.
 
     python bench/export_torchvision.py                           # the default handful, fp32 + QDQ + QOperator
     python bench/export_torchvision.py --models vit_b_16 swin_t  # any torchvision.models classification builder

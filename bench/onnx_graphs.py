@@ -1,6 +1,6 @@
 """Big ONNX graphs for the whole-command benchmarks, made with ``onnx.helper`` (seeded, no download).
 
-- :func:`relu_chain`: ``n`` ``Relu`` ops one after another (the issue's 20,000-op chain: the chain DP maps it).
+- :func:`relu_chain`: ``n`` ``Relu`` ops one after another (a 20,000-op chain: the chain DP maps it).
 - :func:`ladder_dag`: ``n`` ops on ``width`` parallel lanes; at each step a lane's op is a 1x1 ``Conv``
   (a GEMM the CIM can run), a ``Relu``, or an ``Add`` of its own lane and the next lane (so the lanes
   cross and the graph is a DAG, not ``width`` chains), drawn with a seeded generator. Every output feeds the

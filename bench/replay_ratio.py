@@ -1,4 +1,4 @@
-"""hetsim's replay against SimPy's own limit (issue 24, target 4): a ratio that needs no calibration.
+"""hetsim's replay against SimPy's own limit: a ratio that needs no calibration.
 
     python bench/replay_ratio.py               # YOLOv5n (heft) on puma; 10k- and 100k-op synthetic DAGs
     python bench/replay_ratio.py --quick       # YOLOv5n and the 10k-op DAG only

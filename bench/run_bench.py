@@ -1,4 +1,4 @@
-"""Benchmarks: the whole command a user runs, start-up, import, mapping and replay throughput (issues 13, 24).
+"""Benchmarks: the whole command a user runs, start-up, import, mapping and replay throughput.
 
     python bench/run_bench.py            # whole command at 1k/10k/100k ops; start-up; YOLOv5n; a 100k-op DAG
     python bench/run_bench.py --quick    # whole command at 1k/10k only; 10k-op synthetic DAG instead of 100k

@@ -1,4 +1,4 @@
-"""The default mapper (``cpsat``) on graphs and budgets of any size (issue 13, target 5): wall time against its
+"""The default mapper (``cpsat``) on graphs and budgets of any size: wall time against its
 time limit, status, bound, and the phases of the mapping.
 
     python bench/scale_points.py                     # all cases below, --time-limit 10

@@ -1,4 +1,4 @@
-"""The scenario replay at scale (issue 23, bench): YOLOv5n requests on platforms/puma.yaml, every contention kind on.
+"""The scenario replay at scale: YOLOv5n requests on platforms/puma.yaml, every contention kind on.
 
     python bench/scenario_bench.py                          # 1,000, 3,000 and 10,000 requests (10k: ~2.6 M ops)
     python bench/scenario_bench.py --requests 10000         # one size

@@ -40,10 +40,27 @@ from hetsim.devices import DEVICE_KINDS, DeviceBase, Link, Memory, on_kinds_chan
 from hetsim.errors import InputError, PlatformError, did_you_mean
 
 
+def tagged_union(members: tuple[type[BaseModel], ...], tag: str):
+    """A registry's classes as one Pydantic union discriminated by their field ``tag`` (the device kinds by
+    ``kind``, a scenario's arrival processes by ``process``); one class is itself, tagged."""
+    return Annotated[members[0] if len(members) == 1 else Union[members], Field(discriminator=tag)]  # noqa: UP007
+
+
+def retype_field(model: type[BaseModel], name: str, annotation, field: FieldInfo | None = None,
+                 embedding: tuple[type[BaseModel], ...] = ()) -> None:
+    """Give ``model``'s field ``name`` the type ``annotation`` (with ``field``'s constraints, if any) and rebuild
+    it, then the models that embed it (``embedding``, innermost first: they hold its old validator): a registry's
+    union rebuilt after a class is registered at run time."""
+    model.model_fields[name] = (FieldInfo.from_annotation(annotation) if field is None
+                                else FieldInfo.from_annotated_attribute(annotation, field))
+    model.model_rebuild(force=True)
+    for outer in embedding:
+        outer.model_rebuild(force=True)
+
+
 def _device_union():
     """The registered device kinds as one Pydantic union discriminated by ``kind``."""
-    kinds = tuple(DEVICE_KINDS.values())
-    return Annotated[kinds[0] if len(kinds) == 1 else Union[kinds], Field(discriminator="kind")]  # noqa: UP007
+    return tagged_union(tuple(DEVICE_KINDS.values()), "kind")
 
 
 DeviceConfig = _device_union()
@@ -229,15 +246,15 @@ def override_name(base: str, overrides: dict[str, object]) -> str:
 
 
 def _check_op_type_lists(devices: dict) -> None:
-    """Every op type a device's ``supported_ops`` or ``free_ops`` names is an ONNX or onnxruntime operator type
-    (:func:`hetsim.devices.optypes.check_op_types`: a misspelt name would match no op, and the device would run
-    nothing without a word).
+    """Every op type a device's ``supported_ops``, ``free_ops`` or ``vector_ops`` names is an ONNX or onnxruntime
+    operator type (:func:`hetsim.devices.optypes.check_op_types`: a misspelt name would match no op, and the device
+    would run nothing without a word).
 
     Raises:
         ValueError: the first unknown name, with the closest known one.
     """
     lists = [(f"devices.{n}.{attr}", getattr(d, attr, None)) for n, d in devices.items()
-             for attr in ("supported_ops", "free_ops")]
+             for attr in ("supported_ops", "free_ops", "vector_ops")]
     lists = [(where, names) for where, names in lists if names]
     if lists:
         from hetsim.devices.optypes import check_op_types  # imports onnx.defs: only for platforms that list ops
@@ -303,9 +320,7 @@ def _rebuild_device_union() -> None:
     time included)."""
     global DeviceConfig
     DeviceConfig = _device_union()
-    Platform.model_fields["devices"] = FieldInfo.from_annotated_attribute(
-        dict[str, DeviceConfig], Field(min_length=1))
-    Platform.model_rebuild(force=True)
+    retype_field(Platform, "devices", dict[str, DeviceConfig], Field(min_length=1))
 
 
 on_kinds_changed(_rebuild_device_union)

@@ -1,9 +1,9 @@
-"""Plugins: device kinds, mappers and front ends defined outside hetsim, found without editing it.
+"""Plugins: device kinds, mappers, front ends and arrival processes defined outside hetsim, found without editing it.
 
 A plugin is a Python module that registers what it defines when imported (``@register_kind`` on a
 :class:`~hetsim.devices.base.DeviceBase` subclass, ``@register("name")`` on a mapper class,
-:func:`~hetsim.workload.frontends.register_frontend` for a front end that reads a new model format). hetsim
-imports:
+:func:`~hetsim.workload.frontends.register_frontend` for a front end that reads a new model format,
+:func:`~hetsim.scenario.arrivals.register_arrival` for a scenario's arrival process). hetsim imports:
 
 * the modules named by the entry points of the group ``hetsim.plugins`` of installed packages, e.g. in the
   plugin package's ``pyproject.toml``::
@@ -16,8 +16,8 @@ imports:
   folder or on ``PYTHONPATH``) or a file path ending in ``.py`` (``HETSIM_PLUGINS=~/soc/my_kinds.py``; imported as
   the module named by its stem, from wherever it is).
 
-:func:`load_plugins` runs once per process, when the command line starts, a platform file is loaded or a mapper
-is looked up by name, or a model's front end is looked up.
+:func:`load_plugins` runs once per process, when the command line starts, a platform or scenario file is loaded
+or a mapper is looked up by name, or a model's front end is looked up.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def elementwise(name: str, n: int, index: int = 0, op_type: str = "Mul") -> Op:
 
 
 def dig_cycles(c_in: int, c_out: int, k: int, o: int, groups: int = 1) -> float:
-    """L_dig written out independently of hetsim (issue 5):
+    """L_dig written out independently of hetsim:
     ceil((C_out/groups)/16) * C_in * ceil(o_x/16) * o_y * f_x * f_y + o_x*o_y*(C_out + C_in)/8; 0 if C_out = 0."""
     if c_out == 0:
         return 0.0
@@ -77,7 +77,7 @@ def dig_cycles(c_in: int, c_out: int, k: int, o: int, groups: int = 1) -> float:
 
 
 def ana_cycles(c_in: int, c_out: int, k: int, o_x: int, o_y: int | None = None) -> float:
-    """L_ana written out independently of hetsim (issue 5); 0 if C_out = 0."""
+    """L_ana written out independently of hetsim; 0 if C_out = 0."""
     o_y = o_x if o_y is None else o_y
     if c_out == 0:
         return 0.0

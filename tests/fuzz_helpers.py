@@ -343,13 +343,12 @@ KNOWN_BUGS = {
                              "different shapes (after a Conv's strides/pads/kernel change) is accepted "
                              "(hetsim/workload/onnx_import.py: load_onnx)",
     "onnx-dangling-output": "a graph output that no node produces is accepted (hetsim/workload/onnx_import.py: "
-                            "load_onnx; issue 14 item 2, fixed by the importer work when its check is in)",
-    "onnx-duplicate-init": "an initializer defined twice is accepted (hetsim/workload/onnx_import.py: load_onnx; "
-                           "issue 14 item 2)",
+                            "load_onnx)",
+    "onnx-duplicate-init": "an initializer defined twice is accepted (hetsim/workload/onnx_import.py: load_onnx)",
     "onnx-unknown-op": "an op type that no ONNX opset defines, in the default domain, is accepted "
-                       "(hetsim/workload/onnx_import.py: load_onnx; issue 14 item 2)",
+                       "(hetsim/workload/onnx_import.py: load_onnx)",
     "onnx-zero-dim": "a zero-size or negative dimension of a graph input or output is accepted "
-                     "(hetsim/workload/onnx_import.py: load_onnx; issue 14 item 2)",
+                     "(hetsim/workload/onnx_import.py: load_onnx)",
     "onnx-optype-bytes": "a node or tensor name that is not valid UTF-8 (one flipped byte) is an internal error, "
                          "exit 1: TypeError from onnx.defs.has (hetsim/workload/onnx_import.py: _check_op_types) "
                          "or from sorting or concatenating names of mixed str and bytes",

@@ -174,7 +174,7 @@ def test_platform_overrides_and_loaded_or_path_inputs(puma, yolo):
 
 
 def test_snn_specs_run_through_the_one_pipeline(tmp_path, capsys):
-    """Done means of issue 11: ``hetsim run ... NET.yaml --out D`` and ``hetsim.run`` give the same makespan_s
+    """The one pipeline for SNNs: ``hetsim run ... NET.yaml --out D`` and ``hetsim.run`` give the same makespan_s
     (the mean latency over the eval split), and the trace names the devices as the platform YAML does."""
     import json
 

@@ -22,9 +22,9 @@ def test_no_device_kind_literal_outside_the_devices_package():
 
 
 def test_the_snn_package_is_a_front_end_only():
-    """Issue 11: hetsim/snn/ holds spec and NIR loading, LIF replay, reordering, synthetic networks and the
+    """hetsim/snn/ holds spec and NIR loading, LIF replay, reordering, synthetic networks and the
     unrolling into the operator DAG; costs, mappers, the simulator and the reports are the one pipeline's (no
-    second world). Issue 19: its one evaluation module (``evaluate.py``: SpikeDuet's Table I set, run on the one
+    second world). Its one evaluation module (``evaluate.py``: SpikeDuet's Table I set, run on the one
     pipeline's cost model, mappers and simulator) is the exception; import-linter places it above the mappers."""
     # (atomic file writes and text tables are shared helpers: hetsim.files, hetsim.report.table)
     banned = re.compile(r"^\s*(import|from)\s+(simpy|matplotlib|hetsim\.(costs|sim|mappers|pipeline|schedule|check|"
@@ -38,13 +38,13 @@ def test_the_snn_package_is_a_front_end_only():
                 hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
     assert hits == [], "\n".join(hits)
     names = {p.stem for p in (ROOT / "hetsim" / "snn").glob("*.py")}
-    # limits: the bounds checked before loading allocates (npz headers, synthetic sizes; issue 25)
+    # limits: the bounds checked before loading allocates (npz headers, synthetic sizes)
     assert names == {"__init__", "activity", "evaluate", "frontend", "limits", "network", "nir", "reorder",
                      "synthetic", "unroll"}, names
 
 
 def test_no_device_class_tested_and_no_snn_configuration_named_outside_their_modules():
-    """Issue 19: SNN engines and links are device capabilities (no ``isinstance`` on a device class outside
+    """SNN engines and links are device capabilities (no ``isinstance`` on a device class outside
     hetsim/devices/), and SpikeDuet's Table I configuration names live with the SNN modules only (the SNN
     evaluation, the SNN mappers, and hetsim/codegen/, the firmware of an SNN mapping)."""
     isinstance_ = re.compile(r"isinstance\(.*\b(CortexM|Mvp|Link|Puma|Npu|Cpu)\b")

@@ -150,7 +150,7 @@ def test_braille384_plan_overfills_the_chip_but_runs(emulated):
 
 
 def test_codegen_braille384_reordered_end_to_end(capsys, tmp_path):
-    """The issue's acceptance run: hetsim codegen on Braille-384 with --reorder builds with the Arm toolchain,
+    """The acceptance run: hetsim codegen on Braille-384 with --reorder builds with the Arm toolchain,
     runs under QEMU and equals the replay on every eval sample; its image fits the EFR32MG24."""
     need_toolchain()
     out = tmp_path / "fw"

@@ -5,7 +5,7 @@ CHECK failure on the instance stored in ``tests/data/cpsat_abort_instance.json``
 NPU instance of ``random_setup(npu=True)`` with a split bus, found by replaying the test suite's draws one by
 one): "We currently do not support adding conflicting constraint at positive level", then SIGABRT, which killed
 the pytest-xdist worker running ``test_every_mapper_on_host_cim_npu`` about once in ten full runs (the crash
-issue 25 asked to name). The solve runs in a subprocess, so a regression kills that subprocess, not the suite.
+named in docs/fuzzing.md). The solve runs in a subprocess, so a regression kills that subprocess, not the suite.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """DIANA (ODiMO): the digital and AIMC latency models, the power split, the platform, the baselines, min-cost
 and the dnas-export import.
 
-Every expected latency is worked out by hand in cycles at F = 260 MHz from the issue's equations
+Every expected latency is worked out by hand in cycles at F = 260 MHz from ODiMO's equations (docs/models.md)
 (``diana_helpers.cyc`` converts); ``70 ns * F = 18.2`` cycles per AIMC array activation.
 """
 

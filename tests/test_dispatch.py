@@ -1,4 +1,4 @@
-"""The replay's dispatch policies and device-declared contention (issue 19 item 3): a policy added from outside
+"""The replay's dispatch policies and device-declared contention: a policy added from outside
 hetsim, the built-in ones giving one request's static times exactly, contention kinds asked of the device kinds."""
 
 from __future__ import annotations

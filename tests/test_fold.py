@@ -1,4 +1,4 @@
-"""Constant folding (issue 14, item 8): ops computed only from constants cost nothing at run time, as ONNX Runtime
+"""Constant folding: ops computed only from constants cost nothing at run time, as ONNX Runtime
 folds them once at session creation; ``--no-fold-constants`` / ``fold_constants=False`` charges them as before."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The input fuzzer (issue 14, item 6): mutated platform YAMLs and small ONNX graphs through the CLI, in process.
+"""The input fuzzer: mutated platform YAMLs and small ONNX graphs through the CLI, in process.
 
 Every outcome must be exit 0, or exit 2 with exactly one ``hetsim: error:`` line; never a traceback, never exit 1
 (an internal error), and never exit 0 on an input the mutation certainly made invalid. The CI run is small and

@@ -1,4 +1,4 @@
-"""The fuzzer over the inputs added since issue 14 (issue 25, item 6): ``--set`` values, schedule JSON, sweep files,
+"""The fuzzer over the inputs besides platform files and ONNX models: ``--set`` values, schedule JSON, sweep files,
 scenario files and scenario sweep files, SNN specs with their ``.npz`` files, and NIR graphs, through the CLI in
 process.
 

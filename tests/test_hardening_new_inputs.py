@@ -1,5 +1,5 @@
-"""Issue 25: the inputs added since the last hardening round give one ``hetsim: error:`` line and exit 2 (or run),
-never an internal error, a hang or an allocation the machine cannot make. One test per class of the issue."""
+"""Scenario, sweep, schedule, SNN and ``--set`` inputs give one ``hetsim: error:`` line and exit 2 (or run),
+never an internal error, a hang or an allocation the machine cannot make. One test per class of hostile input."""
 
 from __future__ import annotations
 
@@ -269,7 +269,7 @@ def test_a_synthetic_grid_of_a_million_networks_is_refused_before_validation(tmp
 
 
 def test_a_nir_value_past_float32_is_one_error_without_a_runtime_warning():
-    """Issue 25: 'RuntimeWarning: overflow encountered in cast' preceded a NIR error."""
+    """'RuntimeWarning: overflow encountered in cast' preceded a NIR error."""
     import warnings
 
     nir = pytest.importorskip("nir")
@@ -311,7 +311,7 @@ def test_nir_weights_whose_float32_replay_would_overflow_are_one_error_naming_th
 
 
 def test_nothing_precedes_the_error_but_one_line_warnings(tmp_path, capsys):
-    """Issue 25: onnxruntime's own (coloured) error log and Python's two-line warnings reached stderr before
+    """onnxruntime's own (coloured) error log and Python's two-line warnings reached stderr before
     hetsim's line. A custom op that onnxruntime cannot load: one warning line, then the error line."""
     import onnx
     from onnx import TensorProto, helper

@@ -1,4 +1,4 @@
-"""Honest exact mappers (issue 14, item 4): an unproven solve never returns worse than the heuristics (the best of
+"""Honest exact mappers: an unproven solve never returns worse than the heuristics (the best of
 greedy and heft), the text report names the schedule returned, the solver line's time is the mapping's wall time,
 and "optimal (proven)" is never printed next to a gap that is not 0 at the shown precision."""
 

@@ -1,4 +1,4 @@
-"""ONNX models nobody here wrote (issue 14, items 2 and 7): the patterns of torchvision's classification zoo
+"""ONNX models nobody here wrote: the patterns of torchvision's classification zoo
 (Constant-heavy attention with a MatMul between two activations, LayerNormalization, Gelu, Resize, Pad, Slice,
 depthwise and grouped convolutions), shape recovery in onnxruntime that matches tensors rather than node sets,
 inputs of any element type onnxruntime runs, dynamic input dims fixed with ``--input-shape``, and validation
@@ -189,7 +189,7 @@ def test_dynamic_input_is_refused_with_the_way_out(tmp_path):
     assert "input 'x' has a dynamic dimension 'batch'" in msg and "--input-shape x=1,8,224,224" in msg
     assert "choose dims 0 ('batch'), 2 ('h'), 3 ('w')" in msg
     assert "\n" not in msg
-    # issue 25: the suggestion runs as given (numbers only, no 'h,w' placeholders)
+    # the suggestion runs as given (numbers only, no 'h,w' placeholders)
     suggested = msg.split("--input-shape x=")[1].split(";")[0]
     wl = load_onnx(_dynamic(tmp_path), input_shapes={"x": [int(d) for d in suggested.split(",")]})
     assert wl.meta["inputs"][0]["shape"] == [1, 8, 224, 224]
@@ -222,7 +222,7 @@ def _ppocr_like(tmp_path) -> Path:
 
 
 def test_minus_one_dims_are_dynamic_as_in_onnxruntime(tmp_path, capsys):
-    """Issue 25: a PP-OCR classifier with -1 dims in and out was refused even with --input-shape."""
+    """A PP-OCR classifier with -1 dims in and out was refused even with --input-shape."""
     path = _ppocr_like(tmp_path)
     ort = pytest.importorskip("onnxruntime")
     got = ort.InferenceSession(str(path)).run(None, {"x": np.zeros((1, 3, 48, 192), np.float32)})[0]
@@ -458,7 +458,7 @@ def test_custom_domain_is_a_host_op_with_a_warning(tmp_path):
     (80, 0, "opset {opset} is newer"), (0, 87, "IR version {ir} is newer"),
 ])
 def test_newer_versions_are_refused_with_the_versions(tmp_path, capsys, opset_over, ir_over, needle):
-    """Issue 25: IR version or opset 99 was accepted (run and inspect exit 0); the ops of a newer opset have
+    """IR version or opset 99 was accepted (run and inspect exit 0); the ops of a newer opset have
     semantics neither onnx nor onnxruntime knows."""
     opset, ir = onnx.defs.onnx_opset_version() + opset_over, onnx.IR_VERSION + ir_over
     path = _relu(tmp_path, opset=opset, ir=ir)

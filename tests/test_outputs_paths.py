@@ -1,7 +1,7 @@
 """Every writer of the command line (``run --out``, ``map -o``, ``profile -o``, ``plot -o``, ``reorder -o``, an SNN
 ``run --out``) with a missing parent folder (created), a location that cannot be written (``/proc``, permission
 denied, a file where a folder is needed: exit 2, one line naming the path, before any work) and an existing
-output (kept without ``--force``). Also the atomic writer's own refusals (issue 14, item 3)."""
+output (kept without ``--force``). Also the atomic writer's own refusals."""
 
 from __future__ import annotations
 

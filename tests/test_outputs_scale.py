@@ -1,4 +1,4 @@
-"""``hetsim run --out`` stays linear and bounded on big graphs (issue 24 item 1, issue 25's unbounded outputs).
+"""``hetsim run --out`` stays linear and bounded on big graphs (no quadratic step, no unbounded output).
 
 No timings: the tests count how often the schedule's O(ops) views are built while the outputs are written (a
 constant, whatever the graph's size), check that the report's op table, its raw-numbers block and the timeline

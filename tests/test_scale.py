@@ -1,4 +1,4 @@
-"""Correctness of what makes the exact mapper and the sweep scale (issue 13): the chain DP, the knapsack tables and
+"""Correctness of what makes the exact mapper and the sweep scale: the chain DP, the knapsack tables and
 bounds against brute force, HEFT's gap search, the synthetic chain and fan-out, and the sweep's split of the cores.
 No timings here (they are measured by ``bench/`` and recorded in docs/performance.md)."""
 

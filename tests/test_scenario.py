@@ -1,4 +1,4 @@
-"""Scenarios (issue 23): each test carries its own truth: the single-run makespan, a pipeline's bottleneck, the
+"""Scenarios: each test carries its own truth: the single-run makespan, a pipeline's bottleneck, the
 Pollaczek-Khinchine M/D/1 mean wait and the non-preemptive priority M/G/1 waits (Cobham's formula), the shared
 resident capacity."""
 
@@ -287,7 +287,7 @@ def test_a_closed_loop_that_reaches_the_request_bound_stops_with_one_line(monkey
 def test_a_closed_loop_of_one_user_certain_to_reach_the_bound_is_refused_before_the_replay(monkeypatch):
     """One user alone on the SoC: each request takes the alone makespan (10 ns), so 10 s make 1e9 requests, far
     past the bound; refused before any request is simulated (the replay had run to the bound first; found by
-    the hostile-input round). 1e-6 s, or a think time of 1 s, stay within it and run."""
+    hostile-input testing). 1e-6 s, or a think time of 1 s, stay within it and run."""
     import hetsim.scenario.run as run_mod
 
     def no_replay(*_a, **_k):

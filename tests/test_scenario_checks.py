@@ -635,7 +635,7 @@ def test_a_burst_of_thousands_of_simultaneous_arrivals_runs(tmp_path):
 def test_a_bad_mapper_or_mapper_option_names_the_scenario_file(tmp_path, capsys):
     """The scenario's mapper and mapper_options are checked at load, their errors starting with the file's path
     as the scenario's other errors do (an unknown option had been refused by the mapper registry, without the
-    file; found by the hostile-input round)."""
+    file; found by hostile-input testing)."""
     for extra, needles in [
         ("mapper: cpsat\nmapper_options: {time_limt_s: 3}\n",
          ["mapper_options: unknown option 'time_limt_s' for mapper 'cpsat'; did you mean 'time_limit_s'?"]),
@@ -677,7 +677,7 @@ def test_a_burst_only_scenario_reports_no_per_resource_load(tmp_path):
 
 def test_a_trace_at_one_instant_has_no_nominal_rate_and_no_analytic_load(tmp_path):
     """Five arrivals at t = 0.5 s offer no rate (no span): the nominal rate was 1.0/s, so the bottleneck line said
-    'host at 0.3% of its capacity ... sustains at most 333x these rates' (found by the hostile-input round). Now
+    'host at 0.3% of its capacity ... sustains at most 333x these rates' (found by hostile-input testing). Now
     the bottleneck is n/a with a note, beside an open stream it is left out of the load with the note, and the
     throughput objective, which weighs streams by their rates, refuses it in one line."""
     from conftest import make_platform

@@ -1,4 +1,4 @@
-"""Sweeps over a scenario's parameters (issue 23): one row per point, the analytic load linear in the swept
+"""Sweeps over a scenario's parameters: one row per point, the analytic load linear in the swept
 rate, resumable, bad paths refused in one line, and ``hetsim plot`` draws latency against offered load."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Without torch, every ``hetsim search`` path ends in the one-line "needs torch" error with exit 2 (issue 21):
+"""Without torch, every ``hetsim search`` path ends in the one-line "needs torch" error with exit 2:
 the settings are checked by torch-free code first (``hetsim.search.recipe``), so ``--epochs`` or ``--preset`` no
 longer reach an import of torch. Runs in a subprocess whose ``import torch`` fails."""
 

@@ -403,7 +403,7 @@ def test_schedule_error_cim_cores_needs_placement():
     with pytest.raises(ScheduleError):
         simulate(costs, s, {"cim-cores"})
     with pytest.raises(ScheduleError, match="core 5"):  # a placement naming a missing core is nonsense even when
-        simulate(costs, s)                               # cim-cores is off: the one checker refuses it (issue 25)
+        simulate(costs, s)                               # cim-cores is off: the one checker refuses it
     s = _offload_bc(costs, placement={"b": [(0, 1)]})
     assert simulate(costs, s).makespan_s == ns(2500)  # a missing placement is not needed without cim-cores
 

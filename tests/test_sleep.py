@@ -1,4 +1,4 @@
-"""A device's sleep state in the scenario replay (issue 23): hand-worked latencies and energies of two requests
+"""A device's sleep state in the scenario replay: hand-worked latencies and energies of two requests
 separated by more (and less) than the idle timeout; no sleep config, the same numbers as before."""
 
 from __future__ import annotations

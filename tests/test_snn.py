@@ -192,7 +192,7 @@ def _random_net(L: int, T: int, seed: int):
 @given(L=st.integers(1, 3), T=st.integers(1, 6), mvp_bits=st.integers(0, 7), dense_bits=st.integers(0, 7),
        seed=st.integers(0, 10**6), prog=st.sampled_from([0.0, 100.0, 3000.0]))
 def test_evaluator_equals_simpy_and_async_never_slower(L, T, mvp_bits, dense_bits, seed, prog):
-    """Any placement, with or without the host's cost of programming each MVP launch (item 4 of issue 11)."""
+    """Any placement, with or without the host's cost of programming each MVP launch."""
     plat = load_platform(PLATFORM).with_overrides({"devices.m33.mvp_launch_cycles": prog})
     snn = _random_net(L, T, seed)
     cm = cost_model(snn, plat)

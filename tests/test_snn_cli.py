@@ -158,7 +158,7 @@ def test_contention_changes_nothing_between_engines_that_share_sram(capsys):
 
 def test_braille384_golden_numbers():
     """SpikeDuet's headline analogue (docs/reproduction.md): Braille-384 all-M33 88.05 ms, blocking 81.51 ms,
-    spikeduet async 74.52 ms with the M33 charged 60 cycles per MVP launch it programs (issue 11, item 4), and
+    spikeduet async 74.52 ms with the M33 charged 60 cycles per MVP launch it programs, and
     exactly the numbers of the code before that charge (74.37 ms) with it set to 0."""
     import hetsim
 

@@ -1,4 +1,4 @@
-"""Strict numbers outside platform files (issue 14, item 1): SNN specs, sweep files and mapper options refuse
+"""Strict numbers outside platform files: SNN specs, sweep files and mapper options refuse
 booleans, non-finite and out-of-range values with the field path, one line, exit 2."""
 
 from __future__ import annotations

@@ -289,8 +289,8 @@ def test_a_sweep_name_that_is_not_a_file_name_cannot_make_the_default_output(tmp
 
 def test_an_onnx_sweep_on_an_snn_platform_is_refused_at_load(tmp_path, capsys):
     """platforms/efr32mg24.yaml has a Cortex-M33 host that runs spiking networks only: an ONNX sweep over it is
-    refused before any point, in one line, exit 2 (every point had failed into an error row; found by the
-    hostile-input round), with the message a single run gives."""
+    refused before any point, in one line, exit 2 (every point had failed into an error row; found by
+    hostile-input testing), with the message a single run gives."""
     from conftest import assert_input_error
 
     efr = str(ROOT / "platforms/efr32mg24.yaml")

@@ -1,4 +1,4 @@
-"""Issue 25, data: one writer per results table (hetsim.dse.lock), sweep workers die with the sweep
+"""Data safety: one writer per results table (hetsim.dse.lock), sweep workers die with the sweep
 (hetsim.dse.workers), and a run folder is replaced whole or not at all (hetsim.report.run_folder)."""
 
 from __future__ import annotations

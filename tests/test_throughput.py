@@ -1,4 +1,4 @@
-"""The throughput objective (issue 23): the busiest resource's load over every stream at its rate, the resident
+"""The throughput objective: the busiest resource's load over every stream at its rate, the resident
 capacities shared. Truth: brute force over every joint assignment of small random DAGs (loads computed here, not
 by hetsim's load model), a hand-worked capacity trade between two streams, the shared capacity itself."""
 

@@ -1,4 +1,4 @@
-"""Hostile and broken YAML (issue 14, item 1): the YAML loader's limits and duplicate keys, and the number
+"""Hostile and broken YAML: the YAML loader's limits and duplicate keys, and the number
 fields of the platform. Every case is refused with one line and exit code 2 through the CLI, fast."""
 
 from __future__ import annotations

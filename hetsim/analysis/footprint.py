@@ -1,5 +1,5 @@
 """Activation footprint: the lifetime of every tensor of a schedule, the live bytes of each memory over time,
-its peak, and the check against the memory's capacity (issue 20 item 3; ours, not a paper's model).
+its peak, and the check against the memory's capacity (ours, not a paper's model).
 
 **Lifetimes** (from predicted start/finish times, or a replay's). A tensor is an op's output (all of an op's
 outputs together: one buffer per op), allocated when the op *starts* (its output buffer exists while it

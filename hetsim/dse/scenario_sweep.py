@@ -1,4 +1,4 @@
-"""``hetsim sweep`` over a scenario's parameters (issue 23): the latency-vs-offered-load curve of a SoC.
+"""``hetsim sweep`` over a scenario's parameters: the latency-vs-offered-load curve of a SoC.
 
 A scenario sweep file names one scenario and grids over its parameters (dotted paths into the scenario file,
 ``streams.<name>.arrival.rate_hz``, ``streams.<name>.arrival.period_s``, ``dispatch``, ``seed``, ...) and the
@@ -313,10 +313,10 @@ def scenario_points(spec: ScenarioSweep) -> list[dict]:
 
 def scenario_sha256(path: str | Path, sc, folder: Path) -> str:
     """A point's ``scenario_sha256``: the first 16 hex digits of the SHA-256 of the scenario file's and of the bytes
-    of every file the point's scenario ``sc`` names (each stream's model; a ``trace`` stream's arrival file), so an
-    edited model recomputes its rows as an edited scenario does (as :func:`hetsim.dse.sweep.snn_spec_sha256` covers
-    an SNN spec's npz files). A missing file is named so (the point records the error). ``folder``: where the
-    scenario's relative paths are."""
+    of every file the point's scenario ``sc`` names (each stream's model; the files its arrival process reads, a
+    trace's), so an edited model recomputes its rows as an edited scenario does (as
+    :func:`hetsim.dse.sweep.snn_spec_sha256` covers an SNN spec's npz files). A missing file is named so (the point
+    records the error). ``folder``: where the scenario's relative paths are."""
     import hashlib
 
     from hetsim.dse.sweep import file_sha256
@@ -327,8 +327,8 @@ def scenario_sha256(path: str | Path, sc, folder: Path) -> str:
     parts = [file_sha256(path)]
     for name, st in sc.streams.items():
         parts.append(f"{name}:{sha(folder / st.model)}")
-        if st.arrival.process == "trace":
-            parts.append(f"{name}.trace:{sha(folder / st.arrival.file)}")
+        for label, file in st.arrival.files().items():  # the files its arrival process reads (a trace's)
+            parts.append(f"{name}.{label}:{sha(folder / file)}")
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 

@@ -1,4 +1,4 @@
-"""The throughput objective (issue 23): map one or several models so that the busiest resource of the SoC is as
+"""The throughput objective (ours): map one or several models so that the busiest resource of the SoC is as
 little loaded as possible.
 
 A request of model ``s`` arriving at rate ``lambda_s`` keeps each resource ``r`` busy ``b_s(r)`` seconds (its

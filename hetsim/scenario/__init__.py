@@ -1,8 +1,9 @@
 """Scenarios: streams of requests of one or several models on one SoC (``scenarios/*.yaml``).
 
-:func:`load_scenario` reads a scenario file (:mod:`hetsim.scenario.spec`); :func:`run_scenario` maps its models
-and replays its requests with run-time dispatch (:mod:`hetsim.scenario.run`); :mod:`hetsim.scenario.report`
-writes and prints the results. ``hetsim run PLATFORM SCENARIO.yaml`` and ``hetsim.run(platform, scenario)``.
+:func:`load_scenario` reads a scenario file (:mod:`hetsim.scenario.spec`; its streams' arrival processes are
+the registry :mod:`hetsim.scenario.arrivals`); :func:`run_scenario` maps its models and replays its requests with
+run-time dispatch (:mod:`hetsim.scenario.run`); :mod:`hetsim.scenario.report` writes and prints the results.
+``hetsim run PLATFORM SCENARIO.yaml`` and ``hetsim.run(platform, scenario)``.
 """
 
 from __future__ import annotations

@@ -52,15 +52,14 @@ def format_scenario_report(r: ScenarioResult) -> str:
     for row in r.streams.to_dict(orient="records"):
         off, thr, miss = _num(row["offered_hz"]), _num(row["throughput_hz"]), _num(row["deadline_miss"], ".1%")
         if row.get("offered_note"):  # no offered rate: say why below the table, never a number
-            off = "closed" if row["arrival"] == "closed" else "n/a"
+            off = r.models[row["stream"]].stream.arrival.no_rate_label
         out.append(f"  {row['stream']:<12} {row['measured']:>7} {off:>10} {thr:>9} {_ms(row['latency_mean_s']):>9} "
                    f"{_ms(row['latency_p50_s']):>9} {_ms(row['latency_p95_s']):>9} {_ms(row['latency_p99_s']):>9} "
                    f"{_ms(row['latency_max_s']):>9} {_ms(row['alone_s']):>9} {miss:>6}")
     for row in r.streams.to_dict(orient="records"):
         if row.get("offered_note"):
-            out.append(f"  {row['stream']}: no offered rate: {row['offered_note']}"
-                       + (" (a closed loop's rate follows the SoC's service)" if row["arrival"] == "closed"
-                          else " (an offered rate needs two measured arrival times)"))
+            out.append(f"  {row['stream']}: no offered rate: {row['offered_note']} "
+                       f"({r.models[row['stream']].stream.arrival.no_rate_reason})")
         if row["warmup"]:
             first = "the first request" if row["warmup"] == 1 else f"the first {row['warmup']:,} requests"
             out.append(f"  {row['stream']}: {first} (warm-up) {'is' if row['warmup'] == 1 else 'are'} left out of the "

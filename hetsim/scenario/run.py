@@ -2,7 +2,7 @@
 
 Every model gets a static op -> device mapping (its stream's mapper), the models sharing the accelerators'
 resident capacities (crossbars, weight SRAM): streams are mapped in priority order (then file order), each with
-what the streams before it left. Requests arrive as SimPy events (:mod:`hetsim.scenario.spec` arrival
+what the streams before it left. Requests arrive as SimPy events (:mod:`hetsim.scenario.arrivals`
 processes); each request replays its model's schedule (:class:`hetsim.sim.engine.Request`) on one shared
 :class:`~hetsim.sim.engine.Hardware`, whose serial devices serve waiting requests by the scenario's dispatch policy
 (:mod:`hetsim.sim.dispatch`; non-preemptive at op boundaries). Within a request a serial device keeps the
@@ -28,6 +28,7 @@ import simpy
 from hetsim.costs import CostModel
 from hetsim.errors import InputError
 from hetsim.platform import Platform, load_platform
+from hetsim.scenario.arrivals import ARRIVALS, ArrivalInputs
 from hetsim.scenario.spec import MAX_REQUESTS, Scenario, ScenarioError, Stream, load_scenario, read_trace
 from hetsim.schedule import OBJECTIVES, Schedule
 from hetsim.sim.contention import parse_contention
@@ -298,26 +299,11 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
 
 
 def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float | None:
-    """The rate (requests per second) a stream offers, as the throughput objective weighs it: ``1 / period_s``,
-    ``rate_hz``, a trace's arrivals before its last over its span (as :func:`rates_measured` counts); ``None``
-    for a trace whose arrivals (those the replay makes) are all at one instant (an instantaneous burst, or one
-    arrival: no span, no rate; it had been given 1.0/s); a closed loop (ours): ``population`` requests per cycle of
-    ``think_s`` plus the critical path with every op on its fastest device (the most it could offer)."""
-    a = st.arrival
-    if a.process == "periodic":
-        return 1.0 / a.period_s
-    if a.process == "poisson":
-        return a.rate_hz
-    if a.process == "trace":  # the arrivals the replay makes (count and duration_s cut as arrival_times cuts)
-        t = np.fromiter(arrival_times(st, folder, np.random.default_rng(0)), dtype=float)
-        # arrivals in [first, last) over that span, as the measured offered rate (rates_measured)
-        return float(np.count_nonzero(t < t[-1])) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else None
-    g = costs.workload.graph
-    fin: dict[str, float] = {}
-    for v in costs.workload.topological_order():
-        fin[v] = max((fin[u] for u in g.predecessors(v)), default=0.0) + min(costs.latency[v].values())
-    cycle = a.think_s + max(fin.values(), default=0.0)
-    return a.population / cycle if cycle > 0 else 1.0
+    """The rate (requests per second) a stream offers, as the throughput objective weighs it: its arrival
+    process's nominal rate (:meth:`~hetsim.scenario.arrivals.base.ArrivalProcess.nominal_rate`; ``1 / period_s``,
+    ``rate_hz``, a trace's arrivals before its last over its span, a closed loop's most), drawn from
+    ``default_rng(0)`` where random; ``None``: it offers none (a trace whose arrivals are all at one instant)."""
+    return st.arrival.nominal_rate(_inputs(st, folder, np.random.default_rng(0)), costs)
 
 
 def map_throughput(costs_of: dict[str, CostModel], rates: dict[str, float], mapper,
@@ -394,41 +380,22 @@ def _load_terms(models: dict[str, StreamModel], rates: dict[str, float], content
 # ------------------------------------------------------------------------------------------------ arrivals
 
 
+def closed_loop(st: Stream) -> bool:
+    """Whether ``st``'s arrivals follow the SoC's service: its process class's rule, the registered one's
+    (:attr:`~hetsim.scenario.arrivals.base.ArrivalProcess.closed_loop`)."""
+    return ARRIVALS.get(st.arrival.process, type(st.arrival)).closed_loop
+
+
+def _inputs(st: Stream, folder: Path, rng: np.random.Generator) -> ArrivalInputs:
+    """What ``st``'s arrival process draws from: ``rng``, the stream's count and duration, and the scenario's
+    reader of arrival-time files (:func:`~hetsim.scenario.spec.read_trace`, paths relative to ``folder``)."""
+    return ArrivalInputs(rng, lambda file, column: read_trace(folder / file, column), st.count, st.duration_s)
+
+
 def arrival_times(st: Stream, folder: Path, rng: np.random.Generator):
-    """The open arrival times of a stream (a generator, seconds, non-decreasing); ``None`` for a closed loop."""
-    a = st.arrival
-    n_max = st.count if st.count is not None else None
-    end = st.duration_s
-
-    # arrivals strictly before duration_s, up to float rounding: 3 x 0.3 = 0.8999999999999999 is at 0.9 (ours)
-    cut = None if end is None else end * (1 - 1e-12)
-
-    def bounded(times):
-        for i, t in enumerate(times):
-            if (n_max is not None and i >= n_max) or (cut is not None and t >= cut):
-                return
-            yield t
-
-    if a.process == "closed":
-        return None
-    if a.process == "periodic":
-        def periodic():
-            i = 0
-            while True:
-                t = a.offset_s + i * a.period_s
-                yield t + (rng.uniform(0, a.jitter_s) if a.jitter_s > 0 else 0.0)
-                i += 1
-
-        return bounded(periodic())
-    if a.process == "poisson":
-        def poisson():
-            t = 0.0
-            while True:
-                t += rng.exponential(1.0 / a.rate_hz)
-                yield t
-
-        return bounded(poisson())
-    return bounded(iter(read_trace(folder / a.file, a.column)))
+    """The arrival times of a stream known in advance (an iterator, seconds, non-decreasing): its process's,
+    cut at its ``count`` and before its ``duration_s`` (a closed loop's: its first requests, at 0)."""
+    return st.arrival.arrivals(_inputs(st, folder, rng))
 
 
 # ------------------------------------------------------------------------------------------------ replay
@@ -460,12 +427,7 @@ class _Run:
     def start(self) -> None:
         for i, (name, m) in enumerate(self.models.items()):
             rng = np.random.default_rng([self.sc.seed, i])
-            times = arrival_times(m.stream, self.folder, rng)
-            if times is None:  # a closed loop: its first requests at 0
-                for _ in range(min(m.stream.arrival.population, m.stream.count or m.stream.arrival.population)):
-                    self.arrive(name)
-            else:
-                self.next_open(name, times)
+            self.next_open(name, arrival_times(m.stream, self.folder, rng))
 
     def next_open(self, name: str, times) -> None:
         """The arrivals due now arrive (a loop: a burst of many at one time recursed once per arrival, a
@@ -513,13 +475,13 @@ class _Run:
         if req.rows is not None:
             rid = req.seq
             self.trace += [(name, rid, *r) for r in req.rows]
-        a = st.arrival
-        if a.process == "closed":
+        wait = st.arrival.follow_up_s()  # a closed loop's next request, think_s after this one
+        if wait is not None:
             more = (st.count is not None and self.count[name] < st.count) or (
-                st.duration_s is not None and now + a.think_s < st.duration_s)
+                st.duration_s is not None and now + wait < st.duration_s)
             if more:
-                if a.think_s > 0:
-                    self.env.timeout(a.think_s).callbacks.append(lambda _e, n=name: self.arrive(n))
+                if wait > 0:
+                    self.env.timeout(wait).callbacks.append(lambda _e, n=name: self.arrive(n))
                 else:
                     self.arrive(name)
 
@@ -553,7 +515,7 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel],
         sub = measured.get(name, empty)
         lat = sub["latency_s"].to_numpy()
         n = len(sub)
-        closed = st.arrival.process == "closed"
+        closed = closed_loop(st)
         warm = warmups.get(name, empty)  # an open stream's backlog a warm-up left is served
         offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(), closed=closed,
                                       done_s=None if closed else warm["finish_s"].to_numpy())
@@ -578,9 +540,9 @@ def _offered_note(st: Stream, sub: pd.DataFrame, offered: float | None) -> str:
     """Why a stream has no offered rate (``""`` when it has one): ``"closed loop, N users"`` (it offers none: its
     rate follows the SoC's service), ``"one request"`` / ``"no measured request"`` / ``"one arrival time"`` (an
     offered rate needs two distinct measured arrival times)."""
-    if st.arrival.process == "closed":
-        n = st.arrival.population
-        return f"closed loop, {n} user{'' if n == 1 else 's'}"
+    note = st.arrival.no_rate_note()
+    if note:
+        return note
     if offered is not None:
         return ""
     n = len(sub)
@@ -695,9 +657,10 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, measured: dict[str, pd.D
     for row in streams.to_dict(orient="records"):
         name = row["stream"]
         st = models[name].stream
-        if st.arrival.process == "closed":
+        steady = st.arrival.never_saturated()
+        if steady is not None:
             sat.append(False)
-            why.append(f"closed loop: at most {st.arrival.population} in flight")
+            why.append(steady)
             continue
         grows, trend = backlog_trend(measured.get(name, empty))
         on = loads.get(name, {})
@@ -743,7 +706,7 @@ def open_loads(models: dict[str, StreamModel], shares: dict[str, dict[str, float
 
     on: dict[str, list[tuple[int, float]]] = {}  # resource -> (priority, share) of the open streams
     for n, part in shares.items():
-        if models[n].stream.arrival.process == "closed":
+        if closed_loop(models[n].stream):
             continue
         pr = models[n].stream.priority if by_priority else 0
         for k, x in part.items():
@@ -758,7 +721,7 @@ def open_loads(models: dict[str, StreamModel], shares: dict[str, dict[str, float
         prefix[k] = ([pr for pr, _ in items], acc)
     out: dict[str, dict[str, float]] = {}
     for n, part in shares.items():
-        if models[n].stream.arrival.process == "closed":
+        if closed_loop(models[n].stream):
             continue
         pr = models[n].stream.priority if by_priority else 0
         mine = {}
@@ -933,7 +896,7 @@ def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> 
     thr = dict(zip(streams["stream"], streams["throughput_hz"], strict=True))
     rates, closed = {}, []
     for n, m in models.items():
-        if m.stream.arrival.process == "closed":
+        if closed_loop(m.stream):
             closed.append(n)
             x = thr.get(n)
             rates[n] = float(x) if x is not None and x == x else 0.0
@@ -943,38 +906,38 @@ def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> 
 
 
 def check_request_cap(sc: Scenario, models: dict[str, StreamModel], source: str | None = None) -> None:
-    """Refuse up front a closed loop certain to reach :data:`~hetsim.scenario.spec.MAX_REQUESTS` before its
-    ``duration_s`` (the replay would simulate the cap's ten million requests, then stop with an error).
+    """Refuse up front a stream certain to reach :data:`~hetsim.scenario.spec.MAX_REQUESTS` before its
+    ``duration_s`` (the replay would simulate the cap's ten million requests, then stop with an error), where its
+    arrival process knows its count only once the model's latency is known
+    (:meth:`~hetsim.scenario.arrivals.base.ArrivalProcess.size`; a periodic or Poisson stream's is checked when
+    the file is read).
 
-    Predicted only where the count is exact (ours): the scenario's one stream is a closed loop of one user on a
-    SoC without sleep states, so every request runs alone and takes the alone replay's makespan ``M``; user
-    arrivals are at ``k (think_s + M)`` while before ``duration_s``, i.e. ``duration_s / (think_s + M)``
-    requests (infinitely many when that cycle is 0). It is refused when that exceeds the cap by more than 1 %
-    (a margin for the float sums). Not predicted: several users or streams (requests queue behind each other;
+    Asked only where every request runs alone (ours): the scenario's one stream on a SoC without sleep states,
+    each request then taking the alone replay's makespan ``M`` when none queues behind another (a closed loop of
+    one user: its arrivals at ``k (think_s + M)`` while before ``duration_s``, i.e. ``duration_s / (think_s +
+    M)`` requests, infinitely many when that cycle is 0). It is refused when that exceeds the cap by more than
+    1 % (a margin for the float sums). Not predicted: several users or streams (requests queue behind each other;
     their latencies have no bound the load knows) or a sleeping device (a wake-up lengthens the cycle): there
     the replay's own check stops the stream at the cap.
 
     Raises:
         ScenarioError: one line starting with ``source`` (the scenario file's path, as its load-time errors do;
-            default ``scenario 'NAME'``), naming the stream, its duration_s, think_s and latency, and the cap.
+            default ``scenario 'NAME'``), naming the stream, what makes its requests (a closed loop's duration_s,
+            think_s and latency) and the cap.
     """
     if len(models) != 1:
         return
     (name, m), = models.items()
-    st, a = m.stream, m.stream.arrival
-    if a.process != "closed" or a.population != 1 or st.duration_s is None:
+    st = m.stream
+    if st.count is not None or st.duration_s is None:
         return
     if any(d.serial and d.sleep is not None for d in m.costs.devices.values()):
         return
-    cycle = a.think_s + m.makespan_s
-    n = float("inf") if cycle <= 0 else st.duration_s / cycle
-    if n > MAX_REQUESTS * 1.01:
-        many = "endlessly many requests at t = 0" if cycle <= 0 else f"about {n:.3g} requests"
+    size = st.arrival.size(st.duration_s, m.makespan_s)  # every request alone: one stream, no sleep state
+    if size is not None and size.requests > MAX_REQUESTS * 1.01:
         where = source or f"scenario {sc.name!r}"
-        raise ScenarioError(f"{where}: stream {name!r}, a closed loop of one user, duration_s {st.duration_s:g}"
-                            f" at think_s {a.think_s:g} + {m.makespan_s:.3g} s per request makes "
-                            f"{many}; a stream runs at most {MAX_REQUESTS:,} (a shorter duration_s, a longer "
-                            "think_s, or a count)")
+        raise ScenarioError(f"{where}: stream {name!r}, {size.why}; a stream runs at most {MAX_REQUESTS:,} "
+                            f"({size.remedy})")
 
 
 def _scale(load: float, closed: list[str]) -> float | None:

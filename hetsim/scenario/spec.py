@@ -36,13 +36,14 @@ from pydantic_core import PydanticCustomError
 
 from hetsim.devices.fields import Real, StrictInteger
 from hetsim.errors import InputError
+from hetsim.platform import retype_field, tagged_union
+from hetsim.scenario.arrivals import ARRIVALS, on_arrivals_changed
+from hetsim.scenario.arrivals.base import MAX_S
 from hetsim.schedule import OBJECTIVES
 
-__all__ = ["Closed", "Periodic", "Poisson", "Scenario", "ScenarioError", "Stream", "TraceArrivals",
-           "load_scenario"]
+__all__ = ["Scenario", "ScenarioError", "Stream", "load_scenario"]
 
 MAX_REQUESTS = 10_000_000
-MAX_S = 1e9
 
 
 def _option_value(value: object) -> object:
@@ -65,51 +66,13 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Periodic(_Model):
-    """A request every ``period_s``, the first at ``offset_s``; ``jitter_s``: each arrival moved by a uniform
-    random amount in ``[0, jitter_s)`` (from the scenario's seed), at most ``period_s`` so that the arrivals stay
-    in order (a larger jitter is refused: an arrival drawn before the previous one would arrive with it, not at
-    its time)."""
-
-    process: Literal["periodic"] = "periodic"
-    period_s: Real = Field(gt=0, le=MAX_S)
-    offset_s: Real = Field(0.0, ge=0, le=MAX_S)
-    jitter_s: Real = Field(0.0, ge=0, le=MAX_S)
-
-    @model_validator(mode="after")
-    def _in_order(self) -> Periodic:
-        if self.jitter_s > self.period_s:
-            raise ValueError(f"jitter_s ({self.jitter_s:g}) above period_s ({self.period_s:g}) would put arrivals "
-                             "out of order; give at most period_s")
-        return self
+def _arrival_union():
+    """The registered arrival processes (:data:`hetsim.scenario.arrivals.ARRIVALS`) as one Pydantic union
+    discriminated by ``process``."""
+    return tagged_union(tuple(ARRIVALS.values()), "process")
 
 
-class Poisson(_Model):
-    """Poisson arrivals: exponential inter-arrival times of mean ``1 / rate_hz`` (from the scenario's seed)."""
-
-    process: Literal["poisson"] = "poisson"
-    rate_hz: Real = Field(gt=0, le=1e12)
-
-
-class TraceArrivals(_Model):
-    """Arrival times read from a CSV file (``file``, relative to the scenario): one time in seconds per row, in
-    the column ``column`` (default ``arrival_s``) or the first column when there is no header."""
-
-    process: Literal["trace"] = "trace"
-    file: str
-    column: str = "arrival_s"
-
-
-class Closed(_Model):
-    """A closed loop: ``population`` requests in flight (default 1); each finished one is followed, ``think_s``
-    later, by the next (the first ``population`` arrive at 0)."""
-
-    process: Literal["closed"] = "closed"
-    think_s: Real = Field(0.0, ge=0, le=MAX_S)
-    population: StrictInteger = Field(1, ge=1, le=100_000)
-
-
-Arrival = Annotated[Periodic | Poisson | TraceArrivals | Closed, Field(discriminator="process")]
+Arrival = _arrival_union()
 
 
 class Stream(_Model):
@@ -117,11 +80,11 @@ class Stream(_Model):
 
     Attributes:
         model: the model file (ONNX), relative to the scenario file.
-        arrival: the arrival process.
+        arrival: the arrival process, one of the registered ones (:mod:`hetsim.scenario.arrivals`).
         deadline_s: relative deadline (a request misses it when its latency exceeds it), or none.
         priority: for the ``priority`` dispatch policy: lower values are served first (0 is the most urgent).
         count: requests to run; or ``duration_s``: arrivals up to this simulated time (one of the two; a
-            ``closed`` or ``trace`` stream may give neither: a trace runs to its end).
+            process whose arrivals end by themselves may give neither: a trace runs to its end).
         warmup: the first requests left out of the statistics (still simulated: they load the SoC).
     """
 
@@ -137,19 +100,15 @@ class Stream(_Model):
     def _length(self) -> Stream:
         if self.count is not None and self.duration_s is not None:
             raise ValueError("give count or duration_s, not both")
-        if self.count is None and self.duration_s is None and self.arrival.process != "trace":
+        if self.count is None and self.duration_s is None and not self.arrival.ends_itself:
             raise ValueError("give count (requests) or duration_s (simulated seconds of arrivals)")
         if self.count is not None and self.warmup >= self.count:
             raise ValueError(f"warmup ({self.warmup}) leaves no request of count ({self.count}) to measure")
-        a = self.arrival
-        if self.count is None and self.duration_s is not None and a.process in ("periodic", "poisson"):
-            # the arrivals before duration_s (a Poisson stream's expected number): at most MAX_REQUESTS
-            n = (self.duration_s - a.offset_s) / a.period_s + 1 if a.process == "periodic" else \
-                self.duration_s * a.rate_hz
-            if n > MAX_REQUESTS:
-                rate = f"period_s {a.period_s:g}" if a.process == "periodic" else f"rate_hz {a.rate_hz:g}"
-                raise ValueError(f"duration_s {self.duration_s:g} at {rate} makes about {n:.3g} requests; a stream "
-                                 f"runs at most {MAX_REQUESTS:,} (a shorter duration_s, or a count)")
+        if self.count is None and self.duration_s is not None:
+            # the arrivals before duration_s (a random process's expected number), where known: at most MAX_REQUESTS
+            size = self.arrival.size(self.duration_s)
+            if size is not None and size.requests > MAX_REQUESTS:
+                raise ValueError(f"{size.why}; a stream runs at most {MAX_REQUESTS:,} ({size.remedy})")
         return self
 
 
@@ -203,6 +162,17 @@ class Scenario(_Model):
         return self
 
 
+def _rebuild_arrival_union() -> None:
+    """Rebuild :class:`Stream` (and :class:`Scenario`, which embeds it) so its ``arrival`` accepts every
+    registered process (one registered at run time included)."""
+    global Arrival
+    Arrival = _arrival_union()
+    retype_field(Stream, "arrival", Arrival, embedding=(Scenario,))
+
+
+on_arrivals_changed(_rebuild_arrival_union)
+
+
 def _check_mapper(sc: Scenario, p: Path) -> None:
     """The scenario's ``mapper`` and its ``mapper_options`` as :func:`hetsim.scenario.run.map_streams` takes them
     (``objective`` is the scenario's own field there): a registered mapper that takes every option, each value in
@@ -235,9 +205,12 @@ def load_scenario(path: str | Path) -> tuple[Scenario, Path]:
         ScenarioError: missing file, YAML syntax error, or a validation error (one line per problem naming the
             field path; an unknown field gets the closest known name); an unknown mapper, or an option it does not
             take or a value out of its range (:func:`_check_mapper`).
+        InputError: a plugin module cannot be imported (:func:`hetsim.plugins.load_plugins`).
     """
     from hetsim.platform import read_yaml_model
+    from hetsim.plugins import load_plugins
 
+    load_plugins()  # the arrival processes (and mappers) of plugins (hetsim/plugins.py)
     p = Path(path)
     sc = read_yaml_model(p, Scenario, ScenarioError, "scenario file", "with 'streams'")
     _check_mapper(sc, p)

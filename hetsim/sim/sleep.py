@@ -1,4 +1,4 @@
-"""A device's sleep state in a scenario replay (issue 23, the race-to-idle question): a serial device whose
+"""A device's sleep state in a scenario replay (the race-to-idle question): a serial device whose
 units have all been idle for ``idle_timeout_s`` falls asleep (drawing ``power_w``, not ``idle_w``); the next op
 granted a unit there first waits ``wake_latency_s`` while the device wakes (it holds its unit meanwhile, drawing
 ``active_w``: ours), and ops granted during the wake-up start when it ends. The device starts awake at time 0.
