@@ -11,12 +11,12 @@ models named in ``CPSAT_MODELS``) x contention (none, all), one run through :fun
 * makespan: ``>=`` the critical path at each op's fastest latency (no transfers), ``>=`` each serial device's
   busy time / units, ``==`` the latest end in the trace; ``==`` the mapper's predicted makespan (1e-9 rel.)
   without contention when the mapper predicts one (else ``>=`` the contention-free replay: reported only);
-* busy time and utilisation (:func:`hetsim.report.metrics.device_table`'s docstring): serial devices sum their
+* busy time and utilisation (:func:`hetsim.analysis.metrics.device_table`'s docstring): serial devices sum their
   intervals, others take the length of the union; utilisation = busy / (units x makespan) in [0, 1];
 * energy (ODiMO Eq. 4 generalised, the same docstring): per device and link ``active_w * busy + idle_w *
   (units * makespan - busy)`` + per-op energy + cell writes + ``energy_pj_per_byte`` x bytes on links, plus the
   memories' weight reads; total equal to ``summary["energy_j"]`` to 1e-9 relative; and the per-op shares plus
-  idle energies equal the total minus the links' energy (:func:`hetsim.report.metrics.op_energy`);
+  idle energies equal the total minus the links' energy (:func:`hetsim.analysis.metrics.op_energy`);
 * speed-up == baseline makespan / makespan, and the baseline's replay equals an explicit run of the platform's
   baseline mapper (same trace);
 * determinism: the same run twice gives the same summary and trace.
@@ -334,9 +334,9 @@ def audit_run(a: Audit, where: str, r, base_trace=None) -> None:
 
 def audit_memory(a: Audit, where: str, r) -> None:
     """Peak live activation bytes per memory, recomputed by brute force from the footprint module's docstring
-    (:mod:`hetsim.report.footprint`), and its stated lower bound (the inputs plus outputs of any op of
+    (:mod:`hetsim.analysis.footprint`), and its stated lower bound (the inputs plus outputs of any op of
     positive duration)."""
-    from hetsim.report.footprint import platform_memories
+    from hetsim.analysis.footprint import platform_memories
 
     costs, res, s = r.costs, r.result, r.summary
     wl, plat = costs.workload, costs.platform
@@ -370,7 +370,7 @@ def audit_memory(a: Audit, where: str, r) -> None:
                 remote.setdefault(lane[asg[v]], []).append(v)
         for m, vs in remote.items():
             bufs.append((m, max(size(u, asg[v]) for v in vs), res.finish_s[u], max(res.finish_s[v] for v in vs)))
-    from hetsim.report.footprint import _input_bytes
+    from hetsim.analysis.footprint import _input_bytes
 
     readers = wl.meta.get("input_readers") or {}
     in_bytes = _input_bytes(wl.meta.get("inputs", []))
@@ -452,7 +452,7 @@ def audit_files(a: Audit, platform: str, model: Path, mapper: str, contention: s
         if cfg.serial:
             busy = float((e_ - s_).sum())
         else:
-            from hetsim.report.metrics import merge_intervals
+            from hetsim.analysis.metrics import merge_intervals
 
             busy = sum(y - x for x, y in merge_intervals(s_, e_))
         tol = 1e-9 * max(len(sub), 1)

@@ -26,7 +26,7 @@ WORKLOADS = ("gpt2_small_prefill", "gpt2_small_decode", "vit_b16")
 
 def row(r) -> str:
     """One markdown row of a run (``hetsim.run``'s result)."""
-    from hetsim.report.footprint import bytes_text
+    from hetsim.analysis.footprint import bytes_text
 
     s = r.summary
     by = s["ops_offloaded"]["by_device"]

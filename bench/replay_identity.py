@@ -33,7 +33,7 @@ FAST_MAPPERS = ("all-host", "greedy", "heft", "min-cost", "all-8bit", "all-terna
 
 
 def digest(costs, result) -> dict:
-    from hetsim.report.metrics import device_table
+    from hetsim.analysis.metrics import device_table
 
     rows = repr([tuple(r) for r in result.trace.itertuples(index=False)])
     dev = device_table(costs, result)

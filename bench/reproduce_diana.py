@@ -28,11 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hetsim.analysis.metrics import summarize  # noqa: E402
 from hetsim.costs import CostModel  # noqa: E402
 from hetsim.errors import MappingError  # noqa: E402
 from hetsim.mappers import get_mapper  # noqa: E402
 from hetsim.platform import Platform, load_platform  # noqa: E402
-from hetsim.report.metrics import summarize  # noqa: E402
 from hetsim.sim import simulate  # noqa: E402
 from hetsim.workload import load_onnx  # noqa: E402
 

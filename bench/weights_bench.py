@@ -23,11 +23,11 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=30.0, help="cpsat's time limit, s")
     ap.add_argument("--model", default=str(ROOT / "workloads" / "resnet50_int8_qdq.onnx"))
     args = ap.parse_args()
+    from hetsim.analysis.metrics import summarize
     from hetsim.costs import CostModel
     from hetsim.mappers import get_mapper
     from hetsim.pipeline import load_workload
     from hetsim.platform import load_platform
-    from hetsim.report.metrics import summarize
     from hetsim.sim import simulate
 
     with session("weights_bench"):

@@ -2,7 +2,8 @@
 
 The pipeline (``docs/architecture.md``): ONNX model -> :class:`~hetsim.workload.Workload`; platform YAML ->
 :class:`~hetsim.platform.Platform`; both -> :class:`~hetsim.costs.CostModel`; a mapper ->
-:class:`~hetsim.schedule.Schedule`; :func:`~hetsim.sim.simulate` -> trace; :mod:`hetsim.report` -> metrics.
+:class:`~hetsim.schedule.Schedule`; :func:`~hetsim.sim.simulate` -> trace; :mod:`hetsim.analysis` -> metrics;
+:mod:`hetsim.report` -> the report and its files.
 
 The Python API (:mod:`hetsim.api`)::
 

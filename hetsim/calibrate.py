@@ -338,7 +338,7 @@ def report(f: Fit) -> str:
 
 def cmd_calibrate(args) -> int:
     """``hetsim calibrate``'s body (the parser hook is ``hetsim/cli/calibrate.py``)."""
-    from hetsim.report.export import atomic_write_text
+    from hetsim.files import atomic_write_text
 
     out = Path(args.output)
     if out.exists() and not args.force:

@@ -122,11 +122,10 @@ def cmd_plot(args) -> int:
     """``hetsim plot``: write the figures and ``report.html`` (refusing to replace files without --force)."""
     import pandas as pd
 
+    from hetsim.analysis.plots import PAPER_FORMATS
     from hetsim.errors import OutputExistsError
-    from hetsim.report.export import make_dirs
+    from hetsim.files import check_parent_dirs, check_writable, make_dirs
     from hetsim.report.html import figure_caption, write_sweep_html
-    from hetsim.report.outputs import check_parent_dirs, check_writable
-    from hetsim.report.plots import PAPER_FORMATS
     from hetsim.report.sweep_figure import filter_rows
 
     if not args.results.is_file():

@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from hetsim.analysis.metrics import summarize
 from hetsim.check import require_made_for
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError
 from hetsim.mappers import get_mapper
 from hetsim.mappers.base import check_baseline, mapper_or_schedule
 from hetsim.platform import Platform, load_platform
-from hetsim.report.metrics import summarize
 from hetsim.result import RunResult
 from hetsim.schedule import Schedule
 from hetsim.sim import simulate
@@ -159,7 +159,7 @@ def run(
         example_inputs: a ``torch.nn.Module``'s example inputs (:mod:`hetsim.workload.torch_import`).
         spill: live activations beyond a checked memory's capacity spill to the next memory (traffic reported and
             charged in ``summary["memory"]["spill"]``) instead of the schedule being refused
-            (:mod:`hetsim.report.footprint`).
+            (:mod:`hetsim.analysis.footprint`).
 
     Raises:
         InputError: (subclasses) for bad inputs, see :mod:`hetsim.errors`.
@@ -215,7 +215,7 @@ def run(
 
 
 def activation_memory(costs: CostModel, schedule: Schedule, result, spill: bool = False) -> tuple[dict, dict]:
-    """The activation footprint of a run (:mod:`hetsim.report.footprint`): ``(footprints, block)``, the
+    """The activation footprint of a run (:mod:`hetsim.analysis.footprint`): ``(footprints, block)``, the
     footprints (``replay``, and ``predicted`` when the schedule predicts its times) and the ``memory`` block of
     summary.json.
 
@@ -223,7 +223,7 @@ def activation_memory(costs: CostModel, schedule: Schedule, result, spill: bool 
         MemoryCapacityError: the live activations of the replay or of the prediction exceed a checked memory's
             capacity (without ``spill``), or a memory over capacity has nothing to spill to.
     """
-    from hetsim.report.footprint import require_fits, run_footprints, spill_report, summary_block
+    from hetsim.analysis.footprint import require_fits, run_footprints, spill_report, summary_block
 
     fps = run_footprints(costs, schedule, result)
     extra = None

@@ -94,7 +94,7 @@ class Profile:
     def write(self, path: str | Path) -> list[Path]:
         """Write the CSV to ``path`` and the metadata to :func:`meta_path` of it, each atomically; returns
         both paths."""
-        from hetsim.report.export import atomic_write_text
+        from hetsim.files import atomic_write_text
 
         path = Path(path)
         atomic_write_text(path, self.to_csv())
@@ -141,7 +141,7 @@ def upgrade_profile(csv_path: str | Path) -> bool:
     Raises:
         InputError: the CSV has ``#`` lines and a ``NAME.meta.json`` already exists.
     """
-    from hetsim.report.export import atomic_write_text
+    from hetsim.files import atomic_write_text
 
     path = Path(csv_path)
     lines = path.read_text().splitlines(keepends=True)

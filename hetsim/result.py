@@ -1,6 +1,6 @@
 """The result of one run (:class:`RunResult`): what :func:`hetsim.run`, ``hetsim run`` and every sweep point
 return, for tensor-operator models and spiking networks alike. A leaf module: it holds the data and reads the
-per-device and per-op tables (:mod:`hetsim.report.metrics`) and figures (:mod:`hetsim.report.plots`) on demand,
+per-device and per-op tables (:mod:`hetsim.analysis.metrics`) and figures (:mod:`hetsim.analysis.plots`) on demand,
 so the pipeline, the SNN evaluation and the report writers all import it without importing each other."""
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ class RunResult:
         result: the replay (:class:`~hetsim.sim.engine.SimResult`).
         baseline: the replay of the platform's baseline mapper (``None`` when that mapper refuses the model: the
             host cannot run every op, or the baseline mapping does not fit; ``summary["baseline_error"]`` says why).
-        summary: what ``summary.json`` holds (:func:`~hetsim.report.metrics.summarize`; for a spiking network
+        summary: what ``summary.json`` holds (:func:`~hetsim.analysis.metrics.summarize`; for a spiking network
             :func:`~hetsim.snn.evaluate.summarize_snn`, the same keys plus the SNN's).
-        footprints: the activation footprints (:func:`~hetsim.report.footprint.run_footprints`: ``replay`` and,
+        footprints: the activation footprints (:func:`~hetsim.analysis.footprint.run_footprints`: ``replay`` and,
             when the schedule predicts its times, ``predicted``); computed on first use when not given.
         snn: for a spiking network, its extra tables (:class:`~hetsim.snn.evaluate.SnnTables`: SpikeDuet's Table I
             configurations, per layer engine/residency/cycles/launches, per-sample latencies, both modes' traces);
@@ -46,21 +46,21 @@ class RunResult:
 
     @property
     def footprint(self):
-        """The activation footprint of the replay (:class:`~hetsim.report.footprint.Footprint`: live bytes per
+        """The activation footprint of the replay (:class:`~hetsim.analysis.footprint.Footprint`: live bytes per
         memory over time, peaks, capacities); ``None`` for a spiking network."""
         if self.snn is not None:
             return None
         if self.footprints is None:
-            from hetsim.report.footprint import run_footprints
+            from hetsim.analysis.footprint import run_footprints
 
             self.footprints = run_footprints(self.costs, self.schedule, self.result)
         return self.footprints["replay"]
 
     def plot_memory(self, path=None, title: str | None = None):
-        """Live activation bytes per memory over time (:func:`~hetsim.report.footprint.memory_figure`), as a
+        """Live activation bytes per memory over time (:func:`~hetsim.analysis.footprint.memory_figure`), as a
         matplotlib Figure; also saved to ``path`` when given. The figure stays open."""
-        from hetsim.report.footprint import memory_figure
-        from hetsim.report.plots import save_figure
+        from hetsim.analysis.footprint import memory_figure
+        from hetsim.analysis.plots import save_figure
 
         fig = memory_figure(self.footprint, self._title() if title is None else title)
         if path is not None:
@@ -93,15 +93,15 @@ class RunResult:
 
     @property
     def devices(self):
-        """Per device and link: busy time, utilisation, energy (:func:`~hetsim.report.metrics.device_table`)."""
-        from hetsim.report.metrics import device_table
+        """Per device and link: busy time, utilisation, energy (:func:`~hetsim.analysis.metrics.device_table`)."""
+        from hetsim.analysis.metrics import device_table
 
         return device_table(self.costs, self.result)
 
     @property
     def ops(self):
-        """Per op: device, start, finish, ... as in ``ops.csv`` (:func:`~hetsim.report.metrics.op_table`)."""
-        from hetsim.report.metrics import op_table
+        """Per op: device, start, finish, ... as in ``ops.csv`` (:func:`~hetsim.analysis.metrics.op_table`)."""
+        from hetsim.analysis.metrics import op_table
 
         return op_table(self.costs, self.schedule, self.result)
 
@@ -115,11 +115,11 @@ class RunResult:
 
     def breakdown_table(self):
         """Busy time and op count per compute device of the baseline (when there is one) and of this run: the
-        rows of ``breakdown.png`` (:func:`~hetsim.report.plots.breakdown_figure`)."""
+        rows of ``breakdown.png`` (:func:`~hetsim.analysis.plots.breakdown_figure`)."""
         import pandas as pd
 
+        from hetsim.analysis.metrics import device_table
         from hetsim.devices.link import LINK_KIND
-        from hetsim.report.metrics import device_table
 
         configs = [(self.schedule.mapper, self.result)]
         if self.baseline is not None and self.baseline is not self.result:
@@ -133,10 +133,10 @@ class RunResult:
         return pd.concat(rows, ignore_index=True)
 
     def plot_timeline(self, path=None, title: str | None = None):
-        """Gantt chart of the replay, one row group per device and link (:func:`~hetsim.report.plots.
+        """Gantt chart of the replay, one row group per device and link (:func:`~hetsim.analysis.plots.
         timeline_figure`), as a matplotlib Figure; also saved to ``path`` when given (PNG, SVG or PDF by suffix;
         no suffix: PNG and SVG). The figure stays open (``plt.close(fig)`` when done)."""
-        from hetsim.report.plots import save_figure, timeline_figure
+        from hetsim.analysis.plots import save_figure, timeline_figure
 
         fig = timeline_figure(self.trace, self._title() if title is None else title, host=self.platform.host)
         if path is not None:
@@ -145,9 +145,9 @@ class RunResult:
 
     def plot_breakdown(self, path=None, title: str | None = None):
         """Latency share and op count per device, baseline vs this run (:meth:`breakdown_table`,
-        :func:`~hetsim.report.plots.breakdown_figure`), as a matplotlib Figure; also saved to ``path`` when
+        :func:`~hetsim.analysis.plots.breakdown_figure`), as a matplotlib Figure; also saved to ``path`` when
         given. The figure stays open."""
-        from hetsim.report.plots import breakdown_figure, save_figure
+        from hetsim.analysis.plots import breakdown_figure, save_figure
 
         fig = breakdown_figure(self.breakdown_table(), self._title() if title is None else title)
         if path is not None:

@@ -183,7 +183,7 @@ def diamond() -> Workload:
 
 
 def union_length(intervals) -> float:
-    """Length of the union of ``[s, e)`` intervals (independent of hetsim.report.metrics.union_length)."""
+    """Length of the union of ``[s, e)`` intervals (independent of hetsim.analysis.metrics.union_length)."""
     total, cur_s, cur_e = 0.0, None, None
     for s, e in sorted(intervals):
         if cur_e is None or s > cur_e:

@@ -26,9 +26,9 @@ def test_the_snn_package_is_a_front_end_only():
     unrolling into the operator DAG; costs, mappers, the simulator and the reports are the one pipeline's (no
     second world). Its one evaluation module (``evaluate.py``: SpikeDuet's Table I set, run on the one
     pipeline's cost model, mappers and simulator) is the exception; import-linter places it above the mappers."""
-    # (atomic file writes and text tables are shared helpers of hetsim.report.export / .table)
+    # (atomic file writes and text tables are shared helpers: hetsim.files, hetsim.report.table)
     banned = re.compile(r"^\s*(import|from)\s+(simpy|matplotlib|hetsim\.(costs|sim|mappers|pipeline|schedule|check|"
-                        r"report\.(outputs|metrics|snn|plots|html)))\b")
+                        r"analysis|report\.(outputs|metrics|snn|plots|html)))\b")
     hits = []
     for p in sorted((ROOT / "hetsim" / "snn").glob("*.py")):
         if p.stem == "evaluate":

@@ -28,6 +28,7 @@ from diana_helpers import (
     odimo_energy_mj_cycles,
 )
 
+from hetsim.analysis.metrics import device_table, summarize
 from hetsim.check import check_schedule
 from hetsim.costs import CostModel
 from hetsim.devices.diana import layer_geometry
@@ -36,7 +37,6 @@ from hetsim.mappers import MAPPERS, get_mapper
 from hetsim.mappers.dnas_export import read_export, to_hetsim_json, to_odimo_summary
 from hetsim.mappers.min_cost import best_split, split_objective
 from hetsim.platform import Platform, load_platform
-from hetsim.report.metrics import device_table, summarize
 from hetsim.schedule import Part, Schedule
 from hetsim.sim import list_schedule, simulate
 from hetsim.workload import Workload, load_onnx

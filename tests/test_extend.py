@@ -16,6 +16,7 @@ import pytest
 from conftest import conv_op, host_op, ns
 from pydantic import Field
 
+from hetsim.analysis.metrics import device_table
 from hetsim.check import check_schedule
 from hetsim.costs import CostModel
 from hetsim.devices import DEVICE_KINDS, register_kind, unregister_kind
@@ -23,7 +24,6 @@ from hetsim.devices.base import Capacity, DeviceBase
 from hetsim.errors import MappingError, PlatformError
 from hetsim.mappers import MAPPERS, get_mapper
 from hetsim.platform import Platform, load_platform
-from hetsim.report.metrics import device_table
 from hetsim.sim import simulate
 from hetsim.workload import Workload
 from hetsim.workload.op import Op

@@ -1,4 +1,4 @@
-"""Activation footprint (hetsim/report/footprint.py): tensor lifetimes, peak live bytes per memory, capacity.
+"""Activation footprint (hetsim/analysis/footprint.py): tensor lifetimes, peak live bytes per memory, capacity.
 
 Hand counts on hand-built DAGs (a diamond, a long skip connection), an execution order that lowers the peak seen to
 lower it through the replay, the capacity refusal and the spill traffic by hand, and hypothesis invariants on
@@ -16,8 +16,7 @@ from conftest import make_platform
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsim.costs import CostModel
-from hetsim.report.footprint import (
+from hetsim.analysis.footprint import (
     MemoryCapacityError,
     downsample,
     footprint,
@@ -25,6 +24,7 @@ from hetsim.report.footprint import (
     run_footprints,
     spill_report,
 )
+from hetsim.costs import CostModel
 from hetsim.schedule import Schedule
 from hetsim.sim import simulate
 from hetsim.workload.op import Op, Workload
@@ -184,8 +184,8 @@ def test_peak_bounds_on_random_dags(dag):
 def test_resolver_checks_only_memories_that_hold_activations():
     from conftest import PLATFORMS
 
+    from hetsim.analysis.footprint import platform_memories
     from hetsim.platform import load_platform
-    from hetsim.report.footprint import platform_memories
 
     diana = platform_memories(load_platform(PLATFORMS / "diana.yaml"))
     assert diana("aimc") == ("l1", 256 * 1024, False)  # shared_by only: ODiMO's L1, reported, not checked
@@ -199,7 +199,7 @@ def test_resolver_checks_only_memories_that_hold_activations():
 def test_graph_input_bytes_use_the_importers_element_sizes():
     """One table of element sizes (the ONNX importer's): a float16 input of 2 x 3 is 12 bytes, an int4 one of 3
     elements 2 bytes (rounded up), an unknown type 4 bytes per element."""
-    from hetsim.report.footprint import _input_bytes
+    from hetsim.analysis.footprint import _input_bytes
     from hetsim.workload.onnx_import import dtype_bits
 
     assert [dtype_bits(d) for d in ("float32", "float64", "float16", "int8", "bool", "int4", "string")] == [

@@ -16,12 +16,12 @@ import pytest
 from conftest import NS, PLATFORMS, conv_op, diamond, host_op, make_platform, ns, yolov5n_path
 from pydantic import ValidationError
 
+from hetsim.analysis.metrics import device_table
 from hetsim.check import check_schedule
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers import get_mapper, make_schedule
 from hetsim.platform import load_platform
-from hetsim.report.metrics import device_table
 from hetsim.schedule import Schedule
 from hetsim.sim import list_schedule, simulate
 from hetsim.workload import Workload

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import hetsim.analysis.plots as P
 import hetsim.report.html as H
-import hetsim.report.plots as P
+from hetsim.analysis.metrics import shared_busy
 from hetsim.api import load_platform, run
-from hetsim.report.metrics import shared_busy
 from hetsim.report.outputs import write_outputs
 from hetsim.schedule import Schedule
 from hetsim.workload.synthetic import chain, layered_dag

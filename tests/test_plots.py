@@ -12,15 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hetsim.report.dse_plots import (
-    CROSSBARS,
-    T_MVM,
-    snn_speedup_density_figure,
-    speedup_heatmap_figure,
-    speedup_models_figure,
-    sweep_breakdown_figure,
-)
-from hetsim.report.plots import (
+from hetsim.analysis.plots import (
     COLUMN_WIDTH_IN,
     DOUBLE_WIDTH_IN,
     PAPER_FORMATS,
@@ -32,6 +24,14 @@ from hetsim.report.plots import (
     output_paths,
     save_figure,
     timeline_figure,
+)
+from hetsim.report.dse_plots import (
+    CROSSBARS,
+    T_MVM,
+    snn_speedup_density_figure,
+    speedup_heatmap_figure,
+    speedup_models_figure,
+    sweep_breakdown_figure,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

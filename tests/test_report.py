@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from hetsim.analysis.lanes import assign_lanes, device_order, lane_counts
+from hetsim.analysis.plots import output_paths, plot_breakdown, plot_timeline
 from hetsim.report.export import (
     atomic_path,
     atomic_write_bytes,
@@ -31,8 +33,6 @@ from hetsim.report.export import (
     chrome_trace,
     write_chrome_trace,
 )
-from hetsim.report.lanes import assign_lanes, device_order, lane_counts
-from hetsim.report.plots import output_paths, plot_breakdown, plot_timeline
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 COLUMNS = ["op", "device", "kind", "phase", "start_s", "end_s"]

@@ -17,10 +17,10 @@ def _help(*argv: str) -> str:
 
 
 def test_run_help_lists_every_out_file():
-    from hetsim.report.outputs import OUTPUT_FILES, SNN_OUTPUT_FILES
+    from hetsim.report.outputs import output_files
 
     text = _help("run")
-    missing = [f for f in (*OUTPUT_FILES, *SNN_OUTPUT_FILES) if f not in text]
+    missing = [f for f in (*output_files("dag"), *output_files("snn")) if f not in text]
     assert not missing, missing
 
 
@@ -107,7 +107,7 @@ def test_cim_load_and_store_stay_visible_at_paper_width():
     import pandas as pd
     from matplotlib.colors import to_rgba
 
-    from hetsim.report.plots import MIN_PHASE_PT, TIMELINE_COLOURS, timeline_figure
+    from hetsim.analysis.plots import MIN_PHASE_PT, TIMELINE_COLOURS, timeline_figure
 
     rows = [("a", "host", "cpu", "", 0.0, 0.05), ("b", "cim", "puma", "load", 0.05, 0.05 + 2e-6),
             ("b", "cim", "puma", "mvm", 0.05 + 2e-6, 0.06), ("b", "cim", "puma", "store", 0.06, 0.06 + 1e-6),

@@ -118,8 +118,8 @@ def test_a_stream_whose_one_request_overflows_the_activation_memory_is_refused_a
     import re
 
     import hetsim
+    from hetsim.analysis.footprint import MemoryCapacityError
     from hetsim.platform import load_platform
-    from hetsim.report.footprint import MemoryCapacityError
     from hetsim.scenario.run import run_scenario
 
     plat = load_platform(ROOT / "platforms" / "cim-npu-dram.yaml").with_overrides({"memories.dram.size_kib": 64})
@@ -376,7 +376,7 @@ def test_each_streams_activations_fit_beside_every_streams_weights(streamed_plat
     beside the weights of all the streams, not only its own stream's. Two ResNet-20 streams (7,952 B and
     67,904 B of streamed weights, 147,456 B of live activations per request) in 220,000 B: each fits beside its
     own weights (212,048 B and 152,096 B of room), not beside both (144,144 B)."""
-    from hetsim.report.footprint import MemoryCapacityError
+    from hetsim.analysis.footprint import MemoryCapacityError
     from hetsim.scenario.run import run_scenario
     from hetsim.scenario.spec import Scenario
 
@@ -458,7 +458,7 @@ def test_a_stream_without_weights_is_checked_beside_the_others_weights(streamed_
     weights in one memory; reviewer)."""
     from conftest import host_op
 
-    from hetsim.report.footprint import MemoryCapacityError
+    from hetsim.analysis.footprint import MemoryCapacityError
     from hetsim.scenario.run import run_scenario
     from hetsim.scenario.spec import Scenario
     from hetsim.workload import Workload
@@ -497,7 +497,7 @@ def test_the_activation_check_reuses_each_streams_one_request_replay(streamed_pl
     stream a second time for it: 4 replays). The check still refuses what it refused (the 220,000 B DRAM of
     test_each_streams_activations_fit_beside_every_streams_weights)."""
     import hetsim.sim
-    from hetsim.report.footprint import MemoryCapacityError
+    from hetsim.analysis.footprint import MemoryCapacityError
     from hetsim.scenario.run import map_streams
     from hetsim.scenario.spec import Scenario
 

@@ -1,5 +1,5 @@
 """Tests of the SimPy replay (hetsim.sim.engine.simulate), the analytic evaluator (list_schedule), the
-schedule checks and JSON form, and the energy accounting of hetsim.report.metrics.
+schedule checks and JSON form, and the energy accounting of hetsim.analysis.metrics.
 
 The diamond a -> {b, c} -> d of ``conftest.diamond`` is worked out by hand for every contention kind; random
 DAGs (hypothesis) check the invariants that hold for any schedule.
@@ -23,12 +23,12 @@ from conftest import (
 )
 from hypothesis import HealthCheck, given, settings
 
+from hetsim.analysis.metrics import device_table, summarize
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, ScheduleError
 from hetsim.mappers import get_mapper, make_schedule
 from hetsim.mappers.base import place
 from hetsim.platform import Platform, load_platform
-from hetsim.report.metrics import device_table, summarize
 from hetsim.schedule import Schedule
 from hetsim.sim import CONTENTION_KINDS, list_schedule, simulate
 from hetsim.sim.engine import parse_contention

@@ -16,14 +16,14 @@ from conftest import max_concurrency
 from diana_helpers import F, conv, cyc, diana, elementwise, random_split_setup, split_platform
 from hypothesis import HealthCheck, given, settings
 
+from hetsim.analysis.metrics import device_table, op_table, summarize
+from hetsim.analysis.plots import plot_timeline
 from hetsim.check import check_schedule
 from hetsim.costs import CostModel
 from hetsim.errors import ScheduleError
 from hetsim.mappers import make_schedule
 from hetsim.platform import Platform
 from hetsim.report.export import chrome_trace
-from hetsim.report.metrics import device_table, op_table, summarize
-from hetsim.report.plots import plot_timeline
 from hetsim.schedule import Schedule
 from hetsim.sim import list_schedule, simulate
 from hetsim.workload import Workload

@@ -121,7 +121,7 @@ def _digest(folder: Path) -> dict[str, str]:
 
 
 def test_a_failed_force_run_leaves_the_earlier_folder_whole(tmp_path, capsys, monkeypatch):
-    from hetsim.report import plots
+    from hetsim.analysis import plots
     from hetsim.report.export import OutputPathError
 
     out = tmp_path / "run"
@@ -175,7 +175,10 @@ def test_force_replaces_a_run_folder_of_another_kind_whole(tmp_path, capsys):
     the trial of 2026-12-02 found the scenario writer wrote its files one by one over the folder, keeping the
     single run's ops.csv, schedule.json, trace.json and figures beside the scenario's summary.json. The user's
     own file stays."""
-    from hetsim.report.outputs import OUTPUT_FILES, SCENARIO_OUTPUT_FILES
+    from hetsim.report.outputs import output_files
+    from hetsim.scenario.report import SCENARIO
+
+    single_files, scenario_files = set(output_files("dag")), set(output_files(SCENARIO))
 
     own = {MANIFEST, "notes.txt"}
 
@@ -189,8 +192,8 @@ def test_force_replaces_a_run_folder_of_another_kind_whole(tmp_path, capsys):
     assert run_cli(capsys, "run", plat, str(scen), "--out", str(out))[0] == 2  # without --force: refused
     assert run_cli(capsys, "run", plat, str(scen), "--out", str(out), "--force")[0] == 0
     now = {p.name for p in out.iterdir()}
-    assert now - own <= set(SCENARIO_OUTPUT_FILES) and "requests.csv" in now
-    assert not (single & set(OUTPUT_FILES)) - set(SCENARIO_OUTPUT_FILES) & now  # ops.csv, schedule.json, ... gone
+    assert now - own <= scenario_files and "requests.csv" in now
+    assert not (single & single_files) - scenario_files & now  # ops.csv, schedule.json, ... gone
     assert (out / "notes.txt").read_text() == "mine"
     assert run_cli(capsys, "run", plat, r20, "--mapper", "heft", "--out", str(out), "--force")[0] == 0
     back = {p.name for p in out.iterdir()}

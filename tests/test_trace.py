@@ -31,9 +31,9 @@ import pandas as pd
 import pytest
 from conftest import ROOT, diamond, make_platform, run_cli
 
+from hetsim.analysis.lanes import ACCELERATOR, HOST, LINK, lane_names
 from hetsim.costs import CostModel
 from hetsim.report.export import FLOW_CAT, chrome_trace, flow_chains, round_ns, to_ns, write_chrome_trace
-from hetsim.report.lanes import ACCELERATOR, HOST, LINK, lane_names
 from hetsim.schedule import Schedule
 from hetsim.sim.engine import simulate
 

@@ -182,7 +182,7 @@ def test_activation_sram_too_small_refuses_and_spill_charges_the_dram(tmp_path, 
     import yaml
 
     import hetsim
-    from hetsim.report.footprint import MemoryCapacityError
+    from hetsim.analysis.footprint import MemoryCapacityError
 
     b = builder()
     path = b.save(b.gpt2("decode", layers=1, d=32, n_heads=4, ffn=64, seq=8, vocab=50, positions=16,

@@ -19,13 +19,13 @@ from conftest import NS, conv_op, make_platform, ns, random_setup, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hetsim.analysis.metrics import device_table, op_table, summarize
 from hetsim.check import check_schedule, require_feasible
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError, ScheduleError
 from hetsim.mappers import get_mapper
 from hetsim.mappers._policy import build, op_options
 from hetsim.platform import Platform
-from hetsim.report.metrics import device_table, op_table, summarize
 from hetsim.schedule import Schedule, WeightPolicy
 from hetsim.sim import simulate
 from hetsim.weights import weight_option_platform
@@ -349,7 +349,7 @@ def test_a_tied_initializer_streamed_by_two_ops_is_held_once(tmp_path, tied):
     """Two ops reading one initializer (tied weights) from the DRAM counted its 256 bytes twice in the memory's
     held weights (the capacity check, the footprint's room for activations, summary used_b); it is held once and
     read twice. Untied (two initializers), both count."""
-    from hetsim.report.footprint import held_weights
+    from hetsim.analysis.footprint import held_weights
     from hetsim.weights import memory_use
     from hetsim.workload import load_workload
 

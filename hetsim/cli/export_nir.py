@@ -26,7 +26,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_export_nir(args) -> int:
-    from hetsim.report.outputs import check_output_file
+    from hetsim.files import check_output_file
     from hetsim.snn.network import load_snn
     from hetsim.snn.nir import DEFAULT_DT_S, save_nir
     from hetsim.workload.frontends import get_frontend

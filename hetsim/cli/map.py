@@ -22,8 +22,7 @@ def add_parser(sub) -> None:
 def cmd_map(args) -> int:
     """``hetsim map``: the pipeline's cost model and mapper, the schedule written as JSON (ONNX models and
     spiking networks)."""
-    from hetsim.report.export import atomic_write_text, make_dirs
-    from hetsim.report.outputs import check_output_file
+    from hetsim.files import atomic_write_text, check_output_file, make_dirs
 
     check_output_file(args.output, args.force)  # fail before the work, not after
     snn = _is_snn(args.model)
@@ -50,7 +49,7 @@ def _warn_if_activations_overflow(costs, sched) -> None:
     refuse the schedule without ``--spill``; the mappers do not model activation memory)."""
     import warnings
 
-    from hetsim.report.footprint import bytes_text, predicted_footprint, room_text, spill_target
+    from hetsim.analysis.footprint import bytes_text, predicted_footprint, room_text, spill_target
 
     fp = predicted_footprint(costs, sched)
     over = next(iter(fp.over_capacity().items()), None) if fp is not None else None

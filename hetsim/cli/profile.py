@@ -29,9 +29,8 @@ def add_parser(sub) -> None:
 def cmd_profile(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from hetsim.files import check_output_file, make_dirs
     from hetsim.profile import meta_path, profile_model
-    from hetsim.report.export import make_dirs
-    from hetsim.report.outputs import check_output_file
 
     for target in (args.output, meta_path(args.output)):
         check_output_file(target, args.force)

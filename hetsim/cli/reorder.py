@@ -40,7 +40,7 @@ def cmd_reorder(args) -> int:
 
     if out.suffix.lower() not in get_frontend("snn-spec").suffixes:
         raise InputError(f"-o {str(out)!r}: give a .yaml path (the .npz is written beside it)")
-    from hetsim.report.outputs import check_parent_dirs, check_writable
+    from hetsim.files import check_parent_dirs, check_writable
 
     check_parent_dirs(out)
     clash = [str(f) for f in (out, out.with_suffix(".npz")) if f.exists()]

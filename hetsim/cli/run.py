@@ -13,6 +13,7 @@ from hetsim.cli._common import (
     _add_common,
     _add_map_args,
     _add_spikes,
+    _frontend,
     _input_shapes,
     _is_snn,
     _no_options_with_schedule,
@@ -94,7 +95,7 @@ def cmd_run(args) -> int:
     """``hetsim run``: one path for ONNX models and spiking networks (:func:`hetsim.pipeline.run`)."""
     from hetsim.api import run
     from hetsim.pipeline import default_mapper
-    from hetsim.report.outputs import OUTPUT_FILES, SNN_OUTPUT_FILES, check_out_dir, write_outputs
+    from hetsim.report.outputs import check_out_dir, output_files, write_outputs
     from hetsim.report.text import DEFAULT_NAMES, format_report
     from hetsim.scenario.spec import is_scenario_file
 
@@ -132,7 +133,7 @@ def cmd_run(args) -> int:
     if snn and args.schedule is None:
         options.setdefault("time_limit_s", 30.0)
     if args.out is not None:
-        check_out_dir(args.out, args.force, SNN_OUTPUT_FILES if snn else OUTPUT_FILES)  # fail before the work
+        check_out_dir(args.out, args.force, output_files(_frontend(args.model).kind))  # fail before the work
         _headless()
     extra = {"reorder": args.reorder, "sample": args.sample, "seed": seed or 0, "spikes": args.spikes} if snn else {}
     if shapes is not None:

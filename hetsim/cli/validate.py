@@ -96,9 +96,9 @@ def cmd_validate(args) -> int:
 
 def _activation_memory(costs, sched) -> bool | None:
     """Line (d): the live activations of the schedule's predicted times against each memory's capacity
-    (:mod:`hetsim.report.footprint`); ``False`` when a checked memory is over capacity, ``None`` when the schedule
+    (:mod:`hetsim.analysis.footprint`); ``False`` when a checked memory is over capacity, ``None`` when the schedule
     predicts no times."""
-    from hetsim.report.footprint import bytes_text, predicted_footprint, room_text, spill_target
+    from hetsim.analysis.footprint import bytes_text, predicted_footprint, room_text, spill_target
 
     fp = predicted_footprint(costs, sched)
     if fp is None:

@@ -123,7 +123,7 @@ def run(args) -> int:
         return 0
     fwrun = run_firmware(out, fw.snn.layer_sizes[-1], len(fw.layers))
     chk = check_firmware(fw, build, fwrun)
-    from hetsim.report.export import atomic_write_text
+    from hetsim.files import atomic_write_text
 
     atomic_write_text(out / "check.json", json.dumps(chk.to_dict(), indent=2) + "\n")
     if args.json:

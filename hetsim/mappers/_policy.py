@@ -25,6 +25,7 @@ from hetsim.errors import MappingError
 from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers import _policy_bounds as PB
+from hetsim.mappers._listsched import carried, price_sweep
 from hetsim.mappers.base import make_schedule
 from hetsim.schedule import Schedule, WeightPolicy
 from hetsim.sim.analytic import list_schedule
@@ -131,8 +132,6 @@ def greedy_policies(costs: CostModel, mapper: str, min_gain: float = 0.0) -> Sch
     and the one giving the shortest contention-free makespan kept if it beats the current one. A second pass
     moves streamed and reprogrammed ops to resident where capacity is left, by latency saved per unit of
     capacity, while the makespan drops."""
-    from hetsim.mappers.greedy import carried
-
     t0 = time.perf_counter()
     host = costs.host
     g = costs.workload.graph
@@ -201,9 +200,7 @@ def heft_policies(costs: CostModel, mapper: str, prices: tuple[float, ...]) -> S
     """HEFT (Topcuoglu et al., IEEE TPDS 2002) over every (device, policy) option of an op (ours): the earliest
     finish time, plus ``price * need / budget`` for resident options as in ``heft``; a CIM's reprogrammed ops take
     its time-shared crossbars one after another. The price sweep keeps the shortest makespan (heft's own,
-    :func:`hetsim.mappers.heft.price_sweep`)."""
-    from hetsim.mappers.heft import price_sweep
-
+    :func:`hetsim.mappers._listsched.price_sweep`)."""
     t0 = time.perf_counter()
     opts = op_options(costs)
     return price_sweep(costs, prices, lambda price, base: _heft_once(costs, mapper, price, base, opts), t0)

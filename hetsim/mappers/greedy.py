@@ -7,6 +7,7 @@ import time
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
+from hetsim.mappers._listsched import carried
 from hetsim.mappers._policy import greedy_policies
 from hetsim.mappers._throughput import check_objective, map_one
 from hetsim.mappers.base import capacity_budget, make_schedule, register
@@ -118,10 +119,3 @@ class Greedy:
         }
         return make_schedule(costs, assignment, self.name, stats)
 
-
-def carried(costs: CostModel, g, assignment: dict[str, str], v: str, dev: str) -> bool:
-    """True when every edge of ``v`` can be carried with ``v`` on ``dev`` and its neighbours where
-    ``assignment`` puts them: nothing moves, or a link joins the two devices (neighbours missing from
-    ``assignment`` are not checked; :meth:`~hetsim.costs.CostModel.carried`)."""
-    return (all(costs.carried(u, v, assignment[u], dev) for u in g.predecessors(v) if u in assignment)
-            and all(costs.carried(v, w, dev, assignment[w]) for w in g.successors(v) if w in assignment))

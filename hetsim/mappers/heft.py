@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import bisect
-import time
-from collections.abc import Callable
 from functools import partial
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
+from hetsim.mappers._listsched import price_sweep
 from hetsim.mappers._policy import heft_policies
 from hetsim.mappers._throughput import check_objective, map_one
 from hetsim.mappers.base import capacity_budget, make_schedule, register
@@ -139,25 +138,6 @@ class Heft:
             "offloaded": sum(1 for d in assignment.values() if d != host),
         }
         return make_schedule(costs, assignment, self.name, stats, order=order)
-
-
-def price_sweep(costs: CostModel, prices, once: Callable[[float, float], Schedule],
-                t0: float | None = None) -> Schedule:
-    """HEFT's capacity-price sweep (:class:`Heft`): ``once(price, base)`` for each price of ``prices`` (``base``:
-    the all-host time, s), keeping the schedule of the smallest makespan (ties: the earlier price), its stats
-    given ``capacity_price_s`` (price x base), ``solve_time_s`` (since ``t0``, default now) and
-    ``prices_tried``. Used by ``heft`` and by :func:`hetsim.mappers._policy.heft_policies`."""
-    t0 = time.perf_counter() if t0 is None else t0
-    base = sum(costs.latency[v][costs.host] for v in costs.workload.graph if costs.host in costs.latency[v])
-    best = None
-    for price in prices:
-        sched = once(price, base)
-        if best is None or sched.makespan_s < best.makespan_s:
-            best = sched
-            best.stats["capacity_price_s"] = price * base
-    best.stats["solve_time_s"] = time.perf_counter() - t0
-    best.stats["prices_tried"] = len(prices)
-    return best
 
 
 class _Core:

@@ -10,7 +10,7 @@ Each takes the results table of :func:`hetsim.dse.run_sweep` (a DataFrame) and a
 SVG are written, atomically, and the figure closed; ``formats=PAPER_FORMATS`` adds a PDF); the ``*_figure``
 function of each returns the Figure instead (left open). Figures are one column of a two-column paper wide
 (3.5 in) unless ``width`` says otherwise (inches, or ``"double"`` for 7.2 in), in the style of
-:func:`hetsim.report.plots.paper_style`.
+:func:`hetsim.analysis.plots.paper_style`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from hetsim.errors import InputError
-from hetsim.report.plots import (
+from hetsim.analysis.plots import (
     BREAKDOWN_COLOURS,
     STEM_FORMATS,
     STYLE,
@@ -35,6 +34,7 @@ from hetsim.report.plots import (
     paper_style,
     save_figure,
 )
+from hetsim.errors import InputError
 
 CROSSBARS = "devices.cim.crossbars"
 T_MVM = "devices.cim.t_mvm_ns"

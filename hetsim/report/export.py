@@ -1,8 +1,5 @@
-"""Atomic file writes and the Chrome Trace Event Format export of a replay trace.
-
-Every artefact is written atomically: to a temporary file in the target's directory, flushed to disk
-(``fsync``), then renamed over the target with :func:`os.replace`. A reader never sees a half-written file
-and a failing writer leaves the target as it was.
+"""The Chrome Trace Event Format export of a replay trace, written atomically (:mod:`hetsim.files`, whose
+writers this module also offers under their earlier names here).
 
 The trace export follows the Chrome Trace Event Format (JSON object format, "Trace Event Format" document by
 Google), which opens in Perfetto (https://ui.perfetto.dev) and ``chrome://tracing``.
@@ -11,22 +8,17 @@ Google), which opens in Perfetto (https://ui.perfetto.dev) and ``chrome://tracin
 from __future__ import annotations
 
 import contextlib
-import errno
 import gc
 import json
 import math
 import os
-import tempfile
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from hetsim.devices.base import DeviceBase
-from hetsim.devices.link import LINK_KIND
-from hetsim.errors import InputError
-from hetsim.report.lanes import (
+from hetsim.analysis.lanes import (
     ACCELERATOR,
     HOST,
     LINK,
@@ -36,141 +28,19 @@ from hetsim.report.lanes import (
     lane_counts,
     lane_names,
 )
+from hetsim.devices.base import DeviceBase
+from hetsim.devices.link import LINK_KIND
+from hetsim.files import LOCATION_ERRNOS as LOCATION_ERRNOS
+from hetsim.files import OutputPathError as OutputPathError
+from hetsim.files import atomic_path as atomic_path
+from hetsim.files import atomic_write_bytes as atomic_write_bytes
+from hetsim.files import atomic_write_text as atomic_write_text
+from hetsim.files import make_dirs as make_dirs
+from hetsim.files import output_error as output_error
 
 NS_PER_S = 1_000_000_000
 FLOW_CAT = "dataflow"
 """``cat`` of the dataflow arrows (flow events) of :func:`chrome_trace`."""
-
-
-class OutputPathError(InputError):
-    """An output location that cannot be written (permission denied, a read-only or virtual file system such as
-    ``/proc``, a file where a folder is needed, a full disk). CLI exit code 2, one line naming the path."""
-
-
-#: errno values of a write that fails because of where it goes (not a bug in the writer)
-LOCATION_ERRNOS = frozenset(getattr(errno, n) for n in (
-    "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "ENOENT", "ENOTDIR", "EISDIR", "EEXIST", "ENAMETOOLONG",
-    "ELOOP", "EXDEV", "EFBIG", "EINVAL") if hasattr(errno, n))
-
-
-def output_error(path: str | os.PathLike, err: OSError) -> OutputPathError:
-    """The one-line refusal for an :class:`OSError` met while writing ``path``."""
-    why = err.strerror or str(err)
-    where = f" ({err.filename})" if err.filename and str(err.filename) != str(path) \
-        and not Path(str(err.filename)).name.startswith(f".{Path(path).name}.") else ""
-    return OutputPathError(f"cannot write {str(path)!r}: {why}{where}")
-
-
-def make_dirs(directory: str | os.PathLike, for_path: str | os.PathLike | None = None) -> Path:
-    """Create ``directory`` and its missing parents (a no-op when it exists).
-
-    Raises:
-        OutputPathError: it cannot be created (a file on the way, permission denied, ``/proc``, ...); the
-            message names ``for_path`` (default ``directory``).
-    """
-    d = Path(directory)
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise output_error(for_path if for_path is not None else d, err) from None
-    return d
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Best-effort fsync of a directory so that a rename in it is durable (no-op where unsupported)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _target_mode(path: Path) -> int:
-    """Permission bits for the new file: the existing target's, else ``0o666`` minus the umask."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-@contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; on success move it into place atomically.
-
-    The temporary file lives in the same directory and ends with the same suffix as ``path`` (so writers that
-    pick a format from the suffix, such as ``fig.savefig``, behave as for ``path``). Hand it to any writer
-    (``fig.savefig(tmp)``, ``df.to_csv(tmp)``). When the ``with`` block finishes without an exception the
-    file is fsynced, given the target's permissions (or the umask default for a new file) and renamed over
-    ``path`` with :func:`os.replace`. On an exception the temporary file is removed, ``path`` is untouched and
-    the exception propagates. The folder must exist (writers create it first with :func:`make_dirs`).
-
-    Raises:
-        FileNotFoundError: the directory of ``path`` does not exist.
-        OutputPathError: the location cannot be written: permission denied, a read-only or virtual file system,
-            ``path`` is a folder, the disk is full (also when the writer in the ``with`` block meets one of these
-            on the temporary file).
-    """
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise FileNotFoundError(errno.ENOENT, "no such folder", str(directory))
-    if target.is_dir():
-        raise OutputPathError(f"cannot write {str(target)!r}: it is a folder")
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=directory)
-    except OSError as err:
-        raise output_error(target, err) from None
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, _target_mode(target))
-        os.replace(tmp, target)
-    except OSError as err:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        ours = err.filename is None or os.fspath(err.filename) in (tmp_name, str(tmp), str(target))
-        if err.errno in LOCATION_ERRNOS and ours:  # not an input file the writer failed to read
-            raise output_error(target, err) from None
-        raise
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    _fsync_dir(directory)
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, :func:`os.replace`).
-
-    Returns:
-        ``path`` as a :class:`~pathlib.Path`.
-    """
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-    return Path(path)
-
-
-def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> Path:
-    """Write ``text`` to ``path`` atomically, encoded with ``encoding`` (UTF-8 by default).
-
-    Returns:
-        ``path`` as a :class:`~pathlib.Path`.
-    """
-    return atomic_write_bytes(path, text.encode(encoding))
 
 
 def _event_name(op: str, phase: str) -> str:
@@ -364,12 +234,12 @@ def chrome_trace(
     """Convert a replay trace into a Chrome Trace Event Format object (opens in Perfetto and chrome://tracing).
 
     Layout: one *process* per device or link, ``pid`` 1, 2, ... in display order (host, then the other
-    compute devices, then links; :func:`hetsim.report.lanes.device_order`), named by a ``process_name``
+    compute devices, then links; :func:`hetsim.analysis.lanes.device_order`), named by a ``process_name``
     metadata event, ordered by ``process_sort_index`` and labelled (``process_labels``) with its role, kind
-    and a note on its tracks. Its *threads* are its tracks (:func:`hetsim.report.lanes.lane_names`): ``core 0``,
+    and a note on its tracks. Its *threads* are its tracks (:func:`hetsim.analysis.lanes.lane_names`): ``core 0``,
     ``core 1`` on a CPU, ``ops`` on a device that runs one op at a time, ``transfers`` on a link, ``lane k``
     where ops (or transfers) overlap on a device that is not serial (lanes from
-    :func:`hetsim.report.lanes.assign_lanes`; all phases of an op share its lane). Thread ids are unique over
+    :func:`hetsim.analysis.lanes.assign_lanes`; all phases of an op share its lane). Thread ids are unique over
     the whole trace (Perfetto treats a tid as system-wide) and never equal a pid; ``thread_name`` and
     ``thread_sort_index`` events name and order them.
 

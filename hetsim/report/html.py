@@ -13,7 +13,7 @@ one SI prefix per unit (``start (ms)``, ``energy (µJ)``), picked from their lar
 :data:`SIG_DIGITS` significant digits; a column in another unit keeps it (``links.bus.bandwidth (GB/s)``,
 ``t_mvm (ns)``); the column's name in the CSV is its tooltip and
 each cell keeps its exact value in ``data-v`` for sorting. Files are written atomically
-(:func:`hetsim.report.export.atomic_write_text`).
+(:func:`hetsim.files.atomic_write_text`).
 """
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ def _figures(figures: Iterable[tuple[str | os.PathLike, str]]) -> str:
 
 def write_html(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` atomically (UTF-8)."""
-    from hetsim.report.export import atomic_write_text
+    from hetsim.files import atomic_write_text
 
     return atomic_write_text(path, text)
 
@@ -356,8 +356,8 @@ def write_html(path: str | os.PathLike, text: str) -> Path:
 def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), ops: pd.DataFrame | None = None) -> str:
     """The report of an ONNX run (:class:`hetsim.pipeline.RunResult`): headline numbers, the device table,
     the op table (every op, as ``ops.csv``; ``ops`` if given, else built with
-    :func:`~hetsim.report.metrics.op_table`) and ``figures`` (``(path, caption)`` pairs, embedded)."""
-    from hetsim.report.metrics import op_table
+    :func:`~hetsim.analysis.metrics.op_table`) and ``figures`` (``(path, caption)`` pairs, embedded)."""
+    from hetsim.analysis.metrics import op_table
     from hetsim.report.text import capacity_phrase
 
     s = run.summary
@@ -431,7 +431,7 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
 
 
 def _memory_section(mem: dict | None) -> list[tuple[str, str]]:
-    """The report's activation-memory section (summary.json's ``memory``, :mod:`hetsim.report.footprint`)."""
+    """The report's activation-memory section (summary.json's ``memory``, :mod:`hetsim.analysis.footprint`)."""
     if not mem:
         return []
     rows = [{"memory": n, "devices": ", ".join(m["devices"]), "peak_bytes": m["peak_bytes"],

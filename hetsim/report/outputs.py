@@ -1,87 +1,40 @@
-"""Files written by ``hetsim run --out DIR``."""
+"""Files written by ``hetsim run --out DIR``: one registry of output stages.
+
+Every file of a run folder is written by an :class:`OutputStage`: the file names it writes, the runs it serves
+(``runs``: workload kinds, ``"dag"`` and ``"snn"`` (:mod:`hetsim.workload.kinds`), or ``"scenario"``, a stream of
+requests: :mod:`hetsim.scenario.report`), optionally what it needs of the result (``needs``, e.g. a scenario's
+comparison of objectives) and its ``write(result, folder)``. :func:`register_output` adds one (as this module
+registers summary.json, ops.csv, ... and :mod:`hetsim.scenario.report` a scenario's files);
+:func:`registered_output` adds one for the length of a ``with`` block. :func:`write_run_folder` runs the stages
+serving a run, in the order they were registered, into a staging folder swapped in whole
+(:mod:`hetsim.report.run_folder`), and :func:`check_out_dir` refuses, without ``--force``, a folder holding one
+of their files (:func:`output_files`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
-import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from hetsim.devices.link import LINK_KIND
 from hetsim.errors import OutputExistsError
-from hetsim.report.export import OutputPathError
-from hetsim.report.metrics import device_table, op_table
+from hetsim.files import check_parent_dirs, check_writable
 from hetsim.result import RunResult
-
-OUTPUT_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
-                "breakdown.png", "memory.png", "report.html")
-#: the files a scenario's ``hetsim run --out`` writes (:func:`hetsim.scenario.report.write_scenario_outputs`)
-SCENARIO_OUTPUT_FILES = ("summary.json", "requests.csv", "streams.csv", "devices.csv", "trace.csv",
-                         "objectives.csv", "latency_cdf.png", "timeline.png", "occupancy.png", "report.html")
+from hetsim.workload.kinds import DAG, SNN, kind_name
 
 
-def check_parent_dirs(path: Path) -> None:
-    """Refuse a path whose existing ancestor is a file (it could never be created).
-
-    Raises:
-        OutputExistsError: an ancestor of ``path`` exists and is not a directory.
-    """
-    for parent in Path(path).absolute().parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OutputExistsError(f"cannot write {str(path)!r}: {str(parent)!r} is a file, not a directory")
-            return
-
-
-def check_writable(folder: Path, for_path: Path | None = None) -> None:
-    """Refuse, before any work, a ``folder`` that cannot receive files: probe it (or, when it is missing, its
-    nearest existing ancestor, where the missing folders would be created) by creating and removing a temporary
-    file. Catches permission denied, read-only and virtual file systems (``/proc``, ``/sys``) alike.
-
-    Raises:
-        OutputExistsError: an existing ancestor is a file (:func:`check_parent_dirs`).
-        OutputPathError: no file can be created there; the message names ``for_path`` (default ``folder``).
-    """
-    for_path = Path(folder) if for_path is None else Path(for_path)
-    check_parent_dirs(for_path)
-    d = Path(folder).absolute()
-    while not d.exists() and d != d.parent:
-        d = d.parent
-    try:
-        fd, name = tempfile.mkstemp(prefix=".hetsim-probe.", dir=d)
-    except OSError as err:
-        raise OutputPathError(f"cannot write {str(for_path)!r}: no file can be created in {str(d)!r} "
-                              f"({err.strerror or err})") from None
-    os.close(fd)
-    os.unlink(name)
-
-
-def check_output_file(path: Path, force: bool, flag: str = "-o") -> None:
-    """Refuse, before any work, an output file ``path`` that exists (without ``force``), is a folder, or whose
-    folder cannot be created or written (:func:`check_writable`). Missing parent folders are created when the
-    file is written (:func:`hetsim.report.export.atomic_path`).
-
-    Raises:
-        OutputExistsError: ``path`` exists and ``force`` is false, or an ancestor is a file.
-        OutputPathError: ``path`` is a folder, or its folder cannot receive files.
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise OutputPathError(f"{flag} {str(path)!r} is a folder; give a file path")
-    if path.exists() and not force:
-        raise OutputExistsError(f"{str(path)!r} exists; pass --force to replace it")
-    check_writable(path.parent if str(path.parent) else Path("."), path)
-
-
-def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES) -> None:
+def check_out_dir(out: Path, force: bool, files: Iterable[str]) -> None:
     """Refuse to replace existing outputs without ``force``, and a folder that cannot be created or written
     (:func:`check_writable`); a missing ``out`` and its missing parents are created when the outputs are written.
 
     Raises:
-        OutputExistsError: ``out`` is a file, or already holds one of ``files`` (the run's; default
-            :data:`OUTPUT_FILES`) or a file an earlier run wrote there (any kind of run, which a run with
+        OutputExistsError: ``out`` is a file, or already holds one of ``files`` (the run's:
+            :func:`output_files`) or a file an earlier run wrote there (any kind of run, which a run with
             ``force`` removes: :func:`hetsim.report.run_folder.earlier_run_files`), and ``force`` is false.
         OutputPathError: ``out`` cannot be created or written.
     """
@@ -99,126 +52,301 @@ def check_out_dir(out: Path, force: bool, files: tuple[str, ...] = OUTPUT_FILES)
     check_writable(out)
 
 
-def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
-    """Write summary.json, ops.csv, schedule.json, trace.csv, trace.json (Chrome Trace Event format, opens
-    in Perfetto), timeline.png (Gantt per device), breakdown.png (latency share and op count per device,
-    CPU-CIM ILP Fig. 5), memory.png (live activations per memory over time, :mod:`hetsim.report.footprint`) and
-    report.html (all of it in one self-contained page, :mod:`hetsim.report.html`) into
-    ``out``. The files are written into a staging folder beside ``out`` and swapped in whole
-    (:mod:`hetsim.report.run_folder`): a failed or killed run leaves the earlier run's folder as it was.
+class OutputFolder:
+    """The folder a run's stages write into (a staging folder, swapped in whole once every stage is done:
+    :func:`write_run_folder`), and what several stages share, made once (:meth:`shared`).
+
+    ``folder / "name"`` is the path of a file in it.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._shared: dict[str, Any] = {}
+
+    def __truediv__(self, name: str) -> Path:
+        return self.path / name
+
+    def shared(self, key: str, make: Callable[[], Any]) -> Any:
+        """``make()``, called once per folder: a table two stages write (the op table of ops.csv and the
+        report's)."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]
+
+
+@dataclass(frozen=True)
+class OutputStage:
+    """One output of a run folder.
+
+    Attributes:
+        name: the stage's name in the registry (unique).
+        files: the names of the files it writes into the folder (what ``--force`` guards).
+        runs: the runs it serves: workload kinds (``"dag"``, ``"snn"``) or ``"scenario"``.
+        write: ``write(result, folder)`` writes ``files`` into ``folder`` (an :class:`OutputFolder`), each
+            atomically (:func:`~hetsim.files.atomic_write_text`, :func:`~hetsim.files.atomic_path`).
+        needs: ``needs(result)``: whether this result has what the stage writes (default: always); a stage that
+            does not run leaves its files out of the folder, its names are still guarded.
+        figure: a figure, or a page showing them: left out when a caller asks for no figures.
+    """
+
+    name: str
+    files: tuple[str, ...]
+    runs: frozenset[str]
+    write: Callable[[Any, OutputFolder], None]
+    needs: Callable[[Any], bool] | None = None
+    figure: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "files", tuple(self.files))
+        object.__setattr__(self, "runs", frozenset(kind_name(r) for r in ([self.runs] if isinstance(self.runs, str)
+                                                                             else self.runs)))
+
+
+#: the registry, in the order the stages write (and the folder's files are listed)
+_STAGES: dict[str, OutputStage] = {}
+
+
+def register_output(stage: OutputStage) -> OutputStage:
+    """Add ``stage`` after the stages registered before it; returns it.
+
+    Raises:
+        ValueError: a stage of that name is registered, or one serving a common run writes a file of the same
+            name (a programming error, not an input's).
+    """
+    if stage.name in _STAGES:
+        raise ValueError(f"an output stage named {stage.name!r} is registered")
+    for other in _STAGES.values():
+        clash = set(stage.files) & set(other.files)
+        if clash and stage.runs & other.runs:
+            raise ValueError(f"output stage {stage.name!r}: {', '.join(sorted(clash))} already written by "
+                             f"{other.name!r} for {', '.join(sorted(stage.runs & other.runs))} runs")
+    _STAGES[stage.name] = stage
+    return stage
+
+
+def unregister_output(name: str) -> None:
+    """Remove the stage ``name`` (a no-op when it is not registered)."""
+    _STAGES.pop(name, None)
+
+
+@contextlib.contextmanager
+def registered_output(stage: OutputStage) -> Iterator[OutputStage]:
+    """``stage`` registered for the length of the ``with`` block (:func:`register_output`), then removed."""
+    register_output(stage)
+    try:
+        yield stage
+    finally:
+        unregister_output(stage.name)
+
+
+def output_stages(run: str, result: Any = None, figures: bool = True) -> list[OutputStage]:
+    """The stages serving ``run`` (a workload kind or ``"scenario"``), in registration order; with ``result``,
+    only those whose ``needs`` it meets; without ``figures``, no figure stage."""
+    run = kind_name(run)
+    return [s for s in _STAGES.values() if run in s.runs and (figures or not s.figure)
+            and (result is None or s.needs is None or s.needs(result))]
+
+
+def output_files(run: str) -> tuple[str, ...]:
+    """Every file name a ``run`` (a workload kind or ``"scenario"``) may write into its folder, in order."""
+    return tuple(dict.fromkeys(f for s in output_stages(run) for f in s.files))
+
+
+def write_run_folder(result: Any, out: Path, run: str, force: bool = False, figures: bool = True) -> list[Path]:
+    """Write the files of the stages serving ``run`` (:func:`output_stages`) for ``result`` into ``out``, all or
+    none: into a staging folder swapped in whole (:mod:`hetsim.report.run_folder`), so a failed or killed run
+    leaves the earlier folder as it was and a run with ``force`` leaves no file of an earlier run; return the
+    paths written, in the stages' order.
 
     Raises:
         OutputExistsError, OutputPathError: see :func:`check_out_dir`.
     """
-    if run.snn is not None:  # a spiking network: its own tables and both modes' timeline as extra files
-        return write_snn_outputs(run, out, force=force)
-    check_out_dir(out, force)
     from hetsim.report.run_folder import staged_folder
 
-    with staged_folder(out, owned=OUTPUT_FILES, legacy=RUN_FILES) as stage:  # all or none (run_folder)
-        written = _write_run_files(run, stage)
-    return [out / p.name for p in written]
-
-
-def _write_run_files(run: RunResult, out: Path) -> list[Path]:
-    """:func:`write_outputs`'s files, into the folder ``out`` (a staging folder)."""
-    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
-    from hetsim.report.plots import plot_breakdown, plot_timeline
-
+    files = output_files(run)
+    check_out_dir(out, force, files)
     written = []
-
-    def path(name: str) -> Path:
-        p = out / name
-        written.append(p)
-        return p
-
-    atomic_write_text(path("summary.json"), json.dumps(run.summary, indent=1) + "\n")
-    ops = op_table(run.costs, run.schedule, run.result)  # once: ops.csv and the report's op table
-    with atomic_path(path("ops.csv")) as tmp:
-        ops.to_csv(tmp, index=False)
-    atomic_write_text(path("schedule.json"), run.schedule.to_json() + "\n")
-    with atomic_path(path("trace.csv")) as tmp:
-        round_ns(run.result.trace).to_csv(tmp, index=False)  # times to the ns: no float noise
-    meta = {k: run.summary[k] for k in ("workload", "platform", "mapper", "makespan_s", "contention")}
-    write_chrome_trace(run.result.trace, path("trace.json"), meta=meta, costs=run.costs, schedule=run.schedule)
-    title = f"{run.workload.name} on {run.platform.name} ({run.schedule.mapper})"
-    plot_timeline(run.result.trace, path("timeline.png"), title=title)
-    rows = []
-    configs = [(run.schedule.mapper, run.result)]
-    if run.baseline is not None and run.baseline is not run.result:
-        configs.insert(0, (run.platform.baseline, run.baseline))
-    for config, res in configs:
-        t = device_table(run.costs, res)
-        t = t[t["kind"] != LINK_KIND]
-        t.insert(0, "config", config)
-        rows.append(t)
-    plot_breakdown(pd.concat(rows, ignore_index=True), path("breakdown.png"), title=title)
-    from hetsim.report.footprint import memory_figure
-    from hetsim.report.html import write_run_html
-    from hetsim.report.plots import save_figure
-
-    save_figure(memory_figure(run.footprint, title), path("memory.png"))
-    write_run_html(run, path("report.html"), ops=ops, figures=[
-        (out / "timeline.png", "Timeline: every op and transfer per device (lanes: ops running at once)"),
-        (out / "breakdown.png", f"Busy time and op count per device, {' vs '.join(c for c, _ in configs)}"),
-        (out / "memory.png", "Live activations per memory over time (replay; dashed: capacity)")])
-    return written
+    with staged_folder(out, owned=files, legacy=RUN_FILES) as stage:
+        folder = OutputFolder(stage)
+        for s in output_stages(run, result, figures):
+            s.write(result, folder)
+            written += s.files
+    return [out / f for f in dict.fromkeys(written)]
 
 
-#: the files :func:`write_snn_outputs` writes (a spiking network's ``hetsim run --out``)
-SNN_OUTPUT_FILES = ("summary.json", "layers.csv", "samples.csv", "ops.csv", "schedule.json", "trace.csv",
-                    "trace.json", "timeline.png", "report.html")
-#: every file a run of any kind writes into its ``--out`` folder: the earlier run's files in a folder an older
-#: hetsim wrote, which kept no list of them (:func:`hetsim.report.run_folder.earlier_run_files`); a run with
-#: ``--force`` replaces the earlier run's files whole, so none of another kind's (a scenario's requests.csv
-#: beside a single run's ops.csv) is left to describe a second run, and keeps the user's own files
-RUN_FILES = tuple(dict.fromkeys(OUTPUT_FILES + SNN_OUTPUT_FILES + SCENARIO_OUTPUT_FILES))
-
-
-def write_snn_outputs(r, out: Path, force: bool = False) -> list[Path]:
-    """Write summary.json, layers.csv, samples.csv (latency and energy per eval sample and configuration),
-    ops.csv and schedule.json (as for every run), trace.csv (both modes of the timeline sample, column ``mode``,
-    devices named as in the platform YAML) and trace.json (Chrome trace, opens in Perfetto: one track group per
-    mode), timeline.png and report.html (all of it in one self-contained page) into ``out``, each atomically.
+def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
+    """Write the files of a single run (``hetsim run MODEL --out``) into ``out`` (:func:`write_run_folder`, the
+    stages serving the workload's kind). A DAG of operators: summary.json, ops.csv, schedule.json, trace.csv,
+    trace.json (Chrome Trace Event format, opens in Perfetto), timeline.png (Gantt per device), breakdown.png
+    (latency share and op count per device, CPU-CIM ILP Fig. 5), memory.png (live activations per memory over
+    time, :mod:`hetsim.analysis.footprint`) and report.html (all of it in one self-contained page,
+    :mod:`hetsim.report.html`). A spiking network: summary.json, layers.csv, samples.csv (latency and energy per
+    eval sample and configuration), ops.csv and schedule.json (as for every run), trace.csv (both modes of the
+    timeline sample, column ``mode``, devices named as in the platform YAML) and trace.json (one track group per
+    mode), timeline.png and report.html.
 
     Raises:
-        OutputExistsError: ``out`` already holds one of these files and ``force`` is false.
+        OutputExistsError, OutputPathError: see :func:`check_out_dir`.
     """
-    from hetsim.report.run_folder import staged_folder
-
-    check_out_dir(out, force, SNN_OUTPUT_FILES)
-    with staged_folder(out, owned=SNN_OUTPUT_FILES, legacy=RUN_FILES) as stage:  # all files or none (run_folder)
-        written = _write_snn_files(r, stage)
-    return [out / p.name for p in written]
+    return write_run_folder(run, out, run.workload.kind, force)
 
 
-def _write_snn_files(r, out: Path) -> list[Path]:
-    """:func:`write_snn_outputs`'s files, into the folder ``out`` (a staging folder)."""
-    from hetsim.report.export import atomic_path, atomic_write_text, round_ns, write_chrome_trace
-    from hetsim.report.snn import plot_snn_timeline, snn_trace_layout
+#: every file a run of an older hetsim wrote into its ``--out`` folder, which then kept no list of them: the
+#: earlier run's files in such a folder (:func:`hetsim.report.run_folder.earlier_run_files`); a run with
+#: ``--force`` replaces the earlier run's files whole, so none of another kind's (a scenario's requests.csv
+#: beside a single run's ops.csv) is left to describe a second run, and keeps the user's own files. A record of
+#: the past that does not grow with the registry: a folder written since lists its own files
+#: (:data:`hetsim.report.run_folder.MANIFEST`)
+RUN_FILES = ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png", "breakdown.png",
+             "memory.png", "report.html", "layers.csv", "samples.csv", "requests.csv", "streams.csv", "devices.csv",
+             "objectives.csv", "latency_cdf.png", "occupancy.png")
 
-    atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1) + "\n")
-    with atomic_path(out / "layers.csv") as tmp:
+
+# --------------------------------------------------------------------------- the stages of single runs
+
+
+def _summary_json(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_write_text
+
+    atomic_write_text(folder / "summary.json", json.dumps(r.summary, indent=1) + "\n")
+
+
+def _ops_csv(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_path
+
+    with atomic_path(folder / "ops.csv") as tmp:
+        folder.shared("ops", lambda: r.ops).to_csv(tmp, index=False)
+
+
+def _schedule_json(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_write_text
+
+    atomic_write_text(folder / "schedule.json", r.schedule.to_json() + "\n")
+
+
+def _trace_csv(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_path
+    from hetsim.report.export import round_ns
+
+    with atomic_path(folder / "trace.csv") as tmp:
+        round_ns(r.result.trace).to_csv(tmp, index=False)  # times to the ns: no float noise
+
+
+def _trace_json(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.report.export import write_chrome_trace
+
+    meta = {k: r.summary[k] for k in ("workload", "platform", "mapper", "makespan_s", "contention")}
+    write_chrome_trace(r.result.trace, folder / "trace.json", meta=meta, costs=r.costs, schedule=r.schedule)
+
+
+def _title(r: RunResult) -> str:
+    return f"{r.workload.name} on {r.platform.name} ({r.schedule.mapper})"
+
+
+def _timeline_png(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.analysis.plots import plot_timeline
+
+    plot_timeline(r.result.trace, folder / "timeline.png", title=_title(r))
+
+
+def _breakdown_png(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.analysis.plots import plot_breakdown
+
+    plot_breakdown(r.breakdown_table(), folder / "breakdown.png", title=_title(r))
+
+
+def _memory_png(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.analysis.footprint import memory_figure
+    from hetsim.analysis.plots import save_figure
+
+    save_figure(memory_figure(r.footprint, _title(r)), folder / "memory.png")
+
+
+def _report_html(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.report.html import write_run_html
+
+    configs = [r.schedule.mapper]  # the rows of breakdown.png (RunResult.breakdown_table)
+    if r.baseline is not None and r.baseline is not r.result:
+        configs.insert(0, r.platform.baseline)
+    write_run_html(r, folder / "report.html", ops=folder.shared("ops", lambda: r.ops), figures=[
+        (folder / "timeline.png", "Timeline: every op and transfer per device (lanes: ops running at once)"),
+        (folder / "breakdown.png", f"Busy time and op count per device, {' vs '.join(configs)}"),
+        (folder / "memory.png", "Live activations per memory over time (replay; dashed: capacity)")])
+
+
+def _layers_csv(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_path
+
+    with atomic_path(folder / "layers.csv") as tmp:
         r.snn.layers.to_csv(tmp, index=False)
+
+
+def _samples_csv(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_path
+
     rows = []
     for name, c in r.snn.configs.items():
         for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True)):
             rows.append({"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e})
-    with atomic_path(out / "samples.csv") as tmp:
+    with atomic_path(folder / "samples.csv") as tmp:
         pd.DataFrame(rows).to_csv(tmp, index=False)
-    with atomic_path(out / "ops.csv") as tmp:
-        r.ops.to_csv(tmp, index=False)
-    atomic_write_text(out / "schedule.json", r.schedule.to_json() + "\n")
-    traces = r.snn.traces or {r.snn.mode: r.trace.assign(layer=0, t=0, step="")}
-    with atomic_path(out / "trace.csv") as tmp:  # times to the ns: no float noise
+
+
+def _snn_traces(r: RunResult) -> dict[str, pd.DataFrame]:
+    """The timeline sample's trace per mode (one mode when only the run's was replayed)."""
+    return r.snn.traces or {r.snn.mode: r.trace.assign(layer=0, t=0, step="")}
+
+
+def _snn_trace_csv(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_path
+    from hetsim.report.export import round_ns
+
+    traces = _snn_traces(r)
+    with atomic_path(folder / "trace.csv") as tmp:  # times to the ns: no float noise
         round_ns(pd.concat([t.assign(mode=m) for m, t in traces.items()], ignore_index=True)).to_csv(tmp, index=False)
+
+
+def _snn_trace_json(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.report.export import write_chrome_trace
+    from hetsim.report.snn import snn_trace_layout
+
+    traces = _snn_traces(r)
     trace = pd.concat([t.assign(device=t["device"] + f" ({m})") for m, t in traces.items()], ignore_index=True)
-    write_chrome_trace(trace.drop(columns=["layer", "t", "step"]), out / "trace.json",
+    write_chrome_trace(trace.drop(columns=["layer", "t", "step"]), folder / "trace.json",
                        meta={"workload": r.workload.name, "platform": r.platform.name, "sample": r.snn.sample},
                        **snn_trace_layout(r))
-    plot_snn_timeline(r, out / "timeline.png")
+
+
+def _snn_timeline_png(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.report.snn import plot_snn_timeline
+
+    plot_snn_timeline(r, folder / "timeline.png")
+
+
+def _snn_report_html(r: RunResult, folder: OutputFolder) -> None:
     from hetsim.report.html import write_snn_html
 
-    write_snn_html(r, out / "report.html", figures=[
-        (out / "timeline.png", "Timeline of the first timesteps of one sample, blocking above asynchronous")])
-    return [out / f for f in SNN_OUTPUT_FILES]
+    write_snn_html(r, folder / "report.html", figures=[
+        (folder / "timeline.png", "Timeline of the first timesteps of one sample, blocking above asynchronous")])
+
+
+_BOTH = (DAG, SNN)
+# in the order each run writes them: a DAG of operators, then a spiking network (SpikeDuet)
+for _stage in (
+    OutputStage("summary", ("summary.json",), _BOTH, _summary_json),
+    OutputStage("snn-layers", ("layers.csv",), SNN, _layers_csv),
+    OutputStage("snn-samples", ("samples.csv",), SNN, _samples_csv),
+    OutputStage("ops", ("ops.csv",), _BOTH, _ops_csv),
+    OutputStage("schedule", ("schedule.json",), _BOTH, _schedule_json),
+    OutputStage("trace", ("trace.csv",), DAG, _trace_csv),
+    OutputStage("snn-trace", ("trace.csv",), SNN, _snn_trace_csv),
+    OutputStage("perfetto", ("trace.json",), DAG, _trace_json),
+    OutputStage("snn-perfetto", ("trace.json",), SNN, _snn_trace_json),
+    OutputStage("timeline", ("timeline.png",), DAG, _timeline_png, figure=True),
+    OutputStage("snn-timeline", ("timeline.png",), SNN, _snn_timeline_png, figure=True),
+    OutputStage("breakdown", ("breakdown.png",), DAG, _breakdown_png, figure=True),
+    OutputStage("memory", ("memory.png",), DAG, _memory_png, figure=True),
+    OutputStage("report", ("report.html",), DAG, _report_html, figure=True),
+    OutputStage("snn-report", ("report.html",), SNN, _snn_report_html, figure=True),
+):
+    register_output(_stage)

@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from hetsim.report.export import OutputPathError
+from hetsim.files import OutputPathError
 
 _NEW, _OLD = ".hetsim-new-", ".hetsim-old-"
 #: the hidden list, in a run folder, of the files that run wrote (one name per line)

@@ -79,7 +79,7 @@ def format_snn_report(r) -> str:
 def plot_snn_timeline(r, path: Path, max_timesteps: int | None = 6, *,
                       width: float | str = "single") -> Path:
     """Write :func:`snn_timeline_figure` to ``path`` atomically and close it; returns the path."""
-    from hetsim.report.plots import save_figure
+    from hetsim.analysis.plots import save_figure
 
     return save_figure(snn_timeline_figure(r, max_timesteps, width=width), path)[0]
 
@@ -102,8 +102,8 @@ def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str 
     blocking panel is its async plan run blocking, not the spikeduet-blocking plan of ``samples.csv``);
     alternate timesteps are shaded. The legend (each colour shown and the shading) sits below both panels.
     ``max_timesteps`` limits the view to the first timesteps (``None``: all). ``width``: inches, ``"single"``
-    (3.5 in, default) or ``"double"`` (7.2 in), in :func:`hetsim.report.plots.paper_style`. A Figure, left open."""
-    from hetsim.report.plots import figure_width, format_si, paper_style
+    (3.5 in, default) or ``"double"`` (7.2 in), in :func:`hetsim.analysis.plots.paper_style`. A Figure, left open."""
+    from hetsim.analysis.plots import figure_width, format_si, paper_style
 
     fig_w = figure_width(width)
     with paper_style():
@@ -158,8 +158,8 @@ def snn_timeline_figure(r, max_timesteps: int | None = 6, *, width: float | str 
 
 
 def snn_trace_layout(r) -> dict:
-    """What :func:`hetsim.report.export.chrome_trace` needs beyond the rows for the trace of
-    :func:`write_snn_outputs` (``r.traces`` concatenated in their order, devices renamed ``"m33 (async)"``...):
+    """What :func:`hetsim.report.export.chrome_trace` needs beyond the rows for an SNN run's trace.json
+    (:mod:`hetsim.report.outputs`: ``r.traces`` concatenated in their order, devices renamed ``"m33 (async)"``...):
     ``host`` (the platform's host in every mode, so the M33 is labelled host and its track ``core 0``),
     ``devices`` (each renamed device's config, for its role and track names), ``args`` per row (``layer``,
     ``t``, ``cycles`` at the engine's clock; an affine op's ``n_in``, ``n_out``, ``engine``, ``residency``,

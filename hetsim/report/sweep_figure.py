@@ -21,7 +21,7 @@ column names (:mod:`hetsim.report.units`): a metric in seconds or joules is draw
 a factor of 8 or more with positive values is drawn on a log scale with a tick at every swept value.
 
 :func:`sweep_figure` returns the Figure (left open: a notebook shows it inline); :func:`plot_sweep` writes it
-(PNG and SVG, atomically, :func:`hetsim.report.plots.save_figure`) and closes it. ``hetsim plot RESULTS.csv
+(PNG and SVG, atomically, :func:`hetsim.analysis.plots.save_figure`) and closes it. ``hetsim plot RESULTS.csv
 -o DIR --x COL --hue COL ...`` draws it from the command line.
 """
 
@@ -40,8 +40,8 @@ from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
 
+from hetsim.analysis.plots import STEM_FORMATS, figure_width, paper_style, save_figure
 from hetsim.errors import InputError
-from hetsim.report.plots import STEM_FORMATS, figure_width, paper_style, save_figure
 from hetsim.report.units import axis_label, field_unit, rescalable, si_prefix, value_text
 
 #: columns that identify a point besides the swept parameters (ONNX and SNN sweeps), in the order defaults

@@ -262,7 +262,7 @@ def _energy_not_modelled(run: RunResult, row: dict) -> bool:
 
 def weight_lines(w: dict) -> list[str]:
     """The weight-policy block of the text report (``summary["weights"]``:
-    :func:`hetsim.report.metrics.weight_summary`)."""
+    :func:`hetsim.analysis.metrics.weight_summary`)."""
     p = w["policies"]
     lines = ["", f"  weights of offloaded ops: {p.get('resident', 0)} resident, {p.get('streamed', 0)} streamed, "
                  f"{p.get('reprogrammed', 0)} reprogrammed"]
@@ -281,10 +281,10 @@ def weight_lines(w: dict) -> list[str]:
 def memory_lines(mem: dict | None) -> list[str]:
     """The activation-memory lines of the report: per memory its replay peak, capacity and whether it is checked,
     and the spill traffic when spilling was asked for (summary.json's ``memory``,
-    :mod:`hetsim.report.footprint`)."""
+    :mod:`hetsim.analysis.footprint`)."""
     if not mem:
         return []
-    from hetsim.report.footprint import bytes_text
+    from hetsim.analysis.footprint import bytes_text
 
     out = ["", "  activation memory (peak live bytes, replay):"]
     for name, m in mem["memories"].items():

@@ -42,7 +42,7 @@ def cmd_run_scenario(args, platform) -> int:
     Raises:
         InputError: such an option; a bad ``--set`` path or value; whatever :func:`run_scenario` raises.
     """
-    from hetsim.scenario.report import SCENARIO_OUTPUT_FILES, format_scenario_report, write_scenario_outputs
+    from hetsim.scenario.report import SCENARIO, format_scenario_report, write_scenario_outputs
     from hetsim.scenario.run import run_scenario
 
     model_flags = [o for o, v in (("--schedule", "schedule"), ("--mode", "mode"), ("--reorder", "reorder"),
@@ -63,9 +63,9 @@ def cmd_run_scenario(args, platform) -> int:
                          "mapper_options; activation spilling is not modelled for scenarios)")
     plat = platform()  # --set: the platform changed as for a single run (a bad path: one line, exit 2)
     if args.out is not None:
-        from hetsim.report.outputs import check_out_dir
+        from hetsim.report.outputs import check_out_dir, output_files
 
-        check_out_dir(args.out, args.force, SCENARIO_OUTPUT_FILES)
+        check_out_dir(args.out, args.force, output_files(SCENARIO))
         import matplotlib
 
         matplotlib.use("Agg")

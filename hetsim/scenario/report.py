@@ -1,6 +1,7 @@
 """A scenario's results: the terminal report, ``--out`` files and figures.
 
-Files (``SCENARIO_OUTPUT_FILES``): ``summary.json`` (per stream and per device), ``requests.csv`` (one row per
+Files (the output stages serving :data:`SCENARIO` runs, registered here: :mod:`hetsim.report.outputs`):
+``summary.json`` (per stream and per device), ``requests.csv`` (one row per
 request), ``streams.csv``, ``devices.csv``, ``trace.csv`` (the ops of the first ``timeline_requests`` requests,
 with their stream and request), ``objectives.csv`` (with a comparison of the objectives: per objective and
 stream the replayed throughput, latency and the analytic bottleneck), ``latency_cdf.png`` (latency CDF per
@@ -15,11 +16,13 @@ import json
 import math
 from pathlib import Path
 
-from hetsim.report.outputs import SCENARIO_OUTPUT_FILES  # beside every other run's file names
+from hetsim.report.outputs import OutputFolder, OutputStage, register_output, write_run_folder
 from hetsim.scenario.run import ScenarioResult
 
-__all__ = ["SCENARIO_OUTPUT_FILES", "format_scenario_report", "write_scenario_outputs"]
+__all__ = ["SCENARIO", "format_scenario_report", "write_scenario_outputs"]
 
+#: the run a scenario's output stages serve (:func:`hetsim.report.outputs.output_files`)
+SCENARIO = "scenario"
 
 
 def _ms(x) -> str:
@@ -134,55 +137,54 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
 
 
 def write_scenario_outputs(r: ScenarioResult, out: Path, force: bool = False, figures: bool = True) -> list[Path]:
-    """Write :data:`SCENARIO_OUTPUT_FILES` to ``out``, all or none: into a staging folder swapped in whole
-    (:mod:`hetsim.report.run_folder`), so a failed or killed run leaves the earlier folder as it was and a run
-    with ``force`` leaves no file of an earlier run; return the paths written."""
-    from hetsim.report.outputs import RUN_FILES, check_out_dir
-    from hetsim.report.run_folder import staged_folder
-
-    check_out_dir(out, force, SCENARIO_OUTPUT_FILES)
-    with staged_folder(out, owned=SCENARIO_OUTPUT_FILES, legacy=RUN_FILES) as stage:
-        written = _write_scenario_files(r, stage, figures)
-    return [out / p.name for p in written]
+    """Write the files of the stages serving :data:`SCENARIO` runs to ``out``, all or none
+    (:func:`hetsim.report.outputs.write_run_folder`: a staging folder swapped in whole, so a failed or killed run
+    leaves the earlier folder as it was and a run with ``force`` leaves no file of an earlier run); without
+    ``figures``, no PNG and no report.html. Return the paths written."""
+    return write_run_folder(r, out, SCENARIO, force=force, figures=figures)
 
 
-def _write_scenario_files(r: ScenarioResult, out: Path, figures: bool) -> list[Path]:
-    """:func:`write_scenario_outputs`'s files, into the folder ``out`` (a staging folder)."""
-    from hetsim.report.export import atomic_path, atomic_write_text
+def _summary_json(r: ScenarioResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_write_text
 
-    written = []
+    atomic_write_text(folder / "summary.json", json.dumps(r.summary, indent=1, default=_json) + "\n")
 
-    def csv(name, df):
-        with atomic_path(out / name) as tmp:
-            df.to_csv(tmp, index=False)
-        written.append(out / name)
 
-    atomic_write_text(out / "summary.json", json.dumps(r.summary, indent=1, default=_json) + "\n")
-    written.append(out / "summary.json")
-    csv("requests.csv", r.requests)
-    csv("streams.csv", r.streams)
-    csv("devices.csv", r.devices)
-    csv("trace.csv", r.trace)
-    if r.comparison is not None:
-        csv("objectives.csv", r.comparison)
-    if figures:
-        for name, fn in (("latency_cdf.png", plot_latency_cdf), ("timeline.png", plot_timeline),
-                         ("occupancy.png", plot_occupancy)):
-            fig = fn(r)
-            with atomic_path(out / name) as tmp:
-                fig.savefig(tmp, dpi=110, format="png")
-            import matplotlib.pyplot as plt
+def _csv(name: str, table: str):
+    """The stage writing ``r.<table>`` to the CSV file ``name``."""
 
-            plt.close(fig)
-            written.append(out / name)
-        from hetsim.report.html import write_html
+    def write(r: ScenarioResult, folder: OutputFolder) -> None:
+        from hetsim.files import atomic_path
 
-        figs = [(out / n, cap) for n, cap in (("latency_cdf.png", "latency CDF per stream (dashed: deadline)"),
-                                              ("timeline.png", "the first requests' ops, coloured by stream"),
-                                              ("occupancy.png", "requests in flight and device utilisation"))]
-        write_html(out / "report.html", scenario_report_html(r, figs))
-        written.append(out / "report.html")
-    return written
+        with atomic_path(folder / name) as tmp:
+            getattr(r, table).to_csv(tmp, index=False)
+
+    return write
+
+
+def _png(name: str, draw):
+    """The stage saving the figure ``draw(r)`` as the PNG ``name``."""
+
+    def write(r: ScenarioResult, folder: OutputFolder) -> None:
+        import matplotlib.pyplot as plt
+
+        from hetsim.files import atomic_path
+
+        fig = draw(r)
+        with atomic_path(folder / name) as tmp:
+            fig.savefig(tmp, dpi=110, format="png")
+        plt.close(fig)
+
+    return write
+
+
+def _report_html(r: ScenarioResult, folder: OutputFolder) -> None:
+    from hetsim.report.html import write_html
+
+    figs = [(folder / n, cap) for n, cap in (("latency_cdf.png", "latency CDF per stream (dashed: deadline)"),
+                                             ("timeline.png", "the first requests' ops, coloured by stream"),
+                                             ("occupancy.png", "requests in flight and device utilisation"))]
+    write_html(folder / "report.html", scenario_report_html(r, figs))
 
 
 def scenario_report_html(r: ScenarioResult, figures=()) -> str:
@@ -329,3 +331,20 @@ def plot_occupancy(r: ScenarioResult, bins: int = 200):
     bx.set_title("device occupancy")
     fig.tight_layout()
     return fig
+
+
+# in the order they are written
+for _stage in (
+    OutputStage("scenario-summary", ("summary.json",), SCENARIO, _summary_json),
+    OutputStage("requests", ("requests.csv",), SCENARIO, _csv("requests.csv", "requests")),
+    OutputStage("streams", ("streams.csv",), SCENARIO, _csv("streams.csv", "streams")),
+    OutputStage("devices", ("devices.csv",), SCENARIO, _csv("devices.csv", "devices")),
+    OutputStage("scenario-trace", ("trace.csv",), SCENARIO, _csv("trace.csv", "trace")),
+    OutputStage("objectives", ("objectives.csv",), SCENARIO, _csv("objectives.csv", "comparison"),
+                needs=lambda r: r.comparison is not None),
+    OutputStage("latency-cdf", ("latency_cdf.png",), SCENARIO, _png("latency_cdf.png", plot_latency_cdf), figure=True),
+    OutputStage("scenario-timeline", ("timeline.png",), SCENARIO, _png("timeline.png", plot_timeline), figure=True),
+    OutputStage("occupancy", ("occupancy.png",), SCENARIO, _png("occupancy.png", plot_occupancy), figure=True),
+    OutputStage("scenario-report", ("report.html",), SCENARIO, _report_html, figure=True),
+):
+    register_output(_stage)

@@ -16,12 +16,12 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from hetsim.analysis.metrics import summarize
 from hetsim.costs import CostModel
+from hetsim.files import atomic_write_bytes, atomic_write_text, make_dirs
 from hetsim.mappers import get_mapper
 from hetsim.mappers.dnas_export import HETSIM_FORMAT
 from hetsim.platform import Platform
-from hetsim.report.export import atomic_write_bytes, atomic_write_text, make_dirs
-from hetsim.report.metrics import summarize
 from hetsim.search.cost import Regulariser, onnx_bytes
 from hetsim.search.data import Splits
 from hetsim.search.nets import AIMC, DIGITAL, ResNet

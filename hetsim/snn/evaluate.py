@@ -385,7 +385,7 @@ def summarize_snn(costs, schedule: Schedule, result, tables: SnnTables, mismatch
     and budget, plan_stats, timeline_sample, per_layer, configs (SpikeDuet's Table I), and, with
     ``mismatches``, the spike bits where the recorded rasters differ from the network's replay
     (:func:`hetsim.snn.network.replay_mismatches`)."""
-    from hetsim.report.metrics import device_table
+    from hetsim.analysis.metrics import device_table
 
     cm, net = costs, tables.network
     hz = cm.m33_hz

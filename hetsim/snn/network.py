@@ -629,7 +629,7 @@ def save_snn(snn: SNN, path: str | Path, force: bool = False, description: str =
     import yaml
 
     from hetsim.errors import OutputExistsError
-    from hetsim.report.export import atomic_write_bytes, atomic_write_text
+    from hetsim.files import atomic_write_bytes, atomic_write_text
 
     p = Path(path)
     npz = p.with_suffix(".npz")

@@ -507,7 +507,7 @@ def save_nir(snn: SNN, path: str | Path, force: bool = False, dt: float = DEFAUL
         InputError: see :func:`snn_to_nir`; the folder cannot be written.
         HetsimError: the graph does not read back to the same network (a bug).
     """
-    from hetsim.report.export import atomic_write_bytes, make_dirs
+    from hetsim.files import atomic_write_bytes, make_dirs
 
     nir = _nir()
     p = Path(path)

@@ -279,7 +279,7 @@ def load_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
         "nodes": len(nodes),
         "shapes": shapes_from,
         # which ops read each graph input and which op writes each graph output (tensor lifetimes,
-        # hetsim.report.footprint)
+        # hetsim.analysis.footprint)
         "input_readers": readers,
         "output_producers": {vi.name: names[producers[vi.name]] for vi in graph.output if vi.name in producers},
     }
