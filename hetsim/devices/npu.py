@@ -6,7 +6,7 @@ This kind is the worked example of ``docs/extending.md``: one file answering the
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -15,6 +15,7 @@ from hetsim.devices.fields import (
     MAX_BANDWIDTH_GB_S,
     MAX_BITS,
     MAX_CLOCK_MHZ,
+    MAX_CYCLES,
     MAX_ENERGY_PJ,
     MAX_KIB,
     MAX_PER_CYCLE,
@@ -70,6 +71,11 @@ class Npu(DeviceBase):
     needs_weights: Flag = Field(True, description="run only ops with a constant weight matrix (GEMM view)")
     double_buffered_weights: Flag = Field(
         False, description="a streamed op's weights are fetched while it computes (max, not sum, of the two)")
+    fuses: list[str] = Field(default_factory=list,
+                             description="op types the NPU fuses into a producer's launch (an epilogue), e.g. "
+                                         "[Relu, Sigmoid, Mul, Add, QuantizeLinear, DequantizeLinear]")
+    epilogue_cycles_per_element: dict[str, Annotated[Real, Field(ge=0, le=MAX_CYCLES)]] = Field(
+        default_factory=dict, description="extra cycles per output element of a fused op, by op type (absent: 0)")
 
     @model_validator(mode="after")
     def _check(self) -> Npu:
@@ -77,6 +83,9 @@ class Npu(DeviceBase):
             raise ValueError("macs_per_cycle must list at least one bit width, e.g. {8: 512}")
         if any(v <= 0 for v in self.macs_per_cycle.values()) or any(k <= 0 for k in self.macs_per_cycle):
             raise ValueError("macs_per_cycle keys (bit widths) and values (MACs/cycle) must be > 0")
+        extra = sorted(set(self.epilogue_cycles_per_element) - set(self.fuses))
+        if extra:
+            raise ValueError(f"epilogue_cycles_per_element names {extra[0]!r}, which fuses does not list")
         return self
 
     @property
@@ -85,8 +94,10 @@ class Npu(DeviceBase):
         return True
 
     def supports(self, op: Op) -> bool:
-        """True when ``op``'s type is listed (and it has a GEMM view, with ``needs_weights``)."""
-        return op.op_type in self.supported_ops and (op.gemm is not None or not self.needs_weights)
+        """True when ``op``'s type is listed (and it has a GEMM view, with ``needs_weights``), or is a type the NPU
+        fuses (``fuses``: it also runs one on its own, at its elementwise rate)."""
+        return (op.op_type in self.supported_ops and (op.gemm is not None or not self.needs_weights)
+                or op.op_type in self.fuses)
 
     def _mac_rate(self) -> float:
         wider = [w for w in sorted(self.macs_per_cycle) if w >= self.element_bits]
@@ -135,3 +146,12 @@ class Npu(DeviceBase):
     def op_energy_j(self, op: Op, n_channels: int | None = None) -> float:
         """``energy_pj_per_mac * macs`` in joules."""
         return self.energy_pj_per_mac * 1e-12 * op.macs
+
+    def fused_epilogue_s(self, producer: Op, consumer: Op) -> float | None:
+        """``epilogue_cycles_per_element[type] * n_out / clock`` for a consumer whose type is in ``fuses`` (the
+        epilogue's extra cycles; an op type without an entry adds none), ``None`` otherwise. Ours: an epilogue
+        unit that applies the op to the producer's output elements as they are written (as Arm Ethos-U's output
+        unit applies activations and requantisation; Arm's Vela compiler fuses them into the preceding operator)."""
+        if consumer.op_type not in self.fuses or not self.supports(producer):
+            return None
+        return self.epilogue_cycles_per_element.get(consumer.op_type, 0.0) * consumer.n_out / (self.clock_mhz * 1e6)

@@ -223,6 +223,7 @@ def make_schedule(
     *,
     after: dict[str, list[str]] | None = None,
     policies: dict | None = None,
+    fused: dict[str, str] | None = None,
 ) -> Schedule:
     """A complete schedule for ``assignment``: per-device order (``order`` where given, else topological),
     resident-capacity placement, and the contention-free predicted times of
@@ -233,7 +234,9 @@ def make_schedule(
     name one of the op's devices. A split op is in the order of every device holding one of its parts.
     ``policies`` (op -> :class:`~hetsim.schedule.WeightPolicy`, :mod:`hetsim.weights`) and ``after`` (control
     dependencies: the chain of a CIM's reprogrammed ops) go into the schedule; ``costs`` must then be the cost
-    model bound to them (:mod:`hetsim.mappers._policy` builds it).
+    model bound to them (:mod:`hetsim.mappers._policy` builds it). ``fused`` (consumer -> producer, fused operator
+    groups) goes into the schedule too, each fused consumer moved right after its producer in its device's order
+    (:func:`fused_order`).
 
     Raises:
         InternalError: ``order`` contradicts the data dependencies or the assignment (the mapper's own
@@ -248,9 +251,11 @@ def make_schedule(
         for d in (splits[v] if v in splits else [assignment[v]]):
             if d not in given:
                 order[d].append(v)
+    if fused:
+        order = fused_order(costs, assignment, fused, order if given else None)
     placement = place(costs, {v: d for v, d in assignment.items() if v not in splits})
     try:
-        start, finish, makespan = list_schedule(costs, assignment, order, splits, after=after)
+        start, finish, makespan = list_schedule(costs, assignment, order, splits, after=after, fused=fused)
     except ScheduleError as err:
         raise InternalError(f"mapper {mapper!r} built an inconsistent schedule: {err} (a bug in the mapper, "
                             "please report it)") from err
@@ -267,7 +272,50 @@ def make_schedule(
         stats=dict(stats or {}),
         after=after,
         policies=policies,
+        fused=fused,
     )
+
+
+def fused_order(costs: CostModel, assignment: dict[str, str], fused: dict[str, str],
+                order: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """Per device, its ops in an order that runs each fused group (``fused``: consumer -> producer) as one launch:
+    the group's consumers right after their producers. With ``order`` given (a mapper's own, every group's
+    outside inputs before its head), each fused consumer is taken out and put back after its producer; without,
+    the groups are taken in a topological order of the graph whose nodes are the groups (ties: the workload's
+    topological order), every device listing its own."""
+    chain = {p: c for c, p in fused.items()}
+    if order:
+        out = {}
+        for d, seq in order.items():
+            new = []
+            for v in seq:
+                if v in fused:
+                    continue
+                new.append(v)
+                while new[-1] in chain:
+                    new.append(chain[new[-1]])
+            out[d] = new
+        return out
+    import networkx as nx
+
+    from hetsim.check import fusion_heads
+
+    g = costs.workload.graph
+    topo = costs.workload.topological_order()
+    pos = {v: i for i, v in enumerate(topo)}
+    heads = fusion_heads(fused)
+    group = {v: heads.get(v, v) for v in g}
+    h = nx.DiGraph()
+    h.add_nodes_from(v for v in topo if v not in fused)
+    h.add_edges_from((group[u], group[v]) for u, v in g.edges if group[u] != group[v])
+    out = {d: [] for d in costs.platform.devices}
+    for x in nx.lexicographical_topological_sort(h, key=pos.__getitem__):
+        while True:
+            out[assignment[x]].append(x)
+            if x not in chain:
+                break
+            x = chain[x]
+    return out
 
 
 def _blocks(parts: dict[str, list[int]]):
@@ -333,3 +381,36 @@ def parse_mapper_option(name: str, option: str, text: str):
     except (ValueError, KeyError, yaml.YAMLError):
         want = {"int": "an integer", "float": "a number", "bool": "true or false"}.get(kind, "a YAML value")
         raise InputError(f"option {option!r} of mapper {name!r}: {text!r} is not {want}") from None
+
+
+def fuse_where_placed(costs: CostModel, assignment: dict[str, str]) -> dict[str, str]:
+    """Fused operator groups for a mapping: in the workload's topological order, each op whose producer sits on
+    a device that fuses the pair (:attr:`~hetsim.costs.CostModel.fusion`; the first such producer in graph order
+    that has no fused consumer yet) is fused into it, unless that would make a group wait for an input computed
+    from its own output (a cycle among the groups). Consumer -> producer; empty without fusion options."""
+    if not costs.fusion:
+        return {}
+    import networkx as nx
+
+    from hetsim.check import fusion_heads
+
+    g = costs.workload.graph
+    fused: dict[str, str] = {}
+    taken: set[str] = set()
+    for c in costs.workload.topological_order():
+        for p, per_dev in costs.fusion.get(c, {}).items():
+            d = assignment[c]
+            if assignment[p] != d or d not in per_dev or p in taken:
+                continue
+            fused[c] = p
+            heads = fusion_heads(fused)
+            if all(heads.get(u, u) == heads[c] for u in g.predecessors(c)):  # no outside input: no cycle
+                taken.add(p)
+                break
+            group = {v: heads.get(v, v) for v in g}
+            h = nx.DiGraph((group[u], group[v]) for u, v in g.edges if group[u] != group[v])
+            if nx.is_directed_acyclic_graph(h):
+                taken.add(p)
+                break
+            del fused[c]
+    return fused

@@ -9,7 +9,7 @@ from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers._policy import greedy_policies
 from hetsim.mappers._throughput import check_objective, map_one
-from hetsim.mappers.base import capacity_budget, make_schedule, register
+from hetsim.mappers.base import capacity_budget, fuse_where_placed, fused_order, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
 from hetsim.weights import weight_option_platform
@@ -19,6 +19,9 @@ from hetsim.weights import weight_option_platform
 class Greedy:
     """Greedy offloading under every device's resident capacity (the crossbar budget of CPU-CIM ILP Eq. 14,
     generalised).
+
+    Where a device fuses ops (:attr:`~hetsim.costs.CostModel.fusion`), every mapping is evaluated with the fused
+    groups its placement allows (:func:`~hetsim.mappers.base.fuse_where_placed`) and without, the shorter kept.
 
     Candidates are (op, accelerator) pairs where the accelerator is faster than the host; they are visited best
     first by host time saved per share of the accelerator's resident capacity, ``(T_host - T_acc) / (need /
@@ -74,6 +77,9 @@ class Greedy:
             t_host = costs.latency[v][host]
             for dev in accels:
                 t_acc = costs.latency[v].get(dev)
+                epi = [t[dev] for t in costs.fusion.get(v, {}).values() if dev in t]  # fused, if its producer is
+                if epi and t_acc is not None:
+                    t_acc = min(t_acc, *epi)
                 if t_acc is None or t_acc >= t_host:
                     continue
                 if dev in budget:
@@ -86,7 +92,7 @@ class Greedy:
                     n, score = 0, float("inf")
                 cands.append((score, t_host - t_acc, v, dev, n))
         cands.sort(key=lambda c: (-c[0], -c[1] if c[0] == float("inf") else 0.0, rank[c[2]], dev_rank[c[3]]))
-        _, _, best = list_schedule(costs, assignment)
+        best = _makespan(costs, assignment)[0]
         evaluated = 0
         per_op: dict[str, list[tuple[str, int]]] = {}
         for _, _, v, dev, n in cands:  # an op's devices in candidate order; ops in order of their best candidate
@@ -100,7 +106,7 @@ class Greedy:
                     continue
                 assignment[v] = dev
                 evaluated += 1
-                _, _, ms = list_schedule(costs, assignment)
+                ms = _makespan(costs, assignment)[0]
                 if ms < best * (1.0 - self.min_gain) and ms < best and (choice is None or ms < choice[0]):
                     choice = (ms, dev, n)
             assignment[v] = host
@@ -116,7 +122,22 @@ class Greedy:
             "offloaded": sum(1 for d in assignment.values() if d != host),
             "solve_time_s": time.perf_counter() - t0,
         }
-        return make_schedule(costs, assignment, self.name, stats)
+        fused = _makespan(costs, assignment)[1]
+        if fused:
+            stats["fused"] = len(fused)
+        return make_schedule(costs, assignment, self.name, stats, fused=fused)
+
+
+def _makespan(costs: CostModel, assignment: dict[str, str]) -> tuple[float, dict[str, str]]:
+    """The contention-free makespan of ``assignment`` and its fused groups: where devices fuse ops, the shorter of
+    the mapping with the groups :func:`~hetsim.mappers.base.fuse_where_placed` forms and without any (then
+    ``{}``); ties go to the fused one."""
+    _, _, plain = list_schedule(costs, assignment)
+    fused = fuse_where_placed(costs, assignment)
+    if not fused:
+        return plain, {}
+    _, _, ms = list_schedule(costs, assignment, fused_order(costs, assignment, fused), fused=fused)
+    return (ms, fused) if ms <= plain else (plain, {})
 
 
 def carried(costs: CostModel, g, assignment: dict[str, str], v: str, dev: str) -> bool:
