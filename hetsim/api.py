@@ -91,6 +91,7 @@ def run(
     input_shape: Mapping[str, Sequence[int]] | None = None,
     example_inputs=None,
     spill: bool = False,
+    fusion: bool = True,
     **options,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` with ``mapper``, replay the schedule, and summarise it, as
@@ -131,6 +132,9 @@ def run(
             (``example_inputs=torch.zeros(1, 3, 224, 224)``).
         spill: a schedule whose live activations exceed a checked memory's capacity spills the excess to the next
             memory, its traffic reported and charged (:mod:`hetsim.report.footprint`), instead of being refused.
+        fusion: where a device fuses ops into a producer's launch (an NPU applying activations and requantisation
+            as an epilogue: ``fuses`` in its platform entry), the mapper may run them fused (the default);
+            ``False`` runs every op on its own launch (the CLI's ``--no-fusion``). ONNX models only.
         **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="throughput"`` (cpsat, heft, greedy: the busiest resource's
             load per request; for a scenario, all its models at once, and ``compare=`` the latency mapping
@@ -157,4 +161,4 @@ def run(
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
                 timeline=timeline, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
-                **({"spill": True} if spill else {}))
+                **({"spill": True} if spill else {}), **({} if fusion else {"fusion": False}))

@@ -206,11 +206,6 @@ def fusion_violations(costs: CostModel, schedule: Schedule, order: dict[str, lis
                    f"{d!r} does not fuse {costs.workload.op(c).op_type} into {costs.workload.op(p).op_type}")
             out.append(f"the schedule fuses {c!r} into {p!r} on {d!r}, but {why}")
             continue
-        seq = (order or schedule.order).get(d)
-        if seq is not None:
-            i = _index(seq, p)
-            if i is None or i + 1 >= len(seq) or seq[i + 1] != c:
-                out.append(f"{d}: fused {c!r} does not follow its producer {p!r} in the device's order")
     if out:
         return out
     heads = fusion_heads(fused)
@@ -225,6 +220,13 @@ def fusion_violations(costs: CostModel, schedule: Schedule, order: dict[str, lis
         cyc = nx.find_cycle(h)
         return [f"the fused group of {cyc[0][0]!r} waits for an input computed from its own output (through "
                 f"{cyc[0][1]!r}); fuse the consumer that closes the cycle too, or none"]
+    for c, p in fused.items():
+        seq = (order or schedule.order).get(schedule.device_of(c))
+        if seq is not None:
+            i = _index(seq, p)
+            if i is None or i + 1 >= len(seq) or seq[i + 1] != c:
+                out.append(f"{schedule.device_of(c)}: fused {c!r} does not follow its producer {p!r} in the "
+                           "device's order")
     return out
 
 
@@ -543,10 +545,7 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
             rep.add(f"op {v!r} finishes at {f[v]:.9g} s, after the makespan {T:.9g} s (Eq. 6)")
         if full():
             return rep
-    for msg in fused_time_violations(costs, schedule, tol)[:limit - len(rep.violations)]:
-        rep.add(msg)
-    if full():
-        return rep
+    rep.violations += fused_time_violations(costs, schedule, tol)[:limit - len(rep.violations)]
     for dev, cap in caps.items():
         seq = schedule.order.get(dev) or [v for v in wl.topological_order() if dev in devices_of(v, a, splits)]
         for i in range(1, len(seq)):

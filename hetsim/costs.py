@@ -115,7 +115,10 @@ class CostModel:
             raise UnsupportedOpError(
                 f"no device of platform {platform.name!r} supports {', '.join(unsupported[:5])}{more}"
             )
-        self.fusion: dict[str, dict[str, dict[str, float]]] = self._fusion() if self.fusion_on else {}
+        offered = self._fusion()
+        #: how many ops the devices could run fused into a producer (also with fusion off: the report says so)
+        self.fusion_offered = len(offered)
+        self.fusion: dict[str, dict[str, dict[str, float]]] = offered if self.fusion_on else {}
 
     def _fusion(self) -> dict[str, dict[str, dict[str, float]]]:
         """:attr:`fusion`: every data edge ``p -> c`` (neither op folded, not a parameter edge) and every serial
@@ -136,6 +139,15 @@ class CostModel:
                 if t is not None:
                     out.setdefault(c, {}).setdefault(p, {})[d] = float(t)
         return out
+
+    def without_fusion(self) -> CostModel:
+        """This cost model with no fused operator groups (:attr:`fusion` empty, ``fusion_on`` false): a shallow copy,
+        for a mapper that does not model fusion (``self`` when there is nothing to fuse)."""
+        if not self.fusion:
+            return self
+        b = copy.copy(self)
+        b.fusion, b.fusion_on = {}, False
+        return b
 
     def with_fusion(self, fused: dict[str, str]) -> CostModel:
         """The cost model of a schedule's fused groups (``fused``: consumer -> producer): a shallow copy whose

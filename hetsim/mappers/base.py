@@ -42,6 +42,12 @@ class Mapper(Protocol):
 MAPPERS: dict[str, Callable[..., Mapper]] = {}
 
 
+#: what a mapper that does not model fused operator groups records in ``stats["fusion"]`` when the platform offers
+#: them (:attr:`~hetsim.costs.CostModel.fusion`): its schedule runs every op on its own launch, and its bounds and
+#: status are those of the problem without fusion
+NO_FUSION_NOTE = "not modelled: every op on its own launch; status and bounds are for the problem without fusion"
+
+
 def register(name: str):
     """Class decorator: make a mapper available as ``name``."""
 

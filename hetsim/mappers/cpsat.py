@@ -110,9 +110,10 @@ from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
+from hetsim.mappers._fused_cpsat import TooManyPaths, map_fused
 from hetsim.mappers._policy import cpsat_policies
 from hetsim.mappers._throughput import check_objective, map_one
-from hetsim.mappers.base import MAPPERS, make_schedule, register
+from hetsim.mappers.base import MAPPERS, NO_FUSION_NOTE, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.weights import weight_option_platform
 
@@ -234,6 +235,15 @@ class CpSat:
     throughput_method = "exact"
 
     def map(self, costs: CostModel) -> Schedule:
+        if costs.fusion:  # fused groups: one exact model of its own (hetsim/mappers/_fused_cpsat.py)
+            if self.objective == "latency" and not weight_option_platform(costs.platform):
+                try:
+                    return map_fused(self, costs, self._heuristics(costs))
+                except TooManyPaths:
+                    pass
+            sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
+            sched.stats["fusion"] = NO_FUSION_NOTE
+            return sched
         if self.objective == "throughput":
             return map_one(self, costs)
         # the phases allocate millions of small dicts and lists on large graphs, which the cyclic garbage

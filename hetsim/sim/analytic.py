@@ -62,13 +62,7 @@ def list_schedule(
     rank = {n: i for i, n in enumerate(topo)}
     # when the device orders follow the topological order, it is a valid processing order
     after = after or {}
-    gates = {}
-    if fused:
-        costs = costs.with_fusion(fused)
-        gates = fusion_gates(g, fused)  # a group's head also waits for its members' outside inputs
-        after = {v: list(us) for v, us in after.items()}
-        for h, edges in gates.items():
-            after.setdefault(h, []).extend(u for u, _ in edges)
+    costs, gates, after = _with_fusion(costs, fused, after)
     forward = (all(rank[p] < rank[n] for (_, n), p in chain_prev.items())
                and all(rank[u] < rank[v] for v, us in after.items() for u in us))
     proc = topo if forward else _processing_order(g, chain_prev, after)
@@ -130,6 +124,19 @@ def list_schedule(
         finish[v] = f
     makespan = max(finish.values(), default=0.0)
     return start, finish, makespan
+
+
+def _with_fusion(costs: CostModel, fused: dict[str, str] | None, after: dict[str, list[str]]):
+    """``(costs, gates, after)`` for a schedule's fused groups: the cost model with the fused epilogues, each group
+    head's outside inputs (:func:`hetsim.check.fusion_gates`) and ``after`` with them as ops the head waits for
+    (so that the processing order has them first); unchanged without fused groups."""
+    if not fused:
+        return costs, {}, after
+    gates = fusion_gates(costs.workload.graph, fused)
+    after = {v: list(us) for v, us in after.items()}
+    for h, edges in gates.items():
+        after.setdefault(h, []).extend(u for u, _ in edges)
+    return costs.with_fusion(fused), gates, after
 
 
 def _gate_ready(costs: CostModel, edges, finish, assignment, split_devs) -> float:

@@ -210,8 +210,7 @@ class Plan:
                 link, bits = route
                 edges.append((v, link, link.transfer_time(edge_bytes_at(data, bits))))
             self.out[u] = edges
-        if schedule.fused:
-            self._gate_fused_groups(fusion_gates(g, schedule.fused))
+        self._gate_fused_groups(fusion_gates(g, schedule.fused))  # none without fused groups
 
     def _gate_fused_groups(self, gates: dict[str, list[tuple[str, str]]]) -> None:
         """A fused group is one launch: the edges into its fused consumers from outside the group arrive at its
