@@ -49,10 +49,11 @@ def fusion_note() -> str:
             "bypassed)")
 
 
-def map_fused(m, costs: CostModel, heuristics: list[Schedule]) -> Schedule:
+def map_fused(m, costs: CostModel, heuristics: list[Schedule], t0: float | None = None) -> Schedule:
     """The optimal mapping of ``costs`` with fused groups (module docstring) by the ``cpsat`` mapper ``m`` (its
     time limit, threads, seed, gap, tick, determinism and log), started from the best of ``heuristics``
-    (schedules of greedy and heft).
+    (schedules of greedy and heft); ``t0``: when the mapping started (``time.perf_counter()``; default now), the
+    solver getting what is left of the time limit.
 
     Raises:
         MappingError: no feasible mapping, or none found within the time limit and no heuristic schedule.
@@ -60,7 +61,7 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule]) -> Schedule:
     """
     from ortools.sat.python import cp_model
 
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if t0 is None else t0
     g = costs.workload.graph
     horizon_s = sum(max(lat.values()) for lat in costs.latency.values()) + sum(
         max((costs.transfer_time(u, v, a, b) for a in costs.latency[u] for b in costs.latency[v]
@@ -73,7 +74,7 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule]) -> Schedule:
     model, lit, f, s = _build(cp_model.CpModel(), p, opts, g)
     best_h = min(heuristics, key=lambda h: h.makespan_s, default=None)
     if best_h is not None:
-        _hint(model, p, lit, f, s, best_h, tick)
+        _hint(model, p, lit, f, s, best_h, _tick_starts(costs, p, opts, best_h))
     solver = cp_model.CpSolver()
     _parameters(solver.parameters, cp_model, m, max(0.01, m.time_limit_s - (time.perf_counter() - t0)))
     t_solve = time.perf_counter()
@@ -233,14 +234,39 @@ def _in_group(model, fused_edge: dict, u: str, c: str):
     return inside
 
 
-def _hint(model, p, lit, f, s, sched: Schedule, tick: float) -> None:
-    """``sched`` (a heuristic's) as the solver's hint: devices, fused groups, starts."""
+def _tick_starts(costs: CostModel, p: B.IntProblem, opts, sched: Schedule) -> dict[str, int] | None:
+    """The starts in ticks of ``sched``'s assignment, fused groups and device orders with the model's rounded
+    durations and transfers (:func:`~hetsim.sim.analytic.list_schedule` on a copy of the cost model that answers
+    in whole ticks), so that the hint is a solution of the model; ``None`` when it is not one (an op on a device
+    the model dropped)."""
+    import copy
+
+    from hetsim.sim.analytic import list_schedule
+
+    a, tick = sched.assignment, p.tick
+    if any(a[v] not in p.dur[v] for v in p.ops):
+        return None
+    rounded = copy.copy(costs)
+    rounded.latency = {v: {d: n * tick for d, n in p.dur[v].items()} for v in p.ops}
+    rounded.fusion = {}
+    for c, q, d, n in opts:
+        rounded.fusion.setdefault(c, {}).setdefault(q, {})[d] = n * tick
+    rounded.transfer_time = lambda u, v, x, y: p.tr[(u, v)].get((x, y), 0) * tick  # the model's transfers
+    try:
+        start, _, _ = list_schedule(rounded, a, sched.order, fused=sched.fused or None)
+    except Exception:  # noqa: BLE001 - a hint is optional: without one the solver searches from scratch
+        return None
+    return {v: int(round(t / tick)) for v, t in start.items()}
+
+
+def _hint(model, p, lit, f, s, sched: Schedule, starts: dict[str, int] | None) -> None:
+    """``sched`` (a heuristic's) as the solver's hint: devices, fused groups and, when given, starts in ticks."""
     a = sched.assignment
     for v in p.ops:
         for d, x in lit[v].items():
             model.AddHint(x, d == a.get(v))
-        if v in sched.start_s:
-            model.AddHint(s[v], B.to_ticks(sched.start_s[v], tick))
+        if starts is not None:
+            model.AddHint(s[v], starts[v])
     for (c, q, d), x in f.items():
         model.AddHint(x, sched.fused.get(c) == q and a.get(c) == d)
 

@@ -396,27 +396,41 @@ def fuse_where_placed(costs: CostModel, assignment: dict[str, str]) -> dict[str,
     from its own output (a cycle among the groups). Consumer -> producer; empty without fusion options."""
     if not costs.fusion:
         return {}
-    import networkx as nx
-
-    from hetsim.check import fusion_heads
-
     g = costs.workload.graph
     fused: dict[str, str] = {}
+    head: dict[str, str] = {}  # fused op -> its group's head (a chain grows at its end only)
+    members: dict[str, list[str]] = {}  # head -> its group, head first
     taken: set[str] = set()
     for c in costs.workload.topological_order():
+        d = assignment[c]
         for p, per_dev in costs.fusion.get(c, {}).items():
-            d = assignment[c]
             if assignment[p] != d or d not in per_dev or p in taken:
                 continue
+            h = head.get(p, p)
+            outside = {u for u in g.predecessors(c) if head.get(u, u) != h}
+            if outside and _reaches(g, members.get(h, [h]), outside, head, members):
+                continue  # an outside input computed from the group's output: a cycle
             fused[c] = p
-            heads = fusion_heads(fused)
-            if all(heads.get(u, u) == heads[c] for u in g.predecessors(c)):  # no outside input: no cycle
-                taken.add(p)
-                break
-            group = {v: heads.get(v, v) for v in g}
-            h = nx.DiGraph((group[u], group[v]) for u, v in g.edges if group[u] != group[v])
-            if nx.is_directed_acyclic_graph(h):
-                taken.add(p)
-                break
-            del fused[c]
+            head[c] = h
+            members.setdefault(h, [h]).append(c)
+            taken.add(p)
+            break
     return fused
+
+
+def _reaches(g, start: list[str], targets: set[str], head: dict[str, str], members: dict[str, list[str]]) -> bool:
+    """True when a path leads from the ops ``start`` (a group) to one of ``targets`` in the graph whose nodes are
+    the fused groups (``head``: fused op -> its group's head; ``members``: head -> its ops): a search that enters
+    a group goes on from every op of it."""
+    seen = set(start)
+    stack = list(start)
+    while stack:
+        for y in g.successors(stack.pop()):
+            for z in members.get(head.get(y, y), [y]):  # y's group: y alone when it is in none
+                if z in seen:
+                    continue
+                if z in targets:
+                    return True
+                seen.add(z)
+                stack.append(z)
+    return False

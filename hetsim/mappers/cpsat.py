@@ -238,7 +238,8 @@ class CpSat:
         if costs.fusion:  # fused groups: one exact model of its own (hetsim/mappers/_fused_cpsat.py)
             if self.objective == "latency" and not weight_option_platform(costs.platform):
                 try:
-                    return map_fused(self, costs, self._heuristics(costs))
+                    t0 = time.perf_counter()
+                    return map_fused(self, costs, self._heuristics(costs), t0)
                 except TooManyPaths:
                     pass
             sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
