@@ -52,7 +52,10 @@ class Npu(DeviceBase):
 
     Energy: ``active_w`` / ``idle_w`` like every device, plus ``energy_pj_per_mac`` per MAC computed.
 
-    Only op types in ``supported_ops`` run here (default: the GEMM-like types with a constant weight).
+    Only op types in ``supported_ops`` run here (default: the GEMM-like types with a constant weight), and the
+    types in ``fuses``: these the NPU fuses into the launch of a producer it runs, each adding
+    ``epilogue_cycles_per_element[type] * n_out`` cycles (:meth:`fused_epilogue_s`; ``docs/models.md``, "Fused
+    operator groups"), and runs on their own at ``elementwise_per_cycle``.
     """
 
     kind: Literal["npu"] = "npu"

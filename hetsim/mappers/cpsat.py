@@ -68,6 +68,11 @@ Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` sa
 * ``chain``: a graph that is one chain of ops is solved exactly by a dynamic program over (device, crossbars
   used) instead (:mod:`hetsim.mappers._chain`): no heuristics, no CP-SAT.
 
+Fused operator groups (a platform whose devices fuse ops, :attr:`hetsim.costs.CostModel.fusion`): one exact model
+of its own with the groups as options, :mod:`hetsim.mappers._fused_cpsat`; the levers above reason about ops on
+their own launches and are bypassed there. The throughput objective and the weight-policy models map without
+fusion and say so (``stats["fusion"]``).
+
 The phases: heuristics (greedy, heft if registered, re-scheduled by ``fill``), bounds and fixing, the
 decomposition (up to ``decompose_share`` of the time limit), the fluid relaxation, and the full model for
 the rest of the time from the best bound and incumbent so far (always built: its size is in the stats).
