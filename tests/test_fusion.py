@@ -318,3 +318,30 @@ def test_ilp_maps_without_fusion_and_says_so():
     # its optimum is that of the problem without fusion: the unfused 840 ns, not the fused 765 ns
     assert sched.makespan_s == pytest.approx(840 * NS)
     assert get_mapper("cpsat", time_limit_s=30).map(costs).makespan_s == pytest.approx(765 * NS)
+
+
+def test_papers_platforms_declare_no_fusion():
+    """puma*, diana, cim-npu and the rest fuse nothing: their cost models offer no fused group, so every mapper
+    and number is what it was (efr32mg24 runs spiking networks: its cost model is the SNN one, without fusion)."""
+    from hetsim.platform import load_platform
+    from hetsim.workload import load_onnx
+
+    onnx = ROOT / "workloads" / "yolov5n.onnx"
+    if not onnx.is_file():
+        pytest.skip("yolov5n.onnx not available")
+    wl = load_onnx(onnx)
+    for name in ("puma", "puma-host", "puma-x86", "cim-npu", "cim-npu-dram", "soc-2npu"):
+        costs = CostModel(wl, load_platform(ROOT / "platforms" / f"{name}.yaml"))
+        assert costs.fusion == {} and costs.fusion_offered == 0, name
+    assert CostModel(wl, load_platform(ROOT / "platforms" / "edge-soc.yaml")).fusion_offered > 0
+
+
+def test_edge_soc_names_its_fused_groups(capsys):
+    from conftest import run_cli
+
+    onnx = ROOT / "workloads" / "yolov5n.onnx"
+    if not onnx.is_file():
+        pytest.skip("yolov5n.onnx not available")
+    code, out, err = run_cli(capsys, "run", str(ROOT / "platforms" / "edge-soc.yaml"), str(onnx), "--mapper", "heft")
+    assert code == 0, err
+    assert "fused:" in out and "npu: /model.0/conv/Conv + /model.0/act/Sigmoid + /model.0/act/Mul" in out

@@ -71,10 +71,10 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule], t0: float | None 
     opts = [(c, q, d, B.to_ticks(epi, tick)) for c, per_p in costs.fusion.items() for q, per_d in per_p.items()
             for d, epi in per_d.items() if d in p.devices[c] and d in p.devices[q]]
     rb = p.rounding_bound_s + tick * len({c for c, *_ in opts})
-    model, lit, f, s = _build(cp_model.CpModel(), p, opts, g)
+    model, lit, f, s, aux = _build(cp_model.CpModel(), p, opts, g)
     best_h = min(heuristics, key=lambda h: h.makespan_s, default=None)
     if best_h is not None:
-        _hint(model, p, lit, f, s, best_h, _tick_starts(costs, p, opts, best_h))
+        _hint(model, p, lit, f, s, aux, best_h, _tick_starts(costs, p, opts, best_h))
     solver = cp_model.CpSolver()
     _parameters(solver.parameters, cp_model, m, max(0.01, m.time_limit_s - (time.perf_counter() - t0)))
     t_solve = time.perf_counter()
@@ -127,7 +127,8 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule], t0: float | None 
 
 def _build(model, p: B.IntProblem, opts: list[tuple[str, str, str, int]], g):
     """The model of the module docstring on ``model`` for the integer problem ``p`` and the fusable triples
-    ``opts`` (consumer, producer, device, epilogue ticks); returns ``(model, l, f, s)``."""
+    ``opts`` (consumer, producer, device, epilogue ticks); returns ``(model, l, f, s, aux)``, ``aux`` the other
+    variables by name (for the hint)."""
     H = sum(max(dv.values()) for dv in p.dur.values()) + sum(max(t.values(), default=0) for t in p.tr.values()) + 1
     lit = {v: {d: model.NewBoolVar(f"l[{v},{d}]") for d in p.devices[v]} for v in p.ops}
     for v in p.ops:
@@ -162,6 +163,7 @@ def _build(model, p: B.IntProblem, opts: list[tuple[str, str, str, int]], g):
     for (c, q, _d), x in f.items():
         model.Add(s[c] == e[q]).OnlyEnforceIf(x)
         model.Add(launch[c] == launch[q]).OnlyEnforceIf(x)
+    paths: list = []  # per (input, fusable consumer) pair with fusable paths between: _in_group's Booleans
     fused_edge = {}  # (producer, consumer) -> Boolean: the edge is fused on some device
     for c, q, _d, _ in opts:
         if (q, c) not in fused_edge:
@@ -179,7 +181,7 @@ def _build(model, p: B.IntProblem, opts: list[tuple[str, str, str, int]], g):
                 elif tr[(a, b)] > 0:
                     model.Add(s[v] >= e[u] + tr[(a, b)]).OnlyEnforceIf([lit[u][a], lit[v][b]])
         if v in by_consumer:  # the arrival by the group's launch, unless u is in v's group
-            inside = _in_group(model, fused_edge, u, v)
+            inside = _in_group(model, fused_edge, u, v, paths)
             for (a, b), t in tr.items():
                 cond = [lit[u][a], lit[v][b]] + ([inside.Not()] if inside is not None else [])
                 model.Add(launch[v] >= e[u] + t).OnlyEnforceIf(cond)
@@ -196,12 +198,14 @@ def _build(model, p: B.IntProblem, opts: list[tuple[str, str, str, int]], g):
     for v in p.ops:
         model.Add(e[v] <= T)
     model.Minimize(T)
-    return model, lit, f, s
+    aux = {"e": e, "size": size, "launch": launch, "fused_edge": fused_edge, "paths": paths, "T": T, "epi": epi_of}
+    return model, lit, f, s, aux
 
 
-def _in_group(model, fused_edge: dict, u: str, c: str):
+def _in_group(model, fused_edge: dict, u: str, c: str, out: list):
     """A Boolean that may be true only when a path of fused edges leads from ``u`` to ``c`` (``u`` is then in
-    ``c``'s group), or ``None`` when no path of fusable edges does.
+    ``c``'s group), or ``None`` when no path of fusable edges does. ``out`` gets ``(Boolean, [(path Boolean,
+    path edges), ...])``.
 
     Raises:
         TooManyPaths: more than :data:`MAX_PATHS` such paths.
@@ -231,6 +235,7 @@ def _in_group(model, fused_edge: dict, u: str, c: str):
             model.AddImplication(b, fused_edge[edge])
         held.append(b)
     model.AddBoolOr(held).OnlyEnforceIf(inside)
+    out.append((inside, list(zip(held, paths, strict=True))))
     return inside
 
 
@@ -259,16 +264,35 @@ def _tick_starts(costs: CostModel, p: B.IntProblem, opts, sched: Schedule) -> di
     return {v: int(round(t / tick)) for v, t in start.items()}
 
 
-def _hint(model, p, lit, f, s, sched: Schedule, starts: dict[str, int] | None) -> None:
-    """``sched`` (a heuristic's) as the solver's hint: devices, fused groups and, when given, starts in ticks."""
-    a = sched.assignment
+def _hint(model, p, lit, f, s, aux: dict, sched: Schedule, starts: dict[str, int] | None) -> None:
+    """``sched`` (a heuristic's) as the solver's hint: devices, fused groups and, when ``starts`` (ticks) are
+    given, every other variable's value in that schedule (a complete solution: CP-SAT starts from it)."""
+    a, fused = sched.assignment, sched.fused
     for v in p.ops:
         for d, x in lit[v].items():
             model.AddHint(x, d == a.get(v))
-        if starts is not None:
-            model.AddHint(s[v], starts[v])
     for (c, q, d), x in f.items():
-        model.AddHint(x, sched.fused.get(c) == q and a.get(c) == d)
+        model.AddHint(x, fused.get(c) == q and a.get(c) == d)
+    for (q, c), x in aux["fused_edge"].items():
+        model.AddHint(x, fused.get(c) == q)
+    for inside, paths in aux["paths"]:
+        held = [all(fused.get(y) == x for x, y in path) for _, path in paths]
+        for (b, _), h in zip(paths, held, strict=True):
+            model.AddHint(b, h)
+        model.AddHint(inside, any(held))
+    if starts is None:
+        return
+    size = {v: aux["epi"][(v, fused[v], a[v])] if v in fused else p.dur[v][a[v]] for v in p.ops}
+    head = {}
+    for v in p.ops:  # topological: a producer's head is known before its consumer's
+        head[v] = head[fused[v]] if v in fused else v
+    for v in p.ops:
+        model.AddHint(s[v], starts[v])
+        model.AddHint(aux["size"][v], size[v])
+        model.AddHint(aux["e"][v], starts[v] + size[v])
+        if aux["launch"][v] is not s[v]:
+            model.AddHint(aux["launch"][v], starts[head[v]])
+    model.AddHint(aux["T"], max((starts[v] + size[v] for v in p.ops), default=0))
 
 
 def _parameters(prm, cp_model, m, limit: float) -> None:
