@@ -11,7 +11,7 @@ from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers._policy import heft_policies
 from hetsim.mappers._throughput import check_objective, map_one
-from hetsim.mappers.base import capacity_budget, make_schedule, register
+from hetsim.mappers.base import NO_FUSION_NOTE, capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.weights import weight_option_platform
 
@@ -63,7 +63,10 @@ class Heft:
         if self.objective == "throughput":
             return map_one(self, costs)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
-            return heft_policies(costs, self.name, tuple(self.crossbar_prices))
+            sched = heft_policies(costs, self.name, tuple(self.crossbar_prices))
+            if costs.fusion:  # the (device, weight policy) search does not model fused groups: say so
+                sched.stats["fusion"] = NO_FUSION_NOTE
+            return sched
         return price_sweep(costs, self.crossbar_prices, partial(self._heft_fused, costs))
 
     def _heft_fused(self, costs: CostModel, price: float, base: float) -> Schedule:
