@@ -345,3 +345,15 @@ def test_edge_soc_names_its_fused_groups(capsys):
     code, out, err = run_cli(capsys, "run", str(ROOT / "platforms" / "edge-soc.yaml"), str(onnx), "--mapper", "heft")
     assert code == 0, err
     assert "fused:" in out and "npu: /model.0/conv/Conv + /model.0/act/Sigmoid + /model.0/act/Mul" in out
+
+
+def test_api_fusion_off_gives_the_unfused_run():
+    import hetsim
+
+    plat = make_platform(npu=FUSING)
+    on = hetsim.run(plat, silu(), mapper="greedy")
+    off = hetsim.run(plat, silu(), mapper="greedy", fusion=False)
+    assert on.makespan_s == pytest.approx(765 * NS) and off.makespan_s == pytest.approx(840 * NS)
+    assert on.summary["fusion"]["groups"] == [{"device": "npu", "ops": ["conv", "sig", "mul"]}]
+    assert off.summary["fusion"] == {"on": False, "offered": 2, "fused_ops": 0, "groups": []}
+    assert list(on.ops["fused_into"]) == ["", "conv", "sig"]
