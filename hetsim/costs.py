@@ -54,7 +54,8 @@ class CostModel:
             of ``producer`` (a data edge ``producer -> consumer``) on ``device``, a serial device of one unit that
             runs both ops, and then lasts the epilogue's seconds instead of its own latency (no launch, no
             transfer; a schedule's ``fused``, :func:`hetsim.check.fusion_violations`). Folded ops and parameter
-            edges take no part. Empty with ``fusion=False`` or when no device fuses.
+            edges take no part. Empty with ``fusion=False`` (``fusion_on`` false) or when no device fuses;
+            ``fusion_offered`` counts the consumers the devices could fuse either way.
 
     Raises:
         PlatformError: the platform's host does not run this kind of workload, or a device declares more than
