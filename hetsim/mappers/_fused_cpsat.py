@@ -52,8 +52,8 @@ def fusion_note() -> str:
 def map_fused(m, costs: CostModel, heuristics: list[Schedule], t0: float | None = None) -> Schedule:
     """The optimal mapping of ``costs`` with fused groups (module docstring) by the ``cpsat`` mapper ``m`` (its
     time limit, threads, seed, gap, tick, determinism and log), started from the best of ``heuristics``
-    (schedules of greedy and heft); ``t0``: when the mapping started (``time.perf_counter()``; default now), the
-    solver getting what is left of the time limit.
+    (schedules of greedy and heft, and ``cpsat``'s own without fusion); ``t0``: when the mapping started
+    (``time.perf_counter()``; default now), the solver getting what is left of the time limit.
 
     Raises:
         MappingError: no feasible mapping, or none found within the time limit and no heuristic schedule.

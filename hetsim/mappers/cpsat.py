@@ -104,6 +104,7 @@ reproducible.
 from __future__ import annotations
 
 import bisect
+import copy
 import gc
 import time
 from collections import defaultdict
@@ -136,6 +137,10 @@ BUILD_S_PER_OP = 5e-4
 
 #: CP-SAT's search branching with one worker (None: CP-SAT's default)
 SINGLE_WORKER_BRANCHING: str | None = "PORTFOLIO_WITH_QUICK_RESTART_SEARCH"
+
+#: the share of the time limit the model without fusion gets on a platform that fuses ops (its schedule is a
+#: candidate of the fused model, :meth:`CpSat._unfused`)
+UNFUSED_SHARE = 0.3
 
 #: the phases whose wall times ``stats["phases_s"]`` reports, in order (they add up to ``solve_time_s``)
 PHASES = ("model_s", "heuristics_s", "bounds_s", "decomposition_s", "fluid_s", "search_s", "schedule_s")
@@ -244,7 +249,7 @@ class CpSat:
             if self.objective == "latency" and not weight_option_platform(costs.platform):
                 try:
                     t0 = time.perf_counter()
-                    return map_fused(self, costs, self._heuristics(costs), t0)
+                    return map_fused(self, costs, self._heuristics(costs) + self._unfused(costs), t0)
                 except TooManyPaths:
                     pass
             sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
@@ -264,6 +269,20 @@ class CpSat:
         finally:
             if gc_on:
                 gc.enable()
+
+    def _unfused(self, costs: CostModel) -> list[Schedule]:
+        """The schedule of this mapper without fused groups, given :data:`UNFUSED_SHARE` of the time limit: a
+        candidate of the fused model (its solution with no group fused), so that fusion never gives a schedule
+        slower than the one found without it."""
+        sub = copy.copy(self)
+        sub.time_limit_s = self.time_limit_s * UNFUSED_SHARE
+        sub.progress = None
+        try:
+            sched = sub._map(costs.without_fusion())
+        except MappingError:
+            return []
+        sched.mapper = f"{self.name} without fusion"  # named so when it is the schedule returned (a fallback)
+        return [sched]
 
     def _map(self, costs: CostModel) -> Schedule:
         """The phases in order (module docstring): the chain DP, candidates, bounds and fixing, the
