@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from hetsim.errors import InputError
 from hetsim.pipeline import load_workload
 from hetsim.pipeline import run as _run
 from hetsim.platform import Platform
@@ -153,6 +154,10 @@ def run(
 
     if isinstance(workload, Scenario) or (isinstance(workload, str | Path) and is_scenario_file(workload)):
         from hetsim.scenario.run import run_scenario  # a scenario: streams of requests (hetsim/scenario/)
+
+        if not fusion:
+            raise InputError("fusion=False: not for a scenario (its models are mapped with the fused groups their "
+                             "platform offers)")
 
         return run_scenario(platform, workload, mapper=mapper, dispatch=options.pop("dispatch", None),
                             contention=None if contention in (None, "none") else contention,

@@ -359,3 +359,16 @@ def test_api_fusion_off_gives_the_unfused_run():
     assert on.summary["fusion"]["groups"] == [{"device": "npu", "ops": ["conv", "sig", "mul"]}]
     assert off.summary["fusion"] == {"on": False, "offered": 2, "fused_ops": 0, "groups": []}
     assert list(on.ops["fused_into"]) == ["", "conv", "sig"]
+
+
+def test_scenarios_refuse_no_fusion(capsys):
+    from conftest import assert_input_error, run_cli
+
+    import hetsim
+    from hetsim.errors import InputError
+
+    plat, scen = ROOT / "platforms" / "edge-soc.yaml", ROOT / "scenarios" / "camera-cim-npu.yaml"
+    code, _, err = run_cli(capsys, "run", str(plat), str(scen), "--no-fusion")
+    assert_input_error(code, err, "--no-fusion", "not for a scenario")
+    with pytest.raises(InputError, match="not for a scenario"):
+        hetsim.run(plat, scen, fusion=False)
