@@ -226,6 +226,7 @@ class ActivityCostModel(CostModel):
         self.workload, self.platform, self.snn = workload, platform, snn
         self.fold_constants = False
         self.folded = frozenset()
+        self.fusion_on, self.fusion, self.fusion_offered = False, {}, 0  # no fused groups in an SNN's program
         self.m33, self.mvp = engines_of(platform)
         self.devices = dict(platform.devices)
         self.mvp_name = self.mvp.name

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from hetsim.errors import InputError
 from hetsim.pipeline import load_workload
 from hetsim.pipeline import run as _run
 from hetsim.platform import Platform
@@ -108,6 +109,7 @@ def run(
     input_shape: Mapping[str, Sequence[int]] | None = None,
     example_inputs=None,
     spill: bool = False,
+    fusion: bool = True,
     **options,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` with ``mapper``, replay the schedule, and summarise it, as
@@ -148,6 +150,9 @@ def run(
             (``example_inputs=torch.zeros(1, 3, 224, 224)``).
         spill: a schedule whose live activations exceed a checked memory's capacity spills the excess to the next
             memory, its traffic reported and charged (:mod:`hetsim.analysis.footprint`), instead of being refused.
+        fusion: where a device fuses ops into a producer's launch (an NPU applying activations and requantisation
+            as an epilogue: ``fuses`` in its platform entry), the mapper may run them fused (the default);
+            ``False`` runs every op on its own launch (the CLI's ``--no-fusion``). ONNX models only.
         **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="throughput"`` (cpsat, heft, greedy: the busiest resource's
             load per request; for a scenario, all its models at once, and ``compare=`` the latency mapping
@@ -167,6 +172,10 @@ def run(
     if isinstance(workload, Scenario) or (isinstance(workload, str | Path) and is_scenario_file(workload)):
         from hetsim.scenario.run import run_scenario  # a scenario: streams of requests (hetsim/scenario/)
 
+        if not fusion:
+            raise InputError("fusion=False: not for a scenario (its models are mapped with the fused groups their "
+                             "platform offers)")
+
         return run_scenario(platform, workload, mapper=mapper, dispatch=options.pop("dispatch", None),
                             contention=None if contention in (None, "none") else contention,
                             seed=seed or None, objective=options.pop("objective", None),
@@ -174,4 +183,4 @@ def run(
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
                 timeline=timeline, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
-                **({"spill": True} if spill else {}))
+                **({"spill": True} if spill else {}), **({} if fusion else {"fusion": False}))

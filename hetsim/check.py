@@ -138,6 +138,105 @@ def split_violations(costs: CostModel, assignment: dict[str, str], splits: dict 
     return out
 
 
+def fusion_heads(fused: dict[str, str]) -> dict[str, str]:
+    """Each fused consumer's group head: the producer at the start of its chain (``fused``: consumer ->
+    producer; a chain that loops has no head and maps to itself, :func:`fusion_violations` reports it)."""
+    heads: dict[str, str] = {}
+    for c in fused:
+        seen, h = {c}, fused[c]
+        while h in fused and h not in seen:
+            seen.add(h)
+            h = fused[h]
+        heads[c] = c if h in seen else h
+    return heads
+
+
+def fusion_gates(graph, fused: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """The inputs a fused group's launch waits for beyond its head's: head -> ``[(u, c), ...]``, every edge
+    ``u -> c`` into a fused consumer ``c`` from an op outside ``c``'s group (a residual ``Add``'s other input).
+    A group starts once all its members' outside inputs are there (one launch), in the graph's edge order."""
+    if not fused:
+        return {}
+    heads = fusion_heads(fused)
+    group = {v: heads.get(v, v) for v in graph}
+    gates: dict[str, list[tuple[str, str]]] = {}
+    for c, h in heads.items():
+        for u in graph.predecessors(c):
+            if group[u] != h:
+                gates.setdefault(h, []).append((u, c))
+    return gates
+
+
+def fusion_violations(costs: CostModel, schedule: Schedule, order: dict[str, list[str]] | None = None) -> list[str]:
+    """Problems with a schedule's fused operator groups (``Schedule.fused``; empty when they are valid): each
+    consumer fused into a producer it reads (a data edge), both whole ops on the same device, which fuses the
+    pair (:attr:`~hetsim.costs.CostModel.fusion`; none with fusion off); each producer with at most one fused
+    consumer (a group is a chain); the consumer right after its producer in the device's order; and the
+    groups, taken as one launch each, free of cycles (a group waits for its members' outside inputs, so an
+    outside input computed from the group's own output would deadlock)."""
+    fused = schedule.fused
+    if not fused:
+        return []
+    g = costs.workload.graph
+    out: list[str] = []
+    taken: dict[str, str] = {}
+    for c, p in fused.items():
+        if c not in g or p not in g:
+            out.append(f"the schedule fuses {c!r} into {p!r}, not both ops of {costs.workload.name!r}")
+            continue
+        if not g.has_edge(p, c):
+            out.append(f"the schedule fuses {c!r} into {p!r}, which it does not read")
+            continue
+        if p in taken:
+            out.append(f"the schedule fuses both {taken[p]!r} and {c!r} into {p!r}; a producer takes one fused "
+                       "consumer (a group is a chain)")
+            continue
+        taken[p] = c
+        if c not in schedule.parts or p not in schedule.parts:
+            continue  # the assignment check reports it
+        if schedule.is_split(c) or schedule.is_split(p):
+            out.append(f"the schedule fuses {c!r} into {p!r}, but a channel-split op takes no part in a fused group")
+            continue
+        d, dp = schedule.device_of(c), schedule.device_of(p)
+        if d != dp:
+            out.append(f"the schedule fuses {c!r} (on {d!r}) into {p!r} on another device ({dp!r})")
+            continue
+        if d not in costs.fusion.get(c, {}).get(p, {}):
+            why = ("fusion is off" if not costs.fusion_on else
+                   f"{d!r} does not fuse {costs.workload.op(c).op_type} into {costs.workload.op(p).op_type}")
+            out.append(f"the schedule fuses {c!r} into {p!r} on {d!r}, but {why}")
+            continue
+    if out:
+        return out
+    heads = fusion_heads(fused)
+    loop = next((c for c, h in heads.items() if h == c), None)
+    if loop is not None:
+        return [f"the fused groups of the schedule loop through {loop!r}"]
+    import networkx as nx
+
+    group = {v: heads.get(v, v) for v in g}
+    h = nx.DiGraph((group[u], group[v]) for u, v in g.edges if group[u] != group[v])
+    if not nx.is_directed_acyclic_graph(h):
+        cyc = nx.find_cycle(h)
+        return [f"the fused group of {cyc[0][0]!r} waits for an input computed from its own output (through "
+                f"{cyc[0][1]!r}); fuse the consumer that closes the cycle too, or none"]
+    for c, p in fused.items():
+        seq = (order or schedule.order).get(schedule.device_of(c))
+        if seq is not None:
+            i = _index(seq, p)
+            if i is None or i + 1 >= len(seq) or seq[i + 1] != c:
+                out.append(f"{schedule.device_of(c)}: fused {c!r} does not follow its producer {p!r} in the "
+                           "device's order")
+    return out
+
+
+def _index(seq: list[str], v: str) -> int | None:
+    try:
+        return seq.index(v)
+    except ValueError:
+        return None
+
+
 def assignment_violations(
     costs: CostModel, assignment: dict[str, str], splits: dict | None, order: dict[str, list[str]] | None = None,
     limit: int = 20,
@@ -272,7 +371,7 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20, *,
     ops of the workload, the cost model's checks of the schedule's own settings
     (:meth:`~hetsim.costs.CostModel.schedule_violations`: weight policies a device offers, an SNN's weight tables
     within SRAM and Flash), then :func:`capacity_violations`."""
-    if schedule.policies:  # streamed and reprogrammed ops keep no resident capacity (hetsim.weights)
+    if schedule.policies or schedule.fused:  # streamed, reprogrammed ops keep no resident capacity (hetsim.weights)
         costs = costs.for_schedule(schedule)
     a, splits = _views(schedule, views)
     g = costs.workload.graph  # its nodes are the ops
@@ -285,6 +384,8 @@ def fit_violations(costs: CostModel, schedule: Schedule, limit: int = 20, *,
         if bad:
             out.append(f"control dependency {v!r} after {us!r} names {bad[0]!r}, not an op of the workload")
             break
+    if not out and order is not None:
+        out += fusion_violations(costs, schedule, order)
     if out:
         return out[:limit]
     # the schedule's own settings first (a weight policy a device does not offer, an unreachable memory): a
@@ -300,7 +401,7 @@ def require_feasible(costs: CostModel, schedule: Schedule, *, views: tuple[dict,
     Raises:
         ScheduleError: one line naming the first problem (and how many more there are).
     """
-    if schedule.policies:
+    if schedule.policies or schedule.fused:
         costs = costs.for_schedule(schedule)
     a, splits = views = _views(schedule, views)
     bad = fit_violations(costs, schedule, views=views) or placement_violations(costs, a, splits, schedule.placement)
@@ -396,7 +497,7 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
         :class:`CheckReport` listing the violations (empty = feasible).
     """
     rep = CheckReport()
-    if schedule.policies:  # each op's latency under its weight policy (hetsim.weights)
+    if schedule.policies or schedule.fused:  # each op's latency under its weight policy, fused epilogues
         costs = costs.for_schedule(schedule)
     wl = costs.workload
     g = wl.graph
@@ -444,6 +545,7 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
             rep.add(f"op {v!r} finishes at {f[v]:.9g} s, after the makespan {T:.9g} s (Eq. 6)")
         if full():
             return rep
+    rep.violations += fused_time_violations(costs, schedule, tol)[:limit - len(rep.violations)]
     for dev, cap in caps.items():
         seq = schedule.order.get(dev) or [v for v in wl.topological_order() if dev in devices_of(v, a, splits)]
         for i in range(1, len(seq)):
@@ -459,3 +561,21 @@ def check_schedule(costs: CostModel, schedule: Schedule, rel_tol: float = 1e-9, 
         if full():
             return rep
     return rep
+
+
+def fused_time_violations(costs: CostModel, schedule: Schedule, tol: float) -> list[str]:
+    """The predicted times of a schedule's fused groups (one launch each): a fused consumer starts when its
+    producer finishes (within ``tol`` seconds), and a group's head starts after every outside input of its
+    members has arrived (:func:`fusion_gates`)."""
+    s, f, a, splits = schedule.start_s, schedule.finish_s, schedule.assignment, schedule.splits
+    out = []
+    for c, p in schedule.fused.items():
+        if abs(s[c] - f[p]) > tol:
+            out.append(f"fused op {c!r} starts at {s[c]:.9g} s, not when its producer {p!r} finishes ({f[p]:.9g} s)")
+    for h, edges in fusion_gates(costs.workload.graph, schedule.fused).items():
+        for u, c in edges:
+            ready = f[u] + max(costs.transfer_time(u, c, du, a[c]) for du in devices_of(u, a, splits))
+            if s[h] < ready - tol:
+                out.append(f"fused group of {h!r} starts at {s[h]:.9g} s before the input of {c!r} from {u!r} "
+                           f"arrives at {ready:.9g} s (one launch)")
+    return out

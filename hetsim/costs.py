@@ -6,6 +6,7 @@ numbers.
 
 from __future__ import annotations
 
+import copy
 from functools import cached_property
 
 import numpy as np
@@ -48,6 +49,13 @@ class CostModel:
             folds once at session creation: with ``fold_constants`` (the default) they cost 0 s on every device
             that runs them (on the host when none does), need no resident capacity, and their output edges move
             nothing; with ``fold_constants=False`` they are charged like any op and ``folded`` is empty.
+        fusion: consumer -> {producer -> {device: seconds}}: the fused operator groups the devices offer
+            (:meth:`~hetsim.devices.base.DeviceBase.fused_epilogue_s`): ``consumer`` may run fused into the launch
+            of ``producer`` (a data edge ``producer -> consumer``) on ``device``, a serial device of one unit that
+            runs both ops, and then lasts the epilogue's seconds instead of its own latency (no launch, no
+            transfer; a schedule's ``fused``, :func:`hetsim.check.fusion_violations`). Folded ops and parameter
+            edges take no part. Empty with ``fusion=False`` (``fusion_on`` false) or when no device fuses;
+            ``fusion_offered`` counts the consumers the devices could fuse either way.
 
     Raises:
         PlatformError: the platform's host does not run this kind of workload, or a device declares more than
@@ -55,11 +63,12 @@ class CostModel:
         UnsupportedOpError: some op is supported by no device (the message lists them).
     """
 
-    def __init__(self, workload: Workload, platform: Platform, fold_constants: bool = True):
+    def __init__(self, workload: Workload, platform: Platform, fold_constants: bool = True, fusion: bool = True):
         check_runs_dags(platform)
         self.workload = workload
         self.platform = platform
         self.fold_constants = bool(fold_constants)
+        self.fusion_on = bool(fusion)
         self.folded: frozenset[str] = foldable_ops(workload) if self.fold_constants else frozenset()
         self.latency: dict[str, dict[str, float]] = {}
         self.phases: dict[str, dict[str, tuple[float, ...]]] = {}
@@ -107,17 +116,76 @@ class CostModel:
             raise UnsupportedOpError(
                 f"no device of platform {platform.name!r} supports {', '.join(unsupported[:5])}{more}"
             )
+        offered = self._fusion()
+        #: how many ops the devices could run fused into a producer (also with fusion off: the report says so)
+        self.fusion_offered = len(offered)
+        self.fusion: dict[str, dict[str, dict[str, float]]] = offered if self.fusion_on else {}
+
+    def _fusion(self) -> dict[str, dict[str, dict[str, float]]]:
+        """:attr:`fusion`: every data edge ``p -> c`` (neither op folded, not a parameter edge) and every serial
+        device of one unit that runs both, where ``p`` takes time and the device fuses ``c`` into ``p``."""
+        fusing = [n for n, d in self.devices.items()
+                  if d.serial and d.units == 1 and type(d).fused_epilogue_s is not DeviceBase.fused_epilogue_s]
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        if not fusing:
+            return out
+        ops, folded, lat = self.workload.ops, self.folded, self.latency
+        for p, c, data in self.workload.graph.edges(data=True):
+            if data.get("param") or p in folded or c in folded:
+                continue
+            for d in fusing:
+                if lat[p].get(d, 0.0) <= 0.0 or d not in lat[c]:
+                    continue
+                t = self.devices[d].fused_epilogue_s(ops[p], ops[c])
+                if t is not None:
+                    out.setdefault(c, {}).setdefault(p, {})[d] = float(t)
+        return out
+
+    def without_fusion(self) -> CostModel:
+        """This cost model with no fused operator groups (:attr:`fusion` empty, ``fusion_on`` false): a shallow copy,
+        for a mapper that does not model fusion (``self`` when there is nothing to fuse)."""
+        if not self.fusion:
+            return self
+        b = copy.copy(self)
+        b.fusion, b.fusion_on = {}, False
+        return b
+
+    def with_fusion(self, fused: dict[str, str]) -> CostModel:
+        """The cost model of a schedule's fused groups (``fused``: consumer -> producer): a shallow copy whose
+        ``latency`` gives each fused consumer its epilogue's seconds on the devices that fuse it into its
+        producer (:attr:`fusion`); ``self`` when ``fused`` is empty. A pair the cost model does not offer keeps
+        its latency (the checker reports it: :func:`hetsim.check.fusion_violations`)."""
+        if getattr(self, "fused_with", None) == fused:
+            return self
+        src = getattr(self, "unfused", self)  # the latencies before any fusion
+        if not fused:
+            return src
+        b = copy.copy(src)
+        b.unfused = src
+        if not hasattr(b, "unbound"):
+            b.unbound = src
+        b.fused_with = dict(fused)
+        b.latency = dict(src.latency)
+        for c, p in fused.items():
+            epi = src.fusion.get(c, {}).get(p)
+            if epi and c in b.latency:
+                b.latency[c] = {**b.latency[c], **epi}
+        return b
 
     def for_schedule(self, schedule) -> CostModel:
         """The cost model a replay of ``schedule`` uses: this one when every op's weights are resident, else
-        one whose streamed and reprogrammed ops carry their policies' costs (:func:`hetsim.weights.bind`); a cost
+        one whose streamed and reprogrammed ops carry their policies' costs (:func:`hetsim.weights.bind`) and
+        whose fused consumers last their epilogues (:meth:`with_fusion`, the schedule's ``fused``); a cost
         model whose costs depend on decisions a schedule carries in ``config``, an SNN's, returns one bound to
         them."""
+        fused = getattr(schedule, "fused", None)
         if not getattr(schedule, "policies", None):
-            return getattr(self, "unbound", self)  # a bound copy's resident costs
-        from hetsim.weights import bind
+            base = getattr(self, "unbound", self)  # a bound copy's resident costs
+        else:
+            from hetsim.weights import bind
 
-        return bind(self, schedule)
+            base = bind(self, schedule)
+        return base.with_fusion(fused) if fused else base
 
     def schedule_violations(self, schedule) -> list[str]:
         """Problems with the decisions a schedule carries beyond parts, orders and placement (its ``config``);

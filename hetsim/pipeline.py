@@ -49,7 +49,8 @@ def load_workload(path, spikes: str | Path | None = None,
 
 
 def cost_model(platform: Platform | str | Path, workload, *, fold_constants: bool = True, spikes=None,
-               input_shape: Mapping[str, Sequence[int]] | None = None, example_inputs=None) -> CostModel:
+               input_shape: Mapping[str, Sequence[int]] | None = None, example_inputs=None,
+               fusion: bool = True) -> CostModel:
     """The pipeline's first steps: the platform (read if a path), the workload (read by its front end if it is
     not a :class:`Workload`) and their cost model: a :class:`~hetsim.costs.CostModel` for a DAG of tensor
     operators, an :class:`~hetsim.activity_costs.ActivityCostModel` on the eval split for a spiking network
@@ -58,6 +59,8 @@ def cost_model(platform: Platform | str | Path, workload, *, fold_constants: boo
     Raises:
         InputError: (subclasses) a bad platform or model, an option its front end does not take,
             ``fold_constants=False`` for a spiking network, a platform that does not run the workload's kind.
+
+    ``fusion=False`` offers no fused operator groups (:attr:`~hetsim.costs.CostModel.fusion`; ``--no-fusion``).
     """
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     wl = workload if isinstance(workload, Workload) else load_workload(
@@ -70,7 +73,7 @@ def cost_model(platform: Platform | str | Path, workload, *, fold_constants: boo
         if not fold_constants:
             raise InputError("fold_constants applies to tensor-operator models, not to spiking networks")
         return ActivityCostModel(wl, plat, "eval")
-    costs = CostModel(wl, plat, fold_constants=fold_constants)
+    costs = CostModel(wl, plat, fold_constants=fold_constants, fusion=fusion)
     check_baseline(plat, where, DAG)
     return costs
 
@@ -130,6 +133,7 @@ def run(
     input_shape: Mapping[str, Sequence[int]] | None = None,
     example_inputs=None,
     spill: bool = False,
+    fusion: bool = True,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` and replay it; the baseline is the platform's ``baseline`` mapper
     (``all-host`` unless the platform says otherwise) on the same platform (``None`` when that mapper refuses the
@@ -160,6 +164,9 @@ def run(
         spill: live activations beyond a checked memory's capacity spill to the next memory (traffic reported and
             charged in ``summary["memory"]["spill"]``) instead of the schedule being refused
             (:mod:`hetsim.analysis.footprint`).
+        fusion: the mapper may run ops fused into their producers where a device fuses them (fused operator
+            groups, :attr:`~hetsim.costs.CostModel.fusion`); ``False`` offers none (``--no-fusion``), and a saved
+            schedule with fused groups is then refused.
 
     Raises:
         InputError: (subclasses) for bad inputs, see :mod:`hetsim.errors`.
@@ -185,7 +192,7 @@ def run(
                          "load_workload(path, input_shape=...)")
     wl = workload if isinstance(workload, Workload) else load_workload(
         workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
-    costs = CostModel(wl, plat, fold_constants=fold_constants)
+    costs = CostModel(wl, plat, fold_constants=fold_constants, fusion=fusion)
     check_baseline(plat, where, DAG)  # it maps such models: after the cost model's check the platform runs them
     if schedule is not None:
         require_made_for(costs, schedule)  # its workload, platform and devices: one line, before the replay

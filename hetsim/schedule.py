@@ -108,6 +108,10 @@ class Schedule:
         config: decisions of the mapper that the cost model reads besides the parts (an SNN's per affine layer
             kernel and weight residency, ``{"layers": [{"engine", "residency", "hot_columns"}], "mode"}``:
             :class:`hetsim.activity_costs.ActivityCostModel`). Empty for ONNX schedules.
+        fused: consumer op -> the producer it runs fused into (a fused operator group: the consumer runs in the
+            producer's launch on the producer's device, right after it, for its epilogue's time, with no transfer
+            between them; :attr:`hetsim.costs.CostModel.fusion`, :func:`hetsim.check.fusion_violations`). Empty
+            for schedules made without fusion, and for schedule files written before fusion existed.
 
     ``parts`` may map an op to a device name, shorthand for one whole part; ``splits`` (op -> {device: output
     channel indices}, each device's one contiguous block) makes those ops' parts.
@@ -129,6 +133,7 @@ class Schedule:
     after: dict[str, list[str]]
     config: dict
     policies: dict[str, WeightPolicy]
+    fused: dict[str, str]
 
     def __init__(
         self,
@@ -147,6 +152,7 @@ class Schedule:
         after: dict[str, list[str]] | None = None,
         config: dict | None = None,
         policies: dict[str, WeightPolicy | str] | None = None,
+        fused: dict[str, str] | None = None,
     ):
         self.mapper = mapper
         self.parts = {v: (whole(p) if isinstance(p, str) else list(p)) for v, p in parts.items()}
@@ -162,6 +168,7 @@ class Schedule:
         self.platform = platform
         self.after = {v: list(us) for v, us in (after or {}).items() if us}
         self.config = dict(config or {})
+        self.fused = {str(c): str(p) for c, p in (fused or {}).items()}
         self.policies = {}
         for v, wp in (policies or {}).items():
             wp = WeightPolicy(wp) if isinstance(wp, str) else wp
@@ -234,6 +241,8 @@ class Schedule:
             extra["config"] = self.config
         if self.policies:
             extra["policies"] = {v: wp.to_dict() for v, wp in self.policies.items()}
+        if self.fused:
+            extra["fused"] = self.fused
         return {
             **extra,
             "mapper": self.mapper,
@@ -291,6 +300,7 @@ class Schedule:
             stats, config = dict(obj("stats")), dict(obj("config"))
             after = {str(k): [str(u) for u in v] for k, v in obj("after").items()}
             policies = {str(k): _policy(k, p) for k, p in obj("policies").items()}
+            fused = {str(k): _producer(k, p) for k, p in obj("fused").items()}
             field = "mapper"
             if not isinstance(d["mapper"], str):
                 raise ScheduleError(f"malformed schedule: 'mapper' must be a string, not {_json_type(d['mapper'])}")
@@ -300,7 +310,8 @@ class Schedule:
                                         f"{_json_type(d[key])}")
             return cls(mapper=d["mapper"], workload=d.get("workload"), platform=d.get("platform"), parts=parts,
                        order=order, placement=placement, start_s=start_s, finish_s=finish_s, makespan_s=makespan,
-                       stats=stats, after=after, config=config, policies=policies)
+                       stats=stats, after=after, config=config, policies=policies,
+                       fused=fused)
         except KeyError as err:
             where = "" if err.args[0] == field else f"an entry of {field!r} lacks "
             raise ScheduleError(f"malformed schedule: {where or 'the key '}{err.args[0]!r}"
@@ -346,6 +357,14 @@ def _policy(op, p) -> WeightPolicy:
         raise ScheduleError(f"malformed schedule: the weight policy of {op!r} is {json.dumps(p)[:80]}; each entry "
                             'is {"policy": "resident" | "streamed" | "reprogrammed", "memory": NAME or null}')
     return WeightPolicy(p["policy"], p.get("memory"))
+
+
+def _producer(op, p) -> str:
+    """One ``fused`` entry: the producer's op name, a string."""
+    if not isinstance(p, str):
+        raise ScheduleError(f"malformed schedule: 'fused' maps {op!r} to {json.dumps(p)[:80]}; each entry is "
+                            '"CONSUMER": "PRODUCER", two op names')
+    return p
 
 
 def _slot(op: str, p) -> tuple[int, int]:

@@ -335,7 +335,9 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
     ``groups``; 0 for an op without one, like ``macs`` and ``crossbars``), ``crossbars`` (on a device whose
     capacity is crossbars; 0 otherwise), ``placement`` (``core<i>:<crossbars>`` per core, ``;``-separated) and
     ``channels`` (for a channel-split op, ``device:count`` per part, e.g. ``digital:4;aimc:60``) and ``folded``
-    (``True`` for an op computed only from constants, which costs nothing: :attr:`~hetsim.costs.CostModel.folded`).
+    (``True`` for an op computed only from constants, which costs nothing: :attr:`~hetsim.costs.CostModel.folded`),
+    and, on a platform whose devices fuse ops or for a schedule with fused groups, ``fused_into`` (the producer an
+    op runs fused into, ``""`` for an op with its own launch: ``Schedule.fused``).
 
     Integer columns are ``int64``; ``placement`` and ``channels`` are strings, ``""`` where absent, so the
     dtypes do not depend on the run. (Read back from the CSV with ``pandas.read_csv``, a string column that is
@@ -350,6 +352,7 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
     from hetsim.weights import weight_option_platform
 
     policy_cols = bool(steps) or weight_option_platform(costs.platform)
+    fused_col = bool(schedule.fused) or bool(getattr(costs, "fusion_offered", 0))
     rows = []
     for v in costs.workload.topological_order():
         op = costs.workload.op(v)
@@ -371,6 +374,8 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
             if len(parts) > 1 or parts[0].channels is not None else "",
             "folded": v in costs.folded,
         }
+        if fused_col:
+            row["fused_into"] = schedule.fused.get(v, "")
         if policy_cols:
             st = steps.get(v)
             row.update({"weight_policy": schedule.policy_of(v), "weight_memory": st.memory if st else "",
@@ -378,6 +383,8 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
         rows.append(row)
     cols = ["op", "type", "device", "start_s", "finish_s", "latency_s", "energy_j",
             *(f"latency_{dev}_s" for dev in devs), *OP_INT_COLUMNS, "placement", "channels", "folded"]
+    if fused_col:
+        cols.append("fused_into")
     if policy_cols:  # a platform with weight policies (hetsim.weights): each op's policy and memory traffic
         cols += ["weight_policy", "weight_memory", "weight_bytes", "weight_energy_j"]
     df = pd.DataFrame(rows, columns=cols)
@@ -386,6 +393,8 @@ def op_table(costs: CostModel, schedule: Schedule, result: SimResult) -> pd.Data
     for c in ("op", "type", "device", "placement", "channels"):
         df[c] = df[c].astype(object).astype(str)
     df["folded"] = df["folded"].astype(bool)
+    if fused_col:
+        df["fused_into"] = df["fused_into"].astype(object).astype(str)
     if policy_cols:
         df["weight_bytes"] = df["weight_bytes"].astype("int64")
         df["weight_energy_j"] = df["weight_energy_j"].astype("float64")
@@ -409,7 +418,8 @@ def summarize(
     ``fold_constants`` (whether ops computed only from constants were folded), ``folded_ops`` (how many were:
     they cost 0 s and move nothing, :attr:`~hetsim.costs.CostModel.folded`), and
     ``channel_split`` (:func:`channel_split_summary`) on platforms with channel-splitting accelerators (DIANA)
-    or for schedules with channel splits.
+    or for schedules with channel splits, and ``fusion`` (:func:`fusion_summary`) on platforms whose devices fuse
+    ops or for schedules with fused groups.
     """
     dev = device_table(costs, result)
     host = costs.host
@@ -456,4 +466,27 @@ def summarize(
     weights = weight_summary(costs, schedule, result)
     if weights is not None:
         out["weights"] = weights
+    fusion = fusion_summary(costs, schedule)
+    if fusion is not None:
+        out["fusion"] = fusion
     return out
+
+
+def fusion_summary(costs: CostModel, schedule: Schedule) -> dict | None:
+    """The fused operator groups of a run (``summary["fusion"]``), or ``None`` when the platform fuses nothing and
+    the schedule has no group: ``on`` (fusion offered to the mapper: not ``--no-fusion``), ``offered`` (ops the
+    devices could run fused, :attr:`~hetsim.costs.CostModel.fusion`), ``fused_ops`` (ops run fused), ``groups``
+    (each group's device and its ops, head first, in the workload's topological order)."""
+    offered = getattr(costs, "fusion_offered", 0)
+    if not offered and not schedule.fused:
+        return None
+    chain = {p: c for c, p in schedule.fused.items()}
+    groups = []
+    for v in costs.workload.topological_order():
+        if v in chain and v not in schedule.fused:
+            ops = [v]
+            while ops[-1] in chain:
+                ops.append(chain[ops[-1]])
+            groups.append({"device": schedule.device_of(v), "ops": ops})
+    return {"on": bool(getattr(costs, "fusion_on", False)), "offered": offered, "fused_ops": len(schedule.fused),
+            "groups": groups}

@@ -205,6 +205,9 @@ def _add_fold(p: argparse.ArgumentParser) -> None:
                    help="charge ops computed only from constants (weight DequantizeLinear in QDQ graphs, Constant "
                    "nodes, Reshape/Slice/Concat on weights) on every inference; by default they cost nothing, as "
                    "ONNX Runtime folds them once at session creation")
+    p.add_argument("--no-fusion", dest="fusion", action="store_false",
+                   help="run every op on its own launch; by default a device that fuses ops into a producer (an "
+                   "NPU's activation and requantisation epilogue: 'fuses' in the platform) may run them fused")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -376,7 +379,7 @@ def _map_costs(args):
     from hetsim.pipeline import cost_model
 
     return cost_model(_platform(args), args.model, fold_constants=args.fold_constants,
-                      input_shape=_input_shapes(args), spikes=args.spikes)
+                      input_shape=_input_shapes(args), spikes=args.spikes, fusion=getattr(args, "fusion", True))
 
 
 def _mapper(args, snn: bool):

@@ -81,7 +81,7 @@ def cmd_inspect(args) -> int:
     print("  op types: " + ", ".join(f"{k} {v}" for k, v in s["op_types"].items()))
     costs = None
     if plat is not None:
-        costs = cost_model(plat, wl, fold_constants=args.fold_constants)
+        costs = cost_model(plat, wl, fold_constants=args.fold_constants, fusion=args.fusion)
     folded = foldable_ops(wl) if args.fold_constants else frozenset()
     if folded:
         print(f"  folded: {len(folded)} constant ops (ONNX Runtime folds them at session creation; "

@@ -115,7 +115,8 @@ def cmd_run(args) -> int:
     if snn:
         onnx_only = [o for o, v in (("--objective", args.objective), ("--export", args.export),
                                     ("--solver", args.solver), ("--gap", args.gap), ("--threads", args.threads),
-                                    ("--no-fold-constants", not args.fold_constants)) if v not in (None, False)]
+                                    ("--no-fold-constants", not args.fold_constants),
+                                    ("--no-fusion", not args.fusion)) if v not in (None, False)]
         if onnx_only:
             raise InputError(f"{', '.join(onnx_only)} {_apply(onnx_only)} to ONNX models, not to spiking networks")
         _check_not_swapped(args.platform, args.model)
@@ -144,7 +145,7 @@ def cmd_run(args) -> int:
         extra["spill"] = True
     contention = args.contention or "none"
     r = run(_warned_platform(args), args.model, mapper=args.mapper, contention=contention, schedule=args.schedule,
-            fold_constants=args.fold_constants, **extra, **options)
+            fold_constants=args.fold_constants, **extra, **({} if args.fusion else {"fusion": False}), **options)
     names = None if args.verbose else DEFAULT_NAMES
     text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))
     return _print_and_write(args, r.summary, text, lambda: write_outputs(r, args.out, force=args.force))

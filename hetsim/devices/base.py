@@ -11,7 +11,8 @@ A device kind is one module under ``hetsim/devices/``: a Pydantic config class d
   order (:attr:`DeviceBase.serial`);
 * which **capacities** it offers (:meth:`DeviceBase.capacities`: crossbars, weight memory in bytes, SRAM ...)
   and how much of each an op, or a part of one, needs (:meth:`DeviceBase.demand`);
-* its power (``active_w``, ``idle_w``) and any energy per op (:meth:`DeviceBase.op_energy_j`).
+* its power (``active_w``, ``idle_w``) and any energy per op (:meth:`DeviceBase.op_energy_j`);
+* which consumers it fuses into a producer's launch, and at what extra time (:meth:`DeviceBase.fused_epilogue_s`).
 
 Mappers, the cost model, the checker, the simulator and the reports ask these questions and never test a kind
 by name. Registering the class (:func:`hetsim.devices.register_kind`) adds the kind to the platform YAML.
@@ -337,6 +338,17 @@ class DeviceBase(BaseModel):
         """What the device's configuration sets aside for weights read from a memory (``weights_for``), in a
         phrase naming the field (``"reprogram_crossbars = 20 crossbars"``), or ``None`` when it sets nothing
         aside (the default). A platform where no memory serves the device's weights warns that it stays idle."""
+        return None
+
+    # ------------------------------------------------------------------------------------ fused operator groups
+
+    def fused_epilogue_s(self, producer: Op, consumer: Op) -> float | None:
+        """Seconds ``consumer`` adds when it runs fused into ``producer``'s launch on this device (an activation,
+        a bias or residual add, a requantisation applied to the producer's output as it is written: the
+        epilogue's extra cycles), or ``None`` when the device does not fuse ``consumer`` into ``producer`` (the
+        default: it fuses nothing). The fused consumer then has no launch, no op overhead and no transfer of its
+        own; the cost model offers the option only on a serial device of one unit that runs both ops
+        (:attr:`hetsim.costs.CostModel.fusion`, ``docs/models.md`` "Fused operator groups")."""
         return None
 
     # -------------------------------------------------------------------------------------------- energy

@@ -26,6 +26,7 @@ from hetsim.devices.fields import (
     MAX_BITS,
     MAX_CLOCK_MHZ,
     MAX_COUNT,
+    MAX_CYCLES,
     MAX_ENERGY_PJ,
     MAX_KIB,
     MAX_PER_CYCLE,
@@ -91,6 +92,9 @@ class Npu(DeviceBase):
     elements (input elements for pooling and reductions: :func:`~hetsim.devices.dataflow.vector_work`),
     ``T_sram`` for ``(n_in + n_out) * b / 8`` bytes, and energy ``vector_energy_pj_per_element * work`` plus
     those bytes' SRAM energy (ours).
+    Op types in ``fuses`` the NPU fuses into the launch of a producer it runs, each adding
+    ``epilogue_cycles_per_element[type] * n_out`` cycles (:meth:`fused_epilogue_s`; ``docs/models.md``, "Fused
+    operator groups"); one not in ``vector_ops`` also runs on its own at ``elementwise_per_cycle``.
     """
 
     kind: Literal["npu"] = "npu"
@@ -124,6 +128,12 @@ class Npu(DeviceBase):
     zigzag: ZigzagBackend | None = Field(
         None, description="take ops' latency and energy from ZigZag (accelerator and mapping YAML); hetsim[zigzag]")
 
+    fuses: list[str] = Field(default_factory=list,
+                             description="op types the NPU fuses into a producer's launch (an epilogue), e.g. "
+                                         "[Relu, Sigmoid, Mul, Add, QuantizeLinear, DequantizeLinear]")
+    epilogue_cycles_per_element: dict[str, Annotated[Real, Field(ge=0, le=MAX_CYCLES)]] = Field(
+        default_factory=dict, description="extra cycles per output element of a fused op, by op type (absent: 0)")
+
     @field_validator("array")
     @classmethod
     def _check_array(cls, v: dict[str, int] | None) -> dict[str, int] | None:
@@ -142,6 +152,9 @@ class Npu(DeviceBase):
             if any(v <= 0 for v in self.macs_per_cycle.values()) or any(k <= 0 for k in self.macs_per_cycle):
                 raise ValueError("macs_per_cycle keys (bit widths) and values (MACs/cycle) must be > 0")
         self._check_dataflow()
+        extra = sorted(set(self.epilogue_cycles_per_element) - set(self.fuses))
+        if extra:
+            raise ValueError(f"epilogue_cycles_per_element names {extra[0]!r}, which fuses does not list")
         return self
 
     def _check_dataflow(self) -> None:
@@ -168,8 +181,8 @@ class Npu(DeviceBase):
 
     def supports(self, op: Op) -> bool:
         """True when ``op``'s type is in ``vector_ops``, or in ``supported_ops`` (and it has a GEMM view, with
-        ``needs_weights``)."""
-        if op.op_type in self.vector_ops:
+        ``needs_weights``), or is a type the NPU fuses (``fuses``: it also runs one on its own)."""
+        if op.op_type in self.vector_ops or op.op_type in self.fuses:
             return True
         return op.op_type in self.supported_ops and (op.gemm is not None or not self.needs_weights)
 
@@ -320,3 +333,12 @@ class Npu(DeviceBase):
         if self.sram is not None:
             e += self.sram.pj_per_byte * (op.n_in + op.n_out) * self.element_bits / 8
         return e
+
+    def fused_epilogue_s(self, producer: Op, consumer: Op) -> float | None:
+        """``epilogue_cycles_per_element[type] * n_out / clock`` for a consumer whose type is in ``fuses`` (the
+        epilogue's extra cycles; an op type without an entry adds none), ``None`` otherwise. Ours: an epilogue
+        unit that applies the op to the producer's output elements as they are written (as Arm Ethos-U's output
+        unit applies activations and requantisation; Arm's Vela compiler fuses them into the preceding operator)."""
+        if consumer.op_type not in self.fuses or not self.supports(producer):
+            return None
+        return self.epilogue_cycles_per_element.get(consumer.op_type, 0.0) * consumer.n_out / (self.clock_mhz * 1e6)

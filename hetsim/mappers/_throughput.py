@@ -663,4 +663,8 @@ def map_one(mapper, costs: CostModel) -> Schedule:
     s.stats["bottleneck_bound_s"] = s.stats.pop("bottleneck_bound", None)
     s.stats["max_throughput_hz"] = 1.0 / r.bottleneck if r.bottleneck > 0 else None
     s.stats.pop("bottleneck", None)
+    if costs.fusion:  # the load model counts every op on its own launch
+        from hetsim.mappers.base import NO_FUSION_NOTE
+
+        s.stats["fusion"] = NO_FUSION_NOTE
     return s

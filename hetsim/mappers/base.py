@@ -42,6 +42,12 @@ class Mapper(Protocol):
 MAPPERS: dict[str, Callable[..., Mapper]] = {}
 
 
+#: what a mapper that does not model fused operator groups records in ``stats["fusion"]`` when the platform offers
+#: them (:attr:`~hetsim.costs.CostModel.fusion`): its schedule runs every op on its own launch, and its bounds and
+#: status are those of the problem without fusion
+NO_FUSION_NOTE = "not modelled: every op on its own launch; status and bounds are for the problem without fusion"
+
+
 def register(name: str):
     """Class decorator: make a mapper available as ``name``."""
 
@@ -223,6 +229,7 @@ def make_schedule(
     *,
     after: dict[str, list[str]] | None = None,
     policies: dict | None = None,
+    fused: dict[str, str] | None = None,
 ) -> Schedule:
     """A complete schedule for ``assignment``: per-device order (``order`` where given, else topological),
     resident-capacity placement, and the contention-free predicted times of
@@ -233,7 +240,9 @@ def make_schedule(
     name one of the op's devices. A split op is in the order of every device holding one of its parts.
     ``policies`` (op -> :class:`~hetsim.schedule.WeightPolicy`, :mod:`hetsim.weights`) and ``after`` (control
     dependencies: the chain of a CIM's reprogrammed ops) go into the schedule; ``costs`` must then be the cost
-    model bound to them (:mod:`hetsim.mappers._policy` builds it).
+    model bound to them (:mod:`hetsim.mappers._policy` builds it). ``fused`` (consumer -> producer, fused operator
+    groups) goes into the schedule too, each fused consumer moved right after its producer in its device's order
+    (:func:`fused_order`).
 
     Raises:
         InternalError: ``order`` contradicts the data dependencies or the assignment (the mapper's own
@@ -248,9 +257,11 @@ def make_schedule(
         for d in (splits[v] if v in splits else [assignment[v]]):
             if d not in given:
                 order[d].append(v)
+    if fused:
+        order = fused_order(costs, assignment, fused, order if given else None)
     placement = place(costs, {v: d for v, d in assignment.items() if v not in splits})
     try:
-        start, finish, makespan = list_schedule(costs, assignment, order, splits, after=after)
+        start, finish, makespan = list_schedule(costs, assignment, order, splits, after=after, fused=fused)
     except ScheduleError as err:
         raise InternalError(f"mapper {mapper!r} built an inconsistent schedule: {err} (a bug in the mapper, "
                             "please report it)") from err
@@ -267,7 +278,50 @@ def make_schedule(
         stats=dict(stats or {}),
         after=after,
         policies=policies,
+        fused=fused,
     )
+
+
+def fused_order(costs: CostModel, assignment: dict[str, str], fused: dict[str, str],
+                order: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+    """Per device, its ops in an order that runs each fused group (``fused``: consumer -> producer) as one launch:
+    the group's consumers right after their producers. With ``order`` given (a mapper's own, every group's
+    outside inputs before its head), each fused consumer is taken out and put back after its producer; without,
+    the groups are taken in a topological order of the graph whose nodes are the groups (ties: the workload's
+    topological order), every device listing its own."""
+    chain = {p: c for c, p in fused.items()}
+    if order:
+        out = {}
+        for d, seq in order.items():
+            new = []
+            for v in seq:
+                if v in fused:
+                    continue
+                new.append(v)
+                while new[-1] in chain:
+                    new.append(chain[new[-1]])
+            out[d] = new
+        return out
+    import networkx as nx
+
+    from hetsim.check import fusion_heads
+
+    g = costs.workload.graph
+    topo = costs.workload.topological_order()
+    pos = {v: i for i, v in enumerate(topo)}
+    heads = fusion_heads(fused)
+    group = {v: heads.get(v, v) for v in g}
+    h = nx.DiGraph()
+    h.add_nodes_from(v for v in topo if v not in fused)
+    h.add_edges_from((group[u], group[v]) for u, v in g.edges if group[u] != group[v])
+    out = {d: [] for d in costs.platform.devices}
+    for x in nx.lexicographical_topological_sort(h, key=pos.__getitem__):
+        while True:
+            out[assignment[x]].append(x)
+            if x not in chain:
+                break
+            x = chain[x]
+    return out
 
 
 def _blocks(parts: dict[str, list[int]]):
@@ -333,3 +387,50 @@ def parse_mapper_option(name: str, option: str, text: str):
     except (ValueError, KeyError, yaml.YAMLError):
         want = {"int": "an integer", "float": "a number", "bool": "true or false"}.get(kind, "a YAML value")
         raise InputError(f"option {option!r} of mapper {name!r}: {text!r} is not {want}") from None
+
+
+def fuse_where_placed(costs: CostModel, assignment: dict[str, str]) -> dict[str, str]:
+    """Fused operator groups for a mapping: in the workload's topological order, each op whose producer sits on
+    a device that fuses the pair (:attr:`~hetsim.costs.CostModel.fusion`; the first such producer in graph order
+    that has no fused consumer yet) is fused into it, unless that would make a group wait for an input computed
+    from its own output (a cycle among the groups). Consumer -> producer; empty without fusion options."""
+    if not costs.fusion:
+        return {}
+    g = costs.workload.graph
+    fused: dict[str, str] = {}
+    head: dict[str, str] = {}  # fused op -> its group's head (a chain grows at its end only)
+    members: dict[str, list[str]] = {}  # head -> its group, head first
+    taken: set[str] = set()
+    for c in costs.workload.topological_order():
+        d = assignment[c]
+        for p, per_dev in costs.fusion.get(c, {}).items():
+            if assignment[p] != d or d not in per_dev or p in taken:
+                continue
+            h = head.get(p, p)
+            outside = {u for u in g.predecessors(c) if head.get(u, u) != h}
+            if outside and _reaches(g, members.get(h, [h]), outside, head, members):
+                continue  # an outside input computed from the group's output: a cycle
+            fused[c] = p
+            head[c] = h
+            members.setdefault(h, [h]).append(c)
+            taken.add(p)
+            break
+    return fused
+
+
+def _reaches(g, start: list[str], targets: set[str], head: dict[str, str], members: dict[str, list[str]]) -> bool:
+    """True when a path leads from the ops ``start`` (a group) to one of ``targets`` in the graph whose nodes are
+    the fused groups (``head``: fused op -> its group's head; ``members``: head -> its ops): a search that enters
+    a group goes on from every op of it."""
+    seen = set(start)
+    stack = list(start)
+    while stack:
+        for y in g.successors(stack.pop()):
+            for z in members.get(head.get(y, y), [y]):  # y's group: y alone when it is in none
+                if z in seen:
+                    continue
+                if z in targets:
+                    return True
+                seen.add(z)
+                stack.append(z)
+    return False

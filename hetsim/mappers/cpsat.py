@@ -68,6 +68,11 @@ Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` sa
 * ``chain``: a graph that is one chain of ops is solved exactly by a dynamic program over (device, crossbars
   used) instead (:mod:`hetsim.mappers._chain`): no heuristics, no CP-SAT.
 
+Fused operator groups (a platform whose devices fuse ops, :attr:`hetsim.costs.CostModel.fusion`): one exact model
+of its own with the groups as options, :mod:`hetsim.mappers._fused_cpsat`; the levers above reason about ops on
+their own launches and are bypassed there. The throughput objective and the weight-policy models map without
+fusion and say so (``stats["fusion"]``).
+
 The phases: heuristics (greedy, heft if registered, re-scheduled by ``fill``), bounds and fixing, the
 decomposition (up to ``decompose_share`` of the time limit), the fluid relaxation, and the full model for
 the rest of the time from the best bound and incumbent so far (always built: its size is in the stats).
@@ -99,6 +104,7 @@ reproducible.
 from __future__ import annotations
 
 import bisect
+import copy
 import gc
 import time
 from collections import defaultdict
@@ -110,9 +116,10 @@ from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
+from hetsim.mappers._fused_cpsat import TooManyPaths, map_fused
 from hetsim.mappers._policy import cpsat_policies
 from hetsim.mappers._throughput import check_objective, map_one
-from hetsim.mappers.base import MAPPERS, make_schedule, register
+from hetsim.mappers.base import MAPPERS, NO_FUSION_NOTE, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.weights import weight_option_platform
 
@@ -130,6 +137,10 @@ BUILD_S_PER_OP = 5e-4
 
 #: CP-SAT's search branching with one worker (None: CP-SAT's default)
 SINGLE_WORKER_BRANCHING: str | None = "PORTFOLIO_WITH_QUICK_RESTART_SEARCH"
+
+#: the share of the time limit the model without fusion gets on a platform that fuses ops (its schedule is a
+#: candidate of the fused model, :meth:`CpSat._unfused`)
+UNFUSED_SHARE = 0.3
 
 #: the phases whose wall times ``stats["phases_s"]`` reports, in order (they add up to ``solve_time_s``)
 PHASES = ("model_s", "heuristics_s", "bounds_s", "decomposition_s", "fluid_s", "search_s", "schedule_s")
@@ -234,6 +245,16 @@ class CpSat:
     throughput_method = "exact"
 
     def map(self, costs: CostModel) -> Schedule:
+        if costs.fusion:  # fused groups: one exact model of its own (hetsim/mappers/_fused_cpsat.py)
+            if self.objective == "latency" and not weight_option_platform(costs.platform):
+                try:
+                    t0 = time.perf_counter()
+                    return map_fused(self, costs, self._heuristics(costs) + self._unfused(costs), t0)
+                except TooManyPaths:
+                    pass
+            sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
+            sched.stats["fusion"] = NO_FUSION_NOTE
+            return sched
         if self.objective == "throughput":
             return map_one(self, costs)
         # the phases allocate millions of small dicts and lists on large graphs, which the cyclic garbage
@@ -248,6 +269,20 @@ class CpSat:
         finally:
             if gc_on:
                 gc.enable()
+
+    def _unfused(self, costs: CostModel) -> list[Schedule]:
+        """The schedule of this mapper without fused groups, given :data:`UNFUSED_SHARE` of the time limit: a
+        candidate of the fused model (its solution with no group fused), so that fusion never gives a schedule
+        slower than the one found without it."""
+        sub = copy.copy(self)
+        sub.time_limit_s = self.time_limit_s * UNFUSED_SHARE
+        sub.progress = None
+        try:
+            sched = sub._map(costs.without_fusion())
+        except MappingError:
+            return []
+        sched.mapper = f"{self.name} without fusion"  # named so when it is the schedule returned (a fallback)
+        return [sched]
 
     def _map(self, costs: CostModel) -> Schedule:
         """The phases in order (module docstring): the chain DP, candidates, bounds and fixing, the

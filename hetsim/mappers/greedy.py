@@ -10,7 +10,7 @@ from hetsim.errors import MappingError
 from hetsim.mappers._listsched import carried
 from hetsim.mappers._policy import greedy_policies
 from hetsim.mappers._throughput import check_objective, map_one
-from hetsim.mappers.base import capacity_budget, make_schedule, register
+from hetsim.mappers.base import NO_FUSION_NOTE, capacity_budget, fuse_where_placed, fused_order, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
 from hetsim.weights import weight_option_platform
@@ -20,6 +20,11 @@ from hetsim.weights import weight_option_platform
 class Greedy:
     """Greedy offloading under every device's resident capacity (the crossbar budget of CPU-CIM ILP Eq. 14,
     generalised).
+
+    Where a device fuses ops (:attr:`~hetsim.costs.CostModel.fusion`), every mapping is evaluated with the fused
+    groups its placement allows (:func:`~hetsim.mappers.base.fuse_where_placed`) and without, the shorter kept,
+    and an op is also tried together with the consumers it could fuse one after the other (a conv with its SiLU);
+    the search runs with fused options and without, and the shorter makespan is kept (ties: fused).
 
     Candidates are (op, accelerator) pairs where the accelerator is faster than the host; they are visited best
     first by host time saved per share of the accelerator's resident capacity, ``(T_host - T_acc) / (need /
@@ -51,7 +56,17 @@ class Greedy:
         if self.objective == "throughput":
             return map_one(self, costs)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
-            return greedy_policies(costs, self.name, self.min_gain)
+            sched = greedy_policies(costs, self.name, self.min_gain)
+            if costs.fusion:  # the (device, weight policy) search does not model fused groups: say so
+                sched.stats["fusion"] = NO_FUSION_NOTE
+            return sched
+        if not costs.fusion:
+            return self._greedy(costs)
+        # with fused options and without, the shorter kept (ties: fused): fusion never makes greedy slower
+        fused, plain = self._greedy(costs), self._greedy(costs.without_fusion())
+        return fused if fused.makespan_s <= plain.makespan_s else plain
+
+    def _greedy(self, costs: CostModel) -> Schedule:
         t0 = time.perf_counter()
         host = costs.host
         topo = costs.workload.topological_order()
@@ -75,6 +90,9 @@ class Greedy:
             t_host = costs.latency[v][host]
             for dev in accels:
                 t_acc = costs.latency[v].get(dev)
+                epi = [t[dev] for t in costs.fusion.get(v, {}).values() if dev in t]  # fused, if its producer is
+                if epi and t_acc is not None:
+                    t_acc = min(t_acc, *epi)
                 if t_acc is None or t_acc >= t_host:
                     continue
                 if dev in budget:
@@ -87,27 +105,20 @@ class Greedy:
                     n, score = 0, float("inf")
                 cands.append((score, t_host - t_acc, v, dev, n))
         cands.sort(key=lambda c: (-c[0], -c[1] if c[0] == float("inf") else 0.0, rank[c[2]], dev_rank[c[3]]))
-        _, _, best = list_schedule(costs, assignment)
+        best = _makespan(costs, assignment)[0]
         evaluated = 0
         per_op: dict[str, list[tuple[str, int]]] = {}
         for _, _, v, dev, n in cands:  # an op's devices in candidate order; ops in order of their best candidate
             per_op.setdefault(v, []).append((dev, n))
         for v, options in per_op.items():
-            choice = None
-            for dev, n in options:  # every device that still holds the op: keep the shortest makespan
-                if dev in budget and n > budget[dev]:
-                    continue
-                if not carried(costs, g, assignment, v, dev):  # a neighbour's device has no link to dev
-                    continue
-                assignment[v] = dev
-                evaluated += 1
-                _, _, ms = list_schedule(costs, assignment)
-                if ms < best * (1.0 - self.min_gain) and ms < best and (choice is None or ms < choice[0]):
-                    choice = (ms, dev, n)
-            assignment[v] = host
+            if assignment[v] != host:
+                continue  # moved already, with the fused chain of an op before it
+            choice, n_eval = self._best_move(costs, g, assignment, v, options, budget, best, host)
+            evaluated += n_eval
             if choice is not None:
-                best, dev, n = choice
-                assignment[v] = dev
+                best, dev, n, members = choice
+                for m in members:
+                    assignment[m] = dev
                 if dev in budget:
                     budget[dev] -= n
         stats = {
@@ -117,5 +128,64 @@ class Greedy:
             "offloaded": sum(1 for d in assignment.values() if d != host),
             "solve_time_s": time.perf_counter() - t0,
         }
-        return make_schedule(costs, assignment, self.name, stats)
+        fused = _makespan(costs, assignment)[1]
+        if fused:
+            stats["fused"] = len(fused)
+        return make_schedule(costs, assignment, self.name, stats, fused=fused)
+
+    def _best_move(self, costs: CostModel, g, assignment: dict[str, str], v: str, options, budget, best: float,
+                   host: str):
+        """The best move of ``v`` (on the host) to one of its candidate devices ``options`` (``(device, need)``),
+        alone or with the consumers it could fuse (:func:`_moves`): ``((makespan, device, need, ops moved) or
+        None, evaluations)``; ``None`` when no move shortens the makespan ``best`` (by ``min_gain``). The
+        assignment is left as it was."""
+        choice, evaluated = None, 0
+        for dev, n in options:  # every device that still holds the op: keep the shortest makespan
+            for members in _moves(costs, g, assignment, v, dev, host):
+                need = n + sum(costs.need.get(c, {}).get(dev, 0) for c in members[1:])
+                if dev in budget and need > budget[dev]:
+                    continue
+                ok = True
+                for m in members:  # a neighbour's device has no link to dev: skipped
+                    ok = ok and carried(costs, g, assignment, m, dev)
+                    assignment[m] = dev
+                if ok:
+                    evaluated += 1
+                    ms = _makespan(costs, assignment)[0]
+                    if ms < best * (1.0 - self.min_gain) and ms < best and (choice is None or ms < choice[0]):
+                        choice = (ms, dev, need, members)
+                for m in members:
+                    assignment[m] = host
+        return choice, evaluated
+
+
+def _moves(costs: CostModel, g, assignment: dict[str, str], v: str, dev: str, host: str):
+    """The ops to move to ``dev`` together: ``[v]``, then, where ``dev`` fuses ops, ``v`` with the chain of
+    consumers on the host it could fuse one after the other (each the first such consumer of the previous in
+    graph order), every prefix of two ops or more: moving a conv alone rarely pays for the transfer its
+    activation then needs, moving the group does."""
+    yield [v]
+    if not costs.fusion:
+        return
+    chain, tail = [v], v
+    while True:
+        nxt = next((c for c in g.successors(tail) if assignment[c] == host and c not in chain
+                    and dev in costs.fusion.get(c, {}).get(tail, {})), None)
+        if nxt is None:
+            return
+        chain.append(nxt)
+        tail = nxt
+        yield list(chain)
+
+
+def _makespan(costs: CostModel, assignment: dict[str, str]) -> tuple[float, dict[str, str]]:
+    """The contention-free makespan of ``assignment`` and its fused groups: where devices fuse ops, the shorter of
+    the mapping with the groups :func:`~hetsim.mappers.base.fuse_where_placed` forms and without any (then
+    ``{}``); ties go to the fused one."""
+    _, _, plain = list_schedule(costs, assignment)
+    fused = fuse_where_placed(costs, assignment)
+    if not fused:
+        return plain, {}
+    _, _, ms = list_schedule(costs, assignment, fused_order(costs, assignment, fused), fused=fused)
+    return (ms, fused) if ms <= plain else (plain, {})
 

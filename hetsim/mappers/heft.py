@@ -10,7 +10,7 @@ from hetsim.errors import MappingError
 from hetsim.mappers._listsched import price_sweep
 from hetsim.mappers._policy import heft_policies
 from hetsim.mappers._throughput import check_objective, map_one
-from hetsim.mappers.base import capacity_budget, make_schedule, register
+from hetsim.mappers.base import NO_FUSION_NOTE, capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.weights import weight_option_platform
 
@@ -62,10 +62,23 @@ class Heft:
         if self.objective == "throughput":
             return map_one(self, costs)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
-            return heft_policies(costs, self.name, tuple(self.crossbar_prices))
-        return price_sweep(costs, self.crossbar_prices, partial(self._heft, costs))
+            sched = heft_policies(costs, self.name, tuple(self.crossbar_prices))
+            if costs.fusion:  # the (device, weight policy) search does not model fused groups: say so
+                sched.stats["fusion"] = NO_FUSION_NOTE
+            return sched
+        return price_sweep(costs, self.crossbar_prices, partial(self._heft_fused, costs))
 
-    def _heft(self, costs: CostModel, price: float, base: float) -> Schedule:
+    def _heft_fused(self, costs: CostModel, price: float, base: float) -> Schedule:
+        """HEFT at ``price``; where devices fuse ops (:attr:`~hetsim.costs.CostModel.fusion`), both with fused
+        options and without, the shorter makespan kept (ties: fused), so fusion never makes HEFT's schedule
+        slower."""
+        plain = self._heft(costs, price, base, fuse=False)
+        if not costs.fusion:
+            return plain
+        fused = self._heft(costs, price, base, fuse=True)
+        return fused if fused.makespan_s <= plain.makespan_s else plain
+
+    def _heft(self, costs: CostModel, price: float, base: float, fuse: bool = False) -> Schedule:
         g = costs.workload.graph
         topo = costs.workload.topological_order()
         pos = {v: i for i, v in enumerate(topo)}
@@ -96,8 +109,9 @@ class Heft:
         assignment: dict[str, str] = {}
         start: dict[str, float] = {}
         finish: dict[str, float] = {}
+        fusion = _Fusion(costs, assignment, start, finish, busy) if fuse else None
         for v in prio:
-            best = None
+            best = fusion.option(v, budget, unit_price) if fusion is not None else None
             for dev, dur in costs.latency[v].items():
                 if dev in budget and costs.need[v][dev] > budget[dev]:
                     continue
@@ -124,9 +138,11 @@ class Heft:
                                        f"capacity the ops before it used up ({left}; {costs.resident[full[0]].source})")
                 raise MappingError(f"heft: no device that runs {v!r} and holds it is linked to the devices of its "
                                    f"inputs ({', '.join(sorted({assignment[u] for u in g.predecessors(v)}))})")
-            _, dev, s, core = best
-            f = s + costs.latency[v][dev]
+            _, dev, s, core = best[:4]
+            f = s + (costs.latency[v][dev] if len(best) == 4 else best[4])
             assignment[v], start[v], finish[v] = dev, s, f
+            if fusion is not None:
+                fusion.placed(v, core, best[5] if len(best) > 4 else None)
             if core is not None:
                 busy[dev][core].insert(s, f)
             if dev in budget:
@@ -137,7 +153,59 @@ class Heft:
             "heft_makespan_s": max(finish.values(), default=0.0),
             "offloaded": sum(1 for d in assignment.values() if d != host),
         }
-        return make_schedule(costs, assignment, self.name, stats, order=order)
+        fused = fusion.fused if fusion is not None else None
+        if fused:
+            stats["fused"] = len(fused)
+        return make_schedule(costs, assignment, self.name, stats, order=order, fused=fused)
+
+
+class _Fusion:
+    """HEFT's fused options (:attr:`~hetsim.costs.CostModel.fusion`): an op may run fused into a producer that is
+    the last op on its core, starting when the producer finishes and lasting its epilogue, when every input of
+    the op from outside the producer's group arrived before the group's head started (the group is one launch
+    that has started already). Ties with the op's other options go to the fused one."""
+
+    def __init__(self, costs: CostModel, assignment, start, finish, busy) -> None:
+        self.costs, self.assignment, self.start, self.finish, self.busy = costs, assignment, start, finish, busy
+        self.fused: dict[str, str] = {}
+        self.head: dict[str, str] = {}  # fused op -> its group's head
+        self.core: dict[str, int] = {}  # op on a serial device -> its core
+        self.taken: set[str] = set()  # producers with a fused consumer
+
+    def option(self, v: str, budget, unit_price):
+        """The best fused option of ``v``: ``(key, device, start, core, seconds, producer)`` or ``None``."""
+        costs, a, finish = self.costs, self.assignment, self.finish
+        best = None
+        for p, per_dev in costs.fusion.get(v, {}).items():
+            dev = a.get(p)
+            if dev not in per_dev or p in self.taken or p not in self.core:
+                continue
+            if self.busy[dev][self.core[p]].end != finish[p]:
+                continue  # something runs after the producer already
+            if dev in budget and costs.need[v][dev] > budget[dev]:
+                continue
+            h = self.head.get(p, p)
+            preds = list(costs.workload.graph.predecessors(v))
+            if not all(costs.carried(u, v, a[u], dev) for u in preds):
+                continue
+            outside = [u for u in preds if self.head.get(u, u) != h]
+            if any(finish[u] + costs.transfer_time(u, v, a[u], dev) > self.start[h] for u in outside):
+                continue
+            epi = per_dev[dev]
+            penalty = unit_price[dev] * costs.need[v][dev] if dev in budget else 0.0
+            key = (finish[p] + epi + penalty, dev != costs.host, dev)
+            if best is None or key < best[0]:
+                best = (key, dev, finish[p], self.core[p], epi, p)
+        return best
+
+    def placed(self, v: str, core: int | None, producer: str | None) -> None:
+        """``v`` was placed on ``core`` (``None``: a device whose ops overlap), fused into ``producer`` or not."""
+        if core is not None:
+            self.core[v] = core
+        if producer is not None:
+            self.fused[v] = producer
+            self.taken.add(producer)
+            self.head[v] = self.head.get(producer, producer)
 
 
 class _Core:

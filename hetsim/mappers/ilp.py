@@ -70,7 +70,7 @@ import numpy as np
 from hetsim.check import fill_orders
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError, ScheduleError
-from hetsim.mappers.base import make_schedule, register
+from hetsim.mappers.base import NO_FUSION_NOTE, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
 
@@ -842,6 +842,10 @@ class Ilp:
         self.warm_start = warm_start
 
     def map(self, costs: CostModel) -> Schedule:
+        if costs.fusion:  # fused groups are not modelled: map the problem without them, and say so
+            sched = self.map(costs.without_fusion())
+            sched.stats["fusion"] = NO_FUSION_NOTE
+            return sched
         t0 = time.perf_counter()
         from hetsim.weights import weight_option_platform
 

@@ -207,6 +207,9 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     if s.get("folded_ops"):
         lines.append(f"  folded: {s['folded_ops']} constant ops (ONNX Runtime folds them at session creation; "
                      "--no-fold-constants charges them)")
+    lines += fusion_lines(s.get("fusion"), max_names)
+    if st.get("fusion"):  # a mapper that does not model fused groups says so
+        lines.append(f"  note: {s['mapper']} fusion {st['fusion']}")
     if s["host_latency_fallback_ops"]:
         lines.append(f"  note: {s['host_latency_fallback_ops']} ops not in the host's latency table use the roofline")
     from hetsim.report.notes import idle_device_warnings
@@ -258,6 +261,25 @@ def _energy_not_modelled(run: RunResult, row: dict) -> bool:
     (:attr:`~hetsim.devices.base.DeviceBase.energy_modelled`): its energy is not modelled, not measured as 0."""
     dev = getattr(run.costs, "devices", {}).get(row["device"])
     return dev is not None and row["energy_j"] == 0 and not dev.energy_modelled
+
+
+def fusion_lines(fu: dict | None, max_names: int | None = DEFAULT_NAMES) -> list[str]:
+    """The report's lines on fused operator groups (``summary["fusion"]``): how many ops ran fused, and each group
+    as ``device: head + consumer + ...`` (``max_names`` groups, the rest counted); with fusion off, how many could
+    have."""
+    if not fu:
+        return []
+    if not fu["on"]:
+        return [f"  fusion: off (--no-fusion); {fu['offered']} ops could run fused into their producers"]
+    groups = fu["groups"]
+    head = (f"  fused: {fu['fused_ops']} ops in {len(groups)} groups (one launch each; {fu['offered']} ops could "
+            "run fused)")
+    if not groups:
+        return [f"  fused: no ops ({fu['offered']} could run fused into their producers)"]
+    shown = groups if max_names is None else groups[:max_names]
+    tail = _more(len(shown), len(groups)).strip()
+    tokens = [f"{g['device']}: {' + '.join(g['ops'])}{';' if i < len(shown) - 1 else ''}" for i, g in enumerate(shown)]
+    return [head, *_wrap(tokens + ([tail] if tail else []), "    ")]
 
 
 def weight_lines(w: dict) -> list[str]:

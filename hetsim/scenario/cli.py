@@ -51,6 +51,8 @@ def cmd_run_scenario(args, platform) -> int:
                    if getattr(args, v, None) not in (None, False, [])]
     if not getattr(args, "fold_constants", True):
         model_flags.append("--no-fold-constants")
+    if not getattr(args, "fusion", True):
+        model_flags.append("--no-fusion")
     if model_flags:
         raise InputError(f"{', '.join(model_flags)}: not for a scenario (its streams name their models)")
     other = [o for o, v in (("--spill", "spill"), ("--time-limit", "time_limit"), ("--gap", "gap"),

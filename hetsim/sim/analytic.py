@@ -17,7 +17,7 @@ import heapq
 
 import networkx as nx
 
-from hetsim.check import check_assignment, fill_orders, op_parts
+from hetsim.check import check_assignment, fill_orders, fusion_gates, op_parts
 from hetsim.costs import CostModel
 from hetsim.errors import ScheduleError
 
@@ -28,6 +28,7 @@ def list_schedule(
     order: dict[str, list[str]] | None = None,
     splits: dict[str, dict[str, list[int]]] | None = None,
     after: dict[str, list[str]] | None = None,
+    fused: dict[str, str] | None = None,
 ) -> tuple[dict[str, float], dict[str, float], float]:
     """Start and finish time of every op, and the makespan, with no resource contention.
 
@@ -39,6 +40,9 @@ def list_schedule(
         splits: channel splits, op -> {device: channel indices} (see :class:`~hetsim.schedule.Schedule`).
         after: control dependencies, op -> ops that must finish before it starts (``Schedule.after``: the chain
             of a CIM's reprogrammed ops, :mod:`hetsim.weights`).
+        fused: fused operator groups, consumer -> producer (``Schedule.fused``): a fused consumer lasts its
+            epilogue (:meth:`~hetsim.costs.CostModel.with_fusion`), and a group's head starts only once every
+            outside input of its members has arrived (:func:`hetsim.check.fusion_gates`: one launch).
 
     Returns:
         ``(start_s, finish_s, makespan_s)``; for a split op, the common start of its parts and the end of its
@@ -58,6 +62,7 @@ def list_schedule(
     rank = {n: i for i, n in enumerate(topo)}
     # when the device orders follow the topological order, it is a valid processing order
     after = after or {}
+    costs, gates, after = _with_fusion(costs, fused, after)
     forward = (all(rank[p] < rank[n] for (_, n), p in chain_prev.items())
                and all(rank[u] < rank[v] for v, us in after.items() for u in us))
     proc = topo if forward else _processing_order(g, chain_prev, after)
@@ -70,6 +75,8 @@ def list_schedule(
     for v in proc:
         sv = split_devs.get(v)
         ready = max((finish[u] for u in after[v]), default=0.0) if v in after else 0.0
+        if v in gates:
+            ready = max(ready, _gate_ready(costs, gates[v], finish, assignment, split_devs))
         if sv is None:  # the common case, kept fast: one device
             dv = assignment[v]
             for u in g.predecessors(v):
@@ -117,6 +124,26 @@ def list_schedule(
         finish[v] = f
     makespan = max(finish.values(), default=0.0)
     return start, finish, makespan
+
+
+def _with_fusion(costs: CostModel, fused: dict[str, str] | None, after: dict[str, list[str]]):
+    """``(costs, gates, after)`` for a schedule's fused groups: the cost model with the fused epilogues, each group
+    head's outside inputs (:func:`hetsim.check.fusion_gates`) and ``after`` with them as ops the head waits for
+    (so that the processing order has them first); unchanged without fused groups."""
+    if not fused:
+        return costs, {}, after
+    gates = fusion_gates(costs.workload.graph, fused)
+    after = {v: list(us) for v, us in after.items()}
+    for h, edges in gates.items():
+        after.setdefault(h, []).extend(u for u, _ in edges)
+    return costs.with_fusion(fused), gates, after
+
+
+def _gate_ready(costs: CostModel, edges, finish, assignment, split_devs) -> float:
+    """When the outside inputs ``edges`` (``(u, c)``) of a fused group's members have all arrived."""
+    dst = assignment[edges[0][1]]
+    return max(finish[u] + max(costs.transfer_time(u, c, du, dst) for du in split_devs.get(u) or [assignment[u]])
+               for u, c in edges)
 
 
 def _chain_prev(order: dict[str, list[str]], caps: dict[str, int]) -> dict[tuple[str, str], str]:

@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 import simpy
 
-from hetsim.check import fill_orders, op_parts, require_feasible
+from hetsim.check import fill_orders, fusion_gates, op_parts, require_feasible
 from hetsim.costs import CostModel, edge_bytes_at
 from hetsim.errors import InputError, ScheduleError
 from hetsim.schedule import Schedule
@@ -210,6 +210,30 @@ class Plan:
                 link, bits = route
                 edges.append((v, link, link.transfer_time(edge_bytes_at(data, bits))))
             self.out[u] = edges
+        self._gate_fused_groups(fusion_gates(g, schedule.fused))  # none without fused groups
+
+    def _gate_fused_groups(self, gates: dict[str, list[tuple[str, str]]]) -> None:
+        """A fused group is one launch: the edges into its fused consumers from outside the group arrive at its
+        head instead (the transfer still named after its consumer), so the head starts once they are all there
+        and its consumers follow it without waiting (:func:`hetsim.check.fusion_gates`)."""
+        indegree = self.indegree
+        for h, edges in gates.items():
+            for u, c in edges:
+                out = self.out[u]
+                i = next(i for i in range(len(out) - 1, -1, -1) if out[i][0] == c)  # the edge, after dependents
+                _, link, dt = out[i]
+                out[i] = (h, None if link is None else _ToGroup(link.name, c), dt)
+                indegree[c] -= 1
+                indegree[h] += 1
+
+
+@dataclass(frozen=True, slots=True)
+class _ToGroup:
+    """The link of a transfer into a fused group's member: its link's name and the consumer it is for (the
+    transfer arrives at the group's head, :meth:`Plan._gate_fused_groups`)."""
+
+    name: str
+    consumer: str
 
 
 #: a device pair whose route the plan has not asked yet (None is an answer: nothing moves)
@@ -594,7 +618,8 @@ def _link_done(event) -> None:
     req, u, v, link, t0, port = event.value
     port.release()
     if req.rows is not None:
-        req.rows.append((f"{u}->{v}", link.name, "transfer", "", t0, req.env.now, None))
+        req.rows.append((f"{u}->{getattr(link, 'consumer', v)}", link.name, "transfer", "", t0, req.env.now,
+                         None))
     req.arrive(v)
 
 
@@ -602,7 +627,8 @@ def _transfer_done(event) -> None:
     """An uncontended transfer ends: its row, and its consumer's input is there."""
     req, u, v, link, t0 = event.value
     if req.rows is not None:
-        req.rows.append((f"{u}->{v}", link.name, "transfer", "", t0, req.env.now, None))
+        req.rows.append((f"{u}->{getattr(link, 'consumer', v)}", link.name, "transfer", "", t0, req.env.now,
+                         None))
     req.arrive(v)
 
 
