@@ -86,14 +86,39 @@ def load_torch(source, input_shape: Mapping[str, Sequence[int]] | None = None, e
 
 
 def _load_program(torch, path: Path):
-    if not path.is_file():
-        raise WorkloadError(f"PyTorch program not found: {path}" if not path.exists() else
-                            f"PyTorch program path is not a file: {path}")
+    """The ``ExportedProgram`` saved in ``path``, loaded so that nothing in the file runs
+    (:mod:`hetsim.workload.pt2_archive` checks the archive first and hands torch a fresh copy of it)."""
+    import contextlib
+    import logging
+    import os
+
+    from hetsim.workload.pt2_archive import read_pt2
+
+    checked = read_pt2(path)
+    saved = {k: os.environ.get(k) for k in ("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")}
+    loggers = [logging.getLogger(n) for n in ("torch.export", "torch._export")]
+    levels = [lg.level for lg in loggers]
     try:
-        return torch.export.load(str(path))
+        # no torch.load inside torch's loader may fall back to weights_only=False
+        os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
+        os.environ.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
+        for lg in loggers:  # torch logs a failed load with its traceback before raising
+            lg.setLevel(logging.CRITICAL)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            return torch.export.load(io.BytesIO(checked))
     except Exception as err:  # torch raises many kinds for a file that is not a saved program
+        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
         raise WorkloadError(f"{path} is not a saved torch.export program (torch.export.save): "
-                            f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+                            f"{type(err).__name__}: {first}") from None
+    finally:
+        for lg, lv in zip(loggers, levels, strict=True):
+            lg.setLevel(lv)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _quiet_export(fn):
