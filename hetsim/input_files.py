@@ -39,6 +39,14 @@ def _kind(mode: int) -> str | None:
     return "a special file"
 
 
+def _size(n: int) -> str:
+    """``n`` bytes in words: ``1 MiB``, ``2 GiB``, ``1,000 bytes``."""
+    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit} {name}"
+    return f"{n:,} bytes"
+
+
 def _refusal(path: Path, what: str, why: str) -> str:
     return f"{what} {str(path)!r} {why}"
 
@@ -61,17 +69,42 @@ def check_input_file(path: str | os.PathLike, what: str, error: type[InputError]
             be examined (permissions), or is larger than ``max_bytes``; one line naming the path.
     """
     p = Path(path)
-    try:
-        st = os.stat(p)
-    except OSError as err:
-        raise error(_refusal(p, what, _stat_failure(err))) from None
+    st = _stat(p, what, error)
     kind = _kind(st.st_mode)
     if kind is not None:
         raise error(_refusal(p, what, f"is {kind}, not a regular file"))
     if max_bytes is not None and st.st_size > max_bytes:
-        raise error(_refusal(p, what, f"is {st.st_size:,} bytes; hetsim reads a {what} of at most {max_bytes:,} "
-                                      "bytes"))
+        raise error(_refusal(p, what, f"is larger than {_size(max_bytes)} ({st.st_size:,} bytes), the most hetsim "
+                                      f"reads of a {what}"))
     return p
+
+
+def refuse_special_file(path: str | os.PathLike, what: str, error: type[InputError] = InputError) -> None:
+    """Refuse a path that names a FIFO, a device, a socket or a symbolic link loop: what no reader may open.
+
+    For a generic step that hands a path on to a reader that may take a folder or report a missing file in its
+    own words (a front end): a missing path and a folder pass.
+
+    Raises:
+        error: the path is a FIFO, a character or block device, a socket, or a symbolic link loop.
+    """
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise error(_refusal(p, what, _stat_failure(err))) from None
+        return
+    kind = _kind(st.st_mode)
+    if kind is not None and not stat.S_ISDIR(st.st_mode):
+        raise error(_refusal(p, what, f"is {kind}, not a regular file"))
+
+
+def _stat(p: Path, what: str, error: type[InputError]) -> os.stat_result:
+    try:
+        return os.stat(p)
+    except OSError as err:
+        raise error(_refusal(p, what, _stat_failure(err))) from None
 
 
 def _stat_failure(err: OSError) -> str:
@@ -111,7 +144,7 @@ def read_input_bytes(path: str | os.PathLike, what: str, max_bytes: int,
         except OSError as err:
             raise error(_refusal(p, what, f"cannot be read: {err.strerror or err}")) from None
     if len(data) > max_bytes:
-        raise error(_refusal(p, what, f"is larger than {max_bytes:,} bytes, the most hetsim reads of a {what}"))
+        raise error(_refusal(p, what, f"is larger than {_size(max_bytes)}, the most hetsim reads of a {what}"))
     return data
 
 
