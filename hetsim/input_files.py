@@ -136,16 +136,31 @@ def read_input_bytes(path: str | os.PathLike, what: str, max_bytes: int,
     except OSError as err:
         raise error(_refusal(p, what, _stat_failure(err))) from None
     with os.fdopen(fd, "rb") as f:
-        kind = _kind(os.fstat(f.fileno()).st_mode)
+        st = os.fstat(f.fileno())
+        kind = _kind(st.st_mode)
         if kind is not None:
             raise error(_refusal(p, what, f"is {kind}, not a regular file"))
         try:
-            data = f.read(max_bytes + 1)
+            data = _read_at_most(f, max_bytes + 1, st.st_size)
         except OSError as err:
             raise error(_refusal(p, what, f"cannot be read: {err.strerror or err}")) from None
     if len(data) > max_bytes:
         raise error(_refusal(p, what, f"is larger than {_size(max_bytes)}, the most hetsim reads of a {what}"))
     return data
+
+
+def _read_at_most(f, limit: int, size: int) -> bytes:
+    """At most ``limit`` bytes of ``f``, whose size was ``size`` when opened (a buffer of its size, not of the cap;
+    then in 1 MiB chunks if it grew)."""
+    parts = [f.read(min(limit, size + 1))]
+    total = len(parts[0])
+    while total < limit:
+        chunk = f.read(min(MIB, limit - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts) if len(parts) > 1 else parts[0]
 
 
 def read_input_text(path: str | os.PathLike, what: str, max_bytes: int = MAX_TEXT_TABLE_BYTES,
