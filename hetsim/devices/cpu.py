@@ -127,11 +127,12 @@ class CpuDevice(DeviceBase):
         if self.latency_model != "table" or self.latency_table is None or not Path(self.latency_table).is_dir():
             return self
         path = Path(self.latency_table) / f"{workload}.csv"
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise PlatformError(
                 f"device {self.name!r}: no profile {str(path)!r} for workload {workload!r}; measure it with "
                 f"'hetsim profile MODEL.onnx -o {path}' on the host it describes"
             )
+        check_input_file(path, f"device {self.name!r}: latency_table", PlatformError)  # a FIFO, a folder, ...
         return self.model_copy(update={"latency_table": path})
 
     @property

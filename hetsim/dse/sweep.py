@@ -412,8 +412,7 @@ def _read_spec(p: Path) -> SweepSpec:
         spikes[str(named[w])] = (base / raster).resolve()
     spec.spikes = spikes or None
     for f in [*spec.workloads, *spec.platforms, *spikes.values()]:
-        if not f.is_file():
-            raise InputError(f"{p}: {str(f)!r} does not exist")
+        check_input_file(f, f"{p}:")  # missing, a folder, a FIFO, a device, a symbolic link loop
     return spec
 
 
