@@ -136,9 +136,9 @@ def test_no_payload_runs_on_any_path(archives, command):
 
 def test_the_refusals_say_why(archives):
     d, marker, crafted = archives
-    expect = {"example inputs": "data/sample_inputs/model.pt is a pickle that torch.load(weights_only=True) "
-                                "refuses (it names posix.system",
-              "a pickled weight": "data/weights/weight_0 is a pickle",
+    expect = {"example inputs": "data/sample_inputs/model.pt is not a pickle that torch.load(weights_only=True) "
+                                "accepts (it names posix.system",
+              "a pickled weight": "data/weights/weight_0 is not a pickle that",
               "a shape expression": "the name '__import__'"}
     for what, needle in expect.items():
         o = run_cli(["inspect", str(crafted[what])])
@@ -190,12 +190,16 @@ def _malformed(d: Path) -> dict[str, tuple[bytes, str]]:
                                                 if n.endswith("model.json") else b).read_bytes(),
                                        "models/model.json is not JSON"),
         "a one-byte flip": (good.replace(b'{"graph_module":', b'{"graph_module"!', 1), "damaged zip archive"),
+        "no example inputs": (_rewrite(d / "small.pt2", d / "noinputs.pt2", lambda n, b: None
+                                       if "sample_inputs" in n else b).read_bytes(),
+                              "it has no data/sample_inputs/model.pt"),
     }
 
 
 @pytest.mark.parametrize("case", ["empty", "random bytes", "an ONNX model renamed", "truncated", "an empty zip",
                                   "a zip bomb", "a plain state dict", "the torch 2.7 format", "compiled code",
-                                  "a pickled object constant", "a program that is not JSON", "a one-byte flip"])
+                                  "a pickled object constant", "a program that is not JSON", "a one-byte flip",
+                                  "no example inputs"])
 def test_a_malformed_pt2_is_one_line(archives, case, monkeypatch):
     import hetsim.workload.pt2_archive as pt2
 

@@ -160,8 +160,13 @@ def _check_format(path: Path, members: dict[str, bytes]) -> None:
         if aoti is not None:
             raise _refuse(path, f"it holds compiled AOTInductor code ({aoti}), which would run as native code; "
                                 "save the program without it (torch.export.save)")
-        if not any(n.startswith(_MODELS) and n.endswith(".json") for n in members):
+        models = [n[len(_MODELS):-len(".json")] for n in members if n.startswith(_MODELS) and n.endswith(".json")]
+        if not models:
             raise _refuse(path, "it holds no program (models/*.json)")
+        for need in (".data/version", *(f"{_SAMPLE_INPUTS}{m}.pt" for m in models)):
+            if need not in members:
+                raise WorkloadError(f"{path} is not a saved torch.export program: it has no {need} "
+                                    "(torch.export.save writes it)")
         return
     if "data.pkl" in members:
         raise WorkloadError(f"{path} is a torch.save file (e.g. a state dict or a pickled module), not a program "
@@ -292,6 +297,6 @@ def _check_weights_only(path: Path, name: str, blob: bytes) -> None:
     except Exception as err:  # torch raises UnpicklingError, RuntimeError, EOFError, ... for what it refuses
         found = re.search(r"GLOBAL ([\w.]+)", str(err))
         what = f"it names {found.group(1)}" if found else type(err).__name__
-        raise _refuse(path, f"{name} is a pickle that torch.load(weights_only=True) refuses ({what}); hetsim "
+        raise _refuse(path, f"{name} is not a pickle that torch.load(weights_only=True) accepts ({what}); hetsim "
                             "unpickles tensors and plain data only, since unpickling anything else runs code "
                             "from the file") from None
