@@ -146,6 +146,21 @@ def test_the_refusals_say_why(archives):
         assert o.code == 2 and needle in o.stderr, (what, o.stderr)
 
 
+def test_torch_cannot_fall_back_even_past_the_archive_check(archives, monkeypatch):
+    """The second line of defence: with the pickle check switched off, torch's own fallback to
+    ``weights_only=False`` is still held to ``weights_only`` (``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` during the load)."""
+    import hetsim.workload.pt2_archive as pt2
+
+    d, marker, crafted = archives
+    monkeypatch.setattr(pt2, "_check_weights_only", lambda *a: None)
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # a user's setting does not reopen it
+    for what in ("example inputs", "a pickled weight"):
+        o = run_cli(["inspect", str(crafted[what])])
+        _assert_clean(o, marker)
+        assert o.code == 2 and "is not a saved torch.export program" in o.stderr, (what, o.stderr)
+    assert os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] == "1" and "TORCH_FORCE_WEIGHTS_ONLY_LOAD" not in os.environ
+
+
 def test_a_valid_program_still_loads_and_the_guards_are_dropped(archives):
     d, marker, crafted = archives
     o = run_cli(["inspect", str(d / "small.pt2")])

@@ -22,12 +22,14 @@ from __future__ import annotations
 import io
 import logging
 import sys
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hetsim.errors import WorkloadError
 
+_LOAD_LOCK = threading.Lock()
 #: the ONNX opset of the TorchScript-based export
 OPSET = 17
 INSTALL = "pip install 'hetsim[torch]' (torch and onnxscript)"
@@ -89,12 +91,18 @@ def load_torch(source, input_shape: Mapping[str, Sequence[int]] | None = None, e
 def _load_program(torch, path: Path):
     """The ``ExportedProgram`` saved in ``path``, loaded so that nothing in the file runs
     (:mod:`hetsim.workload.pt2_archive` checks the archive first and hands torch a fresh copy of it)."""
-    import contextlib
-    import os
-
     from hetsim.workload.pt2_archive import read_pt2
 
     checked = read_pt2(path)
+    with _LOAD_LOCK:  # the environment and torch's loggers are the process's: one load at a time
+        return _load_checked(torch, path, checked)
+
+
+def _load_checked(torch, path: Path, checked: bytes):
+    """``torch.export.load`` of the checked archive, every ``torch.load`` in it held to ``weights_only``."""
+    import contextlib
+    import os
+
     saved = {k: os.environ.get(k) for k in ("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")}
     loggers = [logging.getLogger(n) for n in ("torch.export", "torch._export")]
     kept = _KeepErrors()
