@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hetsim.errors import InputError
+from hetsim.input_files import MAX_TEXT_TABLE_BYTES, check_input_file, read_input_text
 
 _DEFAULT_CLOCK_GHZ = 1.0
 
@@ -118,10 +119,7 @@ def read_profile(csv_path: Path) -> dict[str, float]:
     Raises:
         InputError: unreadable, or without the ``op`` and ``latency_s`` columns, or a bad number.
     """
-    try:
-        text = Path(csv_path).read_text()
-    except OSError as err:
-        raise InputError(f"{csv_path}: cannot read the profile ({err.strerror or err})") from None
+    text = read_input_text(csv_path, "profile", MAX_TEXT_TABLE_BYTES, InputError)
     rows = list(csv.DictReader(line for line in text.splitlines() if line.strip() and not line.startswith("#")))
     if not rows or "op" not in rows[0] or "latency_s" not in rows[0]:
         raise InputError(f"{csv_path}: not a hetsim profile (needs columns op, latency_s)")
@@ -284,8 +282,9 @@ def calibrate(profiles: list[str], models: list[str] | None = None, clock_ghz: f
     for spec in profiles:
         csv_path, _, model = spec.partition("=")
         csv_path = Path(csv_path)
-        if not csv_path.is_file():
+        if not csv_path.exists() and not csv_path.is_symlink():
             raise InputError(f"{csv_path}: no such profile (make one with 'hetsim profile MODEL.onnx -o {csv_path}')")
+        check_input_file(csv_path, "profile", InputError, MAX_TEXT_TABLE_BYTES)  # a FIFO, a device, a link loop
         read_profile(csv_path)  # a bad profile is named before its model is looked for
         model_path = Path(model) if model else find_model(csv_path, dirs)
         if not model_path.is_file():
@@ -338,13 +337,13 @@ def report(f: Fit) -> str:
 
 def cmd_calibrate(args) -> int:
     """``hetsim calibrate``'s body (the parser hook is ``hetsim/cli/calibrate.py``)."""
-    from hetsim.files import atomic_write_text
+    from hetsim.files import atomic_write_text, check_output_file, make_dirs
 
     out = Path(args.output)
-    if out.exists() and not args.force:
-        raise InputError(f"{out} exists; pass --force to replace it")
+    check_output_file(out, args.force)  # exists, a folder, a folder that cannot be made or written: before the fit
     f, machines = calibrate(args.profiles, args.models, args.clock_ghz, lomo=not args.no_cross_validation)
     print(report(f))
+    make_dirs(out.parent, out)  # a missing folder is created, as for every other output
     atomic_write_text(out, f.fragment(args.name, machines))
     print(f"\n  wrote {out} (a devices: entry; paste it into a platform YAML, or merge with --set)")
     return 0

@@ -125,11 +125,11 @@ def cmd_plot(args) -> int:
     from hetsim.analysis.plots import PAPER_FORMATS
     from hetsim.errors import OutputExistsError
     from hetsim.files import check_parent_dirs, check_writable, make_dirs
+    from hetsim.input_files import MAX_TEXT_TABLE_BYTES, check_input_file
     from hetsim.report.html import figure_caption, write_sweep_html
     from hetsim.report.sweep_figure import filter_rows
 
-    if not args.results.is_file():
-        raise InputError(f"results table {str(args.results)!r} does not exist")
+    check_input_file(args.results, "results table", InputError, MAX_TEXT_TABLE_BYTES)  # a FIFO, a device, ...
     import matplotlib
 
     matplotlib.use("Agg")  # the command line only writes files (the Python API leaves the backend alone)

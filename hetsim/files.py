@@ -171,9 +171,16 @@ def check_writable(folder: Path, for_path: Path | None = None) -> None:
 
     Raises:
         OutputExistsError: an existing ancestor is a file (:func:`check_parent_dirs`).
-        OutputPathError: no file can be created there; the message names ``for_path`` (default ``folder``).
+        OutputPathError: no file can be created there, or ``folder`` or ``for_path`` is a symbolic link loop; the
+            message names ``for_path`` (default ``folder``).
     """
     for_path = Path(folder) if for_path is None else Path(for_path)
+    for p in (for_path, Path(folder)):
+        try:
+            os.stat(p)
+        except OSError as err:
+            if err.errno == errno.ELOOP:
+                raise OutputPathError(f"cannot write {str(for_path)!r}: {str(p)!r} is a symbolic link loop") from None
     check_parent_dirs(for_path)
     d = Path(folder).absolute()
     while not d.exists() and d != d.parent:

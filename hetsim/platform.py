@@ -38,6 +38,7 @@ from yaml.nodes import MappingNode, ScalarNode
 
 from hetsim.devices import DEVICE_KINDS, DeviceBase, Link, Memory, on_kinds_changed
 from hetsim.errors import InputError, PlatformError, did_you_mean
+from hetsim.input_files import read_input_bytes
 
 
 def tagged_union(members: tuple[type[BaseModel], ...], tag: str):
@@ -638,20 +639,7 @@ def read_yaml(path: Path, error: type[InputError], what: str) -> object:
             large, not text, not valid YAML, past a limit, or repeats a key (the message gives the line and
             column).
     """
-    if path.is_dir():
-        raise error(f"{what} {str(path)!r} is a folder, not a file")
-    if not path.exists():
-        raise error(f"{what} {str(path)!r} does not exist")
-    if not path.is_file():
-        raise error(f"{what} {str(path)!r} is not a regular file")
-    try:
-        with path.open("rb") as f:
-            data = f.read(YAML_MAX_BYTES + 1)
-    except OSError as err:
-        raise error(f"{what} {str(path)!r} cannot be read: {err.strerror or err}") from None
-    if len(data) > YAML_MAX_BYTES:
-        raise error(f"{path}: larger than {YAML_MAX_BYTES // 2**20} MiB; hetsim reads YAML files of at most "
-                    f"{YAML_MAX_BYTES} bytes")
+    data = read_input_bytes(path, what, YAML_MAX_BYTES, error)  # a FIFO, a device, a folder, ...: one line
     try:
         return load_yaml_text(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
@@ -680,6 +668,14 @@ def read_yaml_model(path: Path, model: type[BaseModel], error: type[InputError],
         raise error(_format_validation_error(err, str(path), model)) from None
 
 
+def _resolved(p: Path) -> str:
+    """``p`` resolved, or made absolute where it cannot be (a symbolic link loop: its reader says so)."""
+    try:
+        return str(p.resolve())
+    except (OSError, RuntimeError):  # RuntimeError: Python 3.11's "Symlink loop"
+        return str(p.absolute())
+
+
 def load_platform(path: str | Path) -> Platform:
     """Read and validate a platform YAML file.
 
@@ -702,5 +698,5 @@ def load_platform(path: str | Path) -> Platform:
             if isinstance(dev, dict) and isinstance(dev.get("latency_table"), str) and dev["latency_table"]:
                 t = Path(dev["latency_table"])  # anything but a string is left to the field's validation
                 if not t.is_absolute():
-                    dev["latency_table"] = str((p.parent / t).resolve())
+                    dev["latency_table"] = _resolved(p.parent / t)
     return _validate(data, str(p))

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from hetsim.errors import InputError, WorkloadError
+from hetsim.input_files import MAX_TEXT_TABLE_BYTES, read_input_text
 from hetsim.workload import Workload
 
 DTYPES = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
@@ -125,12 +126,11 @@ def read_profile_meta(csv_path: str | Path) -> dict:
     if side.is_file():
         return json.loads(side.read_text())
     meta = {}
-    with open(csv_path) as f:
-        for line in f:
-            if not line.startswith("#"):
-                break
-            key, _, value = line[1:].partition(":")
-            meta[key.strip()] = _meta_value(value.strip())
+    for line in read_input_text(csv_path, "profile", MAX_TEXT_TABLE_BYTES).splitlines():
+        if not line.startswith("#"):
+            break
+        key, _, value = line[1:].partition(":")
+        meta[key.strip()] = _meta_value(value.strip())
     return meta
 
 
@@ -144,7 +144,7 @@ def upgrade_profile(csv_path: str | Path) -> bool:
     from hetsim.files import atomic_write_text
 
     path = Path(csv_path)
-    lines = path.read_text().splitlines(keepends=True)
+    lines = read_input_text(path, "profile", MAX_TEXT_TABLE_BYTES).splitlines(keepends=True)
     if not lines or not lines[0].startswith("#"):
         return False
     if meta_path(path).exists():

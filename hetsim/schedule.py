@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hetsim.errors import ScheduleError
+from hetsim.input_files import MAX_JSON_BYTES, read_input_text
 from hetsim.strict_json import finite, loads_strict
 
 #: what a mapping is made for (``objective=`` of the mappers with a throughput method,
@@ -331,16 +332,7 @@ class Schedule:
 
     @classmethod
     def load(cls, path: str | Path) -> Schedule:
-        p = Path(path)
-        if not p.is_file():
-            raise ScheduleError(f"schedule file {str(p)!r} does not exist")
-        try:
-            text = p.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError:
-            raise ScheduleError(f"schedule file {str(p)!r} is not a text (UTF-8 JSON) file") from None
-        except OSError as err:
-            raise ScheduleError(f"schedule file {str(p)!r} cannot be read: {err.strerror or err}") from None
-        return cls.from_json(text)
+        return cls.from_json(read_input_text(path, "schedule file", MAX_JSON_BYTES, ScheduleError))
 
 
 def _json_type(val) -> str:

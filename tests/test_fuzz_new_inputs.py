@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import tempfile
 import zipfile
@@ -344,3 +345,145 @@ def test_fuzz_nir_bytes(work, kind, at):
     (work / "mut.nir").write_bytes(data)
     _check(["run", str(EFR32), str(work / "mut.nir"), "--spikes", str(work / "braille7_12-64-7_T100.npz")],
            kind in ("empty", "text"), f"{kind} at {i}")
+
+
+# ---------------------------------------------------------------------------------------------- special files
+
+#: the kinds of file no reader may open, and a phrase of the refusal (any one of them)
+_SPECIAL = {"fifo": ("FIFO",), "device": ("character device",), "folder": ("folder", "directory"),
+            "loop": ("symbolic link loop",)}
+#: text where text is expected: Latin-1 and binary
+_NOT_UTF8 = {"latin1": "op,latency_s\ncaf\xe9,1\n".encode("latin-1"), "binary": bytes(range(128, 256)) * 4}
+
+
+def _special_file(d: Path, kind: str, name: str) -> Path:
+    p = d / name
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "device":
+        p.symlink_to("/dev/zero")  # through a symbolic link, as a downloaded file might be
+    elif kind == "folder":
+        p.mkdir()
+    elif kind == "loop":
+        p.symlink_to(p)
+    else:
+        p.write_bytes(_NOT_UTF8[kind])
+    return p
+
+
+def _input_paths(work: Path, d: Path, bad: Path) -> dict[str, list[str]]:
+    """One command line per kind of input file, each reading ``bad`` as that file."""
+    import yaml
+
+    chain = str(work / "model.onnx")
+    spikes = str(work / "braille7_12-64-7_T100.npz")
+    scen = d / "scen.yaml"
+    scen.write_text(yaml.safe_dump({"name": "s", "streams": {"a": {
+        "model": chain, "arrival": {"process": "trace", "file": str(bad)}}}}))
+    host = yaml.safe_load((ROOT / "platforms" / "puma-host.yaml").read_text())
+    host["devices"]["host"]["latency_table"] = str(bad)
+    (d / "table.yaml").write_text(yaml.safe_dump(host))
+    return {
+        "onnx model": ["run", str(PUMA), str(bad.with_suffix(".onnx"))],
+        "pt2 program": ["inspect", str(bad.with_suffix(".pt2"))],
+        "nir graph": ["run", str(EFR32), str(bad.with_suffix(".nir")), "--spikes", spikes],
+        "snn spec": ["inspect", str(bad.with_suffix(".yaml"))],
+        "platform": ["inspect", chain, "--platform", str(bad.with_suffix(".yaml"))],
+        "schedule": ["run", str(PUMA), chain, "--schedule", str(bad.with_suffix(".json"))],
+        "arrival trace": ["run", str(PUMA), str(scen)],
+        "latency table": ["run", str(d / "table.yaml"), chain, "--mapper", "heft"],
+        "profile": ["calibrate", str(bad.with_suffix(".csv")), "-o", str(d / "cal.yaml")],
+        "results table": ["plot", str(bad.with_suffix(".csv")), "-o", str(d / "plots")],
+        "sweep file": ["sweep", str(bad.with_suffix(".yaml"))],
+        "spikes": ["run", str(EFR32), str(work / "net.nir"), "--spikes", str(bad.with_suffix(".npz"))],
+        "dnas export": ["run", str(ROOT / "platforms" / "diana.yaml"), chain, "--mapper", "dnas-export",
+                        "--export", str(bad.with_suffix(".json"))],
+    }
+
+
+#: the inputs that are text, refused when not UTF-8
+_TEXT_INPUTS = ("platform", "schedule", "arrival trace", "latency table", "profile", "sweep file", "snn spec")
+
+
+def _special_cases(work: Path, root: Path) -> dict[str, tuple[list[str], tuple[str, ...]]]:
+    cases = {}
+    for i, kind in enumerate((*_SPECIAL, *_NOT_UTF8)):
+        d = root / f"k{i}"  # no phrase of a message in the path
+        d.mkdir()
+        for suffix in (".onnx", ".pt2", ".nir", ".yaml", ".json", ".csv", ".npz"):
+            _special_file(d, kind, "bad" + suffix)
+        _special_file(d, kind, "bad")
+        for what, argv in _input_paths(work, d, d / "bad").items():
+            if kind in _NOT_UTF8 and what not in _TEXT_INPUTS:
+                continue
+            phrases = _SPECIAL.get(kind, ("not UTF-8", "not a text"))
+            if (what, kind) == ("latency table", "folder"):
+                phrases = ("no profile",)  # a folder of profiles is a latency table; it lacks the workload's
+            cases[f"{what}: {kind}"] = (argv, phrases)
+    return cases
+
+
+_DRIVER = """
+import contextlib, io, json, sys
+from hetsim.cli import main
+out = {}
+for name, argv in json.load(open(sys.argv[1])).items():
+    o, e = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
+        try:
+            code = main(argv)
+        except SystemExit as x:
+            code = x.code if isinstance(x.code, int) else 2
+    out[name] = [code, o.getvalue()[-3000:], e.getvalue()[-3000:]]
+json.dump(out, open(sys.argv[2], "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def special_outcomes(work, tmp_path_factory):
+    """Every special-file case run through the CLI in one subprocess with a timeout: a FIFO that is opened instead
+    of refused would block it forever, and the timeout fails the test instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("special")
+    cases = _special_cases(work, root)
+    (root / "cases.json").write_text(json.dumps({k: [str(a) for a in v[0]] for k, v in cases.items()}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", _DRIVER, str(root / "cases.json"), str(root / "out.json")], env=env,
+                   timeout=900, check=True, cwd=root)
+    return cases, json.loads((root / "out.json").read_text())
+
+
+def test_special_files_are_refused_up_front(special_outcomes):
+    """A FIFO, a character device (``/dev/zero`` through a symbolic link), a folder and a symbolic link loop in
+    place of every kind of input file, and Latin-1 or binary bytes where text is expected: exit 2, one line that
+    says what the file is; never a hang, a traceback or an internal error."""
+    cases, outcomes = special_outcomes
+    failures = []
+    for name, (_argv, phrases) in sorted(cases.items()):
+        code, out, err = outcomes[name]
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        if code != 2 or len(lines) != 1 or not lines[0].startswith("hetsim: error:") \
+                or not any(p in lines[0] for p in phrases) or "Traceback" in out + err:
+            failures.append(f"{name}: exit {code}: {err.strip()[-300:]}")
+    assert not failures, "\n".join(failures)
+    assert len(cases) == 4 * 13 + 2 * len(_TEXT_INPUTS)
+
+
+def test_output_paths_are_one_line(work, tmp_path):
+    """``calibrate -o`` into a missing folder creates it; ``calibrate -o`` and ``codegen -o`` under ``/proc`` or
+    through a symbolic link loop: one line, exit 2, before any work."""
+    profile = next((ROOT / "profiles").glob("*/mobilenet_v2.csv"))
+    o = run_cli(["calibrate", str(profile), "-o", str(tmp_path / "new" / "deeper" / "cal.yaml"), "--models",
+                 str(ROOT / "workloads"), "--no-cross-validation"])
+    assert o.code == 0 and (tmp_path / "new" / "deeper" / "cal.yaml").is_file(), o.stderr
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    snn = str(SNN / "braille64.yaml")
+    for argv, phrase in (
+            (["calibrate", str(profile), "-o", "/proc/hetsim-cal.yaml"], "no file can be created in '/proc'"),
+            (["calibrate", str(profile), "-o", str(tmp_path / "loop")], "symbolic link loop"),
+            (["codegen", str(EFR32), snn, "-o", "/proc/hetsim-fw"], "no file can be created in '/proc'"),
+            (["codegen", str(EFR32), snn, "-o", str(tmp_path / "loop")], "symbolic link loop")):
+        o = run_cli(argv)
+        assert o.code == 2 and not problems(o, True) and phrase in o.stderr, (argv, o.stderr)

@@ -95,6 +95,9 @@ def run(args) -> int:
         raise InputError(f"-o {str(out)!r} is a file; give a folder for the firmware")
     if out.is_dir() and any(out.iterdir()) and not args.force:  # before the (slow) planning
         raise OutputExistsError(f"{str(out)!r} exists and is not empty; pass --force to replace it")
+    from hetsim.files import check_writable
+
+    check_writable(out)  # /proc, a read-only folder, a symbolic link loop: before the planning
     if args.build or args.run:
         from hetsim.codegen.toolchain import require_tools
 

@@ -432,7 +432,10 @@ def write_firmware(fw: Firmware, out_dir: str | Path, force: bool = False) -> li
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise InputError(f"cannot create {str(out.parent)!r}: {err.strerror or err}") from None
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    except OSError as err:  # /proc, a read-only folder
+        raise InputError(f"cannot write {str(out)!r}: {err.strerror or err}") from None
     try:
         src = resources.files("hetsim.codegen") / "templates"
         for name in TEMPLATES:

@@ -21,6 +21,7 @@ from hetsim.devices.fields import (
     Real,
 )
 from hetsim.errors import PlatformError
+from hetsim.input_files import MAX_TEXT_TABLE_BYTES, check_input_file, read_input_text
 from hetsim.workload.op import Op
 
 #: lookups: what they read of a constant table is at most what they return (ours: the roofline's weight bytes
@@ -133,11 +134,12 @@ class CpuDevice(DeviceBase):
         if self.latency_model != "table" or self.latency_table is None or not Path(self.latency_table).is_dir():
             return self
         path = Path(self.latency_table) / f"{workload}.csv"
-        if not path.is_file():
+        if not path.exists() and not path.is_symlink():
             raise PlatformError(
                 f"device {self.name!r}: no profile {str(path)!r} for workload {workload!r}; measure it with "
                 f"'hetsim profile MODEL.onnx -o {path}' on the host it describes"
             )
+        check_input_file(path, f"device {self.name!r}: latency_table", PlatformError)  # a FIFO, a folder, ...
         return self.model_copy(update={"latency_table": path})
 
     @property
@@ -154,8 +156,7 @@ class CpuDevice(DeviceBase):
         if path.is_dir():
             raise PlatformError(f"device {self.name!r}: latency_table {str(path)!r} is a folder of profiles: "
                                 "pick the workload's with for_workload()")
-        if not path.is_file():
-            raise PlatformError(f"device {self.name!r}: latency_table {str(path)!r} does not exist")
+        check_input_file(path, f"device {self.name!r}: latency_table", PlatformError, MAX_TEXT_TABLE_BYTES)
         st = path.stat()
         return _read_table(str(path), st.st_mtime_ns, st.st_size, self.name)
 
@@ -185,9 +186,10 @@ def _read_table(path: str, _mtime_ns: int, _size: int, device: str) -> dict[str,
     need); the ``#`` lines at the top of an older profile are skipped, and error messages give line numbers in
     the file as it is."""
     out: dict[str, float] = {}
-    with open(path, newline="") as f:
-        # keep each data row's line number in the file (comment lines are skipped, not renumbered)
-        numbered = [(i, line) for i, line in enumerate(f, start=1) if line.strip() and not line.startswith("#")]
+    text = read_input_text(path, f"device {device!r}: latency_table", MAX_TEXT_TABLE_BYTES, PlatformError)
+    # keep each data row's line number in the file (comment lines are skipped, not renumbered)
+    numbered = [(i, line) for i, line in enumerate(text.splitlines(keepends=True), start=1)
+                if line.strip() and not line.startswith("#")]
     rows = list(csv.reader(line for _, line in numbered))
     header = [h.strip() for h in rows[0]] if rows else []
     if "op" not in header or "latency_s" not in header:

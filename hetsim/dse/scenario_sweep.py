@@ -53,6 +53,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.errors import InputError
+from hetsim.input_files import check_input_file
 from hetsim.schedule import OBJECTIVES
 
 __all__ = ["ScenarioSweep", "is_scenario_sweep", "load_scenario_sweep", "result_columns", "run_scenario_sweep",
@@ -149,8 +150,7 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
             raise InputError(f"{p}: parameters: {k!r}: give the sweep's {k}s list instead ({k}s: [...])")
     check_count(count_points(spec), f"sweep {spec.name!r}")  # before any point is built or checked
     for f in [spec.scenario, *spec.platforms]:
-        if not f.is_file():
-            raise InputError(f"{p}: {str(f)!r} does not exist")
+        check_input_file(f, f"{p}:")  # missing, a folder, a FIFO, a device, a symbolic link loop
     sc, folder = load_scenario(spec.scenario)
     for objective in spec.objectives or []:
         if objective not in OBJECTIVES:
@@ -222,8 +222,7 @@ def _check_models(sc, folder: Path, seen: set[Path], what: str) -> None:
             model_frontend(path)
         except InputError as err:
             raise InputError(f"{what}: scenario {sc.name!r}, stream {name!r}: {err}") from None
-        if not path.is_file():
-            raise InputError(f"{what}: scenario {sc.name!r}, stream {name!r}: model {str(path)!r} does not exist")
+        check_input_file(path, f"{what}: scenario {sc.name!r}, stream {name!r}: model")
         seen.add(path)
 
 

@@ -131,6 +131,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 from hetsim.devices.fields import MAX_COUNT, Integer
 from hetsim.devices.link import LINK_KIND
 from hetsim.errors import InputError
+from hetsim.input_files import check_input_file
 from hetsim.snn.evaluate import BASELINE_CONFIG, TABLE_I
 from hetsim.workload.kinds import SNN, kinds_of
 
@@ -411,8 +412,7 @@ def _read_spec(p: Path) -> SweepSpec:
         spikes[str(named[w])] = (base / raster).resolve()
     spec.spikes = spikes or None
     for f in [*spec.workloads, *spec.platforms, *spikes.values()]:
-        if not f.is_file():
-            raise InputError(f"{p}: {str(f)!r} does not exist")
+        check_input_file(f, f"{p}:")  # missing, a folder, a FIFO, a device, a symbolic link loop
     return spec
 
 
@@ -679,7 +679,12 @@ def _stamp(path: str | Path) -> tuple[str, int, int]:
 
 
 def file_sha256(path: str | Path) -> str:
-    """The first 16 hex digits of the SHA-256 of the file's bytes (cached while the file is unchanged)."""
+    """The first 16 hex digits of the SHA-256 of the file's bytes (cached while the file is unchanged).
+
+    Raises:
+        InputError: ``path`` is not a regular file (a FIFO or a device would never end).
+    """
+    check_input_file(path, "input file")
     return _file_sha256(*_stamp(path))
 
 

@@ -51,6 +51,7 @@ for the reordered layers only: the part of device ``d`` computes, in order, the 
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import time
@@ -59,6 +60,7 @@ from pathlib import Path
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
+from hetsim.input_files import MAX_MODEL_BYTES, read_input_bytes
 from hetsim.mappers._diana import channel_schedule, channel_stats, diana_devices, layers
 from hetsim.mappers.base import register
 from hetsim.schedule import Schedule
@@ -121,15 +123,13 @@ def read_export(path: str | Path) -> tuple[str, list[ExportLayer]]:
             the layer and field), or a checkpoint and ``torch`` is not installed.
     """
     p = Path(path)
-    if not p.is_file():
-        raise MappingError(f"dnas-export: export file {str(p)!r} does not exist")
-    raw = p.read_bytes()
+    raw = read_input_bytes(p, "dnas-export: export file", MAX_MODEL_BYTES, MappingError)
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         doc = None
     if doc is None:
-        return "checkpoint", _read_checkpoint(p)
+        return "checkpoint", _read_checkpoint(p, raw)
     if isinstance(doc, dict) and isinstance(doc.get("layers"), list):
         return "hetsim", _read_hetsim(p, doc)
     if isinstance(doc, dict) and doc and all(isinstance(v, dict) and "op" in v for v in doc.values()):
@@ -208,7 +208,7 @@ def _read_summary(p: Path, doc: dict) -> list[ExportLayer]:
     return out
 
 
-def _read_checkpoint(p: Path) -> list[ExportLayer]:
+def _read_checkpoint(p: Path, raw: bytes) -> list[ExportLayer]:
     try:
         import torch
     except ImportError:
@@ -218,7 +218,8 @@ def _read_checkpoint(p: Path) -> list[ExportLayer]:
         ) from None
     try:
         # map_location keeps every tensor in host memory, whatever device it was saved from
-        obj = torch.load(p, map_location=lambda storage, _loc: storage, weights_only=True)
+        # weights_only: torch's restricted unpickler (tensors, containers, numbers), never a pickle's own code
+        obj = torch.load(io.BytesIO(raw), map_location=lambda storage, _loc: storage, weights_only=True)
     except Exception as err:  # torch raises UnpicklingError, RuntimeError, EOFError, ...
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise MappingError(f"dnas-export: {p} is neither JSON nor a readable PyTorch checkpoint: {msg}") from None

@@ -36,6 +36,7 @@ from pydantic_core import PydanticCustomError
 
 from hetsim.devices.fields import Real, StrictInteger
 from hetsim.errors import InputError
+from hetsim.input_files import MAX_TEXT_TABLE_BYTES, read_input_text
 from hetsim.platform import retype_field, tagged_union
 from hetsim.scenario.arrivals import ARRIVALS, on_arrivals_changed
 from hetsim.scenario.arrivals.base import MAX_S
@@ -254,10 +255,7 @@ def read_trace(path: Path, column: str) -> list[float]:
     Raises:
         ScenarioError: unreadable file, no such column, a value that is not a finite non-negative number.
     """
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot read the arrival trace ({e.strerror or e})") from None
+    text = read_input_text(path, "arrival trace", MAX_TEXT_TABLE_BYTES, ScenarioError)
     rows = list(csv.reader(text.splitlines()))
     if not rows:
         return []

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from hetsim.errors import InputError
+from hetsim.input_files import MAX_MODEL_BYTES, check_input_file
 
 
 @dataclass
@@ -95,6 +96,7 @@ def read_cifar_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         InputError: unreadable, not a CIFAR-10 batch, or rows that are not 3072 bytes.
     """
+    check_input_file(path, "CIFAR-10 batch", InputError, MAX_MODEL_BYTES)  # a FIFO, a device, a link loop
     try:
         with open(path, "rb") as f:
             d = _BatchUnpickler(f, encoding="bytes").load()

@@ -50,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.devices.fields import MAX_COUNT, Integer, Real
 from hetsim.errors import InputError, WorkloadError
+from hetsim.input_files import check_input_file
 
 #: activity keys: ``spk_<split>_L<layer>`` (the split name may contain underscores)
 _SPK_KEY = re.compile(r"^spk_(?P<split>.+)_L(?P<layer>\d+)$")
@@ -366,8 +367,7 @@ def make_snn(weights: list[np.ndarray], *, name: str = "snn", biases=None, beta=
 def _load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
     if path.is_dir():
         raise WorkloadError(f"{what} {str(path)!r} is a folder, not a .npz file")
-    if not path.is_file():
-        raise WorkloadError(f"{what} {str(path)!r} does not exist")
+    check_input_file(path, what, WorkloadError)  # missing, a FIFO, a device, a symbolic link loop
     not_npz = f"{what} {str(path)!r} is not a .npz file (a numpy archive written by numpy.savez)"
     try:
         with open(path, "rb") as fh:

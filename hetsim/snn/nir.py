@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from hetsim.errors import HetsimError, InputError, OutputExistsError, WorkloadError
+from hetsim.input_files import MAX_MODEL_BYTES, check_input_file
 from hetsim.snn.network import SNN, SplitRoles, _load_npz, _raster, make_snn, replay
 
 #: forward-Euler step when neither the caller nor the graph gives one: snnTorch's export_to_nir constant, s
@@ -77,8 +78,7 @@ def read_nir_graph(path: str | Path):
     p = Path(path)
     if p.is_dir():
         raise WorkloadError(f"NIR graph {str(p)!r} is a folder, not a .nir file")
-    if not p.is_file():
-        raise WorkloadError(f"NIR graph {str(p)!r} does not exist")
+    check_input_file(p, "NIR graph", WorkloadError, MAX_MODEL_BYTES)  # missing, a FIFO, a device, a link loop
     try:
         graph = nir.read(p, type_check=False)
     except Exception as err:  # h5py/NIR raise OSError, KeyError, ValueError, TypeError, AssertionError, ...

@@ -37,11 +37,13 @@ a front end take in-memory objects (the ``torch`` front end takes an ``nn.Module
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from hetsim.errors import InputError, WorkloadError
+from hetsim.input_files import refuse_special_file
 from hetsim.workload.kinds import DAG, SNN, kind_name
 
 #: what each loader option means, for messages (CLI flag, and what it does)
@@ -87,10 +89,13 @@ class FrontEnd:
 
         Raises:
             InputError: an option this front end does not take (the message says what it is for).
-            WorkloadError: (from the loader) a missing or malformed input.
+            WorkloadError: a path naming a FIFO, a device, a socket or a symbolic link loop (refused before the
+                loader opens it); (from the loader) a missing or malformed input.
         """
         given = {k: v for k, v in options.items() if v is not None}
         refuse_options(self, given)
+        if isinstance(source, str | os.PathLike):
+            refuse_special_file(source, "model", WorkloadError)  # before any loader opens it
         return _resolve(self.load)(source, **given)
 
     def takes(self, obj) -> bool:

@@ -36,6 +36,7 @@ from google.protobuf.message import DecodeError
 from onnx import AttributeProto, TensorProto
 
 from hetsim.errors import WorkloadError
+from hetsim.input_files import MAX_MODEL_BYTES, read_input_bytes
 from hetsim.workload._ort_shapes import DATA_DEPENDENT_OPS, ShapeRecoveryError, observe_shapes
 from hetsim.workload.op import GemmView, Op, Workload
 
@@ -350,14 +351,11 @@ def _read_model(p: Path, raw: bytes | None = None) -> tuple[onnx.ModelProto, byt
     """Decode ``p`` (or ``raw``, its bytes, when given) as an ONNX ``ModelProto``; returns the model and the raw
     bytes."""
     if raw is None:
-        if not p.exists():
+        if not p.exists() and not p.is_symlink():
             raise WorkloadError(f"ONNX model not found: {p}")
         if p.is_dir():
             raise WorkloadError(f"ONNX model path is a directory, not a file: {p}")
-        try:
-            raw = p.read_bytes()
-        except OSError as e:
-            raise WorkloadError(f"cannot read ONNX model {p}: {e.strerror or e}") from None
+        raw = read_input_bytes(p, "ONNX model", MAX_MODEL_BYTES, WorkloadError)
     model = onnx.ModelProto()
     try:
         model.ParseFromString(raw)

@@ -20,13 +20,16 @@ the front end raises a one-line :class:`~hetsim.errors.WorkloadError` saying wha
 from __future__ import annotations
 
 import io
+import logging
 import sys
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hetsim.errors import WorkloadError
 
+_LOAD_LOCK = threading.Lock()
 #: the ONNX opset of the TorchScript-based export
 OPSET = 17
 INSTALL = "pip install 'hetsim[torch]' (torch and onnxscript)"
@@ -86,14 +89,58 @@ def load_torch(source, input_shape: Mapping[str, Sequence[int]] | None = None, e
 
 
 def _load_program(torch, path: Path):
-    if not path.is_file():
-        raise WorkloadError(f"PyTorch program not found: {path}" if not path.exists() else
-                            f"PyTorch program path is not a file: {path}")
+    """The ``ExportedProgram`` saved in ``path``, loaded so that nothing in the file runs
+    (:mod:`hetsim.workload.pt2_archive` checks the archive first and hands torch a fresh copy of it)."""
+    from hetsim.workload.pt2_archive import read_pt2
+
+    checked = read_pt2(path)
+    with _LOAD_LOCK:  # the environment and torch's loggers are the process's: one load at a time
+        return _load_checked(torch, path, checked)
+
+
+def _load_checked(torch, path: Path, checked: bytes):
+    """``torch.export.load`` of the checked archive, every ``torch.load`` in it held to ``weights_only``."""
+    import contextlib
+    import os
+
+    saved = {k: os.environ.get(k) for k in ("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")}
+    loggers = [logging.getLogger(n) for n in ("torch.export", "torch._export")]
+    kept = _KeepErrors()
+    before = [(lg.handlers, lg.propagate) for lg in loggers]
     try:
-        return torch.export.load(str(path))
+        # no torch.load inside torch's loader may fall back to weights_only=False
+        os.environ["TORCH_FORCE_WEIGHTS_ONLY_LOAD"] = "1"
+        os.environ.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
+        for lg in loggers:  # torch logs the reason a load failed, with its traceback, and raises another
+            lg.handlers, lg.propagate = [kept], False
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            return torch.export.load(io.BytesIO(checked))
     except Exception as err:  # torch raises many kinds for a file that is not a saved program
+        cause = kept.errors[0] if kept.errors and "warnings above" in str(err) else err
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
         raise WorkloadError(f"{path} is not a saved torch.export program (torch.export.save): "
-                            f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+                            f"{type(cause).__name__}: {first}") from None
+    finally:
+        for lg, (handlers, propagate) in zip(loggers, before, strict=True):
+            lg.handlers, lg.propagate = handlers, propagate
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class _KeepErrors(logging.Handler):
+    """Keeps the exceptions of the log records it receives (and prints nothing)."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.errors: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.errors.append(record.exc_info[1])
 
 
 def _quiet_export(fn):
