@@ -110,6 +110,7 @@ from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
+from hetsim.mappers._limits import CPSAT_WORK, Budget
 from hetsim.mappers._policy import cpsat_policies
 from hetsim.mappers._throughput import check_objective, map_one
 from hetsim.mappers.base import MAPPERS, make_schedule, register
@@ -127,6 +128,10 @@ MAX_TABLE_CELLS = 5_000_000
 #: graphs of more than MAX_CLOSURE_OPS ops the model is skipped when less time than that is left (x4 when it
 #: would also have to be solved)
 BUILD_S_PER_OP = 5e-4
+
+#: the same in deterministic seconds of the work budget (assumed: :data:`~hetsim.mappers._limits.CPSAT_WORK` stands
+#: for the 30 wall seconds of the former default limit)
+BUILD_WORK_PER_OP = BUILD_S_PER_OP * CPSAT_WORK / 30
 
 #: CP-SAT's search branching with one worker (None: CP-SAT's default)
 SINGLE_WORKER_BRANCHING: str | None = "PORTFOLIO_WITH_QUICK_RESTART_SEARCH"
@@ -193,7 +198,7 @@ class CpSat:
 
     def __init__(
         self,
-        time_limit_s: float = 30.0,
+        time_limit_s: float | None = None,
         mip_rel_gap: float = 1e-4,
         threads: int = 2,
         seed: int = 0,
@@ -206,9 +211,13 @@ class CpSat:
         decompose_share: float = 0.85,
         log: bool = False,
         objective: str = "latency",
+        work_limit: float | None = None,
     ):
         self.objective = check_objective("cpsat", objective)
-        self.time_limit_s = float(time_limit_s)
+        if (time_limit_s is not None and time_limit_s <= 0) or (work_limit is not None and work_limit <= 0):
+            raise MappingError("cpsat: time_limit_s and work_limit must be > 0")
+        self.time_limit_s = None if time_limit_s is None else float(time_limit_s)
+        self.work_limit = None if work_limit is None else float(work_limit)
         self.mip_rel_gap = max(0.0, float(mip_rel_gap))
         self.threads = max(1, int(threads))
         self.seed = int(seed)
@@ -240,7 +249,7 @@ class CpSat:
         # collector would scan again and again (none of them forms a cycle that needs it)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
             return cpsat_policies(costs, self.name, self.time_limit_s, self.threads, self.seed, self.resolution_s,
-                                  self.mip_rel_gap)
+                                  self.mip_rel_gap, work_limit=self.work_limit)
         gc_on = gc.isenabled()
         gc.disable()
         try:
@@ -254,6 +263,7 @@ class CpSat:
         decomposition, the fluid relaxation, the full model; each step reads and updates one :class:`_Search`."""
         t0 = time.perf_counter()
         self._t0 = t0
+        self._budget = Budget(self.work_limit, self.time_limit_s, CPSAT_WORK)
         self._phases = {}
         self._cap_units = {d: c.unit for d, c in costs.resident.items()}  # for the capacity messages
         sched = self._map_chain(costs, t0)
@@ -265,7 +275,7 @@ class CpSat:
         self._fluid(s)
         self._full_model(s)
         if s.best is None:
-            raise MappingError(f"cpsat: no schedule found within {self.time_limit_s} s")
+            raise MappingError(f"cpsat: no schedule found within {self._budget.describe()}")
         return self._finish(costs, s.p, s.best, s.lb, s.ub, s.heur, s.lv, s.fired, s.size,
                             s.solve_time, s.t)
 
@@ -379,9 +389,10 @@ class CpSat:
         """The decomposition at cut ops (:mod:`hetsim.mappers._decomp`): floating ops left out (a bound, and a
         schedule once they are packed into the idle gaps), then, when they carry real work, attached to their
         consumers' segments (a schedule only)."""
-        p, free, fired, tick, t0 = s.p, s.free, s.fired, s.p.tick, self._t0
+        p, free, fired, tick = s.p, s.free, s.fired, s.p.tick
         if "decompose" in s.lv and (s.ub is None or s.lb < s.ub):
-            deadline = t0 + self.time_limit_s * self.decompose_share
+            limit = self._budget.unit_total  # the decomposition's share of the budget, on the budget's clock
+            deadline = limit * self.decompose_share
             for attach in (False, True) if s.floats_matter else (False,):
                 if s.ub is not None and (s.ub - s.lb) <= self.mip_rel_gap * s.ub:
                     break
@@ -389,7 +400,7 @@ class CpSat:
                 if not dec.applicable or max((len(g) for g in dec.segs), default=0) >= 0.8 * len(p.ops):
                     break
                 if attach:  # the first pass got the deadline share it needed; give this one the rest
-                    dec.deadline = max(deadline, t0 + self.time_limit_s * (1 + self.decompose_share) / 2)
+                    dec.deadline = max(deadline, limit * (1 + self.decompose_share) / 2)
                 r = dec.run(tol=self.mip_rel_gap)
                 s.solve_time += r["solve_time"]
                 key = "decompose_attached" if attach else "decompose"
@@ -448,7 +459,8 @@ class CpSat:
         solved for the rest of the time when the gap is still open."""
         lb, ub, lv, fired, p = s.lb, s.ub, s.lv, s.fired, s.p
         open_gap = ub is None or (lb < ub and (ub - lb) > self.mip_rel_gap * ub)
-        if s.large and ub is not None and self._left() < len(p.ops) * BUILD_S_PER_OP * (1 + 3 * open_gap):
+        per_op = BUILD_S_PER_OP if self._budget.work is None else BUILD_WORK_PER_OP
+        if s.large and ub is not None and self._left() < len(p.ops) * per_op * (1 + 3 * open_gap):
             fired["full_model_skipped"] = "no time left to build and solve it"
             open_gap = False
         else:
@@ -494,7 +506,7 @@ class CpSat:
         # reported a bound up to mip_rel_gap above the optimum and proven_exact True (docs/fuzzing.md)
         lb = min(lb, ub)
         rgap = (ub - lb) / ub if ub > 0 else 0.0
-        status = "optimal" if rgap <= self.mip_rel_gap + 1e-15 else "time_limit"
+        status = "optimal" if rgap <= self.mip_rel_gap + 1e-15 else self._budget.status()
 
         order = best["order"]
         stats = {
@@ -517,6 +529,7 @@ class CpSat:
             "threads": self.threads,
             "seed": self.seed,
             "deterministic": self.deterministic,
+            **self._budget.stats(),
             "offloaded": sum(1 for v in topo if best["assign"][v] != host),
         }
         sched = make_schedule(costs, best["assign"], self.name, stats, order=order)
@@ -752,13 +765,18 @@ class CpSat:
 
     # ------------------------------------------------------------------------------------------- solving
     def _left(self) -> float:
-        return max(0.0, self.time_limit_s - (time.perf_counter() - self._t0))
+        """The budget left (:class:`~hetsim.mappers._limits.Budget` units: deterministic seconds, or seconds)."""
+        return self._budget.left()
+
+    def _clock(self) -> float:
+        """The budget used so far, in the same units: what the phases' deadlines are set on."""
+        return self._budget.used()
 
     def _solve(self, cp_model, built: _Built, limit: float, tick: float, rb: float, real: bool,
                lb0: int = 0, gap: float | None = None) -> dict:
         solver = cp_model.CpSolver()
         prm = solver.parameters
-        prm.max_time_in_seconds = max(0.01, limit)
+        self._budget.set_params(prm, limit)
         prm.num_workers = self.threads
         prm.random_seed = self.seed
         prm.relative_gap_limit = self.mip_rel_gap if gap is None else gap
@@ -779,12 +797,13 @@ class CpSat:
             # (measured: core 23 s, fixed 28 s, max_lp 10 s), so a 0.04 s proof took 21 s: leave them out
             prm.ignore_subsolvers.extend(["core", "fixed", "max_lp"])
         if self.det_time_limit is not None:
-            prm.max_deterministic_time = self.det_time_limit
+            prm.max_deterministic_time = min(prm.max_deterministic_time, self.det_time_limit)
         cb = None
         if real and self.progress is not None:
             cb = _progress_callback(cp_model, self, tick, rb, lb0)
         t = time.perf_counter()
         code = _cpsat_sigint.solve(solver, built.model, cb)  # SIGINT left as it was (ortools resets it)
+        self._budget.charge(solver, proven=code in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
         out = {"time": time.perf_counter() - t, "assign": None, "order": None, "ticks": None, "bound": None}
         out["status"] = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "time_limit",
                          cp_model.INFEASIBLE: "infeasible"}.get(code, "time_limit")
