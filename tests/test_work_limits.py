@@ -17,7 +17,7 @@ import pytest
 
 from hetsim.costs import CostModel
 from hetsim.mappers import get_mapper
-from hetsim.mappers._limits import CPSAT_WORK, ILP_NODES, Budget
+from hetsim.mappers._limits import CPSAT_WORK, Budget, ilp_nodes
 from hetsim.platform import load_platform
 from hetsim.report.text import solver_line
 from hetsim.workload.synthetic import layered_dag
@@ -99,9 +99,13 @@ def test_ilp_node_limit_same_schedule_under_load(small, monkeypatch):
 
 def test_defaults_are_work_limits_and_a_time_limit_alone_replaces_them(small):
     """No limit given: the work budgets; ``time_limit_s`` alone: the wall clock only (as before)."""
-    assert get_mapper("ilp").work_limit == ILP_NODES
-    assert get_mapper("ilp", time_limit_s=5).work_limit is None
-    assert get_mapper("ilp", time_limit_s=5, work_limit=7).work_limit == 7
+    from hetsim.mappers.ilp import build_model
+
+    s = get_mapper("ilp").map(small)
+    assert s.stats["work_limit"] == ilp_nodes(len(build_model(small).a_value)) and s.stats["time_limit_s"] is None
+    assert ilp_nodes(252) == 19_841 and ilp_nodes(10**9) == 10  # ILP_WORK // nonzeros, at least ILP_MIN_NODES
+    assert get_mapper("ilp", time_limit_s=5).map(small).stats["work_limit"] is None
+    assert get_mapper("ilp", time_limit_s=5, work_limit=7).map(small).stats["work_limit"] == 7
     s = get_mapper("cpsat").map(small)
     assert s.stats["work_limit"] == CPSAT_WORK and s.stats["time_limit_s"] is None
     s = get_mapper("cpsat", time_limit_s=20).map(small)

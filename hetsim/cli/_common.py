@@ -174,7 +174,8 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
                    "(default 30), which then reports its gap to the optimum")
     g.add_argument("--work-limit", type=_positive_float, default=None, metavar="W",
                    help="a deterministic limit, the same result on any machine (the default): cpsat, W deterministic "
-                   "seconds of CP-SAT work (default 2); ilp, W branch-and-bound nodes (default 200)")
+                   "seconds of CP-SAT work (default 2); ilp, W branch-and-bound nodes (default: 5,000,000 divided "
+                   "by the model's nonzeros, at least 10)")
     g.add_argument("--gap", type=_nonnegative_float, default=None, metavar="REL",
                    help="stop when the relative MIP gap (incumbent - bound) / incumbent is below REL")
     g.add_argument("--threads", type=_positive_int, default=None, help="solver threads / CP-SAT workers")

@@ -69,8 +69,8 @@ Strengthening (the ``levers`` option switches each off; ``stats['presolve']`` sa
   used) instead (:mod:`hetsim.mappers._chain`): no heuristics, no CP-SAT.
 
 The phases: heuristics (greedy, heft if registered, re-scheduled by ``fill``), bounds and fixing, the
-decomposition (up to ``decompose_share`` of the time limit), the fluid relaxation, and the full model for
-the rest of the time from the best bound and incumbent so far (always built: its size is in the stats).
+decomposition (up to ``decompose_share`` of the budget), the fluid relaxation, and the full model for
+the rest of the budget from the best bound and incumbent so far (always built: its size is in the stats).
 
 Integer time: every latency and transfer is rounded UP to a whole number of ticks (default 1 ns, coarsened by
 powers of 10 only when the horizon would pass 1e10 ticks; option ``resolution_s``). Values within
@@ -90,8 +90,11 @@ below the incumbent (``proven_exact`` False), never raised to it.
 Determinism: CP-SAT runs with a fixed ``random_seed`` and, with several workers, ``interleave_search`` (its
 deterministic parallel mode; the ``core``, ``fixed`` and ``max_lp`` workers are left out there because their
 "1 deterministic second" chunks took 10-28 s of wall time on these models and interleaved search waits for
-them even after a proof); two runs that end by proof (or by ``det_time_limit``) return the same schedule and
-statistics apart from the times. A run cut by the wall-clock ``time_limit_s`` may differ.
+them even after a proof). The budget is a work limit by default (``work_limit``, CP-SAT deterministic seconds,
+:mod:`hetsim.mappers._limits`): every phase's share and deadline is set on the deterministic time the CP-SAT
+calls have used, and the steps between them stop on counts (``IMPROVE_EVALS``, rounds), so two runs return the
+same schedule and statistics apart from the times, on any machine and at any load. A run cut by a wall-clock
+``time_limit_s`` may differ.
 ``deterministic=False`` lets the workers run freely: about 2x faster on the hard YOLOv5n segments, not
 reproducible.
 """
@@ -164,7 +167,9 @@ class CpSat:
     strengthening levers, determinism).
 
     Args:
-        time_limit_s: wall-clock limit of the whole mapping (default 30 s; ``stats["solve_time_s"]`` (and
+        time_limit_s: wall-clock limit of the whole mapping (default none; given alone it replaces the work
+            limit, given with ``work_limit`` the first reached stops (:mod:`hetsim.mappers._limits`); a run it
+            stops depends on the machine's speed and load; ``stats["solve_time_s"]`` (and
             ``total_time_s``) is the wall time spent, ``stats["phases_s"]`` its split into :data:`PHASES`,
             ``stats["solver_calls_s"]`` the CP-SAT calls' share). A run that ends unproven returns a
             heuristic's schedule (greedy or heft, ``stats["fallback"]``) when none of its own is shorter.
@@ -183,8 +188,13 @@ class CpSat:
         progress: called with ``time_s``, ``incumbent_s``, ``bound_s``, ``gap`` on every improvement.
         resolution_s: the tick in seconds (default 1 ns; coarsened for horizons over 1e10 ticks).
         levers: strengthening techniques, a subset of :data:`ALL_LEVERS` (default all; ``"none"``).
-        deterministic: use ``interleave_search`` with several workers (default True).
+        deterministic: use ``interleave_search`` with several workers (default True; False: free-running
+            workers, whose results a work limit does not make reproducible).
         det_time_limit: CP-SAT deterministic time limit per solve (reproducible stop), default none.
+        work_limit: deterministic budget of the whole mapping in CP-SAT deterministic seconds (default
+            :data:`~hetsim.mappers._limits.CPSAT_WORK` unless ``time_limit_s`` alone is given); a run it stops
+            has status ``work_limit`` and returns the same schedule on any machine. ``stats``: ``work_limit``,
+            ``time_limit_s``, ``work_used``.
         fluid_share: share of the remaining time the fluid relaxation may use (default 0.4).
         decompose_share: share of the time limit the decomposition may use (default 0.85).
         log: print CP-SAT's search log.
@@ -193,7 +203,7 @@ class CpSat:
 
     Raises (from :meth:`map`):
         MappingError: no feasible mapping (an op fits no device, ops only a CIM device runs exceed its
-            crossbars), or no schedule at all within the time limit.
+            crossbars), or no schedule at all within the limits.
     """
 
     def __init__(

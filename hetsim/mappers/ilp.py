@@ -70,7 +70,7 @@ import numpy as np
 from hetsim.check import fill_orders
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError, ScheduleError
-from hetsim.mappers._limits import ILP_NODES
+from hetsim.mappers._limits import ilp_nodes
 from hetsim.mappers.base import make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
@@ -804,7 +804,8 @@ class Ilp:
             during the solve (at most every 0.25 s and at each new incumbent) and once more at the end with
             ``"final": True``.
         work_limit: the deterministic budget in branch-and-bound nodes (HiGHS's ``mip_max_nodes``, Gurobi's
-            ``NodeLimit``; default :data:`~hetsim.mappers._limits.ILP_NODES` unless ``time_limit_s`` is given).
+            ``NodeLimit``); default, unless ``time_limit_s`` alone is given, by the model's size:
+            :func:`~hetsim.mappers._limits.ilp_nodes` of its nonzeros (a node's LP grows with them).
             HiGHS's search with one thread is deterministic, so a run stopped by it returns the same schedule
             on any machine; the work before the first node (presolve, the root's cuts and heuristics) is not
             counted, and a run that stops there has status ``work_limit`` too. A node limit stops with status
@@ -846,8 +847,11 @@ class Ilp:
                 or mip_rel_gap < 0 or threads < 1:
             raise MappingError("ilp: time_limit_s must be > 0, work_limit >= 1, mip_rel_gap >= 0 and threads >= 1")
         self.time_limit_s = None if time_limit_s is None else float(time_limit_s)
-        # the node budget: the one given, else the default unless a wall-clock limit alone is given
-        self.work_limit = int(work_limit) if work_limit is not None else (ILP_NODES if time_limit_s is None else None)
+        # the node budget: the one given; none under a wall-clock limit alone; else the default, set by the
+        # model's size in map (ilp_nodes)
+        self.work_limit = int(work_limit) if work_limit is not None else None
+        self._default_nodes = work_limit is None and time_limit_s is None
+        self._nodes = self.work_limit  # the node limit of the current map (the default set there)
         self.mip_rel_gap = float(mip_rel_gap)
         self.threads = int(threads)
         self.seed = int(seed)
@@ -864,6 +868,7 @@ class Ilp:
                                "(memories with weights_for), which the CPU-CIM ILP's MILP does not model; use "
                                "--mapper cpsat, heft or greedy")
         model = build_model(costs)
+        self._nodes = ilp_nodes(len(model.a_value)) if self._default_nodes else self.work_limit
         start = self._start_vector(costs, model) if self.warm_start is not None else None
         unit = model.time_unit_s
         prog = _Progress(self.progress, unit)
@@ -898,7 +903,7 @@ class Ilp:
             "solver": self.solver,
             "solver_version": res.version,
             "time_limit_s": self.time_limit_s,
-            "work_limit": self.work_limit,
+            "work_limit": self._nodes,
             "work_unit": "nodes",
             "nodes": res.nodes,
             "mip_rel_gap": self.mip_rel_gap,
@@ -977,7 +982,7 @@ class Ilp:
 
     def _limits(self) -> str:
         """The limits in words, e.g. ``the 200-node work limit`` (for notes and messages)."""
-        parts = [f"the {self.work_limit}-node work limit"] if self.work_limit is not None else []
+        parts = [f"the {self._nodes}-node work limit"] if self._nodes is not None else []
         if self.time_limit_s is not None:
             parts.append(f"the {self.time_limit_s:g} s time limit")
         return " and ".join(parts)
@@ -1031,8 +1036,8 @@ class Ilp:
         h.setOptionValue("output_flag", False)
         if self.time_limit_s is not None:
             h.setOptionValue("time_limit", self.time_limit_s)
-        if self.work_limit is not None:
-            h.setOptionValue("mip_max_nodes", self.work_limit)
+        if self._nodes is not None:
+            h.setOptionValue("mip_max_nodes", self._nodes)
         h.setOptionValue("mip_rel_gap", self.mip_rel_gap)
         h.setOptionValue("threads", self.threads)
         h.setOptionValue("random_seed", self.seed)
@@ -1117,8 +1122,8 @@ class Ilp:
             m.ModelSense = GRB.MINIMIZE
             if self.time_limit_s is not None:
                 m.Params.TimeLimit = self.time_limit_s
-            if self.work_limit is not None:
-                m.Params.NodeLimit = self.work_limit
+            if self._nodes is not None:
+                m.Params.NodeLimit = self._nodes
             m.Params.MIPGap = self.mip_rel_gap
             m.Params.Threads = self.threads
             m.Params.Seed = self.seed
