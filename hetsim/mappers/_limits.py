@@ -29,13 +29,13 @@ from __future__ import annotations
 import time
 
 #: ``cpsat``'s default work budget of a whole mapping, in CP-SAT deterministic seconds (assumed: chosen so that
-#: the shipped workloads' hard cases stop after tens of seconds of wall time on a 2-core machine, as the former
-#: 30 s default did, and the proven ones keep their numbers; docs/performance.md)
+#: the shipped workloads' hard cases stop after 10-20 s of wall time on a quiet 2-core machine, the order of the
+#: former 30 s default, and the proven ones keep their numbers; docs/performance.md)
 CPSAT_WORK = 2.0
 
 #: ``ilp``'s default work budget in nodes x nonzeros of the model (assumed: a node's LP costs about in proportion
 #: to the model's nonzeros; the most the random 4-8-op models of the brute-force tests need is 6,426 nodes of a
-#: 252-nonzero model, 1.6e6, and a node of ResNet-18 on PUMA, 30,631 nonzeros, takes about 0.3 s)
+#: 252-nonzero model, 1.6e6, and a node of ResNet-18 on PUMA, 30,631 nonzeros, took 0.9 s; docs/performance.md)
 ILP_WORK = 5_000_000
 
 #: the fewest nodes :func:`ilp_nodes` gives a model

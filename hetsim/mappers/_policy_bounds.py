@@ -371,8 +371,8 @@ def relaxation(costs: CostModel, r: Relaxed, scale: float) -> Relaxation:
     return Relaxation(cvec, a_ub, np.array(rhs), a_eq, bounds, integral, scale, len(rows), columns)
 
 
-#: the most branch-and-bound nodes :func:`milp_bound` explores (assumed: the shipped workloads' relaxations on
-#: ``platforms/cim-npu-dram.yaml`` close in far fewer; docs/performance.md)
+#: the most branch-and-bound nodes :func:`milp_bound` explores (assumed: ResNet-50 QDQ's relaxation on
+#: ``platforms/cim-npu-dram.yaml``, the hardest shipped one, is proven within it; docs/performance.md)
 MILP_NODES = 2000
 
 
