@@ -139,3 +139,25 @@ def test_budget_both_limits_first_reached_stops(monkeypatch):
     only_wall = Budget(None, 10.0, default_work=99.0)
     assert only_wall.work is None and only_wall.left() == 10.0
     assert Budget(None, None, default_work=3.0).work == 3.0
+
+
+def test_spikeduet_work_limit_is_deterministic_with_an_honest_gap(monkeypatch):
+    """The SNN plan search stops after ``work_limit`` candidate schedules: the same plan under load and a fast
+    clock, and its gap bounds the distance to the exact search's optimum."""
+    from hetsim.activity_costs import ActivityCostModel
+    from hetsim.snn.synthetic import synthetic_snn
+    from hetsim.snn.unroll import unroll
+
+    snn = synthetic_snn([16] * 6, 8, density=0.2, samples=3, seed=1)   # 5 layers: 7^5 = 16,807 plans
+    cm = ActivityCostModel(unroll(snn), load_platform("platforms/efr32mg24.yaml"), "plan")
+
+    def run():
+        return get_mapper("spikeduet", work_limit=3).map(cm)
+
+    quick = run()
+    st = quick.stats
+    assert st["status"] == "work_limit" and st["evaluated"] == 3 and 0 <= st["gap"] < 1
+    assert _outcome(_loaded(run, monkeypatch)) == _outcome(quick)
+    exact = get_mapper("spikeduet", work_limit=10**6).map(cm)
+    e, q = exact.stats["plan_mean_latency_s"], st["plan_mean_latency_s"]
+    assert exact.stats["status"] == "optimal" and e <= q and e >= q * (1 - st["gap"]) - 1e-15

@@ -171,7 +171,7 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
                    help="a wall-clock limit: stop the solver after S seconds and use its best schedule (default: "
                    "none; the result then depends on the machine's speed and load); alone it replaces the default "
                    "work limit, with --work-limit the first reached stops; for SNNs, each spikeduet plan search "
-                   "(default 30), which then reports its gap to the optimum")
+                   "(default: a work limit of 1,000 candidate schedules), which then reports its gap to the optimum")
     g.add_argument("--work-limit", type=_positive_float, default=None, metavar="W",
                    help="a deterministic limit, the same result on any machine (the default): cpsat, W deterministic "
                    "seconds of CP-SAT work (default 2); ilp, W branch-and-bound nodes (default: 5,000,000 divided "
@@ -386,13 +386,13 @@ def _map_costs(args):
 
 
 def _mapper(args, snn: bool):
-    """The ``--mapper`` with the options set on the command line (an SNN plan search: 30 s by default).
+    """The ``--mapper`` with the options set on the command line (an SNN plan search: its mapper's default work limit).
 
     Raises:
         InputError: a flag of the other workload kind, an option the mapper does not take, or a mapper of the
             other workload kind.
     """
-    from hetsim.mappers.base import mapper_option_names, mapper_or_schedule
+    from hetsim.mappers.base import mapper_or_schedule
     from hetsim.workload.kinds import DAG, SNN, describe
 
     if args.spikes is not None:
@@ -402,8 +402,6 @@ def _mapper(args, snn: bool):
                          "models")
     if snn and not args.fold_constants:
         raise InputError("--no-fold-constants applies to ONNX models, not to spiking networks")
-    options = mapper_options(args)
-    if snn and "time_limit_s" in (mapper_option_names(args.mapper) or ()):
-        options.setdefault("time_limit_s", 30.0)
+    options = mapper_options(args)  # an SNN plan search's default limit is its mapper's (a work limit)
     kind = SNN if snn else DAG
     return mapper_or_schedule(args.mapper, options, None, kind, f"does not map {describe(kind)}")[0]

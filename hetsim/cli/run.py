@@ -128,8 +128,6 @@ def cmd_run(args) -> int:
         args.mapper = args.mapper or DEFAULT_MAPPER
     _no_options_with_schedule(args)
     options = mapper_options(args) if args.schedule is None else {}
-    if snn and args.schedule is None:
-        options.setdefault("time_limit_s", 30.0)
     if args.out is not None:
         check_out_dir(args.out, args.force, SNN_OUTPUT_FILES if snn else OUTPUT_FILES)  # fail before the work
         _headless()
