@@ -815,8 +815,9 @@ class CpSat:
         code = _cpsat_sigint.solve(solver, built.model, cb)  # SIGINT left as it was (ortools resets it)
         self._budget.charge(solver, proven=code in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
         out = {"time": time.perf_counter() - t, "assign": None, "order": None, "ticks": None, "bound": None}
-        out["status"] = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "time_limit",
-                         cp_model.INFEASIBLE: "infeasible"}.get(code, "time_limit")
+        cut = self._budget.stopped_by or "time_limit"  # the limit that stopped it (work_limit, time_limit)
+        out["status"] = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: cut,
+                         cp_model.INFEASIBLE: "infeasible"}.get(code, cut)
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             out["bound"] = int(round(solver.BestObjectiveBound()))
             out["ticks"] = int(round(solver.ObjectiveValue()))
