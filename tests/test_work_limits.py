@@ -161,3 +161,25 @@ def test_spikeduet_work_limit_is_deterministic_with_an_honest_gap(monkeypatch):
     exact = get_mapper("spikeduet", work_limit=10**6).map(cm)
     e, q = exact.stats["plan_mean_latency_s"], st["plan_mean_latency_s"]
     assert exact.stats["status"] == "optimal" and e <= q and e >= q * (1 - st["gap"]) - 1e-15
+
+
+def test_cli_work_and_time_limits_reach_the_mapper(capsys):
+    """``--work-limit`` and ``--time-limit`` set the mapper's ``work_limit`` and ``time_limit_s`` (both kept in the
+    summary's stats); ``--work-limit`` is refused for a mapper without one, and must be whole for ``ilp``."""
+    import json
+
+    from conftest import assert_input_error, run_cli
+
+    net = "workloads/resnet20_cifar10.onnx"
+    code, out, err = run_cli(capsys, "run", "platforms/puma.yaml", net, "--work-limit", "0.5", "--time-limit", "60",
+                             "--json")
+    assert code == 0, err
+    st = json.loads(out)["mapper_stats"]
+    assert (st["work_limit"], st["time_limit_s"], st["work_unit"]) == (0.5, 60.0, "deterministic s")
+    code, out, err = run_cli(capsys, "run", "platforms/puma.yaml", net, "--json")
+    st = json.loads(out)["mapper_stats"]
+    assert (st["work_limit"], st["time_limit_s"]) == (CPSAT_WORK, None)
+    assert_input_error(*run_cli(capsys, "run", "platforms/puma.yaml", net, "--mapper", "heft", "--work-limit",
+                                "3")[::2], "--work-limit does not apply to --mapper heft")
+    assert_input_error(*run_cli(capsys, "run", "platforms/puma.yaml", net, "--mapper", "ilp", "--work-limit",
+                                "2.5")[::2], "must be an integer")
