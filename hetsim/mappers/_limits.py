@@ -5,7 +5,7 @@ busy machine and returns another schedule. The exact mappers therefore stop by d
 the solver in units that do not depend on the clock:
 
 * ``cpsat``: CP-SAT's *deterministic time* (``max_deterministic_time``, in deterministic seconds, which
-  OR-Tools derives from counted work such as propagations and LP iterations); with several workers CP-SAT's
+  OR-Tools accumulates from counted solver work, not from the clock); with several workers CP-SAT's
   deterministic mode, ``interleave_search``, is on, so the count and the search are the same on every run;
 * ``ilp``: branch-and-bound nodes (HiGHS's ``mip_max_nodes``, Gurobi's ``NodeLimit``; one thread by default,
   and HiGHS's search on one thread is deterministic). The work before the first node (presolve, the root LP,
@@ -13,7 +13,8 @@ the solver in units that do not depend on the clock:
 
 A ``time_limit_s`` the user gives is a wall-clock cap, as before. Given alone, it replaces the default work
 budget (the run is then timed, not counted, and may differ between machines). Given with a work limit, both
-apply and the first reached stops the mapping; the statistics say which one did (``stopped_by``). Neither given:
+apply and the first reached stops the mapping; the status says which one did (``work_limit`` or
+``time_limit``). Neither given:
 the mapper's default work budget (:data:`CPSAT_WORK`, :func:`ilp_nodes`; chosen on the shipped workloads,
 docs/performance.md).
 
@@ -34,8 +35,9 @@ import time
 CPSAT_WORK = 2.0
 
 #: ``ilp``'s default work budget in nodes x nonzeros of the model (assumed: a node's LP costs about in proportion
-#: to the model's nonzeros; the most the random 4-8-op models of the brute-force tests need is 6,426 nodes of a
-#: 252-nonzero model, 1.6e6, and a node of ResNet-18 on PUMA, 30,631 nonzeros, took 0.9 s; docs/performance.md)
+#: to the model's nonzeros; the most the random 4-8-op models of the brute-force tests needed in one run of its
+#: 100 examples is 6,426 nodes of a 252-nonzero model, 1.6e6, and a node of ResNet-18 on PUMA, 30,631 nonzeros,
+#: took 0.9 s; docs/performance.md)
 ILP_WORK = 5_000_000
 
 #: the fewest nodes :func:`ilp_nodes` gives a model
