@@ -131,7 +131,8 @@ def run(
             (``example_inputs=torch.zeros(1, 3, 224, 224)``).
         spill: a schedule whose live activations exceed a checked memory's capacity spills the excess to the next
             memory, its traffic reported and charged (:mod:`hetsim.report.footprint`), instead of being refused.
-        **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
+        **options: the mapper's options, e.g. ``work_limit=2`` (deterministic; the default limits are),
+            ``time_limit_s=10`` (wall clock), ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="throughput"`` (cpsat, heft, greedy: the busiest resource's
             load per request; for a scenario, all its models at once, and ``compare=`` the latency mapping
             replayed beside it), ``objective="energy"`` (min-cost), ``mode="blocking"`` (spikeduet,
