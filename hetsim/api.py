@@ -153,7 +153,8 @@ def run(
         fusion: where a device fuses ops into a producer's launch (an NPU applying activations and requantisation
             as an epilogue: ``fuses`` in its platform entry), the mapper may run them fused (the default);
             ``False`` runs every op on its own launch (the CLI's ``--no-fusion``). ONNX models only.
-        **options: the mapper's options, e.g. ``time_limit_s=10``, ``threads=4`` (cpsat, ilp),
+        **options: the mapper's options, e.g. ``work_limit=2`` (deterministic; the default limits are),
+            ``time_limit_s=10`` (wall clock), ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="throughput"`` (cpsat, heft, greedy: the busiest resource's
             load per request; for a scenario, all its models at once, and ``compare=`` the latency mapping
             replayed beside it), ``objective="energy"`` (min-cost), ``mode="blocking"`` (spikeduet,

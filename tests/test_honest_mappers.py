@@ -24,7 +24,7 @@ YOLO_QDQ = ROOT / "workloads" / "yolov5n_int8_qdq.onnx"
 
 
 def _after_s(text: str) -> float:
-    m = re.search(r"solver +time limit after ([0-9.]+) s", text)
+    m = re.search(r"solver +time limit(?: \([^)]*\))? after ([0-9.]+) s", text)  # the limit named: "(1 s)"
     assert m, text
     return float(m.group(1))
 

@@ -170,8 +170,14 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
     )
     g = p.add_argument_group("solver options (exact mappers)")
     g.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
-                   help="stop the solver after S seconds and use its best schedule (default: 30); for SNNs, "
-                   "each spikeduet plan search, which then reports its gap to the optimum")
+                   help="a wall-clock limit: stop the solver after S seconds and use its best schedule (default: "
+                   "none; the result then depends on the machine's speed and load); alone it replaces the default "
+                   "work limit, with --work-limit the first reached stops; for SNNs, each spikeduet plan search "
+                   "(default: a work limit of 1,000 candidate schedules), which then reports its gap to the optimum")
+    g.add_argument("--work-limit", type=_positive_float, default=None, metavar="W",
+                   help="a deterministic limit, the same result on any machine (the default): cpsat, W deterministic "
+                   "seconds of CP-SAT work (default 2); ilp, W branch-and-bound nodes (default: 5,000,000 divided "
+                   "by the model's nonzeros, at least 10)")
     g.add_argument("--gap", type=_nonnegative_float, default=None, metavar="REL",
                    help="stop when the relative MIP gap (incumbent - bound) / incumbent is below REL")
     g.add_argument("--threads", type=_positive_int, default=None, help="solver threads / CP-SAT workers")
@@ -259,7 +265,8 @@ class SolverProgress:
 
 
 #: mapper option -> the command-line flag that sets it
-OPTION_FLAGS = {"time_limit_s": "--time-limit", "mip_rel_gap": "--gap", "threads": "--threads", "seed": "--seed",
+OPTION_FLAGS = {"time_limit_s": "--time-limit", "work_limit": "--work-limit", "mip_rel_gap": "--gap",
+                "threads": "--threads", "seed": "--seed",
                 "solver": "--solver", "objective": "--objective", "path": "--export", "mode": "--mode"}
 
 
@@ -270,7 +277,8 @@ def _given_options(args) -> dict:
     Raises:
         InputError: a ``--mapper-option`` without ``NAME=``, or one that a flag of its own also sets.
     """
-    opts = {"time_limit_s": args.time_limit, "mip_rel_gap": args.gap, "threads": args.threads, "seed": args.seed,
+    opts = {"time_limit_s": args.time_limit, "work_limit": getattr(args, "work_limit", None),
+            "mip_rel_gap": args.gap, "threads": args.threads, "seed": args.seed,
             "solver": args.solver, "objective": getattr(args, "objective", None),
             "path": getattr(args, "export", None), "mode": getattr(args, "mode", None)}
     opts = {k: v for k, v in opts.items() if v is not None}
@@ -383,13 +391,13 @@ def _map_costs(args):
 
 
 def _mapper(args, snn: bool):
-    """The ``--mapper`` with the options set on the command line (an SNN plan search: 30 s by default).
+    """The ``--mapper`` with the options set on the command line (an SNN plan search: its mapper's default work limit).
 
     Raises:
         InputError: a flag of the other workload kind, an option the mapper does not take, or a mapper of the
             other workload kind.
     """
-    from hetsim.mappers.base import mapper_option_names, mapper_or_schedule
+    from hetsim.mappers.base import mapper_or_schedule
     from hetsim.workload.kinds import DAG, SNN, describe
 
     if args.spikes is not None:
@@ -399,8 +407,6 @@ def _mapper(args, snn: bool):
                          "models")
     if snn and not args.fold_constants:
         raise InputError("--no-fold-constants applies to ONNX models, not to spiking networks")
-    options = mapper_options(args)
-    if snn and "time_limit_s" in (mapper_option_names(args.mapper) or ()):
-        options.setdefault("time_limit_s", 30.0)
+    options = mapper_options(args)  # an SNN plan search's default limit is its mapper's (a work limit)
     kind = SNN if snn else DAG
     return mapper_or_schedule(args.mapper, options, None, kind, f"does not map {describe(kind)}")[0]

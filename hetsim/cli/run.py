@@ -131,8 +131,6 @@ def cmd_run(args) -> int:
         args.mapper = args.mapper or DEFAULT_MAPPER
     _no_options_with_schedule(args)
     options = mapper_options(args) if args.schedule is None else {}
-    if snn and args.schedule is None:
-        options.setdefault("time_limit_s", 30.0)
     if args.out is not None:
         check_out_dir(args.out, args.force, output_files(_frontend(args.model).kind))  # fail before the work
         _headless()

@@ -10,7 +10,7 @@ A sweep file::
       devices.cim.crossbars: [25, 50, 100, 200]
       devices.cim.t_mvm_ns: [50, 100, 500, 1000]
     mappers: [cpsat]
-    mapper_options: {time_limit_s: 30}
+    mapper_options: {work_limit: 2}
     contention: none
     output: ../results/cpu-cim-ilp.csv                            # default: results/<name>.csv
 
@@ -30,7 +30,7 @@ has its keys rewritten to this form when a sweep resumes it.
 (:data:`SETTINGS_COLUMNS`): ``workload_sha256`` (the first 16 hex digits of the SHA-256 of the workload file's
 bytes), ``platform_sha256`` (of the platform's content after the point's overrides: the canonical JSON of the
 platform model, latency table paths included, and the bytes of its latency tables), ``mapper_options`` (the options
-this mapper got, ``time_limit_s=30``; a mapper's defaults are covered by the version), ``contention`` (normalised:
+this mapper got, ``work_limit=2``; a mapper's defaults are covered by the version), ``contention`` (normalised:
 ``cim-bus,links`` or ``none``), ``fold_constants`` (``true``; ``false`` when the sweep file says ``fold_constants:
 false``, which charges ops computed only from constants) and ``hetsim_version``. SNN rows hold ``workload_sha256``
 (of the spec file and the npz files it names, :func:`snn_spec_sha256`; empty for a synthetic network, whose

@@ -42,7 +42,6 @@ bounds round each op's need down, the schedules round it up, so the bounds stay 
 from __future__ import annotations
 
 import bisect
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -206,6 +205,8 @@ class Decomposition:
     """
 
     def __init__(self, mapper, p: B.IntProblem, free: set[str], deadline: float, attach: bool = False):
+        # deadline: on the mapper's budget clock (``mapper._clock()``: deterministic seconds of CP-SAT work by
+        # default, wall seconds under a time limit alone; hetsim/mappers/_limits.py)
         self.m = mapper
         self.p = p
         self.free = free
@@ -423,7 +424,7 @@ class Decomposition:
         order = pts[-1][3]
         evals = 0
         improved = True
-        while improved and evals < IMPROVE_EVALS and time.perf_counter() < self.deadline:
+        while improved and evals < IMPROVE_EVALS and self.m._clock() < self.deadline:
             improved = False
             cur_start, _ = B.asap_starts(sub, assign, order)
             moves = []
@@ -548,7 +549,7 @@ class Decomposition:
         tried: set = set()
         for it in range(9):
             pts = [pt for pt in fr.ub_points() if pt[0] <= c]
-            if not pts or time.perf_counter() > self.deadline:
+            if not pts or self.m._clock() > self.deadline:
                 return
             used, L, assign, _ = pts[-1]
             if it == 0:  # first, each op's gain when offloaded alone from the host (the reference is all-host)
@@ -603,7 +604,7 @@ class Decomposition:
             self.shortcuts += 1
             fr.solves.append((c, ub - fr.off, True, used, ub - fr.off))
             return
-        left = self.deadline - time.perf_counter()
+        left = self.deadline - self.m._clock()
         if left <= 0.05:
             self.timeouts += 1
             fr.solves.append((c, lb - fr.off, False, c, INF))
@@ -663,7 +664,7 @@ class Decomposition:
         if length <= int(fr.lb_table(self.cap)[fr.top]):  # already the bound at the largest budget
             fr.solves.append((fr.top, length, True, used, length))
             return
-        left = self.deadline - time.perf_counter()
+        left = self.deadline - self.m._clock()
         if left <= 0.05:
             return
         sub.budget[cim] = fr.top
@@ -775,7 +776,7 @@ class Decomposition:
             if ub <= lb or (ub < INF and ub - lb <= tol * ub):
                 break
             todo = [(j, dl, dr, c) for j, dl, dr, c in path if not fronts[(j, dl, dr)].exact_at(c)]
-            if not todo or time.perf_counter() >= self.deadline:
+            if not todo or self.m._clock() >= self.deadline:
                 break
             for j, dl, dr, c in todo:
                 self._refine(fronts[(j, dl, dr)], c)
@@ -937,8 +938,7 @@ def _pack(gaps, flo, dur, dls, limit: float, first: dict[str, int]) -> dict[str,
     m.Maximize(sum(dur[v] * x for (v, _), x in y.items()))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
-    solver.parameters.max_deterministic_time = limit  # reproducible stop
-    solver.parameters.max_time_in_seconds = 10 * limit
+    solver.parameters.max_deterministic_time = limit  # reproducible stop (no wall-clock limit: it would not be)
     if _cpsat_sigint.solve(solver, m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return greedy
     got = {v: g for (v, g), x in y.items() if solver.Value(x)}

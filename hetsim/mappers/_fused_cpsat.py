@@ -32,6 +32,7 @@ from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
+from hetsim.mappers._limits import Budget
 from hetsim.mappers.base import make_schedule
 from hetsim.schedule import Schedule
 
@@ -49,19 +50,20 @@ def fusion_note() -> str:
             "bypassed)")
 
 
-def map_fused(m, costs: CostModel, heuristics: list[Schedule], t0: float | None = None) -> Schedule:
+def map_fused(m, costs: CostModel, heuristics: list[Schedule], budget: Budget) -> Schedule:
     """The optimal mapping of ``costs`` with fused groups (module docstring) by the ``cpsat`` mapper ``m`` (its
-    time limit, threads, seed, gap, tick, determinism and log), started from the best of ``heuristics``
-    (schedules of greedy and heft, and ``cpsat``'s own without fusion); ``t0``: when the mapping started
-    (``time.perf_counter()``; default now), the solver getting what is left of the time limit.
+    threads, seed, gap, tick, determinism and log), started from the best of ``heuristics`` (schedules of greedy
+    and heft, and ``cpsat``'s own without fusion); the solver gets what is left of ``budget``, the mapping's
+    limits (:class:`~hetsim.mappers._limits.Budget`: a deterministic work limit by default, a wall-clock cap when
+    given).
 
     Raises:
-        MappingError: no feasible mapping, or none found within the time limit and no heuristic schedule.
+        MappingError: no feasible mapping, or none found within the limits and no heuristic schedule.
         TooManyPaths: see :data:`MAX_PATHS`.
     """
     from ortools.sat.python import cp_model
 
-    t0 = time.perf_counter() if t0 is None else t0
+    t0 = budget.t0
     g = costs.workload.graph
     horizon_s = sum(max(lat.values()) for lat in costs.latency.values()) + sum(
         max((costs.transfer_time(u, v, a, b) for a in costs.latency[u] for b in costs.latency[v]
@@ -76,10 +78,11 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule], t0: float | None 
     if best_h is not None:
         _hint(model, p, lit, f, s, aux, best_h, _tick_starts(costs, p, opts, best_h))
     solver = cp_model.CpSolver()
-    _parameters(solver.parameters, cp_model, m, max(0.01, m.time_limit_s - (time.perf_counter() - t0)))
+    _parameters(solver.parameters, cp_model, m, budget)
     t_solve = time.perf_counter()
     code = _cpsat_sigint.solve(solver, model, None)
     solve_s = time.perf_counter() - t_solve
+    budget.charge(solver, code == cp_model.OPTIMAL)
     proto = model.Proto()
     stats = {"solver": "cp-sat", "operators": len(p.ops), "variables": len(proto.variables),
              "constraints": len(proto.constraints), "tick_s": tick, "rounding_bound_s": rb,
@@ -99,7 +102,7 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule], t0: float | None 
         order = {d: sorted((v for v in p.ops if assign[v] == d), key=lambda v: (starts[v], p.pos[v]))
                  for d in p.cpus}
         ub = int(round(solver.ObjectiveValue()))
-        status = "optimal" if code == cp_model.OPTIMAL else "time_limit"
+        status = "optimal" if code == cp_model.OPTIMAL else budget.status()
         stats.update(status=status, proven_exact=bound_ticks == ub, objective_ticks=ub, bound_ticks=bound_ticks,
                      solution_source="model", offloaded=sum(1 for v in p.ops if assign[v] != p.host))
         sched = make_schedule(costs, assign, m.name, stats, order=order, fused=fused)
@@ -112,14 +115,14 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule], t0: float | None 
         raise MappingError("cpsat: no feasible mapping (capacities, device support or links)")
     if best_h is not None and (sched is None or best_h.makespan_s < sched.makespan_s):
         own = None if sched is None else sched.makespan_s
-        stats.update(status="time_limit", fallback=best_h.mapper, solver_schedule_makespan_s=own,
+        stats.update(status=budget.status(), fallback=best_h.mapper, solver_schedule_makespan_s=own,
                      fallback_makespan_s=best_h.makespan_s, solution_source=best_h.mapper)
         sched = make_schedule(costs, best_h.assignment, m.name, {**best_h.stats, **stats}, order=best_h.order,
                               fused=best_h.fused)
     if sched is None:
-        raise MappingError(f"cpsat: no schedule found within {m.time_limit_s} s")
+        raise MappingError(f"cpsat: no schedule found within {budget.describe()}")
     real = sched.makespan_s
-    sched.stats.update(incumbent_s=real, bound_s=bound_s, solve_time_s=time.perf_counter() - t0,
+    sched.stats.update(**budget.stats(), incumbent_s=real, bound_s=bound_s, solve_time_s=time.perf_counter() - t0,
                        total_time_s=time.perf_counter() - t0,
                        mip_gap=None if bound_s is None else ((real - bound_s) / real if real > 0 else 0.0))
     return sched
@@ -295,11 +298,11 @@ def _hint(model, p, lit, f, s, aux: dict, sched: Schedule, starts: dict[str, int
     model.AddHint(aux["T"], max((starts[v] + size[v] for v in p.ops), default=0))
 
 
-def _parameters(prm, cp_model, m, limit: float) -> None:
-    """The solver parameters of the ``cpsat`` mapper ``m`` for one solve of ``limit`` wall seconds (as its own
-    solves: workers, seed, gap, deterministic interleaved search without the slow-chunk workers, the
+def _parameters(prm, cp_model, m, budget: Budget) -> None:
+    """The solver parameters of the ``cpsat`` mapper ``m`` for one solve given what is left of ``budget`` (as its
+    own solves: workers, seed, gap, deterministic interleaved search without the slow-chunk workers, the
     deterministic time limit, the log)."""
-    prm.max_time_in_seconds = limit
+    budget.set_params(prm, budget.left())
     prm.num_workers = m.threads
     prm.random_seed = m.seed
     prm.relative_gap_limit = m.mip_rel_gap
@@ -308,4 +311,4 @@ def _parameters(prm, cp_model, m, limit: float) -> None:
         prm.interleave_search = True
         prm.ignore_subsolvers.extend(["core", "fixed", "max_lp"])
     if m.det_time_limit is not None:
-        prm.max_deterministic_time = m.det_time_limit
+        prm.max_deterministic_time = min(prm.max_deterministic_time, m.det_time_limit)

@@ -25,6 +25,7 @@ from hetsim.errors import MappingError
 from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers import _policy_bounds as PB
+from hetsim.mappers._limits import CPSAT_WORK, Budget
 from hetsim.mappers._listsched import carried, price_sweep
 from hetsim.mappers.base import make_schedule
 from hetsim.schedule import Schedule, WeightPolicy
@@ -266,8 +267,9 @@ def _heft_once(costs: CostModel, mapper: str, price: float, base: float, opts: d
     return build(costs, assignment, choice, mapper, stats, order=order, chain=chain)
 
 
-def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: int, seed: int,
-                   resolution_s: float | None = None, mip_rel_gap: float = 1e-4) -> Schedule:
+def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float | None, threads: int, seed: int,
+                   resolution_s: float | None = None, mip_rel_gap: float = 1e-4,
+                   work_limit: float | None = None) -> Schedule:
     """The exact CP-SAT model of device and weight-policy choice (module docstring). Durations are in ticks of
     ``resolution_s`` (default: 1e-7 of the all-host makespan), rounded up, so the model's makespan bounds the
     replay's; the best of the model's schedule and the two heuristics' (greedy, heft) is returned, evaluated
@@ -281,10 +283,18 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     the real problem); ``status`` is ``optimal`` when the real gap ``mip_gap`` is within ``mip_rel_gap`` or CP-SAT
     proves its model so (to within one tick per op and edge), ``time_limit`` otherwise, ``heuristic`` when CP-SAT
     found nothing; ``policy_bounds`` has each root bound, in seconds, and its time; ``proven_by`` says when the
-    root bound alone proved the schedule (CP-SAT not run)."""
+    root bound alone proved the schedule (CP-SAT not run).
+
+    Limits (:mod:`hetsim.mappers._limits`): by default deterministic, so a run gives the same schedule on any
+    machine: the LP without a limit, the branch and bound up to :data:`~hetsim.mappers._policy_bounds.MILP_NODES`
+    nodes, CP-SAT up to ``work_limit`` deterministic seconds (default :data:`~hetsim.mappers._limits.CPSAT_WORK`)
+    with its deterministic interleaved search when ``threads > 1``. A ``time_limit_s`` caps the wall clock as
+    before (the LP and the branch and bound a quarter of it each, CP-SAT the rest); alone it replaces the work
+    budget."""
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
+    budget = Budget(work_limit, time_limit_s, CPSAT_WORK)
     heur = [greedy_policies(costs, mapper), heft_policies(costs, mapper, (0.0, 0.1, 1.0))]
     g = costs.workload.graph
     topo = costs.workload.topological_order()
@@ -293,7 +303,8 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     host_ms = sum(costs.latency[v].get(costs.host, max(costs.latency[v].values())) for v in topo)
     ub_s = min(h.makespan_s for h in heur)
     t_b = time.perf_counter()
-    lb_s, pbs, milp_sched = _root_bound(costs, opts, ub_s, mip_rel_gap, time_limit_s - (t_b - t0), mapper)
+    wall_left = None if time_limit_s is None else time_limit_s - (t_b - t0)
+    lb_s, pbs, milp_sched = _root_bound(costs, opts, ub_s, mip_rel_gap, wall_left, mapper)
     pbs["time_s"] = time.perf_counter() - t_b
     if milp_sched is not None:
         pbs["milp_schedule_s"] = milp_sched.makespan_s
@@ -383,12 +394,17 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
         for k, o in enumerate(opts[v]):
             m.AddHint(x[v, k], int(o[0] == d and o[1] == pol))
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = max(0.1, time_limit_s - (time.perf_counter() - t0))
+    budget.set_params(solver.parameters, budget.left())
+    if time_limit_s is not None:
+        solver.parameters.max_time_in_seconds = max(0.1, solver.parameters.max_time_in_seconds)
     solver.parameters.num_workers = threads
     solver.parameters.random_seed = seed
     solver.parameters.relative_gap_limit = mip_rel_gap
+    if threads > 1:  # CP-SAT's deterministic parallel search (as cpsat's)
+        solver.parameters.interleave_search = True
     code = _cpsat_sigint.solve(solver, m)  # SIGINT left as it was (ortools resets it)
-    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "time_limit"}.get(code, "infeasible")
+    budget.charge(solver, proven=code in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
+    status = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: budget.status()}.get(code, "infeasible")
     cands = list(heur)
     if status != "infeasible":
         assignment, choice = {}, {}
@@ -409,7 +425,7 @@ def cpsat_policies(costs: CostModel, mapper: str, time_limit_s: float, threads: 
     pbs["cpsat_bound_s"] = cp_bound if status != "infeasible" else None
     return _solver_stats(sched, t0, status="heuristic" if status == "infeasible" else status, resolution_s=tick,
                          bound_s=bound_s, variables=len(x), operators=len(topo), policy_bounds=pbs,
-                         rounding_bound_s=rounding_s, mip_rel_gap_limit=mip_rel_gap)
+                         rounding_bound_s=rounding_s, mip_rel_gap_limit=mip_rel_gap, **budget.stats())
 
 
 def _mip_gap(makespan_s: float, bound_s: float) -> float:
@@ -421,7 +437,8 @@ def _mip_gap(makespan_s: float, bound_s: float) -> float:
 
 #: the keys :func:`cpsat_policies` adds to its schedule's statistics, in the order they are written (the summary's)
 _SOLVER_STATS = ("status", "solver", "proven_by", "resolution_s", "bound_s", "incumbent_s", "variables", "operators",
-                 "policy_bounds", "rounding_bound_s", "mip_gap", "mip_rel_gap_limit", "solve_time_s")
+                 "policy_bounds", "rounding_bound_s", "mip_gap", "mip_rel_gap_limit", "work_limit", "work_unit",
+                 "time_limit_s", "work_used", "solve_time_s")
 
 
 def _solver_stats(sched: Schedule, t0: float, **given) -> Schedule:
@@ -438,20 +455,22 @@ def _solver_stats(sched: Schedule, t0: float, **given) -> Schedule:
 
 
 def _root_bound(costs: CostModel, opts: dict[str, list[Option]], ub_s: float, mip_rel_gap: float,
-                time_left_s: float, mapper: str) -> tuple[float, dict, Schedule | None]:
+                time_left_s: float | None, mapper: str) -> tuple[float, dict, Schedule | None]:
     """The root bound of :func:`cpsat_policies` in seconds, its parts (:mod:`hetsim.mappers._policy_bounds`) and
-    a candidate: the critical path and the LP relaxation (up to a quarter of ``time_left_s``), then, while ``ub_s``
-    is more than ``mip_rel_gap`` above them, HiGHS's branch and bound on the relaxation for up to another quarter
-    (its own gap a quarter of ``mip_rel_gap``), whose best point (options, and starts as the device orders and
-    the reprogramming chain) is built into a schedule (:func:`build`; None without a point)."""
+    a candidate: the critical path and the LP relaxation (up to a quarter of ``time_left_s``; None: no wall-clock
+    limit), then, while ``ub_s`` is more than ``mip_rel_gap`` above them, HiGHS's branch and bound on the
+    relaxation (up to :data:`~hetsim.mappers._policy_bounds.MILP_NODES` nodes, and another quarter of
+    ``time_left_s``; its own gap a quarter of ``mip_rel_gap``), whose best point (options, and starts as the device
+    orders and the reprogramming chain) is built into a schedule (:func:`build`; None without a point)."""
     r = PB.relax(costs, opts)
     out: dict = {"critical_path_s": PB.critical_path(r)}
     rel = PB.relaxation(costs, r, ub_s if ub_s > 0 else 1.0)
-    out["lp_s"] = PB.lp_bound(rel, 0.25 * max(time_left_s, 0.4), upper_s=ub_s if ub_s > 0 else None)
+    quarter = None if time_left_s is None else 0.25 * max(time_left_s, 0.4)
+    out["lp_s"] = PB.lp_bound(rel, quarter, upper_s=ub_s if ub_s > 0 else None)
     lb = max(out["critical_path_s"], out["lp_s"])
     sched = None
     if ub_s - lb > mip_rel_gap * ub_s:
-        out["milp_s"], out["milp_status"], point = PB.milp_bound(rel, 0.25 * max(time_left_s, 0.4), mip_rel_gap / 4)
+        out["milp_s"], out["milp_status"], point = PB.milp_bound(rel, quarter, mip_rel_gap / 4)
         lb = max(lb, out["milp_s"])
         if point is not None:
             sched = _point_schedule(costs, r, rel, point, mapper)

@@ -371,6 +371,11 @@ def relaxation(costs: CostModel, r: Relaxed, scale: float) -> Relaxation:
     return Relaxation(cvec, a_ub, np.array(rhs), a_eq, bounds, integral, scale, len(rows), columns)
 
 
+#: the most branch-and-bound nodes :func:`milp_bound` explores (assumed: ResNet-50 QDQ's relaxation on
+#: ``platforms/cim-npu-dram.yaml``, the hardest shipped one, is proven within it; docs/performance.md)
+MILP_NODES = 2000
+
+
 def lp_bound(rel: Relaxation, time_limit_s: float | None = None, upper_s: float | None = None) -> float:
     """Bound (b), seconds: the optimum of :func:`relaxation` over fractional options (HiGHS via
     :func:`scipy.optimize.linprog`), as proven by its duals (:func:`hetsim.mappers._bounds.dual_lp_bound`: weak
@@ -402,13 +407,15 @@ def lp_bound(rel: Relaxation, time_limit_s: float | None = None, upper_s: float 
     return max(0.0, (res.fun - LP_MARGIN) * rel.scale)
 
 
-def milp_bound(rel: Relaxation, time_limit_s: float, rel_gap: float) -> tuple[float, str, object]:
+def milp_bound(rel: Relaxation, time_limit_s: float | None, rel_gap: float,
+               node_limit: int | None = None) -> tuple[float, str, object]:
     """Bound (c), seconds: HiGHS's branch and bound (:func:`scipy.optimize.milp`) on :func:`relaxation` with
     integral options: the budgets' knapsacks and the choice of one device per op, which the LP splits, are
     decided. Returns its dual bound less :data:`LP_MARGIN` of the scale (valid whether it stopped at its
-    optimum, its ``rel_gap`` or its ``time_limit_s``), ``'optimal'`` / ``'time_limit'`` / ``'failed'``
-    (then 0.0), and its best point (None if none: a choice of options that may guide a search, not a bound).
-    Wall-clock limited: the bound may differ between runs that hit the limit."""
+    optimum, its ``rel_gap``, its ``node_limit`` (default :data:`MILP_NODES`) or its ``time_limit_s`` (None:
+    none)), ``'optimal'`` / ``'time_limit'`` (a limit) / ``'failed'`` (then 0.0), and its best point (None if
+    none: a choice of options that may guide a search, not a bound). Deterministic (HiGHS's branch and bound
+    runs on one thread and counts nodes) unless the wall-clock limit is hit."""
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, milp
 
@@ -416,8 +423,9 @@ def milp_bound(rel: Relaxation, time_limit_s: float, rel_gap: float) -> tuple[fl
     hi = np.array([np.inf if b[1] is None else b[1] for b in rel.bounds])
     res = milp(rel.c, constraints=[LinearConstraint(rel.a_ub, -np.inf, rel.b_ub), LinearConstraint(rel.a_eq, 1, 1)],
                integrality=rel.integral, bounds=Bounds(lo, hi),
-               options={"time_limit": max(0.01, float(time_limit_s)), "mip_rel_gap": float(rel_gap),
-                        "disp": False})
+               options={"mip_rel_gap": float(rel_gap), "disp": False,
+                        "node_limit": int(MILP_NODES if node_limit is None else node_limit),
+                        **({} if time_limit_s is None else {"time_limit": max(0.01, float(time_limit_s))})})
     dual = getattr(res, "mip_dual_bound", None)
     if res.status not in (0, 1) or dual is None or not np.isfinite(dual):
         return 0.0, "failed", None

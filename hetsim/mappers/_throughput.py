@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from hetsim.costs import CostModel
 from hetsim.errors import InputError, MappingError, ScheduleError, did_you_mean
 from hetsim.mappers import _cpsat_sigint
+from hetsim.mappers._limits import CPSAT_WORK, Budget
 from hetsim.schedule import OBJECTIVES, Schedule
 
 __all__ = ["OBJECTIVES", "JointResult", "LoadModel", "Part", "balance", "check_objective", "map_joint",
@@ -387,22 +388,26 @@ def _make_room(model: LoadModel, a, used, i: int, v: str, d: str, n: int):
 # ---------------------------------------------------------------------------------------------- exact
 
 
-def solve_exact(model: LoadModel, incumbent: list[dict[str, str]], time_limit_s: float = 30.0, threads: int = 2,
-                seed: int = 0, mip_rel_gap: float = 1e-6, log: bool = False) -> dict:
+def solve_exact(model: LoadModel, incumbent: list[dict[str, str]], time_limit_s: float | None = None, threads: int = 2,
+                seed: int = 0, mip_rel_gap: float = 1e-6, log: bool = False, work_limit: float | None = None) -> dict:
     """The throughput objective as a CP-SAT model, solved from ``incumbent`` (a feasible assignment, the hint).
 
     One Boolean per (model, op, device) choice, exactly one per op; one per (edge, device pair) with a transfer,
     forced on when both ends are there; pairs without a link forbidden; ``sum need x <= C_d`` over all models
     (the shared resident capacity); ``T >= load_r`` for every resource; minimise ``T``. Then, with ``T`` fixed
-    at its optimum, the total load is minimised (a quarter of the time limit; the bottleneck cannot get worse).
+    at its optimum, the total load is minimised (a quarter of the limits; the bottleneck cannot get worse).
+    Limits as ``cpsat``'s (:mod:`hetsim.mappers._limits`): ``work_limit`` deterministic seconds (default
+    :data:`~hetsim.mappers._limits.CPSAT_WORK` unless ``time_limit_s`` alone is given), deterministic
+    interleaved search with several workers; ``time_limit_s`` a wall-clock cap.
 
     Returns:
-        ``assigns``, ``status`` (``optimal`` | ``time_limit``), ``bottleneck`` and ``bound`` (loads, real: the
-        rounding accounted for), ``mip_gap``, ``solve_time_s``, ``variables``, ``constraints``.
+        ``assigns``, ``status`` (``optimal`` | ``work_limit`` | ``time_limit``), ``bottleneck`` and ``bound``
+        (loads, real: the rounding accounted for), ``mip_gap``, ``solve_time_s``, ``variables``, ``constraints``.
     """
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
+    budget = Budget(work_limit, time_limit_s, CPSAT_WORK)
     _, ub = bottleneck(model.loads(incumbent))
     unit = ub / SCALE if ub > 0 else 1.0
     m = cp_model.CpModel()
@@ -450,7 +455,7 @@ def solve_exact(model: LoadModel, incumbent: list[dict[str, str]], time_limit_s:
     m.Minimize(T)
     solver = cp_model.CpSolver()
     prm = solver.parameters
-    prm.max_time_in_seconds = max(0.05, 0.75 * time_limit_s)
+    budget.set_params(prm, 0.75 * budget.unit_total)
     prm.num_workers = max(1, int(threads))
     prm.random_seed = int(seed)
     prm.relative_gap_limit = mip_rel_gap
@@ -458,14 +463,15 @@ def solve_exact(model: LoadModel, incumbent: list[dict[str, str]], time_limit_s:
     if prm.num_workers > 1:
         prm.interleave_search = True
     code = _cpsat_sigint.solve(solver, m)
+    budget.charge(solver, proven=code in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
     err = 0.5 * unit * max(count.values(), default=0)  # the most rounding moves any resource's load
-    out = {"assigns": incumbent, "status": "time_limit", "bound": 0.0, "solve_time_s": 0.0}
+    out = {"assigns": incumbent, "status": budget.status(), "bound": 0.0, "solve_time_s": 0.0}
     proto = m.Proto()
     out["variables"], out["constraints"] = len(proto.variables), len(proto.constraints)
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         t_opt = int(round(solver.ObjectiveValue()))
         out["bound"] = max(0.0, solver.BestObjectiveBound() * unit - err)
-        out["status"] = "optimal" if code == cp_model.OPTIMAL else "time_limit"
+        out["status"] = "optimal" if code == cp_model.OPTIMAL else budget.status()
         cand = [{v: next(d for d, lit in xv.items() if solver.Value(lit)) for v, xv in xi.items()} for xi in x]
         if bottleneck(model.loads(cand))[1] <= ub * (1 + 1e-12) + err:
             out["assigns"] = cand
@@ -477,7 +483,7 @@ def solve_exact(model: LoadModel, incumbent: list[dict[str, str]], time_limit_s:
                 for e, lit in x[i][v].items():
                     m.AddHint(lit, e == d)
         m.Minimize(sum(c * lit for lst in expr.values() for c, lit in lst))
-        prm.max_time_in_seconds = max(0.05, 0.25 * time_limit_s - 0.0)
+        budget.set_params(prm, 0.25 * budget.unit_total)
         prm.relative_gap_limit = 1e-4
         code2 = _cpsat_sigint.solve(solver, m)
         if code2 in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -620,18 +626,19 @@ def map_joint(mapper, parts: list[Part], contention: frozenset[str] = frozenset(
         raise InputError(f"mapper {name!r}: the throughput objective does not choose weight policies (a platform "
                          "whose devices read weights from a memory); map for latency there")
     t0 = time.perf_counter()
-    limit = float(getattr(mapper, "time_limit_s", 30.0) or 30.0)
+    wall = getattr(mapper, "time_limit_s", None)  # a wall-clock cap only when the user gave one
     model = LoadModel(parts, contention)
     starts = sequential_starts(parts, ("greedy", "heft") if method == "exact" else (name,))
     starts.append(ratio_start(model))
-    deadline = t0 + (0.2 * limit if method == "exact" else 60.0)
+    # the local search stops on its move count (deterministic); a wall-clock limit, when given, also bounds it
+    deadline = t0 + 0.2 * wall if wall else None
     best = balance(model, starts, deadline)
     stats: dict = {"objective": "throughput", "method": method}
     bound = 0.0
     if method == "exact":
-        res = solve_exact(model, best, time_limit_s=max(0.1, limit - (time.perf_counter() - t0)),
+        res = solve_exact(model, best, time_limit_s=max(0.1, wall - (time.perf_counter() - t0)) if wall else None,
                           threads=getattr(mapper, "threads", 2), seed=getattr(mapper, "seed", 0),
-                          log=getattr(mapper, "log", False))
+                          log=getattr(mapper, "log", False), work_limit=getattr(mapper, "work_limit", None))
         best, bound = res["assigns"], res["bound"]
         stats.update(status=res["status"], mip_gap=res["mip_gap"], variables=res["variables"],
                      constraints=res["constraints"])

@@ -22,12 +22,13 @@ class Mapper(Protocol):
 
     Common option names (the CLI passes the ones the user set; :func:`get_mapper` refuses an option the
     mapper's constructor does not take):
-    ``time_limit_s`` (float), ``mip_rel_gap`` (float, relative), ``threads`` (int), ``seed`` (int),
+    ``time_limit_s`` (float, a wall-clock limit), ``work_limit`` (a deterministic one, in the solver's units:
+    :mod:`hetsim.mappers._limits`), ``mip_rel_gap`` (float, relative), ``threads`` (int), ``seed`` (int),
     ``solver`` (str), ``progress`` (callable receiving a dict with ``time_s``, ``incumbent_s``, ``bound_s``,
     ``gap`` during long solves).
 
     ``Schedule.stats`` keys every mapper should fill where they apply: ``solve_time_s``, ``status``
-    (``optimal`` | ``time_limit`` | ``feasible`` | ``infeasible`` | ``heuristic``), ``operators``,
+    (``optimal`` | ``work_limit`` | ``time_limit`` | ``feasible`` | ``infeasible`` | ``heuristic``), ``operators``,
     ``variables``, ``constraints``, ``incumbent_s``, ``bound_s``, ``mip_gap`` (CPU-CIM ILP, Sec. II-B:
     ``(z_inc - z_bound) / |z_inc|``), ``solver``.
     """
@@ -137,6 +138,7 @@ def check_mapper_options(name: str, options) -> None:
 #: ranges of the numeric options mappers share: name -> (low, low included, high, high included)
 OPTION_RANGES = {
     "time_limit_s": (0.0, True, 1e7, True), "det_time_limit": (0.0, True, 1e12, True),
+    "work_limit": (0.0, False, 1e12, True),
     "resolution_s": (0.0, False, 1e3, True), "mip_rel_gap": (0.0, True, 1.0, True),
     "threads": (1, True, 1024, True), "seed": (0, True, 2**31 - 1, True), "fluid_share": (0.0, True, 1.0, True),
     "decompose_share": (0.0, True, 1.0, True),

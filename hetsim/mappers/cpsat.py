@@ -74,8 +74,8 @@ their own launches and are bypassed there. The throughput objective and the weig
 fusion and say so (``stats["fusion"]``).
 
 The phases: heuristics (greedy, heft if registered, re-scheduled by ``fill``), bounds and fixing, the
-decomposition (up to ``decompose_share`` of the time limit), the fluid relaxation, and the full model for
-the rest of the time from the best bound and incumbent so far (always built: its size is in the stats).
+decomposition (up to ``decompose_share`` of the budget), the fluid relaxation, and the full model for
+the rest of the budget from the best bound and incumbent so far (always built: its size is in the stats).
 
 Integer time: every latency and transfer is rounded UP to a whole number of ticks (default 1 ns, coarsened by
 powers of 10 only when the horizon would pass 1e10 ticks; option ``resolution_s``). Values within
@@ -95,8 +95,11 @@ below the incumbent (``proven_exact`` False), never raised to it.
 Determinism: CP-SAT runs with a fixed ``random_seed`` and, with several workers, ``interleave_search`` (its
 deterministic parallel mode; the ``core``, ``fixed`` and ``max_lp`` workers are left out there because their
 "1 deterministic second" chunks took 10-28 s of wall time on these models and interleaved search waits for
-them even after a proof); two runs that end by proof (or by ``det_time_limit``) return the same schedule and
-statistics apart from the times. A run cut by the wall-clock ``time_limit_s`` may differ.
+them even after a proof). The budget is a work limit by default (``work_limit``, CP-SAT deterministic seconds,
+:mod:`hetsim.mappers._limits`): every phase's share and deadline is set on the deterministic time the CP-SAT
+calls have used, and the steps between them stop on counts (``IMPROVE_EVALS``, rounds), so two runs return the
+same schedule and statistics apart from the times, on any machine and at any load. A run cut by a wall-clock
+``time_limit_s`` may differ.
 ``deterministic=False`` lets the workers run freely: about 2x faster on the hard YOLOv5n segments, not
 reproducible.
 """
@@ -116,6 +119,7 @@ from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
+from hetsim.mappers._limits import CPSAT_WORK, Budget
 from hetsim.mappers._fused_cpsat import TooManyPaths, map_fused
 from hetsim.mappers._policy import cpsat_policies
 from hetsim.mappers._throughput import check_objective, map_one
@@ -134,6 +138,10 @@ MAX_TABLE_CELLS = 5_000_000
 #: graphs of more than MAX_CLOSURE_OPS ops the model is skipped when less time than that is left (x4 when it
 #: would also have to be solved)
 BUILD_S_PER_OP = 5e-4
+
+#: the same in deterministic seconds of the work budget (assumed: :data:`~hetsim.mappers._limits.CPSAT_WORK` stands
+#: for the 30 wall seconds of the former default limit)
+BUILD_WORK_PER_OP = BUILD_S_PER_OP * CPSAT_WORK / 30
 
 #: CP-SAT's search branching with one worker (None: CP-SAT's default)
 SINGLE_WORKER_BRANCHING: str | None = "PORTFOLIO_WITH_QUICK_RESTART_SEARCH"
@@ -170,7 +178,9 @@ class CpSat:
     strengthening levers, determinism).
 
     Args:
-        time_limit_s: wall-clock limit of the whole mapping (default 30 s; ``stats["solve_time_s"]`` (and
+        time_limit_s: wall-clock limit of the whole mapping (default none; given alone it replaces the work
+            limit, given with ``work_limit`` the first reached stops (:mod:`hetsim.mappers._limits`); a run it
+            stops depends on the machine's speed and load; ``stats["solve_time_s"]`` (and
             ``total_time_s``) is the wall time spent, ``stats["phases_s"]`` its split into :data:`PHASES`,
             ``stats["solver_calls_s"]`` the CP-SAT calls' share). A run that ends unproven returns a
             heuristic's schedule (greedy or heft, ``stats["fallback"]``) when none of its own is shorter.
@@ -189,8 +199,13 @@ class CpSat:
         progress: called with ``time_s``, ``incumbent_s``, ``bound_s``, ``gap`` on every improvement.
         resolution_s: the tick in seconds (default 1 ns; coarsened for horizons over 1e10 ticks).
         levers: strengthening techniques, a subset of :data:`ALL_LEVERS` (default all; ``"none"``).
-        deterministic: use ``interleave_search`` with several workers (default True).
+        deterministic: use ``interleave_search`` with several workers (default True; False: free-running
+            workers, whose results a work limit does not make reproducible).
         det_time_limit: CP-SAT deterministic time limit per solve (reproducible stop), default none.
+        work_limit: deterministic budget of the whole mapping in CP-SAT deterministic seconds (default
+            :data:`~hetsim.mappers._limits.CPSAT_WORK` unless ``time_limit_s`` alone is given); a run it stops
+            has status ``work_limit`` and returns the same schedule on any machine. ``stats``: ``work_limit``,
+            ``time_limit_s``, ``work_used``.
         fluid_share: share of the remaining time the fluid relaxation may use (default 0.4).
         decompose_share: share of the time limit the decomposition may use (default 0.85).
         log: print CP-SAT's search log.
@@ -199,12 +214,12 @@ class CpSat:
 
     Raises (from :meth:`map`):
         MappingError: no feasible mapping (an op fits no device, ops only a CIM device runs exceed its
-            crossbars), or no schedule at all within the time limit.
+            crossbars), or no schedule at all within the limits.
     """
 
     def __init__(
         self,
-        time_limit_s: float = 30.0,
+        time_limit_s: float | None = None,
         mip_rel_gap: float = 1e-4,
         threads: int = 2,
         seed: int = 0,
@@ -217,9 +232,13 @@ class CpSat:
         decompose_share: float = 0.85,
         log: bool = False,
         objective: str = "latency",
+        work_limit: float | None = None,
     ):
         self.objective = check_objective("cpsat", objective)
-        self.time_limit_s = float(time_limit_s)
+        if (time_limit_s is not None and time_limit_s <= 0) or (work_limit is not None and work_limit <= 0):
+            raise MappingError("cpsat: time_limit_s and work_limit must be > 0")
+        self.time_limit_s = None if time_limit_s is None else float(time_limit_s)
+        self.work_limit = None if work_limit is None else float(work_limit)
         self.mip_rel_gap = max(0.0, float(mip_rel_gap))
         self.threads = max(1, int(threads))
         self.seed = int(seed)
@@ -248,8 +267,8 @@ class CpSat:
         if costs.fusion:  # fused groups: one exact model of its own (hetsim/mappers/_fused_cpsat.py)
             if self.objective == "latency" and not weight_option_platform(costs.platform):
                 try:
-                    t0 = time.perf_counter()
-                    return map_fused(self, costs, self._heuristics(costs) + self._unfused(costs), t0)
+                    budget = Budget(self.work_limit, self.time_limit_s, CPSAT_WORK)
+                    return map_fused(self, costs, self._heuristics(costs) + self._unfused(costs, budget), budget)
                 except TooManyPaths:
                     pass
             sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
@@ -261,7 +280,7 @@ class CpSat:
         # collector would scan again and again (none of them forms a cycle that needs it)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
             return cpsat_policies(costs, self.name, self.time_limit_s, self.threads, self.seed, self.resolution_s,
-                                  self.mip_rel_gap)
+                                  self.mip_rel_gap, work_limit=self.work_limit)
         gc_on = gc.isenabled()
         gc.disable()
         try:
@@ -270,17 +289,20 @@ class CpSat:
             if gc_on:
                 gc.enable()
 
-    def _unfused(self, costs: CostModel) -> list[Schedule]:
-        """The schedule of this mapper without fused groups, given :data:`UNFUSED_SHARE` of the time limit: a
-        candidate of the fused model (its solution with no group fused), so that fusion never gives a schedule
-        slower than the one found without it."""
+    def _unfused(self, costs: CostModel, budget: Budget) -> list[Schedule]:
+        """The schedule of this mapper without fused groups, given :data:`UNFUSED_SHARE` of ``budget`` (its work
+        and its wall cap, whichever are set; the work it used is charged to ``budget``): a candidate of the fused
+        model (its solution with no group fused), so that fusion never gives a schedule slower than the one found
+        without it."""
         sub = copy.copy(self)
-        sub.time_limit_s = self.time_limit_s * UNFUSED_SHARE
+        sub.work_limit = None if budget.work is None else budget.work * UNFUSED_SHARE
+        sub.time_limit_s = None if budget.wall_s is None else budget.wall_s * UNFUSED_SHARE
         sub.progress = None
         try:
             sched = sub._map(costs.without_fusion())
         except MappingError:
             return []
+        budget.spent += float(sched.stats.get("work_used") or 0.0)
         sched.mapper = f"{self.name} without fusion"  # named so when it is the schedule returned (a fallback)
         return [sched]
 
@@ -289,6 +311,7 @@ class CpSat:
         decomposition, the fluid relaxation, the full model; each step reads and updates one :class:`_Search`."""
         t0 = time.perf_counter()
         self._t0 = t0
+        self._budget = Budget(self.work_limit, self.time_limit_s, CPSAT_WORK)
         self._phases = {}
         self._cap_units = {d: c.unit for d, c in costs.resident.items()}  # for the capacity messages
         sched = self._map_chain(costs, t0)
@@ -300,7 +323,7 @@ class CpSat:
         self._fluid(s)
         self._full_model(s)
         if s.best is None:
-            raise MappingError(f"cpsat: no schedule found within {self.time_limit_s} s")
+            raise MappingError(f"cpsat: no schedule found within {self._budget.describe()}")
         return self._finish(costs, s.p, s.best, s.lb, s.ub, s.heur, s.lv, s.fired, s.size,
                             s.solve_time, s.t)
 
@@ -414,9 +437,10 @@ class CpSat:
         """The decomposition at cut ops (:mod:`hetsim.mappers._decomp`): floating ops left out (a bound, and a
         schedule once they are packed into the idle gaps), then, when they carry real work, attached to their
         consumers' segments (a schedule only)."""
-        p, free, fired, tick, t0 = s.p, s.free, s.fired, s.p.tick, self._t0
+        p, free, fired, tick = s.p, s.free, s.fired, s.p.tick
         if "decompose" in s.lv and (s.ub is None or s.lb < s.ub):
-            deadline = t0 + self.time_limit_s * self.decompose_share
+            limit = self._budget.unit_total  # the decomposition's share of the budget, on the budget's clock
+            deadline = limit * self.decompose_share
             for attach in (False, True) if s.floats_matter else (False,):
                 if s.ub is not None and (s.ub - s.lb) <= self.mip_rel_gap * s.ub:
                     break
@@ -424,7 +448,7 @@ class CpSat:
                 if not dec.applicable or max((len(g) for g in dec.segs), default=0) >= 0.8 * len(p.ops):
                     break
                 if attach:  # the first pass got the deadline share it needed; give this one the rest
-                    dec.deadline = max(deadline, t0 + self.time_limit_s * (1 + self.decompose_share) / 2)
+                    dec.deadline = max(deadline, limit * (1 + self.decompose_share) / 2)
                 r = dec.run(tol=self.mip_rel_gap)
                 s.solve_time += r["solve_time"]
                 key = "decompose_attached" if attach else "decompose"
@@ -483,7 +507,8 @@ class CpSat:
         solved for the rest of the time when the gap is still open."""
         lb, ub, lv, fired, p = s.lb, s.ub, s.lv, s.fired, s.p
         open_gap = ub is None or (lb < ub and (ub - lb) > self.mip_rel_gap * ub)
-        if s.large and ub is not None and self._left() < len(p.ops) * BUILD_S_PER_OP * (1 + 3 * open_gap):
+        per_op = BUILD_S_PER_OP if self._budget.work is None else BUILD_WORK_PER_OP
+        if s.large and ub is not None and self._left() < len(p.ops) * per_op * (1 + 3 * open_gap):
             fired["full_model_skipped"] = "no time left to build and solve it"
             open_gap = False
         else:
@@ -529,7 +554,7 @@ class CpSat:
         # reported a bound up to mip_rel_gap above the optimum and proven_exact True (docs/fuzzing.md)
         lb = min(lb, ub)
         rgap = (ub - lb) / ub if ub > 0 else 0.0
-        status = "optimal" if rgap <= self.mip_rel_gap + 1e-15 else "time_limit"
+        status = "optimal" if rgap <= self.mip_rel_gap + 1e-15 else self._budget.status()
 
         order = best["order"]
         stats = {
@@ -552,6 +577,7 @@ class CpSat:
             "threads": self.threads,
             "seed": self.seed,
             "deterministic": self.deterministic,
+            **self._budget.stats(),
             "offloaded": sum(1 for v in topo if best["assign"][v] != host),
         }
         sched = make_schedule(costs, best["assign"], self.name, stats, order=order)
@@ -787,13 +813,18 @@ class CpSat:
 
     # ------------------------------------------------------------------------------------------- solving
     def _left(self) -> float:
-        return max(0.0, self.time_limit_s - (time.perf_counter() - self._t0))
+        """The budget left (:class:`~hetsim.mappers._limits.Budget` units: deterministic seconds, or seconds)."""
+        return self._budget.left()
+
+    def _clock(self) -> float:
+        """The budget used so far, in the same units: what the phases' deadlines are set on."""
+        return self._budget.used()
 
     def _solve(self, cp_model, built: _Built, limit: float, tick: float, rb: float, real: bool,
                lb0: int = 0, gap: float | None = None) -> dict:
         solver = cp_model.CpSolver()
         prm = solver.parameters
-        prm.max_time_in_seconds = max(0.01, limit)
+        self._budget.set_params(prm, limit)
         prm.num_workers = self.threads
         prm.random_seed = self.seed
         prm.relative_gap_limit = self.mip_rel_gap if gap is None else gap
@@ -814,15 +845,17 @@ class CpSat:
             # (measured: core 23 s, fixed 28 s, max_lp 10 s), so a 0.04 s proof took 21 s: leave them out
             prm.ignore_subsolvers.extend(["core", "fixed", "max_lp"])
         if self.det_time_limit is not None:
-            prm.max_deterministic_time = self.det_time_limit
+            prm.max_deterministic_time = min(prm.max_deterministic_time, self.det_time_limit)
         cb = None
         if real and self.progress is not None:
             cb = _progress_callback(cp_model, self, tick, rb, lb0)
         t = time.perf_counter()
         code = _cpsat_sigint.solve(solver, built.model, cb)  # SIGINT left as it was (ortools resets it)
+        self._budget.charge(solver, proven=code in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
         out = {"time": time.perf_counter() - t, "assign": None, "order": None, "ticks": None, "bound": None}
-        out["status"] = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "time_limit",
-                         cp_model.INFEASIBLE: "infeasible"}.get(code, "time_limit")
+        cut = self._budget.stopped_by or "time_limit"  # the limit that stopped it (work_limit, time_limit)
+        out["status"] = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: cut,
+                         cp_model.INFEASIBLE: "infeasible"}.get(code, cut)
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             out["bound"] = int(round(solver.BestObjectiveBound()))
             out["ticks"] = int(round(solver.ObjectiveValue()))

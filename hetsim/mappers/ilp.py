@@ -70,6 +70,7 @@ import numpy as np
 from hetsim.check import fill_orders
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError, ScheduleError
+from hetsim.mappers._limits import ilp_nodes
 from hetsim.mappers.base import NO_FUSION_NOTE, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
@@ -718,6 +719,7 @@ class _Result:
     solve_time_s: float
     version: str
     note: str = ""
+    nodes: int | None = None  # branch-and-bound nodes explored
 
 
 class _Progress:
@@ -782,8 +784,10 @@ class Ilp:
     times; so the schedule's makespan is at most the solver's ``T`` (up to solver tolerances).
 
     Args:
-        time_limit_s: solver time limit in seconds (default 30). When the solve ends unproven (a limit)
-            without an incumbent, or with one whose schedule is worse than ``greedy``'s or ``heft``'s, the best
+        time_limit_s: wall-clock limit of the solver in seconds (default none). Given alone it replaces the
+            default node budget (``work_limit``); given with ``work_limit`` both apply, the first reached stops
+            the solve (:mod:`hetsim.mappers._limits`). When the solve ends unproven (a limit) without an
+            incumbent, or with one whose schedule is worse than ``greedy``'s or ``heft``'s, the best
             of those two schedules is returned (``status`` ``time_limit``, ``stats["fallback"]`` names it,
             ``stats["note"]`` explains); the limit bounds the solver only, ``stats["total_time_s"]`` is the
             wall time of the whole mapping.
@@ -799,6 +803,13 @@ class Ilp:
         progress: callable receiving ``{"time_s", "incumbent_s", "bound_s", "gap"}`` (seconds; gap relative)
             during the solve (at most every 0.25 s and at each new incumbent) and once more at the end with
             ``"final": True``.
+        work_limit: the deterministic budget in branch-and-bound nodes (HiGHS's ``mip_max_nodes``, Gurobi's
+            ``NodeLimit``); default, unless ``time_limit_s`` alone is given, by the model's size:
+            :func:`~hetsim.mappers._limits.ilp_nodes` of its nonzeros (a node's LP grows with them).
+            HiGHS's search with one thread is deterministic, so a run stopped by it returns the same schedule
+            on any machine; the work before the first node (presolve, the root's cuts and heuristics) is not
+            counted, and a run that stops there has status ``work_limit`` too. A node limit stops with status
+            ``work_limit``, a wall-clock one with ``time_limit``.
         warm_start: a MIP start: an assignment (op -> device), a :class:`~hetsim.schedule.Schedule` (its
             serial devices' orders are used too), or ``"greedy"`` (run the ``greedy`` mapper first and start from
             it). Default none: the solver searches on its own. On graphs with many parallel pairs HiGHS may then
@@ -819,21 +830,28 @@ class Ilp:
 
     def __init__(
         self,
-        time_limit_s: float = 30.0,
+        time_limit_s: float | None = None,
         mip_rel_gap: float = 1e-6,
         threads: int = 1,
         seed: int = 0,
         solver: str = "highs",
         progress: Callable[[dict], None] | None = None,
         warm_start: dict[str, str] | Schedule | str | None = None,
+        work_limit: int | None = None,
     ):
         if isinstance(warm_start, str) and warm_start != "greedy":
             raise MappingError(f"ilp: warm_start must be an assignment, a Schedule or 'greedy', not {warm_start!r}")
         if solver not in ("highs", "gurobi"):
             raise MappingError(f"ilp: unknown solver {solver!r}; available: highs, gurobi")
-        if time_limit_s <= 0 or mip_rel_gap < 0 or threads < 1:
-            raise MappingError("ilp: time_limit_s must be > 0, mip_rel_gap >= 0 and threads >= 1")
-        self.time_limit_s = float(time_limit_s)
+        if (time_limit_s is not None and time_limit_s <= 0) or (work_limit is not None and work_limit < 1) \
+                or mip_rel_gap < 0 or threads < 1:
+            raise MappingError("ilp: time_limit_s must be > 0, work_limit >= 1, mip_rel_gap >= 0 and threads >= 1")
+        self.time_limit_s = None if time_limit_s is None else float(time_limit_s)
+        # the node budget: the one given; none under a wall-clock limit alone; else the default, set by the
+        # model's size in map (ilp_nodes)
+        self.work_limit = int(work_limit) if work_limit is not None else None
+        self._default_nodes = work_limit is None and time_limit_s is None
+        self._nodes = self.work_limit  # the node limit of the current map (the default set there)
         self.mip_rel_gap = float(mip_rel_gap)
         self.threads = int(threads)
         self.seed = int(seed)
@@ -854,6 +872,7 @@ class Ilp:
                                "(memories with weights_for), which the CPU-CIM ILP's MILP does not model; use "
                                "--mapper cpsat, heft or greedy")
         model = build_model(costs)
+        self._nodes = ilp_nodes(len(model.a_value)) if self._default_nodes else self.work_limit
         start = self._start_vector(costs, model) if self.warm_start is not None else None
         unit = model.time_unit_s
         prog = _Progress(self.progress, unit)
@@ -888,6 +907,9 @@ class Ilp:
             "solver": self.solver,
             "solver_version": res.version,
             "time_limit_s": self.time_limit_s,
+            "work_limit": self._nodes,
+            "work_unit": "nodes",
+            "nodes": res.nodes,
             "mip_rel_gap": self.mip_rel_gap,
             "threads": self.threads,
         }
@@ -940,7 +962,7 @@ class Ilp:
         best = min(cands, key=lambda c: c.makespan_s, default=None)
         if best is None or (own is not None and own.makespan_s <= best.makespan_s):
             if own is None:
-                raise MappingError(f"ilp: no schedule within the {self.time_limit_s:g} s time limit, and neither "
+                raise MappingError(f"ilp: no schedule within {self._limits()}, and neither "
                                    "greedy nor heft found one")
             own.stats["total_time_s"] = time.perf_counter() - t0
             return own
@@ -955,12 +977,19 @@ class Ilp:
             "incumbent_s": best.makespan_s,
             "mip_gap": mip_gap(best.makespan_s, stats.get("bound_s")),
             "offloaded": sum(1 for d in best.assignment.values() if d != costs.host),
-            "note": (f"{why} within the {self.time_limit_s:g} s time limit: {best.mapper}'s schedule returned "
+            "note": (f"{why} within {self._limits()}: {best.mapper}'s schedule returned "
                      "instead (the best of greedy and heft)"),
         })
         sched = make_schedule(costs, best.assignment, self.name, stats, order=best.order)
         sched.stats["total_time_s"] = time.perf_counter() - t0
         return sched
+
+    def _limits(self) -> str:
+        """The limits in words, e.g. ``the 200-node work limit`` (for notes and messages)."""
+        parts = [f"the {self._nodes}-node work limit"] if self._nodes is not None else []
+        if self.time_limit_s is not None:
+            parts.append(f"the {self.time_limit_s:g} s time limit")
+        return " and ".join(parts)
 
     # ------------------------------------------------------------------------------------------ warm start
 
@@ -1009,7 +1038,10 @@ class Ilp:
             raise MappingError("ilp: highspy is not installed: pip install highspy") from None
         h = _new_highs(highspy)
         h.setOptionValue("output_flag", False)
-        h.setOptionValue("time_limit", self.time_limit_s)
+        if self.time_limit_s is not None:
+            h.setOptionValue("time_limit", self.time_limit_s)
+        if self._nodes is not None:
+            h.setOptionValue("mip_max_nodes", self._nodes)
         h.setOptionValue("mip_rel_gap", self.mip_rel_gap)
         h.setOptionValue("threads", self.threads)
         h.setOptionValue("random_seed", self.seed)
@@ -1050,6 +1082,8 @@ class Ilp:
             st = "infeasible"
         elif ms == M.kTimeLimit:
             st = "time_limit"
+        elif ms == M.kSolutionLimit:  # mip_max_nodes (the only solution-count limit set)
+            st = "work_limit"
         elif have:
             st = "feasible"
         else:
@@ -1058,7 +1092,7 @@ class Ilp:
         inc = float(info.objective_function_value) if values is not None else None
         bnd = float(info.mip_dual_bound) if abs(info.mip_dual_bound) < 1e300 else None
         version = f"HiGHS {h.version()}" if hasattr(h, "version") else "HiGHS"
-        return _Result(st, values, inc, bnd, dt, version)
+        return _Result(st, values, inc, bnd, dt, version, nodes=int(info.mip_node_count))
 
     # --------------------------------------------------------------------------------------------- Gurobi
 
@@ -1090,7 +1124,10 @@ class Ilp:
                 else:
                     m.addLConstr(expr, GRB.LESS_EQUAL, up)
             m.ModelSense = GRB.MINIMIZE
-            m.Params.TimeLimit = self.time_limit_s
+            if self.time_limit_s is not None:
+                m.Params.TimeLimit = self.time_limit_s
+            if self._nodes is not None:
+                m.Params.NodeLimit = self._nodes
             m.Params.MIPGap = self.mip_rel_gap
             m.Params.Threads = self.threads
             m.Params.Seed = self.seed
@@ -1119,6 +1156,8 @@ class Ilp:
                 st = "infeasible"
             elif code == GRB.TIME_LIMIT:
                 st = "time_limit"
+            elif code == GRB.NODE_LIMIT:
+                st = "work_limit"
             elif have:
                 st = "feasible"
             else:
@@ -1127,9 +1166,10 @@ class Ilp:
             inc = float(m.ObjVal) if values is not None else None
             bnd = float(m.ObjBound) if have or code == GRB.OPTIMAL else None
             version = "Gurobi {}.{}.{}".format(*gp.gurobi.version())
+            nodes = int(m.NodeCount)
             m.dispose()
             env.dispose()
-            return _Result(st, values, inc, bnd, dt, version)
+            return _Result(st, values, inc, bnd, dt, version, nodes=nodes)
         except gp.GurobiError as err:
             if err.errno == GRB.Error.SIZE_LIMIT_EXCEEDED:
                 raise MappingError(

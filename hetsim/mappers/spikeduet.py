@@ -201,16 +201,17 @@ def _option_bounds(cm: ActivityCostModel, opts: list[tuple[str, str]]):
 
 
 def plan(cm: ActivityCostModel, engines=ENGINES, mode: str = "async", time_limit_s: float | None = None,
-         name: str = "spikeduet") -> tuple[list[LayerChoice], int, float, dict]:
+         name: str = "spikeduet", max_evaluated: int | None = None) -> tuple[list[LayerChoice], int, float, dict]:
     """Choose each affine layer's engine (among ``engines``) and residency minimising the mean latency on
     ``cm``'s split (exact).
 
     Every combination is bounded first (vectorised over combinations and samples: per sample the makespan is at
     least each engine's busy time, ``blocking`` at least their sum, with ``flash+hot`` at its all-hot cost);
     combinations over the SRAM or Flash capacity are dropped; the rest are scheduled in order of their bound
-    until the bound reaches the best latency found (then the result is optimal) or ``time_limit_s`` passes
-    (then ``stats["status"]`` is ``time_limit`` and ``stats["gap"]`` the relative gap to the smallest bound
-    not yet scheduled). Ties go to less SRAM, then to the simpler options (M33 and SRAM first).
+    until the bound reaches the best latency found (then the result is optimal), ``max_evaluated`` combinations
+    have been scheduled (a deterministic limit: ``stats["status"]`` ``work_limit``) or ``time_limit_s`` passes
+    (``time_limit``); then ``stats["gap"]`` is the relative gap to the smallest bound not yet scheduled. Ties go
+    to less SRAM, then to the simpler options (M33 and SRAM first).
 
     Returns:
         ``(choices, sram_bytes, mean_latency_s, stats)``; stats: ``plans`` (combinations), ``fit`` (within the
@@ -261,6 +262,10 @@ def plan(cm: ActivityCostModel, engines=ENGINES, mode: str = "async", time_limit
     for j in order:
         if best is not None and lb[j] > best[0][0] * (1 + 1e-12):
             break
+        if best is not None and max_evaluated is not None and evaluated >= max_evaluated:
+            status = "work_limit"
+            gap = max(0.0, (best[0][0] - float(lb[j])) / best[0][0])
+            break
         if time_limit_s is not None and best is not None and time.perf_counter() - t0 > time_limit_s:
             status = "time_limit"
             gap = max(0.0, (best[0][0] - float(lb[j])) / best[0][0])
@@ -285,6 +290,12 @@ def layer_choices(schedule: Schedule) -> list[LayerChoice]:
     return [LayerChoice.from_dict(x) for x in schedule.config["layers"]]
 
 
+#: the default work limit of a plan search: candidate schedules evaluated (assumed: about 30 s at ~30 ms each on
+#: a loaded 2-core machine, the former default time limit; the shipped networks' searches end by proof long before,
+#: braille384 after 28 of its 196 fitting combinations)
+PLAN_EVALS = 1000
+
+
 def plan_network(snn, platform, mapper: str = "spikeduet", mode: str = "async",
                  costs: ActivityCostModel | None = None, time_limit_s: float | None = None) -> Schedule:
     """The registered SNN ``mapper``'s schedule of network ``snn`` (planned on its plan split; ``costs``: a
@@ -302,7 +313,9 @@ class _SnnMapper:
     Args:
         mode: ``async`` | ``blocking`` execution.
         time_limit_s: stop scheduling candidates after this many seconds (the best so far is kept; default:
-            no limit).
+            none). Given alone it replaces the default ``work_limit``; with it, the first reached stops.
+        work_limit: stop after scheduling this many candidates (deterministic: the same plan on any machine;
+            default :data:`PLAN_EVALS` unless ``time_limit_s`` alone is given).
         split: the split (name or role) whose mean latency is minimised.
 
     Raises:
@@ -313,10 +326,12 @@ class _SnnMapper:
     engines: tuple[str, ...] = ENGINES
     workloads = frozenset({"snn"})
 
-    def __init__(self, mode: str = "async", time_limit_s: float | None = None, split: str = "plan"):
+    def __init__(self, mode: str = "async", time_limit_s: float | None = None, split: str = "plan",
+                 work_limit: int | None = None):
         if mode not in MODES:
             raise InputError(f"unknown execution mode {mode!r}; allowed: {', '.join(MODES)}")
         self.mode, self.time_limit_s, self.split = mode, time_limit_s, split
+        self.work_limit = work_limit if work_limit is not None else (PLAN_EVALS if time_limit_s is None else None)
 
     def map(self, costs: CostModel) -> Schedule:
         """Raises: MappingError: ``costs`` is not a spiking network's, or nothing fits the memories."""
@@ -324,7 +339,7 @@ class _SnnMapper:
             raise MappingError(f"mapper {self.name!r} maps spiking networks (an SNN spec on a Cortex-M + MVP "
                                "platform, e.g. workloads/snn/braille384.yaml on platforms/efr32mg24.yaml)")
         cm = costs.on_split(self.split)
-        choices, _, _, stats = plan(cm, self.engines, self.mode, self.time_limit_s, self.name)
+        choices, _, _, stats = plan(cm, self.engines, self.mode, self.time_limit_s, self.name, self.work_limit)
         return snn_schedule(costs, choices, self.mode, self.name, stats)
 
 

@@ -80,7 +80,9 @@ def solver_line(st: dict) -> str:
     the shown precision. ``optimal (proven)`` only when the MIP gap is 0 to the shown precision;
     a solve stopped by the relative gap tolerance says so and gives the gap. A time limit that returned a
     heuristic's schedule (``fallback``) names it and its makespan. A chain solved by ``cpsat``'s dynamic program
-    (``solution_source`` ``chain``) says so.
+    (``solution_source`` ``chain``) says so. A mapping stopped by a limit names it: ``work limit`` (deterministic:
+    ``work_limit`` in ``work_unit``, e.g. ``work limit (2 deterministic s)``) or ``time limit`` (the wall clock,
+    ``time_limit_s``).
     """
     wall = st.get("total_time_s", st.get("solve_time_s")) or 0.0
     t = f"{wall:.2f} s"
@@ -115,6 +117,10 @@ def solver_line(st: dict) -> str:
         return (f"stopped at the solver's relative gap tolerance{tol_txt} in {t}: not proven optimal, MIP gap "
                 f"{gap_txt}" + (f" ({bound_txt})" if bound_txt else "") + size)
     status = st["status"].replace("_", " ")
+    if st["status"] == "work_limit" and st.get("work_limit") is not None:
+        status += f" ({st['work_limit']:g} {st.get('work_unit', 'units')})"
+    elif st["status"] == "time_limit" and st.get("time_limit_s") is not None:
+        status += f" ({st['time_limit_s']:g} s)"
     fb = st.get("fallback")
     if fb:
         own = st.get("solver_schedule_makespan_s")
@@ -192,7 +198,7 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
         lines.insert(4, f"  with spill   {si(spill['makespan_with_spill_s'], 's')}, "
                         f"{si(spill['energy_with_spill_j'], 'J')} (the spill traffic charged after the schedule)")
     st = s.get("mapper_stats") or {}
-    if st.get("status") in ("optimal", "time_limit", "feasible"):
+    if st.get("status") in ("optimal", "work_limit", "time_limit", "feasible"):
         saved = " (as saved with the schedule)" if s.get("replayed_schedule") else ""
         lines.append(f"  solver       {solver_line(st)}{saved}")
     if st.get("objective") == "throughput" and st.get("bottleneck_s"):

@@ -55,7 +55,8 @@ def cmd_run_scenario(args, platform) -> int:
         model_flags.append("--no-fusion")
     if model_flags:
         raise InputError(f"{', '.join(model_flags)}: not for a scenario (its streams name their models)")
-    other = [o for o, v in (("--spill", "spill"), ("--time-limit", "time_limit"), ("--gap", "gap"),
+    other = [o for o, v in (("--spill", "spill"), ("--time-limit", "time_limit"),
+                            ("--work-limit", "work_limit"), ("--gap", "gap"),
                             ("--threads", "threads"), ("--solver", "solver"))
              if getattr(args, v, None) not in (None, False, [])]
     other += [f"-O {item.partition('=')[0].strip()}" for item in getattr(args, "mapper_options", None) or ()

@@ -76,7 +76,8 @@ def run_snn(
         network: an :class:`~hetsim.snn.network.SNN`, an :class:`~hetsim.snn.unroll.SnnWorkload` or a spec path.
         mapper: ``spikeduet`` | ``all-m33`` | ``all-dense-mvp`` (options ``mode``, ``time_limit_s``, ``split``).
         contention: contention kinds of the replay (nothing moves between the engines: they share SRAM).
-        mapper_options: the mapper's options; ``time_limit_s`` also applies to the Table I configurations.
+        mapper_options: the mapper's options; ``time_limit_s`` and ``work_limit`` also apply to the Table I
+            configurations.
         schedule: replay this SNN schedule (or schedule JSON file) instead of mapping.
         reorder: reorder hidden neurons first (function-preserving; verified).
         sample: eval-split sample replayed (default: the sample of median latency).
@@ -102,7 +103,8 @@ def run_snn(
     check_baseline(plat, None if isinstance(platform, Platform) else str(platform), "snn")
     net, reo = _network(network, plat, sample, reorder, seed)
     cm, run_sched, key = _plan(net, plat, m, schedule, mapper)
-    table = table_one(cm, run_sched, mapper if schedule is None else None, options.get("time_limit_s"))
+    table = table_one(cm, run_sched, mapper if schedule is None else None, options.get("time_limit_s"),
+                      options.get("work_limit"))
     if key is None:
         key = config_key(mapper, run_sched.config["mode"])
     table[key] = run_sched
@@ -170,7 +172,8 @@ def _plan(net, plat, m, schedule, mapper: str):
     return cm, schedule, "schedule"
 
 
-def table_one(cm, run_sched: Schedule, mapper: str | None, time_limit_s: float | None) -> dict[str, Schedule]:
+def table_one(cm, run_sched: Schedule, mapper: str | None, time_limit_s: float | None,
+              work_limit: int | None = None) -> dict[str, Schedule]:
     """SpikeDuet's Table I configurations (:data:`TABLE_I`) as schedules on ``cm``, ``all-m33`` in the run's
     mode; the run's own schedule (``mapper``'s, in its mode) is reused where it is one of them.
 
@@ -178,7 +181,7 @@ def table_one(cm, run_sched: Schedule, mapper: str | None, time_limit_s: float |
         cm: the eval split's :class:`~hetsim.activity_costs.ActivityCostModel`.
         run_sched: the run's schedule (its ``config["mode"]`` is the run's mode).
         mapper: the mapper that made ``run_sched`` (``None``: a saved schedule, reused for nothing).
-        time_limit_s: each plan search's time limit.
+        time_limit_s: each plan search's time limit; work_limit: its work limit (candidates evaluated).
     """
     from hetsim.mappers import get_mapper
 
@@ -188,7 +191,7 @@ def table_one(cm, run_sched: Schedule, mapper: str | None, time_limit_s: float |
     for name, (m, md) in TABLE_I.items():
         md = md or mode
         if (m, md) not in made:
-            made[(m, md)] = get_mapper(m, mode=md, time_limit_s=time_limit_s).map(cm)
+            made[(m, md)] = get_mapper(m, mode=md, time_limit_s=time_limit_s, work_limit=work_limit).map(cm)
         out[name] = made[(m, md)]
     return out
 
