@@ -119,8 +119,8 @@ from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
-from hetsim.mappers._limits import CPSAT_WORK, Budget
 from hetsim.mappers._fused_cpsat import TooManyPaths, map_fused
+from hetsim.mappers._limits import CPSAT_WORK, Budget
 from hetsim.mappers._policy import cpsat_policies
 from hetsim.mappers._throughput import check_objective, map_one
 from hetsim.mappers.base import MAPPERS, NO_FUSION_NOTE, make_schedule, register
