@@ -106,6 +106,22 @@ class RunResult:
         return op_table(self.costs, self.schedule, self.result)
 
     @property
+    def breakdown(self):
+        """Busy time and energy per device and op type, as in ``breakdown.csv``
+        (:func:`~hetsim.analysis.breakdown.op_type_breakdown`; a spiking network: of the replayed sample)."""
+        from hetsim.analysis.breakdown import op_type_breakdown
+
+        return op_type_breakdown(self.costs, self.result)
+
+    @property
+    def critical_path(self):
+        """The replay's critical path (its ops first, in order) and every op's slack, as in ``critical_path.csv``
+        (:func:`~hetsim.analysis.breakdown.critical_path`; a spiking network: of the replayed sample)."""
+        from hetsim.analysis.breakdown import critical_path
+
+        return critical_path(self.costs, self.schedule, self.result)
+
+    @property
     def trace(self):
         """The replay's busy intervals (:attr:`~hetsim.sim.engine.SimResult.trace`), as in ``trace.csv``."""
         return self.result.trace
