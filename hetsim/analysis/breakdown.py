@@ -273,6 +273,15 @@ def _cp_row(costs, v, assignment, start, finish, slack, index, via, gap) -> dict
 # ------------------------------------------------------------------------------------------- what could move
 
 
+def movable_busy(costs: CostModel, schedule: Schedule, result: SimResult, device: str) -> tuple[int, float]:
+    """``(ops, seconds)``: how many of the ops ``schedule`` runs on ``device`` some other device could run (its
+    latency table entry, as :func:`movable_ops`) and their busy time on ``device`` in ``result``."""
+    busy = op_busy(costs, result).get(device, {})
+    ops = [v for v in costs.workload.topological_order() if device in schedule.devices_of(v)
+           and any(d != device and d in costs.devices and t is not None for d, t in costs.latency[v].items())]
+    return len(ops), float(sum(busy.get(v, 0.0) for v in ops))
+
+
 def movable_ops(costs: CostModel, schedule: Schedule, result: SimResult, device: str) -> dict[str, dict]:
     """The ops ``schedule`` runs on ``device`` that another device of the platform could run: per other compute
     device (platform order), ``ops`` (how many), ``types`` (op type -> count), ``busy_s`` (their busy time on
