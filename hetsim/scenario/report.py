@@ -7,7 +7,8 @@ with their stream and request), ``objectives.csv`` (with a comparison of the obj
 stream the replayed throughput, latency and the analytic bottleneck), ``latency_cdf.png`` (latency CDF per
 stream), ``timeline.png`` (the first requests' ops on the devices, coloured by stream), ``occupancy.png``
 (device occupancy over time), ``report.html`` (all of it in one self-contained page: the stream table,
-per-device utilisation and energy, the objectives' comparison, the figures).
+per-device utilisation and energy, the load by stream and op type with why a device saturates, the objectives'
+comparison, the figures).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def _n(count: int, noun: str) -> str:
 
 def format_scenario_report(r: ScenarioResult) -> str:
     """The terminal report: the scenario line, per stream (throughput, latency percentiles in ms, deadline
-    misses, saturation), per device (utilisation, energy), energy per request."""
+    misses, saturation), per device (utilisation, energy), energy per request, the analytic bottleneck and, per
+    saturated device, why and what would relieve it (:func:`relief_lines`)."""
     s = r.summary
     out = [f"scenario {s['scenario']} on {s['platform']}: {_n(s['requests'], 'request')} in {s['simulated_s']:.4f} s "
            f"simulated (mapper {s['mapper']}, dispatch {s['dispatch']}, non-preemptive at op boundaries; "
