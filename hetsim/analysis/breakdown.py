@@ -11,7 +11,9 @@ per device; a memory devices read weights from gets rows of its own (the reads' 
 
 from __future__ import annotations
 
-import networkx as nx
+from collections import deque
+from dataclasses import dataclass
+
 import pandas as pd
 
 from hetsim.analysis.metrics import shared_busy
@@ -121,7 +123,41 @@ def _rows(device: str, kind: str, busy: dict[str, float], energy: dict[str, floa
 # ------------------------------------------------------------------------------------------- critical path
 
 
-def replay_dag(costs: CostModel, schedule: Schedule, result: SimResult) -> nx.DiGraph:
+@dataclass
+class ReplayDag:
+    """The replay's DAG (:func:`replay_dag`).
+
+    Attributes:
+        order: the ops in a topological order of the DAG (data, control and order edges together).
+        pred, succ: op -> {neighbour: edge}, each edge a dict of ``lag``, ``release`` and ``via``.
+    """
+
+    order: list[str]
+    pred: dict[str, dict[str, dict]]
+    succ: dict[str, dict[str, dict]]
+
+
+def _topological(nodes: list[str], succ: dict[str, dict], pred: dict[str, dict]) -> list[str]:
+    """Kahn's algorithm, ties in ``nodes``' order (A. B. Kahn, "Topological sorting of large networks", 1962).
+
+    Raises:
+        ValueError: the edges form a cycle (a schedule the replay could not have run)."""
+    left = {v: len(pred[v]) for v in nodes}
+    ready = deque(v for v in nodes if not left[v])
+    out = []
+    while ready:
+        v = ready.popleft()
+        out.append(v)
+        for w in succ[v]:
+            left[w] -= 1
+            if not left[w]:
+                ready.append(w)
+    if len(out) != len(nodes):
+        raise ValueError("the replay's constraints form a cycle")
+    return out
+
+
+def replay_dag(costs: CostModel, schedule: Schedule, result: SimResult) -> ReplayDag:
     """The replayed schedule's DAG: one node per op, an edge ``u -> v`` for every constraint the replay put on
     ``v``'s start, with ``lag`` (seconds: ``start(v) >= start(u) + lag``), ``release`` (when ``u`` released
     ``v`` in the replay, seconds) and ``via``:
@@ -143,15 +179,16 @@ def replay_dag(costs: CostModel, schedule: Schedule, result: SimResult) -> nx.Di
     xfer_end = xfer.groupby("op")["end_s"].max().to_dict()
     comp = tr[tr["kind"] != "transfer"]
     part_end = comp.groupby(["op", "device"])["end_s"].max().to_dict()
-    g = nx.DiGraph()
-    g.add_nodes_from(v for v in costs.workload.topological_order() if v in start)
+    nodes = [v for v in costs.workload.topological_order() if v in start]
+    pred: dict[str, dict[str, dict]] = {v: {} for v in nodes}
+    succ: dict[str, dict[str, dict]] = {v: {} for v in nodes}
 
     def add(u, v, lag, release, via):
-        if u not in g or v not in g:
+        if u not in pred or v not in pred:
             return
-        old = g.get_edge_data(u, v)
+        old = pred[v].get(u)
         if old is None or lag > old["lag"]:
-            g.add_edge(u, v, lag=lag, release=release, via=via)
+            pred[v][u] = succ[u][v] = {"lag": lag, "release": release, "via": via}
 
     for u, v in costs.workload.graph.edges:
         label = f"{u}->{v}"
@@ -173,10 +210,10 @@ def replay_dag(costs: CostModel, schedule: Schedule, result: SimResult) -> nx.Di
                 add(u, v, end - start[u], end, "order")
             else:
                 add(u, v, 0.0, start[u], "order")
-    return g
+    return ReplayDag(_topological(nodes, succ, pred), pred, succ)
 
 
-def op_slack(costs: CostModel, schedule: Schedule, result: SimResult, dag: nx.DiGraph | None = None
+def op_slack(costs: CostModel, schedule: Schedule, result: SimResult, dag: ReplayDag | None = None
              ) -> dict[str, tuple[float, float]]:
     """Each op's ``(latest start, slack)``, seconds, on the replay's DAG (:func:`replay_dag`): the latest start
     is the latest time the op could start, every later op keeping its constraints, without the makespan growing
@@ -190,10 +227,10 @@ def op_slack(costs: CostModel, schedule: Schedule, result: SimResult, dag: nx.Di
     start, finish = result.start_s, result.finish_s
     tol = 1e-12 * max(T, 1e-300)
     ls: dict[str, float] = {}
-    for v in reversed(list(nx.topological_sort(g))):
+    for v in reversed(g.order):
         x = T - (finish[v] - start[v])
-        for w in g.successors(v):
-            x = min(x, ls[w] - g.edges[v, w]["lag"])
+        for w, e in g.succ[v].items():
+            x = min(x, ls[w] - e["lag"])
         ls[v] = x
     out = {}
     for v, x in ls.items():
@@ -202,20 +239,20 @@ def op_slack(costs: CostModel, schedule: Schedule, result: SimResult, dag: nx.Di
     return out
 
 
-def _walk(g: nx.DiGraph, result: SimResult) -> list[tuple[str, str]]:
+def _walk(g: ReplayDag, result: SimResult) -> list[tuple[str, str]]:
     """The chain of binding predecessors from the op finishing last: ``(op, via)`` pairs, first op first."""
     start, finish = result.start_s, result.finish_s
-    if not g:
+    if not g.order:
         return []
     rank = {"data": 0, "after": 1, "order": 2}
-    v = max(g.nodes, key=lambda x: (finish[x], start[x]))
+    v = max(g.order, key=lambda x: (finish[x], start[x]))
     path = [(v, "")]
     while True:
-        preds = list(g.predecessors(v))
+        preds = g.pred[v]
         if not preds:
             break
-        u = max(preds, key=lambda p: (g.edges[p, v]["release"], -rank[g.edges[p, v]["via"]], finish[p], p))
-        path[-1] = (v, g.edges[u, v]["via"])
+        u = max(preds, key=lambda p: (preds[p]["release"], -rank[preds[p]["via"]], finish[p], p))
+        path[-1] = (v, preds[u]["via"])
         path.append((u, ""))
         v = u
     return path[::-1]
@@ -251,7 +288,7 @@ def critical_path(costs: CostModel, schedule: Schedule, result: SimResult) -> pd
         rows.append(_cp_row(costs, v, assignment, start, finish, slack, on[v], via[v],
                             0.0 if prev_finish is None else start[v] - prev_finish))
         prev_finish = finish[v]
-    rest = sorted((v for v in g.nodes if v not in on), key=lambda v: (start[v], finish[v], v))
+    rest = sorted((v for v in g.order if v not in on), key=lambda v: (start[v], finish[v], v))
     rows += [_cp_row(costs, v, assignment, start, finish, slack, None, "", float("nan")) for v in rest]
     df = pd.DataFrame(rows, columns=CRITICAL_PATH_COLUMNS)
     df["path_index"] = df["path_index"].astype("Int64")
