@@ -159,3 +159,25 @@ def test_a_run_writes_and_reports_the_breakdown(tmp_path, capsys):
     assert cp["on_path"].iloc[0] and cp["path_index"].iloc[0] == 0 and len(cp) == summary["operators"]
     html = (out / "report.html").read_text()
     assert "Where the time goes" in html and "Critical path" in html
+
+
+def test_a_spiking_network_breaks_down_its_replayed_sample():
+    """SpikeDuet on the EFR32MG24: the breakdown of the replayed eval sample sums to its device table, the
+    critical path spans that replay, no slack is negative, and the report names the sample."""
+    from pathlib import Path
+
+    from hetsim.api import load_platform, run
+    from hetsim.report.snn import format_snn_report
+
+    root = Path(__file__).resolve().parents[1]
+    r = run(load_platform(root / "platforms" / "efr32mg24.yaml"), root / "workloads" / "snn" / "braille64.yaml")
+    b, dev = r.breakdown, r.devices.set_index("device")
+    for d, sub in b.groupby("device"):
+        assert sub["busy_s"].sum() == pytest.approx(dev.loc[d, "busy_s"], rel=1e-9)
+        assert sub["ops"].sum() == dev.loc[d, "ops"]
+    cp = r.critical_path
+    path = cp[cp["on_path"]]
+    assert path["start_s"].iloc[0] + path["latency_s"].sum() + path["gap_s"].sum() == pytest.approx(
+        r.result.makespan_s)
+    assert (cp["slack_s"] >= 0).all() and len(cp) == len(r.workload.ops)
+    assert f"eval sample {r.snn.sample}):" in format_snn_report(r)

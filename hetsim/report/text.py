@@ -265,12 +265,12 @@ def _types_text(items: list[tuple[str, float, str]], n: int | None) -> list[str]
     return [f"{x}," for x in out[:-1]] + out[-1:]
 
 
-def breakdown_lines(breakdown, path, top: int | None = TOP_TYPES) -> list[str]:
+def breakdown_lines(breakdown, path, top: int | None = TOP_TYPES, of: str = "") -> list[str]:
     """Where the time goes: per device its op types by busy time with their share of its busy time
     (``breakdown``: :func:`hetsim.analysis.breakdown.op_type_breakdown`), and the critical path's ops, span and
     op types by latency (``path``: :func:`hetsim.analysis.breakdown.critical_path`); ``top`` types named per
-    line (``None``: all)."""
-    lines = ["", "  where the time goes (busy time per device and op type):"]
+    line (``None``: all); ``of``: what replay they describe, in the heading (e.g. a spiking network's sample)."""
+    lines = ["", f"  where the time goes (busy time per device and op type{of}):"]
     width = max([len(str(d)) for d in breakdown["device"]] + [4])
     for dev, sub in breakdown.groupby("device", sort=False):
         sub = sub[sub["busy_s"] > 0]
