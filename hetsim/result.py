@@ -6,6 +6,7 @@ so the pipeline, the SNN evaluation and the report writers all import it without
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -104,6 +105,24 @@ class RunResult:
         from hetsim.analysis.metrics import op_table
 
         return op_table(self.costs, self.schedule, self.result)
+
+    @cached_property
+    def breakdown(self):
+        """Busy time and energy per device and op type, as in ``breakdown.csv``
+        (:func:`~hetsim.analysis.breakdown.op_type_breakdown`; a spiking network: of the replayed sample);
+        computed on first use."""
+        from hetsim.analysis.breakdown import op_type_breakdown
+
+        return op_type_breakdown(self.costs, self.result)
+
+    @cached_property
+    def critical_path(self):
+        """The replay's critical path (its ops first, in order) and every op's slack, as in ``critical_path.csv``
+        (:func:`~hetsim.analysis.breakdown.critical_path`; a spiking network: of the replayed sample); computed
+        on first use."""
+        from hetsim.analysis.breakdown import critical_path
+
+        return critical_path(self.costs, self.schedule, self.result)
 
     @property
     def trace(self):

@@ -45,11 +45,13 @@ def _leftovers(out: Path) -> list[str]:
 
 
 def test_each_run_writes_the_files_it_always_wrote_in_order():
-    assert output_files("dag") == ("summary.json", "ops.csv", "schedule.json", "trace.csv", "trace.json",
-                                   "timeline.png", "breakdown.png", "memory.png", "report.html")
+    assert output_files("dag") == ("summary.json", "ops.csv", "breakdown.csv", "critical_path.csv",
+                                   "schedule.json", "trace.csv", "trace.json", "timeline.png", "breakdown.png",
+                                   "memory.png", "report.html")
     assert output_files("onnx") == output_files("dag")  # the older spelling of the kind
-    assert output_files("snn") == ("summary.json", "layers.csv", "samples.csv", "ops.csv", "schedule.json",
-                                   "trace.csv", "trace.json", "timeline.png", "report.html")
+    assert output_files("snn") == ("summary.json", "layers.csv", "samples.csv", "ops.csv", "breakdown.csv",
+                                   "critical_path.csv", "schedule.json", "trace.csv", "trace.json", "timeline.png",
+                                   "report.html")
     assert output_files(SCENARIO) == ("summary.json", "requests.csv", "streams.csv", "devices.csv", "trace.csv",
                                       "objectives.csv", "latency_cdf.png", "timeline.png", "occupancy.png",
                                       "report.html")

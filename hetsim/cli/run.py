@@ -41,17 +41,21 @@ def add_parser(sub) -> None:
                        "latency percentiles, device utilisation and energy (--out: requests.csv, figures).")
     _add_map_args(p)
     _add_contention(p)
-    p.add_argument("--out", type=Path, help="write summary.json, ops.csv, schedule.json, trace.csv, "
+    p.add_argument("--out", type=Path, help="write summary.json, ops.csv, breakdown.csv (busy time and "
+                   "energy per device and op type), critical_path.csv (the critical path, every op's slack), "
+                   "schedule.json, trace.csv, "
                    "trace.json (Chrome trace, opens in Perfetto), timeline.png, breakdown.png, memory.png (live "
                    "activations per memory over time) and report.html "
                    "(the run in one self-contained page) here (SNNs: summary.json, layers.csv, samples.csv, "
-                   "ops.csv, schedule.json, trace.csv, trace.json, timeline.png and report.html; scenarios: "
+                   "ops.csv, breakdown.csv, critical_path.csv, schedule.json, trace.csv, trace.json, timeline.png and "
+                   "report.html; scenarios: "
                    "summary.json, requests.csv, streams.csv, devices.csv, trace.csv, objectives.csv, the latency "
                    "CDF, timeline and occupancy figures and report.html)")
     p.add_argument("--force", action="store_true", help="replace existing files in --out")
     p.add_argument("--json", action="store_true", help="print summary.json to stdout instead of the table")
     p.add_argument("-v", "--verbose", action="store_true", help="name every offloaded op and split layer "
-                   "(default: the first 4 per device, the rest counted)")
+                   "(default: the first 4 per device, the rest counted) and every op type of the time breakdown "
+                   "(default: the first 3)")
     p.add_argument("--schedule", type=Path, help="replay this schedule.json instead of running a mapper "
                    "(only on the platform it names, --set overrides included; a file whose \"platform\" is "
                    "null replays wherever it fits)")

@@ -353,10 +353,13 @@ def write_html(path: str | os.PathLike, text: str) -> Path:
 # --------------------------------------------------------------------------------------------- ONNX runs
 
 
-def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), ops: pd.DataFrame | None = None) -> str:
+def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), ops: pd.DataFrame | None = None,
+                    breakdown: pd.DataFrame | None = None, critical_path: pd.DataFrame | None = None) -> str:
     """The report of an ONNX run (:class:`hetsim.pipeline.RunResult`): headline numbers, the device table,
-    the op table (every op, as ``ops.csv``; ``ops`` if given, else built with
-    :func:`~hetsim.analysis.metrics.op_table`) and ``figures`` (``(path, caption)`` pairs, embedded)."""
+    busy time and energy per device and op type and the critical path (``breakdown``, ``critical_path`` if
+    given, else :attr:`RunResult.breakdown`, :attr:`RunResult.critical_path`), the op table (every op, as
+    ``ops.csv``; ``ops`` if given, else built with :func:`~hetsim.analysis.metrics.op_table`) and ``figures``
+    (``(path, caption)`` pairs, embedded)."""
     from hetsim.analysis.metrics import op_table
     from hetsim.report.text import capacity_phrase
 
@@ -421,13 +424,35 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
         ("Devices", table_html(dev, scroll=False)
          + "<p>busy: unit-seconds on a multi-core CPU (its cores), else the union of the busy intervals; "
            "energy = active + idle + per-op + per-byte energy (ODiMO Eq. 4, generalised).</p>"),
+        _time_section(run.breakdown if breakdown is None else breakdown),
         ("Figures", _figures(figures)),
         *_memory_section(s.get("memory")),
         (f"Operators ({len(ops):,})", op_table_html(ops)),
+        _path_section(run.critical_path if critical_path is None else critical_path),
         ("Raw numbers", _json_block(s)),
     ]
     title = f"{s['workload']} on {s['platform']} ({s['mapper']})"
     return page_html(title, "hetsim run: simulated schedule of an ONNX model on a heterogeneous SoC", sections)
+
+
+def _time_section(breakdown: pd.DataFrame) -> tuple[str, str]:
+    """The report's section on where the time goes: busy time and energy per device and op type
+    (``breakdown.csv``)."""
+    return ("Where the time goes", table_html(breakdown, scroll=False)
+            + "<p>busy time and energy per device and op type; share: of the device's busy time; energy: active "
+              "energy of the busy time plus per-op energy (no idle or link energy).</p>")
+
+
+def _path_section(path: pd.DataFrame) -> tuple[str, str]:
+    """The report's critical-path section: its ops in order (``critical_path.csv`` has every op's slack)."""
+    on = path[path["on_path"]].drop(columns=["on_path"])
+    span = float(on["finish_s"].iloc[-1] - on["start_s"].iloc[0]) if len(on) else 0.0
+    cp = (f"<p>{len(on):,} ops from {escape(str(on['op'].iloc[0]))} to {escape(str(on['op'].iloc[-1]))}, "
+          f"{quantity(span, 's')}: each op's binding predecessor back from the op that finishes last (gap: a "
+          "transfer, or a wait for a resource); slack: latest start minus start on the replay's DAG (data and "
+          "control dependencies, the serial devices' orders). "
+          "<code>critical_path.csv</code> has every op's slack.</p>") if len(on) else ""
+    return ("Critical path", cp + (op_table_html(on, "critical_path.csv") if len(on) else "<p>no ops</p>"))
 
 
 def _memory_section(mem: dict | None) -> list[tuple[str, str]]:
@@ -454,9 +479,10 @@ def _memory_section(mem: dict | None) -> list[tuple[str, str]]:
 
 
 def write_run_html(run, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = (),
-                   ops: pd.DataFrame | None = None) -> Path:
+                   ops: pd.DataFrame | None = None, breakdown: pd.DataFrame | None = None,
+                   critical_path: pd.DataFrame | None = None) -> Path:
     """Write :func:`run_report_html` to ``path`` atomically; returns the path."""
-    return write_html(path, run_report_html(run, figures, ops))
+    return write_html(path, run_report_html(run, figures, ops, breakdown, critical_path))
 
 
 # --------------------------------------------------------------------------------------------- SNN runs

@@ -176,12 +176,15 @@ def write_run_folder(result: Any, out: Path, run: str, force: bool = False, figu
 
 def write_outputs(run: RunResult, out: Path, force: bool = False) -> list[Path]:
     """Write the files of a single run (``hetsim run MODEL --out``) into ``out`` (:func:`write_run_folder`, the
-    stages serving the workload's kind). A DAG of operators: summary.json, ops.csv, schedule.json, trace.csv,
+    stages serving the workload's kind). A DAG of operators: summary.json, ops.csv, breakdown.csv (busy time and
+    energy per device and op type) and critical_path.csv (the critical path and every op's slack:
+    :mod:`hetsim.analysis.breakdown`), schedule.json, trace.csv,
     trace.json (Chrome Trace Event format, opens in Perfetto), timeline.png (Gantt per device), breakdown.png
     (latency share and op count per device, CPU-CIM ILP Fig. 5), memory.png (live activations per memory over
     time, :mod:`hetsim.analysis.footprint`) and report.html (all of it in one self-contained page,
     :mod:`hetsim.report.html`). A spiking network: summary.json, layers.csv, samples.csv (latency and energy per
-    eval sample and configuration), ops.csv and schedule.json (as for every run), trace.csv (both modes of the
+    eval sample and configuration), ops.csv, breakdown.csv, critical_path.csv (of the replayed sample) and
+    schedule.json (as for every run), trace.csv (both modes of the
     timeline sample, column ``mode``, devices named as in the platform YAML) and trace.json (one track group per
     mode), timeline.png and report.html.
 
@@ -216,6 +219,20 @@ def _ops_csv(r: RunResult, folder: OutputFolder) -> None:
 
     with atomic_path(folder / "ops.csv") as tmp:
         folder.shared("ops", lambda: r.ops).to_csv(tmp, index=False)
+
+
+def _breakdown_csv(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_path
+
+    with atomic_path(folder / "breakdown.csv") as tmp:
+        folder.shared("breakdown", lambda: r.breakdown).to_csv(tmp, index=False)
+
+
+def _critical_path_csv(r: RunResult, folder: OutputFolder) -> None:
+    from hetsim.files import atomic_path
+
+    with atomic_path(folder / "critical_path.csv") as tmp:
+        folder.shared("critical_path", lambda: r.critical_path).to_csv(tmp, index=False)
 
 
 def _schedule_json(r: RunResult, folder: OutputFolder) -> None:
@@ -268,7 +285,9 @@ def _report_html(r: RunResult, folder: OutputFolder) -> None:
     configs = [r.schedule.mapper]  # the rows of breakdown.png (RunResult.breakdown_table)
     if r.baseline is not None and r.baseline is not r.result:
         configs.insert(0, r.platform.baseline)
-    write_run_html(r, folder / "report.html", ops=folder.shared("ops", lambda: r.ops), figures=[
+    write_run_html(r, folder / "report.html", ops=folder.shared("ops", lambda: r.ops),
+                   breakdown=folder.shared("breakdown", lambda: r.breakdown),
+                   critical_path=folder.shared("critical_path", lambda: r.critical_path), figures=[
         (folder / "timeline.png", "Timeline: every op and transfer per device (lanes: ops running at once)"),
         (folder / "breakdown.png", f"Busy time and op count per device, {' vs '.join(configs)}"),
         (folder / "memory.png", "Live activations per memory over time (replay; dashed: capacity)")])
@@ -337,6 +356,8 @@ for _stage in (
     OutputStage("snn-layers", ("layers.csv",), SNN, _layers_csv),
     OutputStage("snn-samples", ("samples.csv",), SNN, _samples_csv),
     OutputStage("ops", ("ops.csv",), _BOTH, _ops_csv),
+    OutputStage("op-breakdown", ("breakdown.csv",), _BOTH, _breakdown_csv),
+    OutputStage("critical-path", ("critical_path.csv",), _BOTH, _critical_path_csv),
     OutputStage("schedule", ("schedule.json",), _BOTH, _schedule_json),
     OutputStage("trace", ("trace.csv",), DAG, _trace_csv),
     OutputStage("snn-trace", ("trace.csv",), SNN, _snn_trace_csv),

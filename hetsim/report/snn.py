@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE
 from hetsim.report.table import text_table
-from hetsim.report.text import format_reorder, si_column
+from hetsim.report.text import breakdown_lines, format_reorder, si_column
 from hetsim.snn.evaluate import CONFIG_LABELS
 
 KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8",
@@ -73,6 +73,7 @@ def format_snn_report(r) -> str:
     if r.snn.reorder is not None:
         lines += ["", "  neuron reordering (function preserved, verified on every recorded split):",
                   *("    " + x for x in format_reorder(r.snn.reorder).splitlines())]
+    lines += breakdown_lines(r.breakdown, r.critical_path, of=f", {r.snn.mode} replay of eval sample {r.snn.sample}")
     return "\n".join(lines)
 
 

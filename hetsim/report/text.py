@@ -255,6 +255,7 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
         cores = _core_usage(run, dev)
         if cores:
             lines.append("      crossbars per core: " + " ".join(cores))
+    lines += breakdown_lines(run.breakdown, run.critical_path, None if max_names is None else TOP_TYPES)
     return "\n".join(lines)
 
 
@@ -286,6 +287,56 @@ def fusion_lines(fu: dict | None, max_names: int | None = DEFAULT_NAMES) -> list
     tail = _more(len(shown), len(groups)).strip()
     tokens = [f"{g['device']}: {' + '.join(g['ops'])}{';' if i < len(shown) - 1 else ''}" for i, g in enumerate(shown)]
     return [head, *_wrap(tokens + ([tail] if tail else []), "    ")]
+
+
+#: op types named per device and on the critical path unless ``--verbose``
+TOP_TYPES = 3
+
+
+def _types_text(items: list[tuple[str, float, str]], n: int | None) -> list[str]:
+    """``["Mul 26.273 ms (34 %),", "Sigmoid ..."]``: ``(type, seconds, note)`` in one unit, the first ``n``
+    named, the rest counted (``--verbose`` lists them); one token per type, for :func:`_wrap`."""
+    shown = items if n is None else items[:n]
+    times = si_column([t for _, t, _ in shown], "s")
+    out = [f"{ty} {t}{note}" for (ty, _, note), t in zip(shown, times, strict=True)]
+    rest = len(items) - len(shown)
+    if rest:
+        out.append(f"{rest} more")
+    return [f"{x}," for x in out[:-1]] + out[-1:]
+
+
+def breakdown_lines(breakdown, path, top: int | None = TOP_TYPES, of: str = "") -> list[str]:
+    """Where the time goes: per device its op types by busy time with their share of its busy time
+    (``breakdown``: :func:`hetsim.analysis.breakdown.op_type_breakdown`), and the critical path's ops, span and
+    op types by latency (``path``: :func:`hetsim.analysis.breakdown.critical_path`); ``top`` types named per
+    line (``None``: all); ``of``: what replay they describe, in the heading (e.g. a spiking network's sample)."""
+    lines = ["", f"  where the time goes (busy time per device and op type{of}):"]
+    width = max([len(str(d)) for d in breakdown["device"]] + [4])
+    for dev, sub in breakdown.groupby("device", sort=False):
+        sub = sub[sub["busy_s"] > 0]
+        if sub.empty:
+            continue
+        items = [(ty, t, f" ({x * 100:.0f} %)") for ty, t, x in zip(sub["type"], sub["busy_s"], sub["share"],
+                                                                    strict=True)]
+        wrapped = _wrap(_types_text(items, top), " " * (width + 6))
+        lines.append(f"    {dev + ':':<{width + 1}} {wrapped[0].lstrip()}")
+        lines += wrapped[1:]
+    on = path[path["on_path"]]
+    if len(on):
+        span = float(on["finish_s"].iloc[-1] - on["start_s"].iloc[0])
+        by = on.groupby("type")["latency_s"].agg(["sum", "size"]).sort_values(["sum", "size"], ascending=False)
+        items = [(ty, float(t), f" ({n} op{'s' if n > 1 else ''})") for ty, (t, n) in
+                 zip(by.index, by[["sum", "size"]].itertuples(index=False), strict=True) if t > 0]
+        gaps = float(on["gap_s"].sum())
+        head = (f"  critical path: {len(on)} ops, {si(span, 's')}"
+                + (f" ({si(gaps, 's')} transfers and waits)" if gaps > 0 else "") + ":")
+        wrapped = _wrap(_types_text(items, top), "    ")
+        if len(head) + 1 + len(wrapped[0].lstrip()) <= 110:
+            lines.append(f"{head} {wrapped[0].lstrip()}")
+            lines += wrapped[1:]
+        else:
+            lines += [head, *wrapped]
+    return lines
 
 
 def weight_lines(w: dict) -> list[str]:

@@ -7,7 +7,8 @@ with their stream and request), ``objectives.csv`` (with a comparison of the obj
 stream the replayed throughput, latency and the analytic bottleneck), ``latency_cdf.png`` (latency CDF per
 stream), ``timeline.png`` (the first requests' ops on the devices, coloured by stream), ``occupancy.png``
 (device occupancy over time), ``report.html`` (all of it in one self-contained page: the stream table,
-per-device utilisation and energy, the objectives' comparison, the figures).
+per-device utilisation and energy, the load by stream and op type with why a device saturates, the objectives'
+comparison, the figures).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def _n(count: int, noun: str) -> str:
 
 def format_scenario_report(r: ScenarioResult) -> str:
     """The terminal report: the scenario line, per stream (throughput, latency percentiles in ms, deadline
-    misses, saturation), per device (utilisation, energy), energy per request."""
+    misses, saturation), per device (utilisation, energy), energy per request, the analytic bottleneck and, per
+    saturated device, why and what would relieve it (:func:`relief_lines`)."""
     s = r.summary
     out = [f"scenario {s['scenario']} on {s['platform']}: {_n(s['requests'], 'request')} in {s['simulated_s']:.4f} s "
            f"simulated (mapper {s['mapper']}, dispatch {s['dispatch']}, non-preemptive at op boundaries; "
@@ -78,7 +80,34 @@ def format_scenario_report(r: ScenarioResult) -> str:
     out.append(f"  energy {s['energy_j'] * 1e3:.3f} mJ over the simulated time (active + idle); "
                f"{s['energy_per_request_j'] * 1e3:.4f} mJ per request")
     out += _bottleneck_lines(r)
+    out += relief_lines(r.summary.get("relief") or {})
     return "\n".join(out)
+
+
+def relief_lines(relief: dict) -> list[str]:
+    """Per saturated device (``summary["relief"]``: :func:`hetsim.scenario.run.relief`), one or two lines: its
+    load, the streams and op types that make most of its busy time, how many of its ops other devices could run
+    (the cost model's latency table; capacities unchecked) with their share of its busy time, and the load left
+    were they all moved."""
+    out = []
+    for dev, x in relief.items():
+        by: dict[str, list[str]] = {}
+        for t in x["top"]:
+            by.setdefault(t["stream"], []).append(t["type"])
+        who = ", ".join(f"{'/'.join(types)} of {stream}" for stream, types in by.items())
+        head = (f"  {dev} saturated (load {x['load']:.3g}): {who} {'is' if len(x['top']) == 1 else 'are'} "
+                f"{x['top_share']:.0%} of its busy time;")
+        each = ", ".join(f"{other} {m['ops']}" + (f" {'/'.join(sorted(m['types'], key=lambda k: -m['types'][k])[:2])}"
+                                                   if m["ops"] else "") for other, m in x["movable"].items())
+        if not x["movable"]:
+            tail = "no other device to move its ops to"
+        elif x["movable_ops"]:
+            tail = (f"other devices could run {x['movable_ops']} of its ops ({x['movable_share']:.0%} of its busy time"
+                    f": {each}; latency table, capacities unchecked), leaving load {x['load_left']:.3g}")
+        else:
+            tail = f"no other device could run any of its ops ({each})"
+        out += [head + " " + tail] if len(head) + len(tail) < 120 else [head, "    " + tail]
+    return out
 
 
 def _no_rate_text(b: dict) -> str:
@@ -192,6 +221,8 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
     deadline misses, saturation), per-device utilisation and energy, the mapping's analytic bottleneck and the
     objectives' comparison (when run), the figures (``(path, caption)`` pairs), the first requests and every
     number of ``summary.json``."""
+    from html import escape
+
     import pandas as pd
 
     from hetsim.report.html import _figures, _json_block, details_html, kv_table, page_html, table_html
@@ -227,6 +258,12 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
                 ("Devices and links", table_html(r.devices, scroll=False)
                  + "<p>busy: unit-seconds on a serial device; energy over the whole simulated time, idle time "
                    "included; offered load: the open streams' rate x busy time per request / units.</p>")]
+    if r.loads is not None and len(r.loads):
+        why = relief_lines(s.get("relief") or {})
+        sections.append(("Load by stream and op type", details_html(
+            "which streams and op types keep each device and weight memory busy", table_html(r.loads))
+            + "<p>ops: per request; busy: over every request; share: of the resource's busy time.</p>"
+            + "".join(f"<p>{escape(line.strip())}</p>" for line in why)))
     if r.comparison is not None:
         sections.append(("Objectives (each mapping replayed on the same arrivals)",
                          table_html(r.comparison, scroll=False)

@@ -97,6 +97,9 @@ class ScenarioResult:
             mapping's analytic bottleneck: resource, load at the offered rates, ``max_rate_scale`` = 1 / load).
         comparison: with ``compare``: per objective (``latency``, ``throughput``) and stream, the replayed
             throughput and latency and the mapping's analytic bottleneck; else ``None``.
+        loads: which streams and op types load each device and weight memory (:func:`load_breakdown`);
+            ``summary["load_breakdown"]`` holds it per resource, and ``summary["relief"]`` why each saturated
+            device is saturated and which of its ops another device could run (:func:`relief`).
     """
 
     scenario: Scenario
@@ -108,6 +111,7 @@ class ScenarioResult:
     trace: pd.DataFrame
     summary: dict = field(default_factory=dict)
     comparison: pd.DataFrame | None = None
+    loads: pd.DataFrame | None = None
 
 
 # ------------------------------------------------------------------------------------------------ mapping
@@ -784,6 +788,94 @@ def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.Da
     return pd.DataFrame(rows)
 
 
+# ------------------------------------------------------------------------------------------------ what loads what
+
+#: columns of :func:`load_breakdown`
+LOAD_COLUMNS = ["resource", "stream", "type", "ops", "busy_s", "share"]
+
+
+def load_breakdown(models: dict[str, StreamModel], req: pd.DataFrame) -> pd.DataFrame:
+    """Which streams and op types load each device and weight memory over the scenario: per resource, stream and
+    op type, ``ops`` (per request), ``busy_s`` (seconds over every replayed request: one request's busy time
+    there, :func:`hetsim.analysis.breakdown.op_type_breakdown` of the stream's replay alone, times the stream's
+    requests, as the device table counts them) and ``share`` (of the resource's busy time, 0-1). Rows of a
+    resource in decreasing busy time, resources in platform order; links carry transfers, not ops: none."""
+    from hetsim.analysis.breakdown import op_type_breakdown
+
+    served = req.groupby("stream").size().to_dict()
+    rows = []
+    for name, m in models.items():
+        n = served.get(name, 0)
+        for r in op_type_breakdown(m.costs, m.alone).to_dict(orient="records"):
+            if r["busy_s"] > 0 and n:
+                rows.append({"resource": r["device"], "stream": name, "type": r["type"], "ops": r["ops"],
+                             "busy_s": r["busy_s"] * n})
+    df = pd.DataFrame(rows, columns=LOAD_COLUMNS[:-1])
+    first = next(iter(models.values())).costs
+    rank = {d: i for i, d in enumerate([*first.devices, *first.platform.memories])}
+    total = df.groupby("resource")["busy_s"].transform("sum")
+    df["share"] = (df["busy_s"] / total).astype("float64")
+    df["_rank"] = df["resource"].map(rank)
+    df = df.sort_values(["_rank", "busy_s", "stream", "type"], ascending=[True, False, True, True], kind="stable")
+    return df.drop(columns="_rank").reset_index(drop=True)
+
+
+#: the share of a saturated resource's busy time its named loads cover (at most :data:`RELIEF_TYPES` of them)
+RELIEF_SHARE = 0.5
+RELIEF_TYPES = 3
+
+
+def relief(models: dict[str, StreamModel], req: pd.DataFrame, loads: dict[str, float],
+           table: pd.DataFrame) -> dict[str, dict]:
+    """Why each saturated device is saturated and what would relieve it: per device whose analytic load
+    (:func:`analytic_loads`, at the offered rates) is at least 1, ``load``, ``top`` (its largest loads by stream
+    and op type, :func:`load_breakdown`'s rows, until they cover :data:`RELIEF_SHARE` of its busy time, at most
+    :data:`RELIEF_TYPES`), ``top_share`` (their share) and ``movable``: per other compute device, the ops of
+    every stream on it that the other device could run (:func:`hetsim.analysis.breakdown.movable_ops`: the cost
+    model's latency table, resident capacities not checked): ``ops`` and ``types`` per request, ``busy_s`` (their
+    busy time on the saturated device over every request), ``share`` (of its busy time) and ``latency_s`` (their
+    latency on the other device, per request); ``movable_ops`` and ``movable_share``: the ops some other device
+    could run (per request) and their share of its busy time; ``load_left``: the load were they all moved,
+    ``load * (1 - movable_share)`` (ours: the other devices' loads grow, not counted). Devices in decreasing
+    load."""
+    from hetsim.analysis.breakdown import movable_busy, movable_ops
+
+    first = next(iter(models.values())).costs
+    served = req.groupby("stream").size().to_dict()
+    out = {}
+    for dev, load in sorted(loads.items(), key=lambda kv: -kv[1]):
+        if load < 1.0 or dev not in first.devices:
+            continue
+        rows = table[table["resource"] == dev]
+        total = float(rows["busy_s"].sum())
+        top, cover = [], 0.0
+        for r in rows.to_dict(orient="records"):
+            if cover >= RELIEF_SHARE or len(top) >= RELIEF_TYPES:
+                break
+            top.append({k: r[k] for k in ("stream", "type", "ops", "busy_s", "share")})
+            cover += r["share"]
+        movable: dict[str, dict] = {}
+        any_ops, any_s = 0, 0.0
+        for name, m in models.items():
+            n = served.get(name, 0)
+            k, t = movable_busy(m.costs, m.schedule, m.alone, dev)
+            any_ops, any_s = any_ops + k, any_s + t * n
+            for other, x in movable_ops(m.costs, m.schedule, m.alone, dev).items():
+                acc = movable.setdefault(other, {"ops": 0, "types": {}, "busy_s": 0.0, "share": 0.0,
+                                                 "latency_s": 0.0})
+                acc["ops"] += x["ops"]
+                for ty, k in x["types"].items():
+                    acc["types"][ty] = acc["types"].get(ty, 0) + k
+                acc["busy_s"] += x["busy_s"] * n
+                acc["latency_s"] += x["latency_s"]
+        for acc in movable.values():
+            acc["share"] = acc["busy_s"] / total if total > 0 else 0.0
+        share = any_s / total if total > 0 else 0.0
+        out[dev] = {"load": load, "top": top, "top_share": cover, "movable": movable, "movable_ops": any_ops,
+                    "movable_share": share, "load_left": load * (1.0 - share)}
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ entry
 
 
@@ -874,7 +966,11 @@ def run_scenario(
     notes = same_model_notes(sc, where, workloads) + in_flight_notes(models, req)
     if notes:
         summary["notes"] = notes
-    out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary)
+    table = load_breakdown(models, req)
+    summary["load_breakdown"] = {d: _records(sub.drop(columns="resource"))
+                                 for d, sub in table.groupby("resource", sort=False)}
+    summary["relief"] = relief(models, req, loads, table)
+    out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary, loads=table)
     if compare if compare is not None else objective == "throughput":
         other = "latency" if objective == "throughput" else "throughput"
         # the models loaded once: the first mapping's workloads and rates
