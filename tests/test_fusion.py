@@ -372,3 +372,17 @@ def test_scenarios_refuse_no_fusion(capsys):
     assert_input_error(code, err, "--no-fusion", "not for a scenario")
     with pytest.raises(InputError, match="not for a scenario"):
         hetsim.run(plat, scen, fusion=False)
+
+
+def test_camera_scenario_on_the_edge_soc_is_steady():
+    """scenarios/camera-edge-soc.yaml (docs/scenarios.md): with the NPU fusing the activations and running the
+    data movement, no stream saturates, no deadline is missed and the NPU, not the host, is the busiest device."""
+    import hetsim
+
+    r = hetsim.run(ROOT / "platforms" / "edge-soc.yaml", ROOT / "scenarios" / "camera-edge-soc.yaml")
+    s = r.summary
+    assert not s["saturated"]
+    streams = {row["stream"]: row for row in s["streams"]}
+    assert streams["detect"]["deadline_miss"] == 0.0
+    assert streams["classify"]["throughput_hz"] > 0
+    assert s["bottleneck"]["resource"] == "npu" and s["bottleneck"]["load"] < 0.5
