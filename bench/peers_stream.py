@@ -172,11 +172,15 @@ def stream_worker(onnx: str, array: int, port_bits: int) -> dict:
         wall = time.perf_counter() - t0
     ctx = est.context
     groups = ctx.get("group_allocations")
-    energy = sum(((ir or {}).get("performance") or {}).get("energy", {}).get("total_pj", 0.0)
-                 for ir in groups.values())
+    parts = [((ir or {}).get("performance") or {}).get("energy") or {} for ir in groups.values()]
+    energy = sum(e.get("total_pj", 0.0) for e in parts)
+    # the cores' share (ZigZag: MACs and every on-chip memory level) of each group's energy, over all iterations
+    node_pj = sum(e.get("node_pj_per_iteration", 0.0) * (e.get("total_pj", 0.0) / e["per_iteration_pj"])
+                  for e in parts if e.get("per_iteration_pj"))
     statuses = sorted({str(((ir or {}).get("solve") or {}).get("status")) for ir in groups.values()})
     busy = _stream_core_busy(ctx)
-    return {"cycles": float(est.cycles), "energy_pj": float(energy), "groups": len(est.group_cycles),
+    return {"cycles": float(est.cycles), "energy_pj": float(energy), "node_pj": float(node_pj),
+            "groups": len(est.group_cycles),
             "busy_cycles": busy, "wall_s": wall, "solve_status": statuses}
 
 
