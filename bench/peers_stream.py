@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -292,9 +293,10 @@ def sweep(py: Path, onnx: Path, points: list[tuple[int, int]], json_path: Path |
         he = [r["hetsim"]["energy_pj"] for r in rows]
         diff = sum(abs(h / s - 1) for h, s in zip(hl, sl, strict=True)) / len(rows)
         speed = sorted(r["stream"]["wall_s"] / r["hetsim"]["wall_s"] for r in rows)
+        median = statistics.median(speed)
         print(f"\nlatency: mean |hetsim / Stream - 1| {100 * diff:.1f} %, Spearman {spearman(sl, hl):.2f}; "
               f"energy: Spearman {spearman(se, he):.2f}; Stream / hetsim wall time per point: "
-              f"{speed[0]:.0f}x - {speed[-1]:.0f}x (median {speed[len(speed) // 2]:.0f}x)")
+              f"{speed[0]:.0f}x - {speed[-1]:.0f}x (median {median:.0f}x)")
     print(f"# load at end: {load()}")
     if json_path is not None:
         tmp = json_path.with_suffix(json_path.suffix + ".tmp")
