@@ -3,6 +3,7 @@
     python bench/peers_stream.py --onnx PATH/resnet18.onnx                 # the 2 x 4 design space
     python bench/peers_stream.py --onnx PATH/resnet18.onnx --points 32x64  # one point
     python bench/peers_stream.py --onnx ... --json out.json                # also the numbers as JSON
+    python bench/peers_stream.py --onnx ... --hetsim-split                 # hetsim alone, layers split 4 ways
 
 Stream (stream-dse 2.1.1, KU Leuven MICAS; A. Symons et al., "Stream: Design Space Exploration of Layer-Fused
 DNNs on Heterogeneous Dataflow Accelerators", IEEE Trans. Computers, 2024) needs Python >= 3.12 and ``six`` and
@@ -79,6 +80,19 @@ def hetsim_overrides(array: int, port_bits: int) -> dict[str, object]:
         out[f"devices.{n}.array"] = {"K": array, "C": array}
         out[f"devices.{n}.register_file.capacity_kib"] = array * array * 128 / 1024
     out["memories.dram.bandwidth_gb_s"] = port_bits / 8
+    return out
+
+
+def split_overrides(array: int, port_bits: int) -> dict[str, object]:
+    """:func:`hetsim_overrides` plus the what-if of an ideal four-way output-channel split of every layer (ours):
+    ``npu0`` given the four cores' arrays side by side (``{K: 4 * array, C: array}``) and four times their register
+    files, SRAM capacity, SRAM port and activation port (``platforms/stream-tpu-quad.yaml``'s values x 4)."""
+    out = hetsim_overrides(array, port_bits)
+    out["devices.npu0.array"] = {"K": 4 * array, "C": array}
+    out["devices.npu0.register_file.capacity_kib"] = 4 * array * array * 128 / 1024
+    out["devices.npu0.sram.capacity_kib"] = 4 * 2048
+    out["devices.npu0.sram.bytes_per_cycle"] = 4 * 256
+    out["devices.npu0.bandwidth_gb_s"] = 4 * 256
     return out
 
 
@@ -208,11 +222,12 @@ def run_stream(py: Path, onnx: Path, array: int, port_bits: int) -> dict:
     return out
 
 
-def run_hetsim(base, onnx: Path, array: int, port_bits: int) -> dict:
-    """One point in hetsim: makespan, energy, per-device utilisation, wall seconds of :func:`hetsim.run`."""
+def run_hetsim(base, onnx: Path, array: int, port_bits: int, split: bool = False) -> dict:
+    """One point in hetsim: makespan, energy, per-device utilisation, wall seconds of :func:`hetsim.run`
+    (``split``: the what-if of :func:`split_overrides`)."""
     import hetsim
 
-    plat = base.with_overrides(hetsim_overrides(array, port_bits))
+    plat = base.with_overrides((split_overrides if split else hetsim_overrides)(array, port_bits))
     t0 = time.perf_counter()
     res = hetsim.run(plat, str(onnx), "cpsat", contention="memory", timeline=False)
     wall = time.perf_counter() - t0
@@ -229,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
                                             "stream-venv/bin/python beside the repository)")
     ap.add_argument("--points", default=",".join(f"{a}x{b}" for a in ARRAYS for b in PORT_BITS),
                     help="design points ARRAYxBITS, comma-separated (default: all eight)")
+    ap.add_argument("--hetsim-split", action="store_true",
+                    help="hetsim alone: the what-if of an ideal four-way split of every layer (no Stream)")
     ap.add_argument("--json", type=Path, help="also write the numbers here (refused if it exists)")
     ap.add_argument("--stream-worker", nargs=2, metavar=("ONNX", "POINT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -236,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         onnx, point = args.stream_worker
         print(json.dumps(stream_worker(onnx, *parse_point(point))))
         return 0
+    if args.hetsim_split:
+        return split_whatif(args, ap)
     py = stream_python(args.stream_python)
     if not py.exists():
         print(f"peers_stream: no Stream venv at {py} (python3.12 -m venv stream-venv && "
@@ -254,6 +273,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"peers_stream: {e}", file=sys.stderr)
         return 2
     return sweep(py, args.onnx.resolve(), points, args.json)
+
+
+def split_whatif(args, ap) -> int:
+    """``--hetsim-split``: hetsim's makespan and energy per design point with every layer split four ways."""
+    if args.onnx is None or not args.onnx.is_file():
+        ap.error("--onnx must name Stream's example resnet18.onnx")
+    sys.path.insert(0, str(ROOT))
+    import hetsim
+
+    base = hetsim.load_platform(PLATFORM)
+    print("| array | DRAM port | hetsim ms, four-way split | hetsim mJ | npu0 busy |")
+    print("|---|---|---|---|---|")
+    for p in args.points.split(","):
+        array, bits = parse_point(p)
+        h = run_hetsim(base, args.onnx.resolve(), array, bits, split=True)
+        print(f"| {array}x{array} | {bits}-bit | {h['cycles'] / 1e6:.3f} | {h['energy_pj'] / 1e9:.3f} "
+              f"| {100 * h['busy']['npu0']:.0f} % |", flush=True)
+    return 0
 
 
 def sweep(py: Path, onnx: Path, points: list[tuple[int, int]], json_path: Path | None) -> int:
