@@ -243,3 +243,52 @@ def test_a_sweep_starts_no_more_workers_than_points_and_refuses_a_fork_bomb(tmp_
     with pytest.raises(sweep_mod.InputError, match="at most 1024"):
         run_sweep(load_sweep(_sweep_file(tmp_path, (10, 20))), workers=5000)
     assert pools.sizes == [2]
+
+
+def test_a_table_given_through_a_symlink_is_locked_and_written_as_its_target(tmp_path, capsys):
+    """The lock is the file's, not the name's: a sweep into a symlink of a table another sweep holds is refused;
+    alone, it writes through the link (the link stays a link, the rows are in its target)."""
+    from hetsim.dse.lock import results_lock
+
+    sweep = _sweep_file(tmp_path, crossbars=(25, 50))
+    out = tmp_path / "table.csv"
+    link = tmp_path / "alias.csv"
+    link.symlink_to(out.name)
+    with results_lock(out):
+        code, _, err = run_cli(capsys, "sweep", sweep, "-o", link, "--workers", "1")
+        assert_input_error(code, err, "is being written by another sweep", f"process {os.getpid()} on ")
+    with results_lock(link) as table:
+        assert table == out.resolve()
+        code, _, err = run_cli(capsys, "sweep", sweep, "--workers", "1")
+        assert_input_error(code, err, "is being written by another sweep")
+    code, _, err = run_cli(capsys, "sweep", sweep, "-o", link, "--workers", "1")
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == out.name  # rewritten (sorted) through the link
+    assert len(pd.read_csv(out)) == 2 and not (tmp_path / ".alias.csv.lock").exists()
+
+
+def test_a_table_given_through_a_hard_link_is_refused_while_another_sweep_writes_it(tmp_path, capsys):
+    """Two names of one inode: the table itself is locked (flock), so a sweep through the other name is refused
+    in one line while the first holds it, and runs once it is gone."""
+    from hetsim.dse.lock import results_lock
+
+    sweep = _sweep_file(tmp_path, crossbars=(25, 50))
+    out = tmp_path / "table.csv"
+    code, _, err = run_cli(capsys, "sweep", sweep, "--workers", "1")
+    assert code == 0, err
+    alias = tmp_path / "sub" / "alias.csv"
+    alias.parent.mkdir()
+    os.link(out, alias)
+    with results_lock(out):
+        code, _, err = run_cli(capsys, "sweep", sweep, "-o", alias, "--workers", "1")
+        assert_input_error(code, err, "is the same file as a table another sweep is writing under another name")
+    code, out2, err = run_cli(capsys, "sweep", sweep, "-o", alias, "--workers", "1")
+    assert code == 0 and "0 points run" in out2, (out2, err)
+
+
+def test_a_symlink_loop_as_a_sweep_table_is_one_line(tmp_path, capsys):
+    sweep = _sweep_file(tmp_path, crossbars=(25,))
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to("loop.csv")
+    code, _, err = run_cli(capsys, "sweep", sweep, "-o", loop, "--workers", "1")
+    assert_input_error(code, err, "is a symbolic link loop")
