@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import assert_input_error, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -714,3 +715,37 @@ def test_a_trace_at_one_instant_has_no_nominal_rate_and_no_analytic_load(tmp_pat
     with pytest.raises(InputError, match="objective throughput: stream 'p' offers no rate"):
         run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)}, objective="throughput",
                      mapper="heft")
+
+
+@pytest.mark.parametrize(("field", "arrival", "value", "words"), [
+    ("arrival.rate_hz", {"process": "poisson"}, 1e-300, "a rate below 1e-09 Hz"),
+    ("arrival.rate_hz", {"process": "poisson"}, 9e-10, "a rate below 1e-09 Hz"),
+    ("arrival.period_s", {"process": "periodic"}, 1e-300, "a time below 1e-12 s"),
+    ("arrival.think_s", {"process": "closed"}, 5e-13, "a time below 1e-12 s"),
+    ("deadline_s", {"process": "closed"}, 1e-20, "a time below 1e-12 s"),
+    ("duration_s", {"process": "closed"}, 1e-15, "a time below 1e-12 s"),
+])
+def test_a_rate_or_time_that_validates_but_means_nothing_is_refused_in_one_line(tmp_path, field, arrival, value,
+                                                                                 words):
+    """``rate_hz: 1e-300`` once reported a latency of 0 ms over 1.7e300 s simulated (a float no longer resolves a
+    millisecond there): rates below one request per 1e9 s and positive times below 1 ps are refused, naming the
+    field and the bound; the bounds themselves are taken."""
+    from hetsim.scenario.spec import ScenarioError, load_scenario
+
+    def stream(v):
+        st = {"model": "m.onnx", "arrival": dict(arrival), "count": 3}
+        where, _, name = field.rpartition(".")
+        (st["arrival"] if where else st)[name] = v
+        if name == "duration_s":
+            del st["count"]
+        return st
+
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump({"streams": {"a": stream(value)}}))
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(p)
+    msg = str(err.value)
+    assert f"streams.a.{field}: {words}" in msg and "\n" not in msg, msg
+    bound = 1e-9 if field.endswith("_hz") else 1e-12
+    p.write_text(yaml.safe_dump({"streams": {"a": stream(bound)}}))
+    load_scenario(p)
