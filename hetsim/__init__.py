@@ -16,8 +16,24 @@ The Python API (:mod:`hetsim.api`)::
 ``import hetsim`` stays cheap (no ONNX, pandas or matplotlib).
 """
 
-from hetsim._lazy import attach
-from hetsim.errors import HetsimError, InputError
+_command = False
+try:  # first of all, as the hetsim command: a Ctrl-C is held until the command can stop cleanly (hetsim._interrupt)
+    import sys as _sys
+
+    _argv0 = (getattr(_sys, "argv", None) or [""])[0]
+    _command = _argv0 == "-m" or _argv0.replace("\\", "/").rpartition("/")[2].startswith("hetsim")
+    if _command:
+        from hetsim._interrupt import hold as _hold
+
+        _command = _hold()
+except KeyboardInterrupt:  # in the instant before the hold
+    if not _command:
+        raise
+    print("hetsim: interrupted", file=_sys.stderr)
+    raise SystemExit(130) from None
+
+from hetsim._lazy import attach  # noqa: E402 (after the hold above)
+from hetsim.errors import HetsimError, InputError  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -118,6 +118,34 @@ def jobs_for(df, args, formats) -> tuple[list, list[str]]:
     return jobs, notes
 
 
+def check_rows(path: Path) -> None:
+    """Refuse a results table whose rows do not all have the header's number of fields (a ragged table, or one cut
+    off mid-row by a full disk or a kill): read with pandas, the missing cells of a short row would be empty cells
+    drawn without a word. Blank lines are skipped, as pandas does.
+
+    Raises:
+        InputError: one line naming the first such row (1 = the first row after the header) and its line, or a
+            file that is not a UTF-8 CSV.
+    """
+    import csv
+
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = csv.reader(f)
+            header = next(rows, None)
+            if header is None:
+                raise InputError(f"{path}: not a results CSV: the file is empty")
+            for i, row in enumerate(rows, start=1):
+                if row and len(row) != len(header):
+                    cut = " (cut off?)" if len(row) < len(header) else ""
+                    raise InputError(f"{path}: row {i} (line {rows.line_num}) has {len(row)} fields{cut}, the "
+                                     f"header {len(header)}: not a whole results table")
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise InputError(f"{path}: not a results CSV: {err}") from None
+    except OSError as err:
+        raise InputError(f"{path}: cannot read it: {err.strerror or err}") from None
+
+
 def cmd_plot(args) -> int:
     """``hetsim plot``: write the figures and ``report.html`` (refusing to replace files without --force)."""
     import pandas as pd
@@ -133,6 +161,7 @@ def cmd_plot(args) -> int:
     import matplotlib
 
     matplotlib.use("Agg")  # the command line only writes files (the Python API leaves the backend alone)
+    check_rows(args.results)
     try:
         df = pd.read_csv(args.results)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as err:

@@ -221,7 +221,9 @@ class Platform(BaseModel):
         for path, value in overrides.items():
             keys = str(path).split(".")
             node = data
-            for k, below in zip(keys[:-1], _override_walk(self, str(path))[:-1], strict=True):
+            walk = _override_walk(self, str(path))
+            _check_same_kind(str(path), walk, value)
+            for k, below in zip(keys[:-1], walk[:-1], strict=True):
                 if k not in node:  # left at its default: dump the default so the override can go inside it
                     node[k] = (below.model_dump(mode="json", exclude_unset=True) if isinstance(below, BaseModel)
                                else to_jsonable_python(below))
@@ -237,6 +239,23 @@ class Platform(BaseModel):
             return _validate(data, f"{self.name} with overrides")
         finally:
             _TOLD_SET_ASIDE.reset(token)
+
+
+def _check_same_kind(path: str, walk: list, value: object) -> None:
+    """Refuse an override of a device's ``kind`` (``walk``: the objects ``path`` passes through,
+    :func:`_override_walk`) to another registered kind: its other fields are its kind's, so another kind would
+    fail on every one of them (a Pydantic error per field).
+
+    Raises:
+        PlatformError: one line naming the device, its kind and what to do instead.
+    """
+    if len(walk) < 2 or not isinstance(walk[-2], DeviceBase) or path.rsplit(".", 1)[-1] != "kind":
+        return
+    if value == walk[-1] or not isinstance(value, str) or value not in DEVICE_KINDS:
+        return  # the same kind, or none: validation names the unknown kind with the closest known one
+    device = path.split(".")[1]
+    raise PlatformError(f"override {path!r}: device {device!r} is a {walk[-1]!r} device and its fields are that "
+                        f"kind's; an override cannot make it a {value!r} device: write a platform file with one")
 
 
 def override_name(base: str, overrides: dict[str, object]) -> str:

@@ -117,6 +117,9 @@ def test_the_snn_run_path_takes_set(capsys):
     (["--set", "devices.cim.t_mvm_ns=-5"], ["devices.cim.t_mvm_ns: Input should be greater than 0 (got -5)"]),
     (["--set", "devices.cim.t_mvm_ns=fast"], ["devices.cim.t_mvm_ns", "'fast'"]),
     (["--set", "devices.cim.kind=pumaa"], ["unknown device kind 'pumaa'; did you mean 'puma'?"]),
+    (["--set", "devices.cim.kind=npu"], ["override 'devices.cim.kind': device 'cim' is a 'puma' device and its "
+                                         "fields are that kind's; an override cannot make it a 'npu' device"]),
+    (["--set", "devices.host.kind=puma", "--set", "devices.cim.crossbars=25"], ["device 'host' is a 'cpu' device"]),
     (["--set", "crossbars"], ["--set 'crossbars': expected PATH=VALUE"]),
     (["--set", "devices.cim.crossbars=25", "--set", "=25"], ["--set '=25': expected PATH=VALUE"]),
 ])

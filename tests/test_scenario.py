@@ -273,6 +273,36 @@ def test_a_duration_of_more_requests_than_a_stream_runs_is_refused_with_the_file
     assert ok.streams["a"].duration_s == 1e-6
 
 
+@pytest.mark.parametrize(("population", "think_s", "count"), [(4, 3e-3, 400), (4, 3e-3, 7), (3, 0.5e-3, 50),
+                                                             (8, 0.0, 41), (1, 2e-3, 9)])
+def test_a_closed_loop_runs_exactly_its_count(population, think_s, count):
+    """A closed loop of ``population`` users on a 1 ms server runs ``count`` requests, indices 0..count-1, however
+    many users finish within one think time (each follow-up in its think time counts toward the count)."""
+    plat = make_platform(host_cores=1, cim_cores=1, crossbars_per_core=2)
+    sc = _scenario({"a": {"arrival": {"process": "closed", "population": population, "think_s": think_s},
+                          "count": count}}, mapper="all-host")
+    r = run_scenario(plat, sc, workloads={"a": _one_op("one", 1_000_000)})  # 10^6 ns on the test host
+    assert r.models["a"].makespan_s == pytest.approx(1e-3, rel=1e-12)
+    assert sorted(r.requests["index"]) == list(range(count))
+    assert int(r.streams.loc[0, "requests"]) == count
+
+
+@pytest.mark.parametrize(("population", "think_s", "warmup"), [(4, 3e-3, 2), (4, 3e-3, 0), (8, 7e-3, 3),
+                                                              (3, 0.0, 1), (5, 1e-3, 9)])
+def test_a_closed_loop_that_never_queues_has_throughput_population_over_its_cycle(population, think_s, warmup):
+    """N users, each request alone on its own core (S = 1 ms, the host has N cores: no request ever waits), think
+    time Z: every user cycles in S + Z, so the throughput is N / (S + Z) exactly (the interactive response-time
+    law with no queueing), whatever the warm-up: the warm-up requests finishing inside the window are
+    completions in it, as an open stream's are."""
+    plat = make_platform(host_cores=population, cim_cores=1, crossbars_per_core=2)
+    sc = _scenario({"a": {"arrival": {"process": "closed", "population": population, "think_s": think_s},
+                          "count": 60 * population + warmup, "warmup": warmup}}, mapper="all-host")
+    r = run_scenario(plat, sc, workloads={"a": _one_op("one", 1_000_000)})
+    req = r.requests
+    assert (req["start_s"] == req["arrival_s"]).all()  # the station never queues
+    assert r.streams.loc[0, "throughput_hz"] == pytest.approx(population / (1e-3 + think_s), rel=1e-12)
+
+
 def test_a_closed_loop_that_reaches_the_request_bound_stops_with_one_line(monkeypatch):
     import hetsim.scenario.run as run_mod
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import assert_input_error, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -243,8 +244,11 @@ def test_throughput_is_the_service_rate_under_overload_even_after_a_warm_up():
 def test_a_closed_loop_is_judged_at_its_measured_throughput_and_never_saturated():
     """Three requests in flight, no think time, on a host -> CIM -> host chain: the host is the bottleneck and
     the loop runs at its service rate. The analytic load is evaluated at the measured throughput (a closed loop
-    offers no rate): throughput x host busy per request, at most 100 %, with no rate scale, and the stream is not
-    called SATURATED (its backlog is bounded by its population)."""
+    offers no rate): throughput x host busy per request, with no rate scale, and the stream is not called
+    SATURATED (its backlog is bounded by its population). The throughput counts every completion in the window
+    (t0, t1], the warm-up's too, so it may pass the host's capacity by the host work the requests in flight at t0
+    had done before it: at most ``population - 1`` requests' (one has just finished, its follow-up arriving at
+    t0), i.e. the load is at most ``1 + (population - 1) x host / (t1 - t0)``."""
     from conftest import conv_op, host_op, make_platform
 
     from hetsim.scenario.report import format_scenario_report
@@ -261,7 +265,10 @@ def test_a_closed_loop_is_judged_at_its_measured_throughput_and_never_saturated(
     b = r.summary["bottleneck"]
     host = r.models["loop"].busy_s["host"]
     assert b["resource"] == "host" and b["load"] == pytest.approx(row["throughput_hz"] * host, rel=1e-9)
-    assert b["load"] <= 1 + 1e-9 and b["max_rate_scale"] is None and b["closed_at_throughput"] == ["loop"]
+    arr = r.requests.loc[~r.requests["warmup"], "arrival_s"]
+    window = float(arr.max() - arr.min())
+    assert b["load"] <= 1 + 2 * host / window + 1e-9
+    assert b["max_rate_scale"] is None and b["closed_at_throughput"] == ["loop"]
     assert not row["saturated"] and not r.summary["saturated"]
     text = format_scenario_report(r)
     assert "sustains at most" not in text and "SATURATED" not in text
@@ -708,3 +715,37 @@ def test_a_trace_at_one_instant_has_no_nominal_rate_and_no_analytic_load(tmp_pat
     with pytest.raises(InputError, match="objective throughput: stream 'p' offers no rate"):
         run_scenario(make_platform(), sc, workloads={"p": _one_op("p", 3000)}, objective="throughput",
                      mapper="heft")
+
+
+@pytest.mark.parametrize(("field", "arrival", "value", "words"), [
+    ("arrival.rate_hz", {"process": "poisson"}, 1e-300, "a rate below 1e-09 Hz"),
+    ("arrival.rate_hz", {"process": "poisson"}, 9e-10, "a rate below 1e-09 Hz"),
+    ("arrival.period_s", {"process": "periodic"}, 1e-300, "a time below 1e-12 s"),
+    ("arrival.think_s", {"process": "closed"}, 5e-13, "a time below 1e-12 s"),
+    ("deadline_s", {"process": "closed"}, 1e-20, "a time below 1e-12 s"),
+    ("duration_s", {"process": "closed"}, 1e-15, "a time below 1e-12 s"),
+])
+def test_a_rate_or_time_that_validates_but_means_nothing_is_refused_in_one_line(tmp_path, field, arrival, value,
+                                                                                 words):
+    """``rate_hz: 1e-300`` once reported a latency of 0 ms over 1.7e300 s simulated (a float no longer resolves a
+    millisecond there): rates below one request per 1e9 s and positive times below 1 ps are refused, naming the
+    field and the bound; the bounds themselves are taken."""
+    from hetsim.scenario.spec import ScenarioError, load_scenario
+
+    def stream(v):
+        st = {"model": "m.onnx", "arrival": dict(arrival), "count": 3}
+        where, _, name = field.rpartition(".")
+        (st["arrival"] if where else st)[name] = v
+        if name == "duration_s":
+            del st["count"]
+        return st
+
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump({"streams": {"a": stream(value)}}))
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(p)
+    msg = str(err.value)
+    assert f"streams.a.{field}: {words}" in msg and "\n" not in msg, msg
+    bound = 1e-9 if field.endswith("_hz") else 1e-12
+    p.write_text(yaml.safe_dump({"streams": {"a": stream(bound)}}))
+    load_scenario(p)

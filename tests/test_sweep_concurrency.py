@@ -246,3 +246,93 @@ def test_a_sweep_starts_no_more_workers_than_points_and_refuses_a_fork_bomb(tmp_
     with pytest.raises(sweep_mod.InputError, match="at most 1024"):
         run_sweep(load_sweep(_sweep_file(tmp_path, (10, 20))), workers=5000)
     assert pools.sizes == [2]
+
+
+def test_a_table_given_through_a_symlink_is_locked_and_written_as_its_target(tmp_path, capsys):
+    """The lock is the file's, not the name's: a sweep into a symlink of a table another sweep holds is refused;
+    alone, it writes through the link (the link stays a link, the rows are in its target)."""
+    from hetsim.dse.lock import results_lock
+
+    sweep = _sweep_file(tmp_path, crossbars=(25, 50))
+    out = tmp_path / "table.csv"
+    link = tmp_path / "alias.csv"
+    link.symlink_to(out.name)
+    with results_lock(out):
+        code, _, err = run_cli(capsys, "sweep", sweep, "-o", link, "--workers", "1")
+        assert_input_error(code, err, "is being written by another sweep", f"process {os.getpid()} on ")
+    with results_lock(link) as table:
+        assert table == out.resolve()
+        code, _, err = run_cli(capsys, "sweep", sweep, "--workers", "1")
+        assert_input_error(code, err, "is being written by another sweep")
+    code, _, err = run_cli(capsys, "sweep", sweep, "-o", link, "--workers", "1")
+    assert code == 0, err
+    assert link.is_symlink() and os.readlink(link) == out.name  # rewritten (sorted) through the link
+    assert len(pd.read_csv(out)) == 2 and not (tmp_path / ".alias.csv.lock").exists()
+
+
+def test_a_table_given_through_a_hard_link_is_refused_while_another_sweep_writes_it(tmp_path, capsys):
+    """Two names of one inode: the table itself is locked (flock), so a sweep through the other name is refused
+    in one line while the first holds it, and runs once it is gone."""
+    from hetsim.dse.lock import results_lock
+
+    sweep = _sweep_file(tmp_path, crossbars=(25, 50))
+    out = tmp_path / "table.csv"
+    code, _, err = run_cli(capsys, "sweep", sweep, "--workers", "1")
+    assert code == 0, err
+    alias = tmp_path / "sub" / "alias.csv"
+    alias.parent.mkdir()
+    os.link(out, alias)
+    with results_lock(out):
+        code, _, err = run_cli(capsys, "sweep", sweep, "-o", alias, "--workers", "1")
+        assert_input_error(code, err, "is the same file as a table another sweep is writing under another name")
+    code, out2, err = run_cli(capsys, "sweep", sweep, "-o", alias, "--workers", "1")
+    assert code == 0 and "0 points run" in out2, (out2, err)
+
+
+def test_a_symlink_loop_as_a_sweep_table_is_one_line(tmp_path, capsys):
+    sweep = _sweep_file(tmp_path, crossbars=(25,))
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to("loop.csv")
+    code, _, err = run_cli(capsys, "sweep", sweep, "-o", loop, "--workers", "1")
+    assert_input_error(code, err, "is a symbolic link loop")
+
+
+def test_a_run_writing_a_folder_another_run_is_writing_is_refused_in_one_line(tmp_path, capsys):
+    """While one run writes DIR (its staging folder beside it), a second ``--out DIR`` is refused in one line and
+    leaves the first's staging folder alone; once the first is done, the second runs and no lock file is left."""
+    from hetsim.report.run_folder import staged_folder
+
+    out = tmp_path / "run"
+    with staged_folder(out, owned=["x.txt"]) as stage:
+        code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--out", out, "--force")
+        assert_input_error(code, err, "is being written by another hetsim run at this moment")
+        assert stage.is_dir()
+        (stage / "x.txt").write_text("first")
+    assert (out / "x.txt").read_text() == "first"
+    code, _, err = run_cli(capsys, "run", PUMA, R20, "--mapper", "heft", "--out", out, "--force")
+    assert code == 0, err
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+@pytest.mark.parametrize("what", ["run", "scenario"])
+def test_two_runs_into_one_folder_at_once_never_end_in_a_traceback(tmp_path, what):
+    """Two ``hetsim run --out DIR --force`` started together: each ends with exit 0 or the one-line refusal
+    (exit 2), and DIR holds one run's files whole."""
+    out = tmp_path / "run"
+    if what == "run":
+        args = [PUMA, R20, "--mapper", "heft"]
+    else:
+        sc = tmp_path / "sc.yaml"
+        sc.write_text(f"streams:\n  a:\n    model: {R20}\n    arrival: {{process: periodic, period_s: 0.01}}\n"
+                      "    count: 5\n")
+        args = [PUMA, sc]
+    procs = [_hetsim("run", *args, "--out", out, "--force") for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    for p, (_, err) in zip(procs, outs, strict=True):
+        assert p.returncode in (0, 2) and "Traceback" not in err, err
+        if p.returncode == 2:
+            assert err.count("\n") == 1 and "is being written by another hetsim run" in err, err
+    assert 0 in [p.returncode for p in procs]
+    names = (out / MANIFEST).read_text().split()
+    assert sorted([*names, MANIFEST]) == sorted(p.name for p in out.iterdir())
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".run")] == []

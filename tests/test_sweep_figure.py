@@ -138,3 +138,30 @@ def test_wall_clock_times_keep_their_own_prefix():
     df = pd.DataFrame({"makespan_s": [0.0012, 0.0009], "solve_time_s": [30.0, 12.0], "bound_s": [0.001, 0.0008]})
     html = table_html(df)
     assert ">makespan (ms)</th>" in html and ">bound (ms)</th>" in html and ">solve_time (s)</th>" in html
+
+
+def _with_row(text: str, i: int, line: str) -> str:
+    """``text`` with its line ``i`` (0: the header) replaced by ``line``."""
+    lines = text.splitlines()
+    lines[i] = line
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("cut", "row", "words"), [
+    (lambda text: _with_row(text, 2, "1,2"), 2, "has 2 fields (cut off?)"),
+    (lambda text: text.rstrip("\n")[:-9], None, "fields (cut off?)"),  # a last row cut by a full disk
+    (lambda text: _with_row(text, 2, text.splitlines()[2] + ",extra"), 2, "fields, the header"),
+])
+def test_plot_refuses_a_ragged_or_truncated_table_naming_the_row(tmp_path, capsys, cut, row, words):
+    """A row with fewer (or more) fields than the header is refused in one line naming it: read by pandas, the
+    missing cells would be drawn as empty without a word."""
+    table = tmp_path / "r.csv"
+    sweep_table().to_csv(table, index=False)
+    text = table.read_text()
+    n = len(text.splitlines()) - 1
+    table.write_text(cut(text))
+    assert main(["plot", str(table), "-o", str(tmp_path / "f")]) == 2
+    err = capsys.readouterr().err
+    where = f"row {row} (line {row + 1})" if row else f"row {n} (line {n + 1})"
+    assert err.startswith(f"hetsim: error: {table}: {where} has ") and words in err and err.count("\n") == 1, err
+    assert not (tmp_path / "f").exists()

@@ -413,8 +413,8 @@ def run_scenario_sweep(spec: ScenarioSweep, output: Path | None = None, workers:
     with bounds.max_points(max_points):
         bounds.check_count(bounds.count_points(spec), f"sweep {spec.name!r}")
     check_output(out)
-    with results_lock(out), bounds.max_points(max_points):  # one writer per table (hetsim.dse.lock)
-        return _run_locked(spec, out, workers, progress, notify, scheduler)
+    with results_lock(out) as table, bounds.max_points(max_points):  # one writer per file (hetsim.dse.lock)
+        return out, *_run_locked(spec, table, workers, progress, notify, scheduler)[1:]
 
 
 def _run_locked(spec: ScenarioSweep, out: Path, workers: int | None,

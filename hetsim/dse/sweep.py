@@ -1302,8 +1302,8 @@ def run_sweep(
     with bounds.max_points(max_points):
         bounds.check_count(bounds.count_points(spec), f"sweep {spec.name!r}")
     check_output(out)
-    with results_lock(out), bounds.max_points(max_points):  # one writer per table (hetsim.dse.lock)
-        return _run_sweep_locked(spec, out, workers, scheduler, threads, progress, notify)
+    with results_lock(out) as table, bounds.max_points(max_points):  # one writer per file (hetsim.dse.lock)
+        return out, *_run_sweep_locked(spec, table, workers, scheduler, threads, progress, notify)[1:]
 
 
 def _run_sweep_locked(spec: SweepSpec, out: Path, workers: int | None, scheduler: str | None,

@@ -16,6 +16,11 @@ in:
 On an error or a signal (``BaseException``) in the block the staging folder is removed and ``DIR`` is untouched.
 A ``kill -9`` leaves at most a hidden ``.DIR.hetsim-new-*`` folder beside ``DIR`` (never a file inside it), which
 the next run into ``DIR`` removes.
+
+One run writes ``DIR`` at a time: :func:`staged_folder` holds an exclusive ``flock`` on ``.DIR.hetsim-lock``
+beside it (removed when it is done; the operating system releases it when its holder dies) from before it removes
+stale staging folders until the swap is done, so a second run writing ``DIR`` meanwhile is refused in one line
+instead of removing the first's staging folder as stale.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from pathlib import Path
 
 from hetsim.files import OutputPathError
 
-_NEW, _OLD = ".hetsim-new-", ".hetsim-old-"
+_NEW, _OLD, _LOCK = ".hetsim-new-", ".hetsim-old-", ".hetsim-lock"
 #: the hidden list, in a run folder, of the files that run wrote (one name per line)
 MANIFEST = ".hetsim-files"
 _RENAME_EXCHANGE = 2
@@ -87,6 +92,46 @@ def _remove_stale(out: Path) -> None:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _one_writer(out: Path) -> Iterator[None]:
+    """Hold the exclusive lock on writing the run folder ``out`` for the block (module docstring); where
+    ``flock`` is missing (Windows), none.
+
+    Raises:
+        OutputPathError: another process holds it, or the lock file cannot be created beside ``out``.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    path = out.parent / f".{out.name}{_LOCK}"
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as err:
+            raise OutputPathError(f"cannot write {str(out)!r}: {err.strerror or err}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise OutputPathError(f"{str(out)!r} is being written by another hetsim run at this moment; wait for "
+                                  "it to end or give another --out") from None
+        try:  # the lock file is still the one at ``path`` (its last holder removes it when done)
+            held = os.path.samestat(os.fstat(fd), os.stat(path))
+        except OSError:
+            held = False
+        if held:
+            break
+        os.close(fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
 def _mode_for(out: Path) -> int:
     if out.is_dir():
         return out.stat().st_mode & 0o7777
@@ -117,24 +162,29 @@ def staged_folder(out: str | os.PathLike, owned: Iterable[str] = (), legacy: Ite
 
     Raises:
         OutputPathError: the staging folder cannot be created, or the swap fails (permission, full disk); ``out``
-            is then as it was before.
+            is then as it was before. Another run is writing ``out`` at this moment (:func:`_one_writer`).
     """
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
-    _remove_stale(out)
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}{_NEW}", dir=parent))
     except OSError as err:
         raise OutputPathError(f"cannot write {str(out)!r}: {err.strerror or err}") from None
-    try:
-        yield stage
-        (stage / MANIFEST).write_text("".join(f"{p.name}\n" for p in sorted(stage.iterdir())), encoding="utf-8")
-        os.chmod(stage, _mode_for(out))
-        _swap_in(stage, out, set(owned) | earlier_run_files(out, legacy) | {MANIFEST})
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
+    with _one_writer(out):  # a staging folder beside out is then no other run's
+        _remove_stale(out)
+        try:
+            stage = Path(tempfile.mkdtemp(prefix=f".{out.name}{_NEW}", dir=parent))
+        except OSError as err:
+            raise OutputPathError(f"cannot write {str(out)!r}: {err.strerror or err}") from None
+        try:
+            yield stage
+            (stage / MANIFEST).write_text("".join(f"{p.name}\n" for p in sorted(stage.iterdir())),
+                                          encoding="utf-8")
+            os.chmod(stage, _mode_for(out))
+            _swap_in(stage, out, set(owned) | earlier_run_files(out, legacy) | {MANIFEST})
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
 
 
 def _swap_in(stage: Path, out: Path, owned: set[str]) -> None:

@@ -427,6 +427,7 @@ class _Run:
         self.folder = folder
         self.keep = scenario.timeline_requests
         self.count = dict.fromkeys(models, 0)
+        self.due = dict.fromkeys(models, 0)  # a closed loop's follow-ups in their think time, not yet arrived
 
     def start(self) -> None:
         for i, (name, m) in enumerate(self.models.items()):
@@ -481,13 +482,21 @@ class _Run:
             self.trace += [(name, rid, *r) for r in req.rows]
         wait = st.arrival.follow_up_s()  # a closed loop's next request, think_s after this one
         if wait is not None:
-            more = (st.count is not None and self.count[name] < st.count) or (
+            # the count holds the requests arrived and those already due (still in their think time): without
+            # the latter, users finishing within one think time would each see room for one more
+            more = (st.count is not None and self.count[name] + self.due[name] < st.count) or (
                 st.duration_s is not None and now + wait < st.duration_s)
             if more:
                 if wait > 0:
-                    self.env.timeout(wait).callbacks.append(lambda _e, n=name: self.arrive(n))
+                    self.due[name] += 1
+                    self.env.timeout(wait).callbacks.append(lambda _e, n=name: self.follow_up(n))
                 else:
                     self.arrive(name)
+
+    def follow_up(self, name: str) -> None:
+        """A closed loop's request due after its think time arrives."""
+        self.due[name] -= 1
+        self.arrive(name)
 
     def run(self) -> float:
         was = gc.isenabled()
@@ -520,9 +529,9 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel],
         lat = sub["latency_s"].to_numpy()
         n = len(sub)
         closed = closed_loop(st)
-        warm = warmups.get(name, empty)  # an open stream's backlog a warm-up left is served
+        warm = warmups.get(name, empty)  # warm-up requests finishing in the window are completions in it
         offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(), closed=closed,
-                                      done_s=None if closed else warm["finish_s"].to_numpy())
+                                      done_s=warm["finish_s"].to_numpy())
         pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
         miss = None
         if st.deadline_s is not None and n:
@@ -569,9 +578,11 @@ def rates_measured(arrival_s: np.ndarray, finish_s: np.ndarray, closed: bool = F
     every request is done before the next arrives (a periodic stream whose latency is below its period:
     exactly ``1 / period_s``); the two differ by the change of the stream's backlog over the window, divided
     by its length. Both are ``None`` with fewer than two distinct arrival times. ``done_s``: the finish times
-    of an open stream's warm-up requests (counted as completions, not as arrivals). Closed loops offer no rate
-    (``offered`` is ``None``); their throughput is counted the same way (the window, from the first measured
-    request to the last one issued, leaves out the drain at the end, when fewer requests are in flight).
+    of the stream's warm-up requests (counted as completions, not as arrivals). Closed loops offer no rate
+    (``offered`` is ``None``); their throughput is counted the same way, warm-up completions included (the
+    window, from the first measured request to the last one issued, leaves out the drain at the end, when fewer
+    requests are in flight): a loop of ``N`` users whose requests never wait, each taking ``S``, with think
+    time ``Z``, reads exactly ``N / (S + Z)``, the interactive response-time law with no queueing.
     """
     a = np.asarray(arrival_s, dtype=float)
     f = np.asarray(finish_s, dtype=float)

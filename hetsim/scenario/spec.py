@@ -34,12 +34,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from hetsim.devices.fields import Real, StrictInteger
+from hetsim.devices.fields import StrictInteger
 from hetsim.errors import InputError
 from hetsim.input_files import MAX_TEXT_TABLE_BYTES, read_input_text
 from hetsim.platform import retype_field, tagged_union
 from hetsim.scenario.arrivals import ARRIVALS, on_arrivals_changed
-from hetsim.scenario.arrivals.base import MAX_S
+from hetsim.scenario.arrivals.base import MAX_S, Span
 from hetsim.schedule import OBJECTIVES
 
 __all__ = ["Scenario", "ScenarioError", "Stream", "load_scenario"]
@@ -91,10 +91,10 @@ class Stream(_Model):
 
     model: str
     arrival: Arrival
-    deadline_s: Real | None = Field(None, gt=0, le=MAX_S)
+    deadline_s: Span | None = Field(None, gt=0, le=MAX_S)
     priority: StrictInteger = Field(0, ge=-1_000_000, le=1_000_000)
     count: StrictInteger | None = Field(None, ge=1, le=MAX_REQUESTS)
-    duration_s: Real | None = Field(None, gt=0, le=MAX_S)
+    duration_s: Span | None = Field(None, gt=0, le=MAX_S)
     warmup: StrictInteger = Field(0, ge=0, le=MAX_REQUESTS)
 
     @model_validator(mode="after")

@@ -19,15 +19,46 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic_core import PydanticCustomError
 
-__all__ = ["MAX_S", "ArrivalInputs", "ArrivalProcess", "SizeEstimate", "cut"]
+from hetsim.devices.fields import Real
+
+__all__ = ["MAX_S", "MIN_RATE_HZ", "MIN_S", "ArrivalInputs", "ArrivalProcess", "Rate", "SizeEstimate", "Span",
+           "cut"]
 
 #: the largest time (s) a scenario file gives: an arrival time, a period, a deadline, a duration
 MAX_S = 1e9
+#: the shortest positive period, deadline, duration or think time (s) a scenario file gives (ours): 1 ps, far
+#: below any event of a SoC hetsim models (0 stays 0 where a field allows it)
+MIN_S = 1e-12
+#: the lowest rate (Hz) a scenario file gives: one request per :data:`MAX_S` on average (a lower one puts the
+#: requests past any time a scenario gives, where a float no longer resolves a latency)
+MIN_RATE_HZ = 1 / MAX_S
+
+
+def _span(value: float) -> float:
+    if 0 < value < MIN_S:
+        raise PydanticCustomError("time_too_short", "a time below {min} s is shorter than any event hetsim models; "
+                                  "give at least {min} s", {"min": f"{MIN_S:g}"})
+    return value
+
+
+def _rate(value: float) -> float:
+    if 0 < value < MIN_RATE_HZ:
+        raise PydanticCustomError("rate_too_low", "a rate below {min} Hz (one request per {max} s, the longest "
+                                  "time a scenario gives) puts its requests where no latency is resolved; give at "
+                                  "least {min} Hz", {"min": f"{MIN_RATE_HZ:g}", "max": f"{MAX_S:g}"})
+    return value
+
+
+#: a time (s) that is 0 or at least :data:`MIN_S`: add the range with ``Field(...)``
+Span = Annotated[Real, AfterValidator(_span)]
+#: a rate (Hz) that is 0 or at least :data:`MIN_RATE_HZ`: add the range with ``Field(...)``
+Rate = Annotated[Real, AfterValidator(_rate)]
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from hetsim.devices.fields import Real, StrictInteger
-from hetsim.scenario.arrivals.base import MAX_S, ArrivalInputs, ArrivalProcess, SizeEstimate
+from hetsim.devices.fields import StrictInteger
+from hetsim.scenario.arrivals.base import MAX_S, ArrivalInputs, ArrivalProcess, SizeEstimate, Span
 
 __all__ = ["Closed"]
 
@@ -20,7 +20,7 @@ class Closed(ArrivalProcess):
     no rate and is never saturated (:attr:`~hetsim.scenario.arrivals.base.ArrivalProcess.closed_loop`)."""
 
     process: Literal["closed"] = "closed"
-    think_s: Real = Field(0.0, ge=0, le=MAX_S)
+    think_s: Span = Field(0.0, ge=0, le=MAX_S)
     population: StrictInteger = Field(1, ge=1, le=100_000)
 
     closed_loop: ClassVar[bool] = True

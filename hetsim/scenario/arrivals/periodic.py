@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from hetsim.devices.fields import Real
-from hetsim.scenario.arrivals.base import MAX_S, ArrivalInputs, ArrivalProcess, SizeEstimate
+from hetsim.scenario.arrivals.base import MAX_S, ArrivalInputs, ArrivalProcess, SizeEstimate, Span
 
 __all__ = ["Periodic"]
 
@@ -20,7 +20,7 @@ class Periodic(ArrivalProcess):
     its time)."""
 
     process: Literal["periodic"] = "periodic"
-    period_s: Real = Field(gt=0, le=MAX_S)
+    period_s: Span = Field(gt=0, le=MAX_S)
     offset_s: Real = Field(0.0, ge=0, le=MAX_S)
     jitter_s: Real = Field(0.0, ge=0, le=MAX_S)
 

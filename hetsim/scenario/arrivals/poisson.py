@@ -7,8 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from hetsim.devices.fields import Real
-from hetsim.scenario.arrivals.base import ArrivalInputs, ArrivalProcess, SizeEstimate
+from hetsim.scenario.arrivals.base import ArrivalInputs, ArrivalProcess, Rate, SizeEstimate
 
 __all__ = ["Poisson"]
 
@@ -17,7 +16,7 @@ class Poisson(ArrivalProcess):
     """Poisson arrivals: exponential inter-arrival times of mean ``1 / rate_hz`` (from the scenario's seed)."""
 
     process: Literal["poisson"] = "poisson"
-    rate_hz: Real = Field(gt=0, le=1e12)
+    rate_hz: Rate = Field(gt=0, le=1e12)
 
     def times(self, inputs: ArrivalInputs) -> Iterator[float]:
         """Running sums of ``rng.exponential(1 / rate_hz)`` (the first arrival after 0)."""
