@@ -146,8 +146,10 @@ def cmd_run(args) -> int:
             raise InputError("--spill applies to ONNX models, not to spiking networks")
         extra["spill"] = True
     contention = args.contention or "none"
-    r = run(_warned_platform(args), args.model, mapper=args.mapper, contention=contention, schedule=args.schedule,
+    plat = _platform(args)
+    r = run(plat, args.model, mapper=args.mapper, contention=contention, schedule=args.schedule,
             fold_constants=args.fold_constants, **extra, **({} if args.fusion else {"fusion": False}), **options)
+    _warn_once(args, plat)  # after the run: a bad input stays one line
     names = None if args.verbose else DEFAULT_NAMES
     text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))
     return _print_and_write(args, r.summary, text, lambda: write_outputs(r, args.out, force=args.force))
@@ -157,14 +159,20 @@ def _warned_platform(args):
     """The platform of ``args`` (``--set`` applied), its data-sheet warnings
     (:func:`hetsim.datasheet.platform_warnings`) printed to stderr
     the first time, one ``hetsim: warning:`` line each."""
+    plat = _platform(args)
+    _warn_once(args, plat)
+    return plat
+
+
+def _warn_once(args, plat) -> None:
+    """Print the data-sheet warnings of ``plat`` (:func:`hetsim.datasheet.platform_warnings`) to stderr, one
+    ``hetsim: warning:`` line each, the first time a command asks."""
     from hetsim.datasheet import platform_warnings
 
-    plat = _platform(args)
     if not getattr(args, "platform_warned", False):
         args.platform_warned = True
         for w in platform_warnings(plat):
             print(f"hetsim: warning: {w}", file=sys.stderr, flush=True)
-    return plat
 
 
 def _print_and_write(args, summary: dict, text, write) -> int:
