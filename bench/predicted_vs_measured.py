@@ -101,7 +101,7 @@ def main() -> int:
         ops = list(wl.ops.values())
         pred_a = sum(table.get(op.name, 0.0) for op in ops)
         others = [s for s in specs if not s.startswith(f"{p}=")]
-        dev = device_of(calibrate(others, clock_ghz=clock, lomo=False)[0]) if others else dev_all
+        dev = device_of(calibrate(others, clock_ghz=clock, lomo=False, intervals=False)[0]) if others else dev_all
         pred_b = sum(dev.roofline_latency(op) for op in ops)
         for op in ops:
             t = table.get(op.name)
@@ -121,7 +121,7 @@ def main() -> int:
     print("\nRoofline fitted to all profiles: " + json.dumps(
         {"macs_per_cycle": fit_all.macs_per_cycle, "elementwise_per_cycle": round(fit_all.elementwise_per_cycle, 4),
          "mem_bandwidth_gb_s": round(fit_all.mem_bandwidth_gb_s, 3), "op_overhead_us": round(fit_all.op_overhead_us, 3),
-         "rel_sigma": {k: round(v, 4) for k, v in fit_all.rel_sigma.items()}}))
+         "interval_95": {k: fit_all.describe(k) for k in fit_all.values}}))
     print("\n| op type | ops | measured, sum of op medians (ms) | fitted roofline (ms) | error |")
     print("|---|---:|---:|---:|---:|")
     for t, (meas, pred, n) in sorted(by_type.items(), key=lambda kv: -kv[1][0]):
