@@ -65,6 +65,12 @@ def test_shipped_platforms_warn_only_about_dianas_host():
         if path.name == "diana.yaml":  # ODiMO's energy model counts the accelerators only
             assert got == ["devices.host (cpu): no power figure (active_w and idle_w are 0): its energy is not "
                            "modelled (reported as such, not as 0 J)"]
+        elif path.name == "stream-tpu-quad.yaml":  # Stream's cost model: energy per operation, no static power
+            cores = ("npu0", "npu1", "npu2", "npu3", "pool", "simd")
+            assert got == ["devices.ctrl (cpu): no power figure (active_w and idle_w are 0): its energy is not "
+                           "modelled (reported as such, not as 0 J)"] + [
+                f"devices.{c} (npu): no power figure (active_w and idle_w are 0): only its energy per operation "
+                "is counted, no static or active power" for c in cores]
         else:
             assert got == [], (path.name, got)
 
