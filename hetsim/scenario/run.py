@@ -566,8 +566,9 @@ def latency_intervals(sub: pd.DataFrame) -> dict:
     lat = sub.sort_values("arrival_s", kind="stable")["latency_s"].to_numpy() if len(sub) else np.zeros(0)
     ci = mean_ci(lat)
     out: dict = {"latency_mean_ci_s": None if ci is None else list(ci)}
+    srt = np.sort(lat)  # sorted once for the three percentiles
     for p in PERCENTILES:
-        ci = quantile_ci(lat, p / 100)
+        ci = quantile_ci(srt, p / 100)
         out[f"latency_p{p}_ci_s"] = None if ci is None else list(ci)
         out[f"latency_p{p}_determined"] = ci is not None
     return out
