@@ -100,14 +100,13 @@ def replication_lines(summary: dict) -> list[str]:
     if not rep:
         return []
     seeds = rep["seeds"]
-    out = ["", f"  over {rep['count']} replications (seeds {seeds[0]}-{seeds[-1]}): mean +- half-width of its 95 % "
-           "t-interval (latency in ms; *: a replication had too few requests for that percentile)",
+    out = ["", f"  over {rep['count']} replications (seeds {seeds[0]}-{seeds[-1]}): mean +- its 95 % t-interval's "
+           "half-width (latency ms, miss %; *: too few requests in a replication)",
            f"  {'stream':<12} {'thru/s':>14} {'mean':>14} {'p50':>14} {'p95':>14} {'p99':>14} {'miss':>12}"]
     for name, st in rep["streams"].items():
         out.append(f"  {name:<12} {_pm(st['throughput_hz'], 1.0):>14} {_pm(st['latency_mean_s']):>14} "
                    f"{_pm(st['latency_p50_s']):>14} {_pm(st['latency_p95_s']):>14} {_pm(st['latency_p99_s']):>14} "
                    f"{_pm(st['deadline_miss'], 100, '.3g'):>12}")
-    out.append("  (miss in %)")
     return out
 
 
