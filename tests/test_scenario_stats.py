@@ -66,11 +66,10 @@ def test_t_interval_and_batch_means_by_hand():
     lo, hi = t_interval([1.0, 3.0])
     assert (lo + hi) / 2 == pytest.approx(2.0) and (hi - lo) / 2 == pytest.approx(12.7062047)
     assert t_interval([1.0]) is None and t_interval([1.0, None]) is None
-    # 20 values, 10 batches of 2: the batch means 1.5, 3.5, ..., 19.5 (s = sqrt(440 / 9 * ...)): by numpy here,
-    # the formula's t(0.975, 9) = 2.2622
+    # 1..20 in 10 batches of 2: the batch means 1.5, 3.5, ..., 19.5 = 1.5 + 2 k, their s = 2 sqrt(var(0..9)) =
+    # 2 sqrt(55 / 6); the half-width t(0.975, 9) s / sqrt(10), t(0.975, 9) = 2.2621572
     x = np.arange(1.0, 21.0)
-    means = x.reshape(10, 2).mean(axis=1)
-    half = 2.2621572 * means.std(ddof=1) / math.sqrt(10)
+    half = 2.2621572 * 2 * math.sqrt(55 / 6) / math.sqrt(10)
     assert mean_ci(x) == pytest.approx((10.5 - half, 10.5 + half))
     assert mean_ci(x[:19]) is None  # fewer than 2 per batch
 

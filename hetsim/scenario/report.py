@@ -332,7 +332,9 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
                  + "<p>offered and throughput over one window, from the first measured arrival t0 to the last "
                    "t1: offered = arrivals in [t0, t1) / (t1 - t0), throughput = those of them finished by t1 / "
                    "(t1 - t0), so throughput &le; offered (a closed loop: its throughput counted so); latency = "
-                   "finish - arrival; alone: one request alone on the SoC.</p>"),
+                   "finish - arrival; alone: one request alone on the SoC; *_ci_s: 95 % intervals (percentiles: "
+                   "order statistics, empty and *_determined false when the measured requests are too few to "
+                   "bracket the percentile; mean: 10 batch means).</p>"),
                 ("Devices and links", table_html(r.devices, scroll=False)
                  + "<p>busy: unit-seconds on a serial device; energy over the whole simulated time, idle time "
                    "included; offered load: the open streams' rate x busy time per request / units.</p>")]
