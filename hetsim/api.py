@@ -157,7 +157,8 @@ def run(
             ``time_limit_s=10`` (wall clock), ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="throughput"`` (cpsat, heft, greedy: the busiest resource's
             load per request; for a scenario, all its models at once, and ``compare=`` the latency mapping
-            replayed beside it), ``objective="energy"`` (min-cost), ``mode="blocking"`` (spikeduet,
+            replayed beside it, and ``replications=N`` N replays with the seeds ``seed, seed + 1, ...``),
+            ``objective="energy"`` (min-cost), ``mode="blocking"`` (spikeduet,
             all-m33, all-dense-mvp).
 
     Returns:
@@ -180,7 +181,7 @@ def run(
         return run_scenario(platform, workload, mapper=mapper, dispatch=options.pop("dispatch", None),
                             contention=None if contention in (None, "none") else contention,
                             seed=seed or None, objective=options.pop("objective", None),
-                            compare=options.pop("compare", None))
+                            compare=options.pop("compare", None), replications=options.pop("replications", 1))
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
                 timeline=timeline, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,

@@ -19,6 +19,7 @@ from hetsim.cli._common import (
     _no_options_with_schedule,
     _nonnegative_int,
     _platform,
+    _positive_int,
     _refuse_model_options,
     mapper_options,
 )
@@ -66,6 +67,9 @@ def add_parser(sub) -> None:
     p.add_argument("--dispatch", default=None, metavar="POLICY",
                    help="scenarios (MODEL = scenarios/*.yaml, streams of requests): the serial devices' policy "
                    "between requests: static, fifo, priority, edf (default: the scenario's)")
+    p.add_argument("--replications", type=_positive_int, default=None, metavar="N",
+                   help="scenarios: replay the requests N times with the seeds seed, seed+1, ...; the report gives "
+                   "each stream's statistics as their mean and 95 %% t-interval (default: 1)")
     g = p.add_argument_group("spiking networks (SpikeDuet; an SNN spec .yaml on platforms/efr32mg24.yaml)")
     g.add_argument("--mode", choices=("async", "blocking"), default=None,
                    help="CPU-MVP execution: async overlaps MVP affine work with M33 LIF updates of earlier "
@@ -107,6 +111,9 @@ def cmd_run(args) -> int:
         from hetsim.scenario.cli import cmd_run_scenario
 
         return cmd_run_scenario(args, lambda: _warned_platform(args))
+    if getattr(args, "replications", None) is not None:
+        raise InputError("--replications: for a scenario (scenarios/*.yaml, random arrivals), not for one model's run "
+                         "(it has no seed to replicate over)")
     from hetsim.workload.kinds import SNN
 
     snn = _is_snn(args.model)

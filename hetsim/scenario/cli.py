@@ -33,9 +33,11 @@ def cmd_run_scenario(args, platform) -> int:
     """Run the scenario ``args.model`` on ``args.platform``; print the report (or ``--json``), write ``--out``.
 
     ``--mapper``, ``--contention`` (``none`` included), ``--dispatch``, ``--seed`` and ``--objective`` (or ``-O
-    objective=...``) override the scenario's. ``platform()``: the platform with ``--set PATH=VALUE`` applied as
-    for a single run (the command line's loader: :meth:`~hetsim.platform.Platform.with_overrides`, named in the
-    report's header), called once the options are checked.
+    objective=...``) override the scenario's; ``--replications N`` replays it with the seeds ``seed, seed + 1,
+    ...`` (their means and spread in the report); ``--verbose`` adds the streams' 95 % intervals.
+    ``platform()``: the platform with ``--set PATH=VALUE`` applied as for a single run (the command line's loader:
+    :meth:`~hetsim.platform.Platform.with_overrides`, named in the report's header), called once the options are
+    checked.
     Options of single-model runs that a scenario does not honour (the model's, the solver's, ``--spill``,
     ``--export``) are refused with one line.
 
@@ -74,8 +76,9 @@ def cmd_run_scenario(args, platform) -> int:
         matplotlib.use("Agg")
     r = run_scenario(plat, args.model, mapper=args.mapper, contention=args.contention,  # None: the file's
                      dispatch=getattr(args, "dispatch", None), seed=getattr(args, "seed", None),
-                     objective=_objective(args))
-    print(json.dumps(r.summary, indent=1, default=str) if args.json else format_scenario_report(r))
+                     objective=_objective(args), replications=getattr(args, "replications", None) or 1)
+    print(json.dumps(r.summary, indent=1, default=str) if args.json
+          else format_scenario_report(r, verbose=getattr(args, "verbose", False)))
     if args.out is not None:
         written = write_scenario_outputs(r, args.out, force=args.force)
         if not args.json:

@@ -40,10 +40,82 @@ def _n(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def format_scenario_report(r: ScenarioResult) -> str:
-    """The terminal report: the scenario line, per stream (throughput, latency percentiles in ms, deadline
-    misses, saturation), per device (utilisation, energy), energy per request, the analytic bottleneck and, per
-    saturated device, why and what would relieve it (:func:`relief_lines`)."""
+def _pct(row: dict, p: int) -> str:
+    """A stream's ``p``-th latency percentile in ms, marked ``*`` when its sample is too small to bracket it
+    (``latency_pXX_determined`` false: :func:`hetsim.scenario.stats.quantile_ranks`)."""
+    text = _ms(row[f"latency_p{p}_s"])
+    return text + "*" if row.get(f"latency_p{p}_determined") is False and row[f"latency_p{p}_s"] is not None else text
+
+
+def _undetermined_lines(rows: list[dict]) -> list[str]:
+    """One footnote per percentile marked ``*`` in some stream's row: the rule (the sample size below which the
+    95 % order-statistic interval cannot bracket it) and the streams."""
+    from hetsim.scenario.stats import CONFIDENCE, PERCENTILES, min_requests
+
+    out = []
+    for p in PERCENTILES:
+        who = [row["stream"] for row in rows
+               if row.get(f"latency_p{p}_determined") is False and row[f"latency_p{p}_s"] is not None]
+        if who:
+            out.append(f"  * p{p} not determined ({', '.join(who)}): fewer than {min_requests(p / 100):,} measured "
+                       f"requests, its {CONFIDENCE:.0%} interval reaches beyond the sample")
+    return out
+
+
+def _ci_ms(ci) -> str:
+    """``[lo, hi]`` (seconds) as ``lo..hi`` in ms, ``-`` without an interval."""
+    return "-" if ci is None else f"{ci[0] * 1e3:.5g}..{ci[1] * 1e3:.5g}"
+
+
+def interval_lines(r: ScenarioResult) -> list[str]:
+    """Per stream, its measured requests and the 95 % intervals of its mean latency (batch means) and
+    percentiles (order statistics), in ms (:mod:`hetsim.scenario.stats`); ``-``: too few requests."""
+    from hetsim.scenario.stats import CONFIDENCE, MEAN_BATCHES
+
+    out = ["", f"  {CONFIDENCE:.0%} intervals (latency in ms; mean: {MEAN_BATCHES} batch means, percentiles: order "
+           "statistics; - too few requests)",
+           f"  {'stream':<12} {'n':>7} {'mean':>19} {'p50':>19} {'p95':>19} {'p99':>19}"]
+    for row in r.streams.to_dict(orient="records"):
+        out.append(f"  {row['stream']:<12} {row['measured']:>7} {_ci_ms(row.get('latency_mean_ci_s')):>19} "
+                   + " ".join(f"{_ci_ms(row.get(f'latency_p{p}_ci_s')):>19}" for p in (50, 95, 99)))
+    return out
+
+
+def _pm(x: dict, scale: float = 1e3, fmt: str = ".4g") -> str:
+    """A replicated statistic as ``mean+-half`` (the t-interval's half-width), ``-`` when missing, marked ``*``
+    when a replication did not determine it."""
+    if x["mean"] is None:
+        return "-"
+    text = format(x["mean"] * scale, fmt)
+    if x["ci"] is not None:
+        text += "+-" + format((x["ci"][1] - x["ci"][0]) / 2 * scale, ".2g")
+    return text + ("*" if x.get("determined") is False else "")
+
+
+def replication_lines(summary: dict) -> list[str]:
+    """The statistics over replications (``summary["replications"]``,
+    :func:`hetsim.scenario.run.replication_summary`): per stream the mean over the replications and the half-width
+    of its 95 % t-interval."""
+    rep = summary.get("replications")
+    if not rep:
+        return []
+    seeds = rep["seeds"]
+    out = ["", f"  over {rep['count']} replications (seeds {seeds[0]}-{seeds[-1]}): mean +- its 95 % t-interval's "
+           "half-width (latency ms, miss %; *: too few requests in a replication)",
+           f"  {'stream':<12} {'thru/s':>14} {'mean':>14} {'p50':>14} {'p95':>14} {'p99':>14} {'miss':>12}"]
+    for name, st in rep["streams"].items():
+        out.append(f"  {name:<12} {_pm(st['throughput_hz'], 1.0):>14} {_pm(st['latency_mean_s']):>14} "
+                   f"{_pm(st['latency_p50_s']):>14} {_pm(st['latency_p95_s']):>14} {_pm(st['latency_p99_s']):>14} "
+                   f"{_pm(st['deadline_miss'], 100, '.3g'):>12}")
+    return out
+
+
+def format_scenario_report(r: ScenarioResult, verbose: bool = False) -> str:
+    """The terminal report: the scenario line, per stream (throughput, latency percentiles in ms, a percentile
+    its requests are too few to determine marked ``*`` with a footnote, deadline misses, saturation), per device
+    (utilisation, energy), energy per request, the analytic bottleneck and, per saturated device, why and what
+    would relieve it (:func:`relief_lines`); with replications, their means and spread
+    (:func:`replication_lines`); ``verbose``: the streams' 95 % intervals (:func:`interval_lines`)."""
     s = r.summary
     out = [f"scenario {s['scenario']} on {s['platform']}: {_n(s['requests'], 'request')} in {s['simulated_s']:.4f} s "
            f"simulated (mapper {s['mapper']}, dispatch {s['dispatch']}, non-preemptive at op boundaries; "
@@ -56,8 +128,11 @@ def format_scenario_report(r: ScenarioResult) -> str:
         if row.get("offered_note"):  # no offered rate: say why below the table, never a number
             off = r.models[row["stream"]].stream.arrival.no_rate_label
         out.append(f"  {row['stream']:<12} {row['measured']:>7} {off:>10} {thr:>9} {_ms(row['latency_mean_s']):>9} "
-                   f"{_ms(row['latency_p50_s']):>9} {_ms(row['latency_p95_s']):>9} {_ms(row['latency_p99_s']):>9} "
+                   f"{_pct(row, 50):>9} {_pct(row, 95):>9} {_pct(row, 99):>9} "
                    f"{_ms(row['latency_max_s']):>9} {_ms(row['alone_s']):>9} {miss:>6}")
+    out += _undetermined_lines(r.streams.to_dict(orient="records"))
+    if verbose:
+        out += interval_lines(r)
     for row in r.streams.to_dict(orient="records"):
         if row.get("offered_note"):
             out.append(f"  {row['stream']}: no offered rate: {row['offered_note']} "
@@ -68,6 +143,7 @@ def format_scenario_report(r: ScenarioResult) -> str:
                        "statistics")
         if row["saturated"]:
             out.append(f"  SATURATED {row['stream']}: {row['saturation']}; not a steady state")
+    out += replication_lines(s)
     out += ["", f"  {'device':<10} {'utilisation':>11} {'offered load':>12} {'energy mJ':>10}"]
     for row in r.devices.to_dict(orient="records"):
         load = "n/a" if row["offered_load"] is None or math.isnan(row["offered_load"]) else f"{row['offered_load']:.1%}"
@@ -158,10 +234,12 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
             off, thr = _num(row["offered_hz"]), _num(row["throughput_hz"])
             scale = "-" if not row["max_rate_scale"] else f"{row['max_rate_scale']:.3g}"
             out.append(f"  {row['objective']:<11} {row['stream']:<12} {off:>10} {thr:>9} "
-                       f"{_ms(row['latency_p50_s']):>9} {_ms(row['latency_p99_s']):>9} {_ms(row['alone_s']):>9} "
+                       f"{_pct(row, 50):>9} {_pct(row, 99):>9} {_ms(row['alone_s']):>9} "
                        f"{row['bottleneck_load']:>11.1%} {scale:>6}  "
                        f"{'SATURATED' if row['saturated'] else 'steady'}")
         out.append("  (bottleneck: the busiest resource's load at the offered rates; max x: 1 / that load)")
+        out += _undetermined_lines([{**row, "stream": f"{row['objective']} {row['stream']}", "latency_p95_s": None}
+                                    for row in r.comparison.to_dict(orient="records")])
     return out
 
 
@@ -254,7 +332,9 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
                  + "<p>offered and throughput over one window, from the first measured arrival t0 to the last "
                    "t1: offered = arrivals in [t0, t1) / (t1 - t0), throughput = those of them finished by t1 / "
                    "(t1 - t0), so throughput &le; offered (a closed loop: its throughput counted so); latency = "
-                   "finish - arrival; alone: one request alone on the SoC.</p>"),
+                   "finish - arrival; alone: one request alone on the SoC; *_ci_s: 95 % intervals (percentiles: "
+                   "order statistics, empty and *_determined false when the measured requests are too few to "
+                   "bracket the percentile; mean: 10 batch means).</p>"),
                 ("Devices and links", table_html(r.devices, scroll=False)
                  + "<p>busy: unit-seconds on a serial device; energy over the whole simulated time, idle time "
                    "included; offered load: the open streams' rate x busy time per request / units.</p>")]

@@ -30,6 +30,7 @@ from hetsim.errors import InputError
 from hetsim.platform import Platform, load_platform
 from hetsim.scenario.arrivals import ARRIVALS, ArrivalInputs
 from hetsim.scenario.spec import MAX_REQUESTS, Scenario, ScenarioError, Stream, load_scenario, read_trace
+from hetsim.scenario.stats import PERCENTILES, batch_means, mean_ci, quantile_ci, t_interval
 from hetsim.schedule import OBJECTIVES, Schedule
 from hetsim.sim.contention import parse_contention
 from hetsim.sim.dispatch import get_dispatch
@@ -100,6 +101,10 @@ class ScenarioResult:
         loads: which streams and op types load each device and weight memory (:func:`load_breakdown`);
             ``summary["load_breakdown"]`` holds it per resource, and ``summary["relief"]`` why each saturated
             device is saturated and which of its ops another device could run (:func:`relief`).
+        replications: with ``replications > 1``: one row per replication (its ``seed``) and stream, the
+            statistics of :data:`REPLICATED` and whether each percentile was determined; ``summary["replications"]``
+            holds their mean and t-interval (:func:`replication_summary`); else ``None``. Every other table is the
+            first replication's (the scenario's seed).
     """
 
     scenario: Scenario
@@ -112,6 +117,7 @@ class ScenarioResult:
     summary: dict = field(default_factory=dict)
     comparison: pd.DataFrame | None = None
     loads: pd.DataFrame | None = None
+    replications: pd.DataFrame | None = None
 
 
 # ------------------------------------------------------------------------------------------------ mapping
@@ -532,7 +538,7 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel],
         warm = warmups.get(name, empty)  # warm-up requests finishing in the window are completions in it
         offered, thr = rates_measured(sub["arrival_s"].to_numpy(), sub["finish_s"].to_numpy(), closed=closed,
                                       done_s=warm["finish_s"].to_numpy())
-        pct = np.percentile(lat, [50, 95, 99]) if n else [None] * 3
+        pct = np.percentile(lat, PERCENTILES) if n else [None] * len(PERCENTILES)
         miss = None
         if st.deadline_s is not None and n:
             miss = float((~sub["deadline_met"].astype(bool)).mean())
@@ -545,8 +551,27 @@ def _stream_table(req: pd.DataFrame, models: dict[str, StreamModel],
             "latency_max_s": float(lat.max()) if n else None,
             "alone_s": m.makespan_s, "deadline_s": st.deadline_s, "deadline_miss": miss,
             "energy_per_request_j": m.energy_j, "saturated": False, "saturation": "",
+            **latency_intervals(sub),
         })
     return pd.DataFrame(rows)
+
+
+def latency_intervals(sub: pd.DataFrame) -> dict:
+    """A stream's latency intervals (:mod:`hetsim.scenario.stats`, 95 %) from its measured requests ``sub``:
+    ``latency_mean_ci_s`` (batch means over the requests in arrival order; ``None`` below 20 requests) and per
+    percentile ``latency_pXX_ci_s`` (the order-statistic interval, ``[lo, hi]`` in seconds) with
+    ``latency_pXX_determined`` (``False``, and the interval ``None``, when the sample is too small to bracket the
+    quantile: :func:`~hetsim.scenario.stats.min_requests`). The point estimates stay the sample's
+    (``numpy.percentile``, linear interpolation), inside their interval."""
+    lat = sub.sort_values("arrival_s", kind="stable")["latency_s"].to_numpy() if len(sub) else np.zeros(0)
+    ci = mean_ci(lat)
+    out: dict = {"latency_mean_ci_s": None if ci is None else list(ci)}
+    srt = np.sort(lat)  # sorted once for the three percentiles
+    for p in PERCENTILES:
+        ci = quantile_ci(srt, p / 100)
+        out[f"latency_p{p}_ci_s"] = None if ci is None else list(ci)
+        out[f"latency_p{p}_determined"] = ci is not None
+    return out
 
 
 def _offered_note(st: Stream, sub: pd.DataFrame, offered: float | None) -> str:
@@ -639,17 +664,45 @@ def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
         return False, f"{n} measured request{'' if n == 1 else 's'}: too few to judge a trend"
     order = sub.sort_values("arrival_s", kind="stable")
     lat, arr = order["latency_s"].to_numpy(), order["arrival_s"].to_numpy()
-    means = np.array([b.mean() for b in np.array_split(lat, TREND_BATCHES)])
+    means = batch_means(lat, TREND_BATCHES)
     if np.ptp(means) <= 1e-12 * max(float(means.max()), 1e-300):
         return False, "latency flat over the run"
     fit = linregress(np.arange(TREND_BATCHES), means)
     rise = fit.slope * (TREND_BATCHES - 1)
     p = fit.pvalue / 2 if fit.slope > 0 else 1.0
-    at = np.array([b.mean() for b in np.array_split(arr, TREND_BATCHES)])
+    at = batch_means(arr, TREND_BATCHES)
     per_s = linregress(at, means).slope if np.ptp(at) > 0 else 0.0  # latency seconds per second of arrivals
     grows = p < TREND_ALPHA and (rise >= means[0] or per_s >= TREND_SLOPE)
     return grows, (f"batch-mean latency {means[0] * 1e3:.3g} -> {means[-1] * 1e3:.3g} ms over the run (trend "
                    f"p = {p:.2g})")
+
+
+#: the statistics of a stream that replications average (``ScenarioResult.replications``)
+REPLICATED = ("throughput_hz", "latency_mean_s", *(f"latency_p{p}_s" for p in PERCENTILES), "latency_max_s",
+              "deadline_miss")
+
+
+def replication_summary(table: pd.DataFrame) -> dict:
+    """``summary["replications"]`` from one row per replication and stream (``ScenarioResult.replications``):
+    ``count``, ``seeds``, and per stream and statistic of :data:`REPLICATED` its ``mean`` over the replications,
+    ``ci`` (the t-interval of that mean, :func:`~hetsim.scenario.stats.t_interval`: ``[lo, hi]``, or ``None``
+    where a replication has no value), the replications' ``values``; a percentile also ``determined``: whether
+    every replication had enough requests to bracket it (else its mean averages undetermined values)."""
+    seeds = [int(x) for x in dict.fromkeys(table["seed"])]
+    streams: dict = {}
+    for name, sub in table.groupby("stream", sort=False):
+        stats: dict = {"measured": [int(x) for x in sub["measured"]]}
+        for col in REPLICATED:
+            vals = [None if v is None or v != v else float(v) for v in sub[col]]
+            ci = t_interval(vals)
+            known = [v for v in vals if v is not None]
+            stats[col] = {"mean": float(np.mean(known)) if known else None, "ci": None if ci is None else list(ci),
+                          "values": vals}
+            det = col.removesuffix("_s") + "_determined"
+            if det in sub.columns:
+                stats[col]["determined"] = bool(sub[det].all())
+        streams[name] = stats
+    return {"count": len(seeds), "seeds": seeds, "streams": streams}
 
 
 def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, measured: dict[str, pd.DataFrame],
@@ -902,6 +955,7 @@ def run_scenario(
     workloads: dict | None = None,
     objective: str | None = None,
     compare: bool | None = None,
+    replications: int = 1,
 ) -> ScenarioResult:
     """Map the scenario's models on ``platform`` and replay its requests (see the module doc).
 
@@ -914,6 +968,9 @@ def run_scenario(
         workloads: stream name -> a Workload to use instead of the stream's model file.
         compare: also map for the other objective and replay it (``ScenarioResult.comparison``); default: when
             the objective is ``throughput`` (the latency mapping is what it is compared with).
+        replications: replay the requests this many times with the seeds ``seed, seed + 1, ...`` (one mapping:
+            it does not depend on the seed); ``ScenarioResult.replications`` and ``summary["replications"]``
+            give each stream's statistics per replication, their mean and t-interval. Default 1: one replay.
 
     Returns:
         :class:`ScenarioResult`.
@@ -936,6 +993,7 @@ def run_scenario(
     if not sc.name:
         sc = sc.model_copy(update={"name": "scenario"})
     objective = objective or sc.objective
+    _check_replications(replications, sc.seed)
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     kinds = parse_contention(sc.contention if contention is None else contention)
@@ -982,6 +1040,9 @@ def run_scenario(
                                  for d, sub in table.groupby("resource", sort=False)}
     summary["relief"] = relief(models, req, loads, table)
     out = ScenarioResult(sc, plat, models, req, streams, devices, trace, summary, loads=table)
+    if replications > 1:
+        out.replications = _replicate(sc, plat, models, where, kinds, dispatch, source, streams, replications)
+        summary["replications"] = replication_summary(out.replications)
     if compare if compare is not None else objective == "throughput":
         other = "latency" if objective == "throughput" else "throughput"
         # the models loaded once: the first mapping's workloads and rates
@@ -993,6 +1054,33 @@ def run_scenario(
         out.comparison = pd.DataFrame(rows)
         summary["comparison"] = _records(out.comparison)
     return out
+
+
+def _check_replications(replications, seed: int) -> None:
+    """Refuse a replication count that is not a positive integer, or seeds past the largest a scenario takes.
+
+    Raises:
+        InputError: one line naming the count.
+    """
+    if isinstance(replications, bool) or not isinstance(replications, int | np.integer) or replications < 1:
+        raise InputError(f"replications {replications!r}: give a whole number of runs, at least 1")
+    if seed + replications - 1 > 2**63 - 1:
+        raise InputError(f"replications {replications}: the seeds from {seed} would pass 2**63 - 1")
+
+
+def _replicate(sc: Scenario, plat: Platform, models: dict[str, StreamModel], where: Path, kinds: frozenset[str],
+               dispatch: str | None, source: str, first: pd.DataFrame, replications: int) -> pd.DataFrame:
+    """The streams' statistics over ``replications`` replays of the same mapping, the seeds ``sc.seed, sc.seed +
+    1, ...`` (``first``: the stream table of ``sc.seed``'s replay, already run): one row per replication and
+    stream (``seed``, ``stream``, ``measured``, :data:`REPLICATED`, the percentiles' ``determined`` and
+    ``saturated``). Each replay's requests are dropped once counted."""
+    cols = ["stream", "measured", *REPLICATED, *(f"latency_p{p}_determined" for p in PERCENTILES), "saturated"]
+    tables = [first[cols].assign(seed=sc.seed)]
+    for k in range(1, replications):
+        seed = sc.seed + k
+        streams = _replay(sc.model_copy(update={"seed": seed}), plat, models, where, kinds, dispatch, source)[1]
+        tables.append(streams[cols].assign(seed=seed))
+    return pd.concat(tables, ignore_index=True)[["seed", *cols]]
 
 
 def _bottleneck_rates(models: dict[str, StreamModel], streams: pd.DataFrame) -> tuple[dict[str, float], list[str]]:
@@ -1116,7 +1204,9 @@ def _comparison(objective: str, streams: pd.DataFrame, res: str, val: float, mod
     for row in streams.to_dict(orient="records"):
         rows.append({"objective": objective, "stream": row["stream"], "offered_hz": row["offered_hz"],
                      "throughput_hz": row["throughput_hz"], "latency_p50_s": row["latency_p50_s"],
-                     "latency_p99_s": row["latency_p99_s"], "alone_s": models[row["stream"]].makespan_s,
+                     "latency_p99_s": row["latency_p99_s"], "latency_p50_determined": row["latency_p50_determined"],
+                     "latency_p99_determined": row["latency_p99_determined"],
+                     "alone_s": models[row["stream"]].makespan_s,
                      "saturated": row["saturated"], "bottleneck_resource": res, "bottleneck_load": val,
                      "max_rate_scale": _scale(val, list(closed))})
     return rows
