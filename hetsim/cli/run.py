@@ -19,6 +19,7 @@ from hetsim.cli._common import (
     _no_options_with_schedule,
     _nonnegative_int,
     _platform,
+    _positive_int,
     _refuse_model_options,
     mapper_options,
 )
@@ -66,6 +67,10 @@ def add_parser(sub) -> None:
     p.add_argument("--dispatch", default=None, metavar="POLICY",
                    help="scenarios (MODEL = scenarios/*.yaml, streams of requests): the serial devices' policy "
                    "between requests: static, fifo, priority, edf (default: the scenario's)")
+    p.add_argument("--max-ops", type=_positive_int, default=None, metavar="N",
+                   help="scenarios: refuse one whose replay would simulate more than N ops (default 10000000, "
+                   "a few minutes of replay), estimated before any mapping as the streams' requests (count, or "
+                   "duration_s x the arrival rate, or a trace's rows) x (their model's ops + 1)")
     g = p.add_argument_group("spiking networks (SpikeDuet; an SNN spec .yaml on platforms/efr32mg24.yaml)")
     g.add_argument("--mode", choices=("async", "blocking"), default=None,
                    help="CPU-MVP execution: async overlaps MVP affine work with M33 LIF updates of earlier "
@@ -109,6 +114,8 @@ def cmd_run(args) -> int:
         return cmd_run_scenario(args, lambda: _warned_platform(args))
     from hetsim.workload.kinds import SNN
 
+    if getattr(args, "max_ops", None) is not None:
+        raise InputError("--max-ops applies to scenarios (scenarios/*.yaml), not to one model's run")
     snn = _is_snn(args.model)
     if snn:  # the SNN report draws with matplotlib: imported only for SNNs
         from hetsim.report.snn import format_snn_report
