@@ -39,7 +39,10 @@ class CostModel:
 
     Attributes:
         latency: op name -> {device name: seconds} for the devices that run the op. A device runs an op when its
-            kind supports it and the op fits each of the device's ``per-op`` capacities.
+            kind supports it, the op fits each of the device's ``per-op`` capacities, and a tensor from the host
+            can reach it (:meth:`~hetsim.platform.Platform.reachable_from_host`: a device no chain of links or
+            shared memories joins to the host takes no op, since the model's inputs start on the host).
+        reachable: the devices a tensor from the host can reach (the candidates of every op).
         phases: op name -> {device name: phase durations} for devices that run ops in phases (a PUMA CIM's
             load, MVM, store: CPU-CIM ILP, Eq. 2-3).
         need: op name -> {device name: amount} of the device's resident capacity the op occupies (crossbars,
@@ -87,7 +90,8 @@ class CostModel:
                 self.resident[n] = res[0]
             self.per_op[n] = [c for c in caps.values() if c.scope == "per-op"]
         self.budget: dict[str, int] = {n: c.amount for n, c in self.resident.items()}
-        devices = list(self.devices.values())
+        self.reachable: frozenset[str] = platform.reachable_from_host()
+        devices = [d for n, d in self.devices.items() if n in self.reachable]
         unsupported = []
         for name, op in workload.ops.items():
             lat: dict[str, float] = {}
@@ -113,8 +117,11 @@ class CostModel:
             self.latency[name] = lat
         if unsupported:
             more = f" and {len(unsupported) - 5} more" if len(unsupported) > 5 else ""
+            cut_off = [n for n in self.devices if n not in self.reachable]
+            why = (f" (not counted: {', '.join(cut_off)}, which no link or shared memory joins to the host "
+                   f"{platform.host!r})" if cut_off else "")
             raise UnsupportedOpError(
-                f"no device of platform {platform.name!r} supports {', '.join(unsupported[:5])}{more}"
+                f"no device of platform {platform.name!r} supports {', '.join(unsupported[:5])}{more}{why}"
             )
         offered = self._fusion()
         #: how many ops the devices could run fused into a producer (also with fusion off: the report says so)
@@ -363,8 +370,9 @@ class CostModel:
 
     def part_latency(self, op: str, device: str, n_channels: int) -> float | None:
         """Seconds for the part of ``op`` computing ``n_channels`` of its output channels on ``device`` (a
-        channel split, ODiMO), or ``None`` when the device cannot run such a part (it supports no channel
-        splits, or not this op). ``n_channels = C_out`` gives the op's whole latency on a device that splits.
+        channel split, ODiMO), or ``None`` when the device cannot run such a part (the host cannot reach it, it
+        supports no channel splits, or not this op). ``n_channels = C_out`` gives the op's whole latency on a
+        device that splits.
 
         Raises:
             ValueError: ``n_channels`` is outside ``[0, C_out]``.
@@ -372,7 +380,7 @@ class CostModel:
         key = (op, device, n_channels)
         if key not in self._part_latency:
             dev, o = self.devices[device], self.workload.op(op)
-            t = dev.latency_channels(o, n_channels)
+            t = dev.latency_channels(o, n_channels) if device in self.reachable else None
             if t is not None and op in self.folded:
                 t = 0.0
             self._part_latency[key] = t if t is None or self._fits_per_op(dev, o, n_channels) else None

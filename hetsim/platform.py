@@ -197,6 +197,20 @@ class Platform(BaseModel):
         """Names of the memories ``device`` reads weights from (``weights_for``), in YAML order."""
         return [name for name, m in self.memories.items() if device in m.weights_for]
 
+    def reachable_from_host(self) -> frozenset[str]:
+        """The devices a tensor from the host can reach: the host, and every device joined to a reachable one by a
+        link or a shared memory (breadth-first over those joins). A model's inputs start on the host (ours: the
+        cost model moves none for an op without a producer), so a device outside this set can take no op: the
+        cost model leaves it out of every op's candidates (:class:`hetsim.costs.CostModel`)."""
+        seen, todo = {self.host}, [self.host]
+        while todo:
+            a = todo.pop()
+            for b in self.devices:
+                if b not in seen and (self.link_between(a, b) is not None or self.shares_memory(a, b)):
+                    seen.add(b)
+                    todo.append(b)
+        return frozenset(seen)
+
     def link_between(self, a: str, b: str) -> Link | None:
         """The first link (in YAML order) joining devices ``a`` and ``b``, or ``None``."""
         for link in self.links.values():

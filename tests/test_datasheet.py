@@ -171,3 +171,49 @@ def test_a_scenario_run_warns_once(capsys, tmp_path):
     assert err.count("hetsim: warning: devices.host (cpu): no power figure") == 1, err
     host = next(line for line in out.splitlines() if line.startswith("  host "))
     assert host.endswith("not modelled")
+
+
+def test_the_devices_a_tensor_from_the_host_reaches(tmp_path):
+    """By hand: check-warnings.yaml's bus joins host, cim, slow and hot; island has no link and no memory. A device
+    joined only through another accelerator (island over a second link from slow) is reached, through slow."""
+    plat = load_platform(WARN)
+    assert plat.reachable_from_host() == {"host", "cim", "slow", "hot"}
+    chained = plat.with_overrides({"links.bus.connects": ["host", "cim", "slow"],
+                                   "links.side": {"bandwidth_gb_s": 1, "connects": ["slow", "island"]}})
+    assert chained.reachable_from_host() == {"host", "cim", "slow", "island"}  # hot is joined to nothing now
+
+
+@pytest.mark.parametrize(("mapper", "options"), [("heft", {}), ("greedy", {}), ("ilp", {}),
+                                                 ("cpsat", {"work_limit": 0.5})])
+def test_no_mapper_puts_an_op_on_a_device_the_host_cannot_reach(mapper, options):
+    """The island NPU runs ResNet-20's convolutions (it is a candidate for 22 ops once the bus joins it), but no
+    link brings the model's inputs to it: it is no op's candidate, every mapper maps without it and the replay
+    runs (heft had put the first Conv there, its graph input needing no transfer, then found no link for the
+    next op)."""
+    from hetsim.costs import CostModel
+    from hetsim.mappers import get_mapper
+    from hetsim.sim import simulate
+    from hetsim.workload import load_onnx
+
+    plat = load_platform(WARN)
+    wl = load_onnx(ROOT / "workloads" / "resnet20_cifar10.onnx")
+    joined = CostModel(wl, plat.with_overrides({"links.bus.connects": ["host", "cim", "slow", "hot", "island"]}))
+    assert sum("island" in lat for lat in joined.latency.values()) == 22
+    costs = CostModel(wl, plat)
+    assert not any("island" in lat for lat in costs.latency.values())
+    sched = get_mapper(mapper, **options).map(costs)
+    assert "island" not in set(sched.assignment.values())
+    assert not sched.splits
+    r = simulate(costs, sched)
+    assert r.makespan_s > 0
+    assert set(r.trace["device"]) <= {"host", "cim", "slow", "hot"} | set(plat.links)
+
+
+def test_heft_runs_on_a_platform_with_an_unreachable_device(capsys):
+    """``hetsim run`` with heft on check-warnings.yaml: exit 0, the island's row with 0 ops, the warning once."""
+    code, out, err = run_cli(capsys, "run", WARN, ROOT / "workloads" / "resnet20_cifar10.onnx", "--mapper", "heft")
+    assert code == 0, err
+    assert err.count("devices.island (npu): no link joins it to the host") == 1, err
+    island = next(line for line in out.splitlines() if line.startswith("  island "))
+    assert island.split()[2] == "0", island
+

@@ -70,6 +70,10 @@ def add_parser(sub) -> None:
     p.add_argument("--replications", type=_positive_int, default=None, metavar="N",
                    help="scenarios: replay the requests N times with the seeds seed, seed+1, ...; the report gives "
                    "each stream's statistics as their mean and 95 %% t-interval (default: 1)")
+    p.add_argument("--max-ops", type=_positive_int, default=None, metavar="N",
+                   help="scenarios: refuse one whose replay would simulate more than N ops (default 10000000, "
+                   "a few minutes of replay), estimated before any mapping as the streams' requests (count, or "
+                   "duration_s x the arrival rate, or a trace's rows) x (their model's ops + 1)")
     g = p.add_argument_group("spiking networks (SpikeDuet; an SNN spec .yaml on platforms/efr32mg24.yaml)")
     g.add_argument("--mode", choices=("async", "blocking"), default=None,
                    help="CPU-MVP execution: async overlaps MVP affine work with M33 LIF updates of earlier "
@@ -116,6 +120,8 @@ def cmd_run(args) -> int:
                          "(it has no seed to replicate over)")
     from hetsim.workload.kinds import SNN
 
+    if getattr(args, "max_ops", None) is not None:
+        raise InputError("--max-ops applies to scenarios (scenarios/*.yaml), not to one model's run")
     snn = _is_snn(args.model)
     if snn:  # the SNN report draws with matplotlib: imported only for SNNs
         from hetsim.report.snn import format_snn_report

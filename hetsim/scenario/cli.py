@@ -74,9 +74,12 @@ def cmd_run_scenario(args, platform) -> int:
         import matplotlib
 
         matplotlib.use("Agg")
-    r = run_scenario(plat, args.model, mapper=args.mapper, contention=args.contention,  # None: the file's
-                     dispatch=getattr(args, "dispatch", None), seed=getattr(args, "seed", None),
-                     objective=_objective(args), replications=getattr(args, "replications", None) or 1)
+    from hetsim.scenario.spec import max_ops
+
+    with max_ops(getattr(args, "max_ops", None)):  # the work bound (hetsim.scenario.spec.check_ops)
+        r = run_scenario(plat, args.model, mapper=args.mapper, contention=args.contention,  # None: the file's
+                         dispatch=getattr(args, "dispatch", None), seed=getattr(args, "seed", None),
+                         objective=_objective(args), replications=getattr(args, "replications", None) or 1)
     print(json.dumps(r.summary, indent=1, default=str) if args.json
           else format_scenario_report(r, verbose=getattr(args, "verbose", False)))
     if args.out is not None:

@@ -29,7 +29,15 @@ from hetsim.costs import CostModel
 from hetsim.errors import InputError
 from hetsim.platform import Platform, load_platform
 from hetsim.scenario.arrivals import ARRIVALS, ArrivalInputs
-from hetsim.scenario.spec import MAX_REQUESTS, Scenario, ScenarioError, Stream, load_scenario, read_trace
+from hetsim.scenario.spec import (
+    MAX_REQUESTS,
+    Scenario,
+    ScenarioError,
+    Stream,
+    check_ops,
+    load_scenario,
+    read_trace,
+)
 from hetsim.scenario.stats import PERCENTILES, batch_means, mean_ci, quantile_ci, t_interval
 from hetsim.schedule import OBJECTIVES, Schedule
 from hetsim.sim.contention import parse_contention
@@ -148,16 +156,20 @@ def _load_model(path: Path):
 
 def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: str | None = None,
                 contention: frozenset[str] = frozenset(), workloads: dict | None = None,
-                objective: str | None = None, rates: dict[str, float] | None = None) -> dict[str, StreamModel]:
+                objective: str | None = None, rates: dict[str, float] | None = None,
+                source: str | None = None) -> dict[str, StreamModel]:
     """Map every stream's model (shared resident capacities, see the module doc) and price one request.
     ``workloads``: stream name -> a :class:`~hetsim.workload.Workload` used instead of its ``model`` file.
     ``objective``: ``latency`` (each model's makespan, mapped in priority order with the capacity the streams
     before it left) or ``throughput`` (every model at once, :func:`map_throughput`); default the scenario's.
     ``rates``: stream name -> its offered rate (:attr:`StreamModel.rate_hz` of an earlier mapping), else
-    :func:`stream_rate` (which reads a trace stream's file).
+    :func:`stream_rate` (which reads a trace stream's file), and then, before any mapping, the scenario's work is
+    checked against the bound (:func:`~hetsim.scenario.spec.check_ops`; ``source``: what its refusal names,
+    default ``scenario 'NAME'``), each trace file read once for both.
 
     Raises:
         InputError: a model file is missing or invalid; a mapper fails or finds no mapping in the budget left.
+        ScenarioError: the scenario's work past the bound.
     """
     from hetsim.mappers import get_mapper
 
@@ -176,7 +188,12 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
             wl = cache.get(path) or cache.setdefault(path, _load_model(path))
         costs_of[name] = CostModel(wl, platform)
     if rates is None:
-        rates = {name: stream_rate(st, folder, costs_of[name]) for _, (name, st) in items}
+        read = _read_once(folder)
+        sizes = {name: st.arrival.requests(_inputs(st, folder, np.random.default_rng(0), read))
+                 for _, (name, st) in items}
+        check_ops({n: x for n, x in sizes.items() if x is not None},
+                  {n: len(c.workload) for n, c in costs_of.items()}, source or f"scenario {scenario.name!r}")
+        rates = {name: stream_rate(st, folder, costs_of[name], read) for _, (name, st) in items}
     out: dict[str, StreamModel] = {}
     if objective == "throughput":
         from hetsim.mappers.base import _mapper_class
@@ -308,12 +325,13 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
                        dev["op_j"].to_dict(), dev["bytes"].to_dict(), rate_hz, alone)
 
 
-def stream_rate(st: Stream, folder: Path, costs: CostModel) -> float | None:
+def stream_rate(st: Stream, folder: Path, costs: CostModel, read=None) -> float | None:
     """The rate (requests per second) a stream offers, as the throughput objective weighs it: its arrival
     process's nominal rate (:meth:`~hetsim.scenario.arrivals.base.ArrivalProcess.nominal_rate`; ``1 / period_s``,
     ``rate_hz``, a trace's arrivals before its last over its span, a closed loop's most), drawn from
-    ``default_rng(0)`` where random; ``None``: it offers none (a trace whose arrivals are all at one instant)."""
-    return st.arrival.nominal_rate(_inputs(st, folder, np.random.default_rng(0)), costs)
+    ``default_rng(0)`` where random; ``None``: it offers none (a trace whose arrivals are all at one instant).
+    ``read``: the reader of arrival-time files (:func:`_inputs`)."""
+    return st.arrival.nominal_rate(_inputs(st, folder, np.random.default_rng(0), read), costs)
 
 
 def map_throughput(costs_of: dict[str, CostModel], rates: dict[str, float], mapper,
@@ -396,10 +414,23 @@ def closed_loop(st: Stream) -> bool:
     return ARRIVALS.get(st.arrival.process, type(st.arrival)).closed_loop
 
 
-def _inputs(st: Stream, folder: Path, rng: np.random.Generator) -> ArrivalInputs:
+def _inputs(st: Stream, folder: Path, rng: np.random.Generator, read=None) -> ArrivalInputs:
     """What ``st``'s arrival process draws from: ``rng``, the stream's count and duration, and the scenario's
-    reader of arrival-time files (:func:`~hetsim.scenario.spec.read_trace`, paths relative to ``folder``)."""
-    return ArrivalInputs(rng, lambda file, column: read_trace(folder / file, column), st.count, st.duration_s)
+    reader of arrival-time files (``read``, default :func:`~hetsim.scenario.spec.read_trace`, paths relative to
+    ``folder``)."""
+    return ArrivalInputs(rng, read or (lambda file, column: read_trace(folder / file, column)), st.count,
+                         st.duration_s)
+
+
+def _read_once(folder: Path):
+    """A reader of arrival-time files (as :func:`_inputs` takes it) that reads each ``(file, column)`` once."""
+    seen: dict[tuple[str, str], list[float]] = {}
+
+    def read(file: str, column: str) -> list[float]:
+        if (file, column) not in seen:
+            seen[(file, column)] = read_trace(folder / file, column)
+        return seen[(file, column)]
+    return read
 
 
 def arrival_times(st: Stream, folder: Path, rng: np.random.Generator):
@@ -998,7 +1029,7 @@ def run_scenario(
         raise InputError(f"unknown objective {objective!r}; known: {', '.join(OBJECTIVES)}")
     kinds = parse_contention(sc.contention if contention is None else contention)
     get_dispatch(dispatch or sc.dispatch)
-    models = map_streams(plat, sc, where, mapper, kinds, workloads, objective)
+    models = map_streams(plat, sc, where, mapper, kinds, workloads, objective, source=source)
     check_request_cap(sc, models, source)  # before the replay: a cap certain to be reached is refused, not simulated
     req, streams, devices, trace, T, (loads, res, val, closed) = _replay(sc, plat, models, where, kinds, dispatch,
                                                                          source)
@@ -1113,12 +1144,13 @@ def check_request_cap(sc: Scenario, models: dict[str, StreamModel], source: str 
     M)`` requests, infinitely many when that cycle is 0). It is refused when that exceeds the cap by more than
     1 % (a margin for the float sums). Not predicted: several users or streams (requests queue behind each other;
     their latencies have no bound the load knows) or a sleeping device (a wake-up lengthens the cycle): there
-    the replay's own check stops the stream at the cap.
+    the replay's own check stops the stream at the cap. A count predicted here is then held to the bound on the
+    scenario's work (:func:`~hetsim.scenario.spec.check_ops`; before the mapping it was not known).
 
     Raises:
         ScenarioError: one line starting with ``source`` (the scenario file's path, as its load-time errors do;
             default ``scenario 'NAME'``), naming the stream, what makes its requests (a closed loop's duration_s,
-            think_s and latency) and the cap.
+            think_s and latency) and the cap, or the work bound's (:func:`~hetsim.scenario.spec.check_ops`).
     """
     if len(models) != 1:
         return
@@ -1129,10 +1161,12 @@ def check_request_cap(sc: Scenario, models: dict[str, StreamModel], source: str 
     if any(d.serial and d.sleep is not None for d in m.costs.devices.values()):
         return
     size = st.arrival.size(st.duration_s, m.makespan_s)  # every request alone: one stream, no sleep state
+    where = source or f"scenario {sc.name!r}"
     if size is not None and size.requests > MAX_REQUESTS * 1.01:
-        where = source or f"scenario {sc.name!r}"
         raise ScenarioError(f"{where}: stream {name!r}, {size.why}; a stream runs at most {MAX_REQUESTS:,} "
                             f"({size.remedy})")
+    if size is not None:  # the work bound, now that the count is known (check_ops)
+        check_ops({name: size}, {name: len(m.costs.workload)}, where)
 
 
 def _scale(load: float, closed: list[str]) -> float | None:

@@ -28,6 +28,9 @@ and rates :data:`hetsim.devices.fields.Real`). Times in seconds, rates in hertz.
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -39,12 +42,66 @@ from hetsim.errors import InputError
 from hetsim.input_files import MAX_TEXT_TABLE_BYTES, read_input_text
 from hetsim.platform import retype_field, tagged_union
 from hetsim.scenario.arrivals import ARRIVALS, on_arrivals_changed
-from hetsim.scenario.arrivals.base import MAX_S, Span
+from hetsim.scenario.arrivals.base import MAX_S, SizeEstimate, Span
 from hetsim.schedule import OBJECTIVES
 
-__all__ = ["Scenario", "ScenarioError", "Stream", "load_scenario"]
+__all__ = ["MAX_OPS", "Scenario", "ScenarioError", "Stream", "check_ops", "load_scenario", "max_ops"]
 
 MAX_REQUESTS = 10_000_000
+
+#: most simulated ops one scenario may replay (its streams' requests x (ops per request + 1), :func:`check_ops`)
+#: unless ``--max-ops`` says otherwise. Ours: the replay ran 19,000-23,000 ops/s on a loaded 2-core machine
+#: (YOLOv5n on puma, contention all / none) and a one-op model 16,700 requests/s in a whole run, so 10^7 take
+#: 7-10 minutes there, and fewer on a quiet one; the shipped scenarios replay 5.5e4-1.1e5 ops.
+MAX_OPS = 10_000_000
+_ops_limit: ContextVar[int] = ContextVar("hetsim_max_ops", default=MAX_OPS)
+
+
+@contextmanager
+def max_ops(n: int | None) -> Iterator[None]:
+    """Within the block, scenarios may replay up to ``n`` simulated ops (``None``: :data:`MAX_OPS`).
+
+    Raises:
+        InputError: ``n`` is not a positive integer.
+    """
+    if n is None:
+        yield
+        return
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InputError(f"--max-ops must be a positive integer, got {n!r}")
+    token = _ops_limit.set(n)
+    try:
+        yield
+    finally:
+        _ops_limit.reset(token)
+
+
+def ops_limit() -> int:
+    """The limit in force (:func:`max_ops`)."""
+    return _ops_limit.get()
+
+
+def check_ops(sizes: dict[str, SizeEstimate], ops: dict[str, int], source: str) -> None:
+    """Refuse up front a scenario whose replay would simulate more ops than :func:`ops_limit`.
+
+    The work is ``sum over streams of requests x (ops + 1)``: ``sizes`` holds each stream's requests where they
+    are known before the replay (:meth:`~hetsim.scenario.arrivals.base.ArrivalProcess.requests`; a stream whose
+    count is not known is left out), ``ops`` its model's op count. The ``+ 1`` is ours: a request's arrival,
+    bookkeeping and row cost about one op (measured: a one-op model's requests ran at 16,700/s in a whole run, a
+    YOLOv5n's ops at 19,000-23,000/s in the replay).
+
+    Raises:
+        ScenarioError: one line starting with ``source``: the estimate, each stream's part, the limit and the
+            option that lifts it.
+    """
+    total = sum(s.requests * (ops[n] + 1) for n, s in sizes.items())
+    limit = ops_limit()
+    if total > limit:
+        parts = "; ".join(f"stream {n!r}: {s.why} x {ops[n] + 1:,}" for n, s in sizes.items() if s.requests > 0)
+        raise ScenarioError(f"{source}: about {total:.3g} simulated ops, requests x (ops + 1) ({parts}); hetsim "
+                            f"replays at most "
+                            f"{limit:,} in one scenario (minutes, not hours): fewer requests, or pass --max-ops N "
+                            "(max_ops(N) in Python) to lift the limit")
 
 
 def _option_value(value: object) -> object:
@@ -253,22 +310,27 @@ def read_trace(path: Path, column: str) -> list[float]:
     """Arrival times (seconds, sorted) from a CSV file.
 
     Raises:
-        ScenarioError: unreadable file, no such column, a value that is not a finite non-negative number.
+        ScenarioError: unreadable file, no such column, more rows than :data:`MAX_REQUESTS` (counted before a time
+            is parsed), a value that is not a finite non-negative number.
     """
     text = read_input_text(path, "arrival trace", MAX_TEXT_TABLE_BYTES, ScenarioError)
-    rows = list(csv.reader(text.splitlines()))
-    if not rows:
+    lines = text.splitlines()
+    if not lines:
         return []
-    head = rows[0]
+    head = next(csv.reader(lines[:1]))
     try:
         float(head[0])
-        idx, body = 0, rows
+        idx, first = 0, 0
     except (ValueError, IndexError):
         if column not in head:
             raise ScenarioError(f"{path}: no column {column!r} (columns: {', '.join(head)})") from None
-        idx, body = head.index(column), rows[1:]
+        idx, first = head.index(column), 1
+    if len(lines) - first > MAX_REQUESTS:  # counted before any time is parsed or simulated
+        raise ScenarioError(f"{path}: {len(lines) - first:,} arrival rows; a stream runs at most {MAX_REQUESTS:,} "
+                            "requests (split the trace into several files or streams)")
+    body = list(csv.reader(lines[first:]))
     out = []
-    for i, r in enumerate(body, start=2 if body is not rows else 1):
+    for i, r in enumerate(body, start=first + 1):
         try:
             t = float(r[idx])
         except (ValueError, IndexError):

@@ -160,6 +160,16 @@ class ArrivalProcess(BaseModel, abc.ABC):
         stream, no sleeping device), its latency then (s), else ``None`` (at load time too)."""
         return None
 
+    def requests(self, inputs: ArrivalInputs) -> SizeEstimate | None:
+        """How many requests the stream makes, as known before the replay, for the up-front bound on a scenario's
+        work (:func:`hetsim.scenario.spec.check_ops`): its ``count`` (at most that many), else :meth:`size` of
+        its ``duration_s``; ``None``: not known in advance."""
+        if inputs.count is not None:
+            return SizeEstimate(inputs.count, f"count {inputs.count:,}")
+        if inputs.duration_s is not None:
+            return self.size(inputs.duration_s)
+        return None
+
     def files(self) -> dict[str, str]:
         """The files the process reads: label -> path relative to the scenario file."""
         return {}

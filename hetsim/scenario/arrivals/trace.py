@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from hetsim.scenario.arrivals.base import ArrivalInputs, ArrivalProcess
+from hetsim.scenario.arrivals.base import ArrivalInputs, ArrivalProcess, SizeEstimate
 
 __all__ = ["TraceArrivals"]
 
@@ -34,6 +34,12 @@ class TraceArrivals(ArrivalProcess):
         t = np.fromiter(self.arrivals(inputs), dtype=float)
         # arrivals in [first, last) over that span, as the measured offered rate (rates_measured)
         return float(np.count_nonzero(t < t[-1])) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else None
+
+    def requests(self, inputs: ArrivalInputs) -> SizeEstimate:
+        """The arrivals the stream makes, counted: the file's times cut at ``count`` and ``duration_s`` (the file
+        is read; a file of more rows than a stream runs is refused while it is read)."""
+        n = sum(1 for _ in self.arrivals(inputs))
+        return SizeEstimate(n, f"{n:,} arrivals of {self.file}", "a shorter trace, or a count")
 
     def files(self) -> dict[str, str]:
         """``{"trace": file}``."""
