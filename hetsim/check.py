@@ -264,7 +264,10 @@ def assignment_violations(
             out.append(f"op {n!r} is assigned to {dev!r}, which is not a device of the platform; devices: "
                        f"{', '.join(devices)}")
         elif n not in splits and not supported(n, dev):
-            out.append(f"op {n!r} ({wl.op(n).op_type}) is assigned to {dev!r}, which cannot run it (Eq. 5)")
+            why = ("" if dev in getattr(costs, "reachable", devices) else
+                   f": no link or shared memory joins it to the host {costs.platform.host!r}, and the op exchanges "
+                   "tensors")
+            out.append(f"op {n!r} ({wl.op(n).op_type}) is assigned to {dev!r}, which cannot run it (Eq. 5){why}")
         if len(out) >= limit:
             return out
     if out:

@@ -41,7 +41,8 @@ class CostModel:
         latency: op name -> {device name: seconds} for the devices that run the op. A device runs an op when its
             kind supports it, the op fits each of the device's ``per-op`` capacities, and a tensor from the host
             can reach it (:meth:`~hetsim.platform.Platform.reachable_from_host`: a device no chain of links or
-            shared memories joins to the host takes no op, since the model's inputs start on the host).
+            shared memories joins to the host takes no op, since the model's inputs start on the host; ours: except
+            an op whose every input and output edge is a parameter, which exchanges no tensor).
         reachable: the devices a tensor from the host can reach (the candidates of every op).
         phases: op name -> {device name: phase durations} for devices that run ops in phases (a PUMA CIM's
             load, MVM, store: CPU-CIM ILP, Eq. 2-3).
@@ -92,10 +93,15 @@ class CostModel:
         self.budget: dict[str, int] = {n: c.amount for n, c in self.resident.items()}
         self.reachable: frozenset[str] = platform.reachable_from_host()
         devices = [d for n, d in self.devices.items() if n in self.reachable]
+        cut_off = [d for n, d in self.devices.items() if n not in self.reachable]
+        g = workload.graph
         unsupported = []
         for name, op in workload.ops.items():
             lat: dict[str, float] = {}
-            for dev in devices:
+            # a device the host cannot reach runs only an op that exchanges no tensor (every edge a parameter)
+            isolated = cut_off and g.in_degree(name) > 0 and all(
+                d.get("param") for *_, d in (*g.in_edges(name, data=True), *g.out_edges(name, data=True)))
+            for dev in (devices + cut_off if isolated else devices):
                 t = dev.latency(op)
                 if t is None or not self._fits_per_op(dev, op, None):
                     continue
@@ -117,9 +123,9 @@ class CostModel:
             self.latency[name] = lat
         if unsupported:
             more = f" and {len(unsupported) - 5} more" if len(unsupported) > 5 else ""
-            cut_off = [n for n in self.devices if n not in self.reachable]
-            why = (f" (not counted: {', '.join(cut_off)}, which no link or shared memory joins to the host "
-                   f"{platform.host!r})" if cut_off else "")
+            names = ", ".join(d.name for d in cut_off)
+            why = (f" (not counted: {names}, which no link or shared memory joins to the host {platform.host!r})"
+                   if cut_off else "")
             raise UnsupportedOpError(
                 f"no device of platform {platform.name!r} supports {', '.join(unsupported[:5])}{more}{why}"
             )

@@ -416,6 +416,8 @@ def test_schedule_error_no_link_between_devices():
     # a parameter edge needs no link
     costs.workload.graph.edges["a", "b"]["param"] = True
     costs.workload.graph.edges["b", "d"]["param"] = True
+    # the cost model of the graph with those edges: an op that exchanges no tensor may run on an unlinked device
+    costs = CostModel(costs.workload, costs.platform)
     s = Schedule("t", {"a": "host", "b": "cim", "c": "host", "d": "host"}, {})
     # a 0-100; b on the CIM 100-1250 (no transfer); c on the host 100-5220; d 5220-5320
     res = simulate(costs, s)

@@ -68,6 +68,11 @@ def load_torch(source, input_shape: Mapping[str, Sequence[int]] | None = None, e
     """
     from hetsim.workload.onnx_import import load_onnx
 
+    if isinstance(source, str | Path):  # a folder, a device, a missing file: refused before torch is asked for
+        from hetsim.input_files import MAX_MODEL_BYTES, check_input_file
+        from hetsim.workload.pt2_archive import WHAT
+
+        check_input_file(Path(source), WHAT, WorkloadError, MAX_MODEL_BYTES)
     torch = _torch()
     if isinstance(source, str | Path):
         path = Path(source)
