@@ -280,7 +280,8 @@ def override_name(base: str, overrides: dict[str, object]) -> str:
 
 
 def _check_op_type_lists(devices: dict) -> None:
-    """Every op type a device's ``supported_ops``, ``free_ops`` or ``vector_ops`` names is an ONNX or onnxruntime
+    """Every op type a device's ``supported_ops``, ``free_ops``, ``vector_ops``, ``fuses`` or
+    ``epilogue_cycles_per_element`` names is an ONNX or onnxruntime
     operator type (:func:`hetsim.devices.optypes.check_op_types`: a misspelt name would match no op, and the device
     would run nothing without a word).
 
@@ -288,7 +289,7 @@ def _check_op_type_lists(devices: dict) -> None:
         ValueError: the first unknown name, with the closest known one.
     """
     lists = [(f"devices.{n}.{attr}", getattr(d, attr, None)) for n, d in devices.items()
-             for attr in ("supported_ops", "free_ops", "vector_ops")]
+             for attr in ("supported_ops", "free_ops", "vector_ops", "fuses", "epilogue_cycles_per_element")]
     lists = [(where, names) for where, names in lists if names]
     if lists:
         from hetsim.devices.optypes import check_op_types  # imports onnx.defs: only for platforms that list ops

@@ -386,3 +386,19 @@ def test_camera_scenario_on_the_edge_soc_is_steady():
     assert streams["detect"]["deadline_miss"] == 0.0
     assert streams["classify"]["throughput_hz"] > 0
     assert s["bottleneck"]["resource"] == "npu" and s["bottleneck"]["load"] < 0.5
+
+
+def test_a_misspelt_fused_op_type_is_refused(tmp_path):
+    """``fuses: [..., Sigmod]`` would fuse nothing without a word: refused with the closest ONNX operator type."""
+    import yaml
+
+    from hetsim.errors import PlatformError
+    from hetsim.platform import load_platform
+
+    data = yaml.safe_load((ROOT / "platforms" / "edge-soc.yaml").read_text())
+    npu = data["devices"]["npu"]
+    npu["fuses"] = ["Sigmod" if t == "Sigmoid" else t for t in npu["fuses"]]
+    bad = tmp_path / "misspelt.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(PlatformError, match="Sigmoid"):
+        load_platform(bad)
