@@ -11,39 +11,27 @@ paper's sweep has 128, and at a second a point 100,000 take more than a day); ``
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 from hetsim.errors import InputError
+from hetsim.size_limit import SizeLimit
 
 #: most points one sweep may have unless ``--max-points`` says otherwise
 MAX_POINTS = 100_000
-_limit: ContextVar[int] = ContextVar("hetsim_max_points", default=MAX_POINTS)
+_POINTS = SizeLimit("hetsim_max_points", "--max-points", MAX_POINTS)
 
 
-@contextmanager
-def max_points(n: int | None) -> Iterator[None]:
-    """Within the block, sweeps may have up to ``n`` points (``None``: :data:`MAX_POINTS`).
+def max_points(n: int | None):
+    """Within the block (a context manager), sweeps may have up to ``n`` points (``None``: :data:`MAX_POINTS`).
 
     Raises:
         InputError: ``n`` is not a positive integer.
     """
-    if n is None:
-        yield
-        return
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InputError(f"--max-points must be a positive integer, got {n!r}")
-    token = _limit.set(n)
-    try:
-        yield
-    finally:
-        _limit.reset(token)
+    return _POINTS.lifted_to(n)
 
 
 def point_limit() -> int:
     """The limit in force (:func:`max_points`)."""
-    return _limit.get()
+    return _POINTS.get()
 
 
 def check_count(n: int, what: str) -> None:

@@ -28,9 +28,6 @@ and rates :data:`hetsim.devices.fields.Real`). Times in seconds, rates in hertz.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -44,6 +41,7 @@ from hetsim.platform import retype_field, tagged_union
 from hetsim.scenario.arrivals import ARRIVALS, on_arrivals_changed
 from hetsim.scenario.arrivals.base import MAX_S, SizeEstimate, Span
 from hetsim.schedule import OBJECTIVES
+from hetsim.size_limit import SizeLimit
 
 __all__ = ["MAX_OPS", "Scenario", "ScenarioError", "Stream", "check_ops", "load_scenario", "max_ops"]
 
@@ -54,31 +52,22 @@ MAX_REQUESTS = 10_000_000
 #: (YOLOv5n on puma, contention all / none) and a one-op model 16,700 requests/s in a whole run, so 10^7 take
 #: 7-10 minutes there, and fewer on a quiet one; the shipped scenarios replay 5.5e4-1.1e5 ops.
 MAX_OPS = 10_000_000
-_ops_limit: ContextVar[int] = ContextVar("hetsim_max_ops", default=MAX_OPS)
+_OPS = SizeLimit("hetsim_max_ops", "--max-ops", MAX_OPS)
 
 
-@contextmanager
-def max_ops(n: int | None) -> Iterator[None]:
-    """Within the block, scenarios may replay up to ``n`` simulated ops (``None``: :data:`MAX_OPS`).
+def max_ops(n: int | None):
+    """Within the block (a context manager), scenarios may replay up to ``n`` simulated ops (``None``:
+    :data:`MAX_OPS`).
 
     Raises:
         InputError: ``n`` is not a positive integer.
     """
-    if n is None:
-        yield
-        return
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InputError(f"--max-ops must be a positive integer, got {n!r}")
-    token = _ops_limit.set(n)
-    try:
-        yield
-    finally:
-        _ops_limit.reset(token)
+    return _OPS.lifted_to(n)
 
 
 def ops_limit() -> int:
     """The limit in force (:func:`max_ops`)."""
-    return _ops_limit.get()
+    return _OPS.get()
 
 
 def check_ops(sizes: dict[str, SizeEstimate], ops: dict[str, int], source: str) -> None:
