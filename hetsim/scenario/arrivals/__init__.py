@@ -11,59 +11,24 @@ user's package, a plugin, a test) is registered the same way at run time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from hetsim.scenario.arrivals.base import MAX_S, ArrivalInputs, ArrivalProcess, SizeEstimate, cut
 from hetsim.scenario.arrivals.closed import Closed
 from hetsim.scenario.arrivals.periodic import Periodic
 from hetsim.scenario.arrivals.poisson import Poisson
 from hetsim.scenario.arrivals.trace import TraceArrivals
+from hetsim.tagged_registry import TaggedRegistry
 
+_REGISTRY = TaggedRegistry(ArrivalProcess, "process", "arrival process", "an")
 #: process name -> class, in registration order (the order error messages list them in)
-ARRIVALS: dict[str, type[ArrivalProcess]] = {}
-_listeners: list[Callable[[], None]] = []
-
-
-def process_name(cls: type[ArrivalProcess]) -> str:
-    """The name a process class declares: the default of its ``process`` field.
-
-    Raises:
-        TypeError: the class has no ``process`` field with a default.
-    """
-    field = cls.model_fields.get("process")
-    if field is None or not isinstance(field.default, str):
-        raise TypeError(f"{cls.__name__} needs a field process: Literal['NAME'] = 'NAME'")
-    return field.default
-
-
-def register_arrival(cls: type[ArrivalProcess]) -> type[ArrivalProcess]:
-    """Make ``cls`` an arrival process of the scenario file (usable as a class decorator).
-
-    Raises:
-        TypeError: ``cls`` is not an :class:`ArrivalProcess` with a ``process`` field.
-        ValueError: another class already holds its name.
-    """
-    if not (isinstance(cls, type) and issubclass(cls, ArrivalProcess)):
-        raise TypeError(f"an arrival process must subclass hetsim.scenario.arrivals.base.ArrivalProcess, got {cls!r}")
-    name = process_name(cls)
-    if ARRIVALS.get(name, cls) is not cls:
-        raise ValueError(f"arrival process {name!r} is already registered by {ARRIVALS[name].__name__}")
-    ARRIVALS[name] = cls
-    for fn in _listeners:
-        fn()
-    return cls
-
-
-def unregister_arrival(name: str) -> None:
-    """Remove a process registered at run time (tests use it to clean up). Unknown names are ignored."""
-    if ARRIVALS.pop(name, None) is not None:
-        for fn in _listeners:
-            fn()
-
-
-def on_arrivals_changed(fn: Callable[[], None]) -> None:
-    """Call ``fn`` whenever the registry changes (the scenario model rebuilds its union of processes)."""
-    _listeners.append(fn)
+ARRIVALS: dict[str, type[ArrivalProcess]] = _REGISTRY.classes
+#: the name a process class declares: the default of its ``process`` field (TypeError without one)
+process_name = _REGISTRY.name_of
+#: make a class an arrival process of the scenario file (usable as a class decorator; TypeError, ValueError)
+register_arrival = _REGISTRY.register
+#: remove a process registered at run time (tests use it to clean up); unknown names are ignored
+unregister_arrival = _REGISTRY.unregister
+#: call a function whenever the registry changes (the scenario model rebuilds its union of processes)
+on_arrivals_changed = _REGISTRY.on_change
 
 
 for _cls in (Periodic, Poisson, TraceArrivals, Closed):
