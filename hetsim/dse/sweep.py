@@ -945,7 +945,7 @@ def run_point(point: dict) -> dict:
                 row[k] = st[k]
     except Exception as err:  # recorded in the table: a sweep keeps going
         row["error"] = f"{type(err).__name__}: {err}"
-        from hetsim.report.footprint import MemoryCapacityError
+        from hetsim.analysis.footprint import MemoryCapacityError
 
         if isinstance(err, MemoryCapacityError):  # the live activations do not fit: a row that says so
             row["activation_fits"] = False
@@ -954,7 +954,7 @@ def run_point(point: dict) -> dict:
 
 def _memory_columns(summary: dict) -> dict:
     """A run's memory figures for its sweep row: the largest activation peak of any memory (bytes;
-    :mod:`hetsim.report.footprint`), whether every memory with a capacity holds its peak (empty when none has
+    :mod:`hetsim.analysis.footprint`), whether every memory with a capacity holds its peak (empty when none has
     one), and, on a platform whose devices read weights from a memory (``weights_for``), the ops streamed and
     reprogrammed and the weight bytes read from the memories that hold weights, per inference (empty elsewhere)."""
     mems = (summary.get("memory") or {}).get("memories") or {}

@@ -261,7 +261,7 @@ def _require_activations_fit(name: str, costs: CostModel, sched: Schedule, alone
         MemoryCapacityError: one line naming the stream, the memory, the peak and the room (a scenario does not
             spill activations).
     """
-    from hetsim.report.footprint import MemoryCapacityError, require_fits, run_footprints
+    from hetsim.analysis.footprint import MemoryCapacityError, require_fits, run_footprints
 
     peaks: dict[str, tuple[int, int]] = {}
     for fp in run_footprints(costs, sched, alone, weights=weights).values():
@@ -313,7 +313,7 @@ def _price(name: str, st: Stream, costs: CostModel, sched: Schedule, platform: P
     The replay is kept (:attr:`StreamModel.alone`): :func:`_check_memories` checks its live activations (the
     check a single run makes) once every stream is mapped, beside every stream's weights.
     """
-    from hetsim.report.metrics import device_table
+    from hetsim.analysis.metrics import device_table
     from hetsim.sim import simulate
 
     alone = simulate(costs, sched, contention)
@@ -866,13 +866,13 @@ def _device_table(platform: Platform, models: dict[str, StreamModel], req: pd.Da
         if sleep:
             row.update({"sleep_s": 0.0, "wakes": 0, "sleep_j": 0.0, **slept})
         rows.append(row)
-    from hetsim.report.metrics import MEMORY_KIND
+    from hetsim.analysis.metrics import MEMORY_KIND
 
     for name, mem in platform.memories.items():  # weights streamed or reprogrammed from it (hetsim.weights)
         if mem.weights_for:
             busy, op_j, nbytes = (sum(getattr(m, a).get(name, 0.0) * served.get(s, 0) for s, m in models.items())
                                   for a in ("busy_s", "op_j", "bytes"))
-            # the port's busy time over the simulated time, as a single run's (hetsim.report.metrics.memory_rows:
+            # the port's busy time over the simulated time, as a single run's (hetsim.analysis.metrics.memory_rows:
             # above 100 % only when reads overlap with memory contention off, the port oversubscribed)
             row = {"device": name, "kind": MEMORY_KIND, "units": 1, "busy_s": busy,
                    "utilisation": busy / T if T > 0 else 0.0,
