@@ -214,7 +214,23 @@ def session(name: str, cal: Calibration | None = None) -> Iterator[Calibration]:
         sys.stdout.flush()
 
 
-if __name__ == "__main__":  # this machine's calibration: python bench/calibration.py [samples [width]]
-    c = Calibration(int(sys.argv[1]) if len(sys.argv) > 1 else 9, int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+def main(argv: list[str] | None = None) -> int:
+    """``python bench/calibration.py [SAMPLES [WIDTH]]``: this machine's calibration."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description="This machine's calibration: the reference loop's median wall time "
+                                 "and the scale to reference-core seconds (module docstring).")
+    ap.add_argument("samples", nargs="?", type=int, default=9, help="times to run the loop (default 9)")
+    ap.add_argument("width", nargs="?", type=int, default=1,
+                    help="copies of the loop run at once, the cores the measured work uses (default 1)")
+    args = ap.parse_args(argv)
+    if args.samples < 1 or args.width < 1:
+        ap.error("samples and width must be >= 1")
+    c = Calibration(args.samples, args.width)
     print(c.line())
     print(f"# CPU seconds of the loop: min {min(c.cpus):.4f}, median {statistics.median(c.cpus):.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
