@@ -18,8 +18,9 @@ line shows the median of the measurements so far, and the times divided by it an
 :data:`REF_LOOP_S` are "reference-core seconds" (the loop's time on the reference core, our definition), so runs
 on machines or loads of different speed compare.
 
-Models are the CPU-CIM ILP paper's graphs ``workloads/paper/<model>_int8_ort.onnx`` (onnxruntime's fused QLinear
-graphs, the operator counts of Table I) when they load, else ``workloads/<model>_int8_qdq.onnx``.
+Models are hetsim's rebuilt graphs of the CPU-CIM ILP paper's networks ``workloads/paper/<model>_int8_ort.onnx``
+(onnxruntime's fused QLinear graphs of seeded random weights, whose node counts equal Table I's; not the
+authors' files, ``workloads/README.md``) when they load, else ``workloads/<model>_int8_qdq.onnx``.
 Prints one line per point: model, host, C, t_mvm, status, wall time, gap (real time, CPU-CIM ILP Sec. II-B),
 wall time in reference-core seconds (``bench/calibration.py``: wall x the reference core's loop time / this
 run's loop median so far) and CPU seconds (CP-SAT's threads included), makespan, speedup over all-host, ops
@@ -73,9 +74,10 @@ def with_budget(base, crossbars: int, t_mvm_ns: float):
 
 def load_model(name: str, qdq: bool = False):
     """``name``: a path to an ``.onnx`` file (e.g. ``workloads/yolov5n.onnx``, the fp32 export), a file stem in
-    ``workloads/`` (e.g. ``yolov5n_int8_qdq``), or a short name of :data:`MODELS`: the CPU-CIM ILP paper's graph
-    ``workloads/paper/<name>_int8_ort.onnx`` (onnxruntime's fused QLinear graphs, the operator counts of
-    Table I) when it loads, else ``workloads/<name>_int8_qdq.onnx`` (``qdq=True`` forces the latter)."""
+    ``workloads/`` (e.g. ``yolov5n_int8_qdq``), or a short name of :data:`MODELS`: hetsim's rebuilt graph of the
+    CPU-CIM ILP paper's network ``workloads/paper/<name>_int8_ort.onnx`` (onnxruntime's fused QLinear graphs, node
+    counts equal to Table I's) when it loads, else ``workloads/<name>_int8_qdq.onnx`` (``qdq=True`` forces the
+    latter)."""
     from hetsim.errors import InputError
     from hetsim.workload import load_onnx
 
@@ -137,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--levers", default="all", help="comma list of levers, 'all' or 'none'")
     ap.add_argument("--check", action="store_true", help="check and replay every schedule")
-    ap.add_argument("--qdq", action="store_true", help="use workloads/<model>_int8_qdq.onnx, not the paper graphs")
+    ap.add_argument("--qdq", action="store_true",
+                    help="use workloads/<model>_int8_qdq.onnx, not the rebuilt paper/ graph")
     ap.add_argument("--gap", type=float, default=1e-4, help="mip_rel_gap (default 1e-4; 0 = exact proof)")
     ap.add_argument("--nondeterministic", action="store_true", help="no interleaved search (faster)")
     ap.add_argument("--three-devices", action="store_true",

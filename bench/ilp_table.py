@@ -1,7 +1,7 @@
 """CPU-CIM ILP Table I, reproduced: ILP sizes and solve statistics of `ilp` (HiGHS) and `cpsat`, side by side
 with the paper's Gurobi figures, plus heft's makespan against the optimum.
 
-    python bench/ilp_table.py                      # paper graphs + QDQ files, ARM setup, 60 s limit
+    python bench/ilp_table.py                      # rebuilt paper/ graphs + QDQ files, ARM setup, 60 s limit
     python bench/ilp_table.py --time-limit 10 --models paper
 
 ARM setup = platforms/puma.yaml (100 crossbars of 256x256, 50 ns MVM, Cortex-A72 roofline host). Prints a

@@ -1,7 +1,7 @@
 """hetsim's mappers side by side with the peers, on the same graphs and the same costs.
 
     pip install anrg-saga                     # SAGA's list schedulers: a bench-only dependency
-    python bench/peers.py                     # the CPU-CIM ILP paper graphs on platforms/puma.yaml, 30 s limits
+    python bench/peers.py                     # rebuilt paper/ graphs on platforms/puma.yaml, 30 s limits
     python bench/peers.py --time-limit 10 --models yolov5n_int8_ort --saga HEFT,CPoP
 
 Rows: hetsim's ``cpsat`` (exact; its optimum is the reference when proven), ``heft`` and ``greedy``; ``ilp``, the
