@@ -27,7 +27,9 @@ def add_parser(sub) -> None:
                        epilog="datasets: digits = scikit-learn's load_digits (bundled, 8x8 upsampled to 16x16, "
                        "stratified 60/20/20 train/val/test, seeded); cifar10 = CIFAR-10's python batches under "
                        "--data-root (read with numpy, never downloaded; 45k/5k/10k).\n"
-                       "defaults follow the ODiMO authors' code: --temperature 5, no annealing, --smooth-max "
+                       "defaults follow the ODiMO authors' code: --temperature 5, no annealing (their command "
+                       "line's defaults; their three shipped run scripts pass --temperature 1 --anneal-temp, here "
+                       "--temperature 1 --anneal), --smooth-max "
                        "softmax-mean, --normalise none (lambda on cycles or mW x cycles); hetsim's earlier choices: "
                        "--temperature 1 --smooth-max logsumexp --normalise all-8bit --strength 0.1,0.3,1,3.\n"
                        "CPU-only torch: pip install torch --index-url https://download.pytorch.org/whl/cpu\n"
@@ -50,7 +52,8 @@ def add_parser(sub) -> None:
     p.add_argument("--preset", choices=("default", "small"), default="default",
                    help="small: about a minute of CPU (5,3,2 epochs, two strengths, baselines all-8bit and min-cost)")
     p.add_argument("--temperature", type=_number(float, 0, True), default=None, metavar="TAU",
-                   help="softmax temperature of the alphas (default 5, the ODiMO code's)")
+                   help="softmax temperature of the alphas (default 5, the ODiMO code's command-line default; "
+                   "its run scripts use 1 with --anneal)")
     p.add_argument("--anneal", action="store_true",
                    help="multiply the temperature by exp(-0.045) after every search epoch (the code's --anneal-temp)")
     p.add_argument("--smooth-max", choices=("softmax-mean", "logsumexp"), default=None,
