@@ -248,7 +248,8 @@ class CostModel:
         that size is the wire format (the host converts as part of its own op); between devices without one,
         the tensor's ONNX element size.
         Parameter edges (constant producers), same-device edges and edges between devices that share a memory
-        (the consumer reads the producer's output where it was written, ODiMO Sec. IV-A) move nothing.
+        (the consumer reads the producer's output where it was written: ODiMO "we do not count activation
+        transfers", Sec. III-C) move nothing.
         """
         if not self.needs_transfer(u, v, src, dst):
             return 0.0

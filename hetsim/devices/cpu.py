@@ -43,8 +43,8 @@ def roofline_bytes(op: Op) -> float:
 class CpuDevice(DeviceBase):
     """A host CPU (``kind: cpu``). Runs every operator type unless ``supported_ops`` restricts it.
 
-    Latency (``latency_model: roofline``), per op on one core (CPU-CIM ILP profiles ops single-threaded,
-    Sec. IV-A1)::
+    Latency (``latency_model: roofline``), per op on one core (CPU-CIM ILP runs its experiments "on two
+    single-core hosts", Sec. V)::
 
         T = op_overhead + max(T_compute, bytes / mem_bandwidth)
         T_compute = macs / (clock * macs_per_cycle[bits])          if macs > 0
