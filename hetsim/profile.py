@@ -1,9 +1,10 @@
 """Per-op host latencies measured with ONNX Runtime (CPU-CIM ILP, Sec. IV-A1).
 
-``hetsim profile MODEL.onnx -o profiles/NAME.csv`` measures every node as the paper does: one thread
-(intra- and inter-op threads 1, sequential execution, no spinning), ``warmup`` untimed runs, then ``runs``
-timed runs under ORT's profiler; per node the median of its ``*_kernel_time`` events (``cat == "Node"``)
-over the timed runs, with the inter-quartile range. The CSV is what a ``cpu`` device's
+``hetsim profile MODEL.onnx -o profiles/NAME.csv`` measures every node as the paper does (``warmup`` untimed
+runs, then ``runs`` timed runs, the median per op: Sec. IV-A1; its hosts are single-core, Sec. V) with settings
+the paper does not state, hetsim's choice: one thread (intra- and inter-op threads 1, sequential execution, no
+spinning) and graph optimisations off; per node the median of its ``*_kernel_time`` events (``cat == "Node"``)
+of ORT's profiler over the timed runs, with the inter-quartile range. The CSV is what a ``cpu`` device's
 ``latency_model: table`` reads (columns ``op``, ``latency_s``).
 
 Graph optimisations are off by default so ORT's nodes are the ONNX nodes one to one (ORT still inserts

@@ -10,9 +10,10 @@ from hetsim.cli._common import _add_common, _positive_int
 def add_parser(sub) -> None:
     """The ``profile`` subcommand's arguments."""
     p = sub.add_parser("profile", help="measure per-op host latencies with ONNX Runtime (a latency table)",
-                       description="Measure every node of MODEL on this machine's CPU with ONNX Runtime, as the "
-                       "CPU-CIM ILP paper does: 1 thread, sequential, no spinning, warm-up runs, then the median "
-                       "over timed runs of each node's kernel time. The CSV is a latency table for a cpu device "
+                       description="Measure every node of MODEL on this machine's CPU with ONNX Runtime: warm-up "
+                       "runs, then the median over timed runs of each node's kernel time, as the CPU-CIM ILP paper "
+                       "does (Sec. IV-A1); 1 thread, sequential, no spinning and graph optimisations off are "
+                       "hetsim's settings (the paper does not state them). The CSV is a latency table for a cpu device "
                        "(latency_model: table). Profiles are machine-specific.")
     p.add_argument("model", type=Path, help="ONNX model")
     p.add_argument("-o", "--output", type=Path, required=True, help="CSV to write (e.g. profiles/yolov5n.csv); "
