@@ -3,9 +3,10 @@
 
 The paper (CPU-CIM ILP Sec. V) states 256 x 256 crossbars, yet with Eq. 1 ResNet-18's 21 GEMM ops need 201 of
 them, so 100 crossbars cannot hold every profitable op while its Fig. 3 saturates from 100 on. With 512 x 512
-crossbars ResNet-18 needs 75, which fits the paper's saturation. The paper's text gives only four of Fig. 3's
-cells (ARM 50 ns and 100 ns at 100 or more crossbars, the x86 peak at 50 ns, x86 ~1x above 500 ns); the
-figure's other cells are not in the text, so they are not plotted.
+crossbars ResNet-18 needs 75, which fits the paper's saturation. Of Fig. 3's 32 cells the paper's text fixes
+2 (ARM 50 ns at 100 and 200 crossbars), gives 2 values whose crossbar count it does not state (ARM 100 ns; the x86
+peak at 50 ns) and bounds 4 (x86 ~1x at 1000 ns, "above 500 ns"); the figure's other values are not in the text,
+so they are not plotted.
 
 Inputs: the results tables of ``hetsim sweep sweeps/cpu-cim-ilp.yaml`` and ``hetsim sweep
 sweeps/cpu-cim-ilp-512.yaml`` (``--workers 1``). Output: a table on stdout and
