@@ -170,8 +170,8 @@ def derive(platform) -> dict[str, float]:
           "columns implied by A2")
     top = C0 + B192_NL["reordered"] * 2510 + n192 * cp
     print(f"    gap merging makes launches fewer than ranges and each merge costs less than the launch it saves, so "
-          f"at 2.19 ranges (N_P = N_act unmerged) the model gives at most {C0:g} + 2.19 * 2510 + {n192:.2f} * {cp:g} = {top:,.0f} "
-          f"({top / B192_MVP - 1:+.1%} vs {B192_MVP:,}), merged or not")
+          f"at 2.19 ranges (N_P = N_act unmerged) the model gives at most {C0:g} + 2.19 * 2510 + {n192:.2f} * "
+          f"{cp:g} = {top:,.0f} ({top / B192_MVP - 1:+.1%} vs {B192_MVP:,}), merged or not")
     npr13 = NP_PER_ACT * n192
     c_alt = ((B192_MVP - C0 - B192_NL["reordered"] * 2510) / npr13 - C_WRITE) / 192
     print(f"    (with N_P = 1.3 x {n192:.2f} = {npr13:.2f} instead, Braille-192 would need c_sram = {c_alt:.3f})")

@@ -46,8 +46,8 @@ class WeightPort(BaseModel):
 
 class Memory(BaseModel):
     """A memory of the platform: shared by devices (DIANA's 256 kB L1, which its two accelerators share, ODiMO
-    Sec. II-A; ``platforms/diana.yaml`` lists the host too, assumed), holding weights that devices read (``weights_for``), and/or holding some
-    devices' activations (``activations_of``).
+    Sec. II-A; ``platforms/diana.yaml`` lists the host too, assumed), holding weights that devices read
+    (``weights_for``), and/or holding some devices' activations (``activations_of``).
 
     Devices that share a memory (``shared_by``) exchange tensors through it: an edge between two of them moves
     no data over a link and costs nothing (:meth:`hetsim.costs.CostModel.transfer_time`), as ODiMO assumes ("we
