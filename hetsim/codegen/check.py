@@ -280,4 +280,7 @@ def format_check(fw, chk: FirmwareCheck) -> str:
              f"{r.ratio:.2f}" if r.ratio is not None else "-"] for r in chk.instructions]
     lines += ["  " + r for r in text_table(["layer", "ops", "engine", "instructions", "predicted cycles", "ratio"],
                                            rows)]
+    lines.append("  a ratio is instructions, not cycles: what these counts can and cannot say about the cycle model "
+                 "(no CPI; the exact affine kernel is not the modelled FP32 one): docs/reproduction.md, \"The M33 "
+                 "cycle model against the instruction counts\"")
     return "\n".join(line.rstrip() for line in lines)
