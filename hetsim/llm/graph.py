@@ -210,11 +210,13 @@ def _qkv(gr: _Graph, spec: LlmSpec, x: _T, p: str, b: _Bits) -> tuple[_T, _T, _T
                  for t, n, name in zip(parts, (h, kv, kv), "qkv", strict=True))
 
 
-def _rope(gr: _Graph, spec: LlmSpec, t: _T, prefix: str, pos: _T, b: _Bits) -> _T:
-    half = spec.dh // 2
-    cos = gr.const("rope.cos_cache", (spec.max_context_tokens, half), b.act)
-    sin = gr.const("rope.sin_cache", (spec.max_context_tokens, half), b.act)
-    return gr.op1("RotaryEmbedding", f"{prefix}.rope", [t, cos, sin, pos], t.shape)
+def _rope(gr: _Graph, spec: LlmSpec, t: _T, prefix: str, b: _Bits) -> _T:
+    """RoPE on ``[1, n, s, dh]`` (ONNX RotaryEmbedding without ``position_ids``: the cosines and sines of this
+    step's ``s`` positions, ``[1, s, dh / 2]`` each, the rows a runtime slices from its table, so an op reads
+    what it uses and not the whole context's table)."""
+    rows = (1, t.shape[2], spec.dh // 2)
+    cos, sin = gr.const("rope.cos", rows, b.act), gr.const("rope.sin", rows, b.act)
+    return gr.op1("RotaryEmbedding", f"{prefix}.rope", [t, cos, sin], t.shape)
 
 
 def _attention(gr: _Graph, spec: LlmSpec, x: _T, p: str, step: _Step, aux: dict, b: _Bits) -> tuple[_T, _T, _T]:
@@ -222,8 +224,8 @@ def _attention(gr: _Graph, spec: LlmSpec, x: _T, p: str, step: _Step, aux: dict,
     h, kv, dh, g, s, n_keys = spec.heads, spec.kv, spec.dh, spec.group, step.s, step.total
     q, k, v = _qkv(gr, spec, x, p, b)
     if spec.positions == "rotary":
-        q = _rope(gr, spec, q, f"{p}.attn.q", aux["positions"], b)
-        k = _rope(gr, spec, k, f"{p}.attn.k", aux["positions"], b)
+        q = _rope(gr, spec, q, f"{p}.attn.q", b)
+        k = _rope(gr, spec, k, f"{p}.attn.k", b)
     if step.phase == "decode":
         past_k = gr.input(f"past_key_{p.split('.')[-1]}", (1, kv, step.past, dh), b.kv)
         past_v = gr.input(f"past_value_{p.split('.')[-1]}", (1, kv, step.past, dh), b.kv)
@@ -271,7 +273,7 @@ def _embed(gr: _Graph, spec: LlmSpec, step: _Step, b: _Bits) -> tuple[_T, _T, di
     wte = gr.const("wte", (spec.vocab, d), b.weights)
     x = gr.op1("Gather", "wte", [wte, ids], (1, s, d), b.act)
     positions = gr.const("position_ids", (1, s))
-    aux: dict = {"positions": positions}
+    aux: dict = {}
     if spec.positions == "learned":
         pos = gr.op1("Gather", "wpe", [gr.const("wpe", (spec.max_context_tokens, d), b.weights), positions],
                      (1, s, d), b.act)
