@@ -22,7 +22,7 @@ def _spec():
     from hetsim.llm import load_llm_spec
 
     spec = load_llm_spec(ROOT / "workloads" / "llm" / "llama-3.2-1b.llm.yaml")
-    same = spec.precision.model_copy(update={"weights": {"cpu": "int8", "npu": "int8"}})
+    same = spec.precision.model_copy(update={"weights": {"host": "int8", "npu": "int8"}})
     return spec.model_copy(update={"precision": same})
 
 

@@ -60,7 +60,7 @@ def test_gpt2_numbers_by_hand():
     assert decode.summary()["macs"] == 125_909_760  # 125.9 M MACs per decoded token
     # = every weight matrix once (the tied LM head included) + Q K^T and P V over 129 keys in 12 heads x 12 layers
     assert 12 * (768 * 2304 + 768 * 768 + 2 * 768 * 3072) + 768 * 50257 + 2 * 12 * 12 * 129 * 64 == 125_909_760
-    assert weight_bytes(spec, "cpu") == 4 * 124_439_808 and weight_bytes(spec, "npu") == 124_439_808
+    assert weight_bytes(spec, "host") == 4 * 124_439_808 and weight_bytes(spec, "npu") == 124_439_808
 
 
 def test_kv_cache_bytes_by_hand():
@@ -161,7 +161,7 @@ def test_front_end_by_the_longest_suffix():
     ({"heads_per_layer": 3}, "heads_per_layer"),
     ({"kv_heads": 5}, "kv_heads .5. must divide heads .12."),
     ({"activation": "relu"}, "activation"),
-    ({"precision": {"weights": {"cpu": "fp8"}}}, "fp8"),
+    ({"precision": {"weights": {"host": "fp8"}}}, "fp8"),
 ])
 def test_bad_descriptions_are_one_line(tmp_path, edit, match):
     import yaml
@@ -198,7 +198,7 @@ def test_hugging_face_config(tmp_path):
     (tmp_path / "Llama-3.2-1B").mkdir()
     p = tmp_path / "Llama-3.2-1B" / "config.json"
     p.write_text(json.dumps(cfg))
-    spec = load_hf_config(p, precision={"weights": {"cpu": "int4", "npu": "int8"}, "kv_cache": "fp16"})
+    spec = load_hf_config(p, precision={"weights": {"host": "int4", "npu": "int8"}, "kv_cache": "fp16"})
     shipped = load_llm_spec(LLAMA)
     assert spec.model_dump(exclude={"name", "source"}) == shipped.model_dump(exclude={"name", "source"})
     assert spec.name == "Llama-3.2-1B"

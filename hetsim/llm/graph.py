@@ -29,11 +29,11 @@ Around the blocks: ``wte`` Gather (the token embedding), with learned positions 
 positions: folded) and ``embed`` Add; ``ln_f``; in prefill ``last_token`` Gather (only the last position's
 logits are needed to generate); ``lm_head`` MatMul (tied: on ``lm_head.tied_T``, a folded Transpose of ``wte``).
 
-Precision: the graph is built for one device class (``cpu`` by default): an op with a constant weight matrix
-carries that class's weight precision as its ``bits`` (what the CPU roofline multiplies and reads its weights at),
-activations are fp32 when the weights are, fp16 otherwise (weight-only quantisation computes in fp16: ours,
-assumed), the KV cache at ``precision.kv_cache``, token ids int64. An NPU or CIM device costs every op at its own
-``element_bits``.
+Precision: the graph is built for one device class (``host``, the platform's host CPU, by default): an op with a
+constant weight matrix carries that class's weight precision as its ``bits`` (what the CPU roofline multiplies and
+reads its weights at), activations are fp32 when the weights are, fp16 otherwise (weight-only quantisation computes
+in fp16: ours, assumed), the KV cache at ``precision.kv_cache``, token ids int64. An NPU or CIM device costs every
+op at its own ``element_bits``.
 """
 
 from __future__ import annotations
@@ -335,7 +335,7 @@ def _meta(gr: _Graph, spec: LlmSpec, step: _Step, device_class: str, b: _Bits) -
 
 
 def build_graph(spec: LlmSpec, phase: str = "decode", prompt_tokens: int | None = None,
-                context_tokens: int | None = None, device_class: str = "cpu", name: str | None = None) -> Workload:
+                context_tokens: int | None = None, device_class: str = "host", name: str | None = None) -> Workload:
     """The op graph of a prefill of ``prompt_tokens`` tokens or of one decode step at context ``context_tokens``
     (module docstring).
 

@@ -24,7 +24,7 @@ Example (GPT-2 small, ``workloads/llm/gpt2-small.llm.yaml``)::
     vocab: 50257
     tied_embeddings: true
     max_context_tokens: 1024
-    precision: {weights: {cpu: fp32, npu: int8}, kv_cache: fp32}
+    precision: {weights: {host: fp32, npu: int8}, kv_cache: fp32}
 """
 
 from __future__ import annotations
@@ -53,11 +53,12 @@ class LlmPrecision(BaseModel):
     """Precisions of a deployed model.
 
     Attributes:
-        weights: device class (a device kind of a platform: ``cpu``, ``npu``, ``puma``, ...) -> the precision
-            its copy of the weights is stored and multiplied at. The graph is built for one class
-            (:func:`hetsim.llm.graph.build_graph`'s ``device_class``, ``cpu`` by default): its ops carry that
-            precision. An NPU or CIM device computes at its own ``element_bits`` whatever the graph says; its
-            entry here is what :func:`weight_bytes` reports for it.
+        weights: device class -> the precision its copy of the weights is stored and multiplied at: ``host``
+            (the platform's host CPU) and any other name (a device kind or device of a platform: ``npu``,
+            ``puma``, ...). The graph is built for one class (:func:`hetsim.llm.graph.build_graph`'s
+            ``device_class``, ``host`` by default): its ops carry that precision. An NPU or CIM device
+            computes at its own ``element_bits`` whatever the graph says; its entry here is what
+            :func:`weight_bytes` reports for it.
         kv_cache: the precision the keys and values are cached at.
     """
 
@@ -140,7 +141,7 @@ class LlmSpec(BaseModel):
         return self.heads // self.kv
 
 
-def precision_bits(spec: LlmSpec, device_class: str = "cpu") -> int:
+def precision_bits(spec: LlmSpec, device_class: str = "host") -> int:
     """Bits per weight element the description gives ``device_class``.
 
     Raises:
@@ -224,7 +225,7 @@ def parameters(spec: LlmSpec) -> int:
     return n
 
 
-def weight_bytes(spec: LlmSpec, device_class: str = "cpu") -> int:
+def weight_bytes(spec: LlmSpec, device_class: str = "host") -> int:
     """Bytes of the weights stored for ``device_class``: ``parameters x bits / 8`` (rounded up) at that class's
     precision (:func:`precision_bits`): what a decode step reads when every weight streams from memory.
 
@@ -289,7 +290,7 @@ def load_hf_config(path: str | Path, precision: dict | None = None, name: str | 
 
     Args:
         path: the ``config.json``.
-        precision: :class:`LlmPrecision` fields (default: fp16 weights on ``cpu`` and ``npu``, fp16 KV cache).
+        precision: :class:`LlmPrecision` fields (default: fp16 weights on the ``host``, fp16 KV cache).
         name: the model's name (default: the folder holding the file).
 
     Raises:
@@ -320,7 +321,7 @@ def load_hf_config(path: str | Path, precision: dict | None = None, name: str | 
     data.update(name=name or p.resolve().parent.name or p.stem, source=str(p), activation=act, norm=norm,
                 positions=positions, bias=bias, fused_qkv=fused,
                 tied_embeddings=cfg.get("tie_word_embeddings", True) is not False,
-                precision=precision or {"weights": {"cpu": "fp16", "npu": "fp16"}, "kv_cache": "fp16"})
+                precision=precision or {"weights": {"host": "fp16"}, "kv_cache": "fp16"})
     try:
         return LlmSpec.model_validate(data)
     except ValidationError as err:
