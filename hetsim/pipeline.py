@@ -108,7 +108,7 @@ def workload_kind(workload) -> str:
     return _frontends.kind_of(workload)
 
 
-def _snn_of(workload, spikes=None, input_shape=None, example_inputs=None):
+def _snn_of(workload, spikes=None, input_shape=None, example_inputs=None, workload_options=None):
     """The :class:`~hetsim.snn.network.SNN` a spiking-network argument of :func:`run` stands for (read by its
     front end; ``spikes``: a NIR graph's input raster).
 
@@ -116,7 +116,8 @@ def _snn_of(workload, spikes=None, input_shape=None, example_inputs=None):
         InputError: an option its front end does not take (``input_shape``).
     """
     wl = workload if isinstance(workload, Workload) else load_workload(
-        workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
+        workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
+        workload_options=workload_options)
     if input_shape is not None:
         raise InputError("input_shape fixes the input dims of a tensor-operator model, not of a spiking network")
     return wl.snn
@@ -183,7 +184,7 @@ def run(
     kinds = parse_contention(contention)
     options = dict(mapper_options or {})
     if workload_kind(workload) == SNN_KIND:
-        net = _snn_of(workload, spikes, input_shape, example_inputs)
+        net = _snn_of(workload, spikes, input_shape, example_inputs, workload_options)
         return run_snn(platform, net, mapper or default_mapper(SNN_KIND), kinds, options, schedule, reorder=reorder,
                        sample=sample, seed=seed, timeline=timeline)
     snn_only = [k for k, v in (("reorder", reorder), ("sample", sample)) if v not in (False, None)]

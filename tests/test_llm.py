@@ -155,6 +155,11 @@ def test_front_end_by_the_longest_suffix():
         fe.load_workload(ROOT / "workloads" / "resnet20_cifar10.onnx", context_tokens=4)
     with pytest.raises(WorkloadError, match="outside 1..1023"):
         fe.load_workload(GPT2, context_tokens=1024)
+    from hetsim.pipeline import run
+
+    with pytest.raises(InputError, match="phase .* not of an SNN spec"):  # refused, not ignored, on a spiking network
+        run(ROOT / "platforms" / "efr32mg24.yaml", ROOT / "workloads" / "snn" / "braille384.yaml",
+            workload_options={"phase": "decode"})
 
 
 @pytest.mark.parametrize(("edit", "match"), [
@@ -210,5 +215,5 @@ def test_hugging_face_config(tmp_path):
     with pytest.raises(WorkloadError, match="model_type 'mamba' is not one hetsim reads"):
         load_hf_config(p)
     p.write_text(json.dumps({k: v for k, v in cfg.items() if k != "hidden_size"}))
-    with pytest.raises(WorkloadError, match="d_model"):
+    with pytest.raises(WorkloadError, match=r"d_model \(hidden_size or n_embd\): Field required"):
         load_hf_config(p)

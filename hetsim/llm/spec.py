@@ -326,5 +326,6 @@ def load_hf_config(path: str | Path, precision: dict | None = None, name: str | 
         return LlmSpec.model_validate(data)
     except ValidationError as err:
         e = err.errors()[0]
-        where = ".".join(str(x) for x in e["loc"]) or "config"
-        raise WorkloadError(f"{p}: {where}: {e['msg']}") from None
+        field = str(e["loc"][0]) if e["loc"] else ""
+        keys = f" ({' or '.join(_HF_KEYS[field])})" if field in _HF_KEYS else ""
+        raise WorkloadError(f"{p}: {field or 'config'}{keys}: {e['msg']}") from None
