@@ -217,3 +217,14 @@ def test_hugging_face_config(tmp_path):
     p.write_text(json.dumps({k: v for k, v in cfg.items() if k != "hidden_size"}))
     with pytest.raises(WorkloadError, match=r"d_model \(hidden_size or n_embd\): Field required"):
         load_hf_config(p)
+
+
+def test_a_sweep_of_llm_descriptions_is_a_dag_sweep(tmp_path):
+    """A .llm.yaml ends in .yaml like an SNN spec: a sweep asks its front end, not its last suffix."""
+    from hetsim.dse.sweep import load_sweep
+
+    p = tmp_path / "s.yaml"
+    p.write_text(f"name: s\nworkloads: [{GPT2}]\nplatforms: [{ROOT / 'platforms' / 'edge-soc.yaml'}]\n"
+                 "mappers: [all-host]\n")
+    spec = load_sweep(p)
+    assert not spec.is_snn and spec.mappers == ["all-host"]
