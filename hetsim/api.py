@@ -110,6 +110,7 @@ def run(
     example_inputs=None,
     spill: bool = False,
     fusion: bool = True,
+    workload_options: Mapping[str, object] | None = None,
     **options,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` with ``mapper``, replay the schedule, and summarise it, as
@@ -153,6 +154,8 @@ def run(
         fusion: where a device fuses ops into a producer's launch (an NPU applying activations and requantisation
             as an epilogue: ``fuses`` in its platform entry), the mapper may run them fused (the default);
             ``False`` runs every op on its own launch (the CLI's ``--no-fusion``). ONNX models only.
+        workload_options: the model's front end's other loader options, e.g. an LLM description's
+            ``{"phase": "decode", "context_tokens": 512}`` (``workloads/llm/*.llm.yaml``, :mod:`hetsim.llm`).
         **options: the mapper's options, e.g. ``work_limit=2`` (deterministic; the default limits are),
             ``time_limit_s=10`` (wall clock), ``threads=4`` (cpsat, ilp),
             ``min_gain=0.1`` (greedy), ``objective="throughput"`` (cpsat, heft, greedy: the busiest resource's
@@ -185,4 +188,5 @@ def run(
     return _run(platform, workload, mapper=mapper, contention=contention, mapper_options=options,
                 schedule=schedule, fold_constants=fold_constants, reorder=reorder, sample=sample, seed=seed,
                 timeline=timeline, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
-                **({"spill": True} if spill else {}), **({} if fusion else {"fusion": False}))
+                **({"spill": True} if spill else {}), **({} if fusion else {"fusion": False}),
+                **({"workload_options": workload_options} if workload_options else {}))

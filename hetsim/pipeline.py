@@ -26,7 +26,8 @@ from hetsim.workload.kinds import SNN as SNN_KIND
 
 
 def load_workload(path, spikes: str | Path | None = None,
-                  input_shape: Mapping[str, Sequence[int]] | None = None, *, example_inputs=None) -> Workload:
+                  input_shape: Mapping[str, Sequence[int]] | None = None, *, example_inputs=None,
+                  workload_options: Mapping[str, object] | None = None) -> Workload:
     """Read a model with the front end that reads it (:mod:`hetsim.workload.frontends`): an ONNX model, a
     saved ``torch.export`` program (``.pt2``) or an ``nn.Module`` (with ``example_inputs``) into a
     :class:`~hetsim.workload.Workload`; a spiking network (an SNN spec ``.yaml``, or a NIR graph ``.nir`` with
@@ -39,18 +40,21 @@ def load_workload(path, spikes: str | Path | None = None,
         input_shape: graph input name -> dims, fixing the dynamic dims of a tensor-operator model's inputs (the
             CLI's ``--input-shape x=1,3,224,224``); see :func:`~hetsim.workload.load_onnx` (its ``input_shapes``).
         example_inputs: a PyTorch module's example inputs (a tensor or a tuple of them).
+        workload_options: any other loader options of the model's front end, e.g. an LLM description's
+            ``{"phase": "decode", "context_tokens": 512}`` (:mod:`hetsim.llm`).
 
     Raises:
         InputError: an option the model's front end does not take (``input_shape`` for a spiking network,
             ``spikes`` for an ONNX model); (:class:`~hetsim.errors.WorkloadError`) no front end reads ``path``, or
             a missing or malformed model or spec, a NIR graph without ``spikes``.
     """
-    return _frontends.load_workload(path, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
+    return _frontends.load_workload(path, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
+                                    **dict(workload_options or {}))
 
 
 def cost_model(platform: Platform | str | Path, workload, *, fold_constants: bool = True, spikes=None,
                input_shape: Mapping[str, Sequence[int]] | None = None, example_inputs=None,
-               fusion: bool = True) -> CostModel:
+               fusion: bool = True, workload_options: Mapping[str, object] | None = None) -> CostModel:
     """The pipeline's first steps: the platform (read if a path), the workload (read by its front end if it is
     not a :class:`Workload`) and their cost model: a :class:`~hetsim.costs.CostModel` for a DAG of tensor
     operators, an :class:`~hetsim.activity_costs.ActivityCostModel` on the eval split for a spiking network
@@ -60,11 +64,13 @@ def cost_model(platform: Platform | str | Path, workload, *, fold_constants: boo
         InputError: (subclasses) a bad platform or model, an option its front end does not take,
             ``fold_constants=False`` for a spiking network, a platform that does not run the workload's kind.
 
-    ``fusion=False`` offers no fused operator groups (:attr:`~hetsim.costs.CostModel.fusion`; ``--no-fusion``).
+    ``fusion=False`` offers no fused operator groups (:attr:`~hetsim.costs.CostModel.fusion`; ``--no-fusion``);
+    ``workload_options`` are the front end's other loader options (:func:`load_workload`).
     """
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     wl = workload if isinstance(workload, Workload) else load_workload(
-        workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
+        workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
+        workload_options=workload_options)
     where = None if isinstance(platform, Platform) else str(platform)
     check_baseline(plat, where)
     if wl.kind == SNN_KIND:
@@ -102,7 +108,7 @@ def workload_kind(workload) -> str:
     return _frontends.kind_of(workload)
 
 
-def _snn_of(workload, spikes=None, input_shape=None, example_inputs=None):
+def _snn_of(workload, spikes=None, input_shape=None, example_inputs=None, workload_options=None):
     """The :class:`~hetsim.snn.network.SNN` a spiking-network argument of :func:`run` stands for (read by its
     front end; ``spikes``: a NIR graph's input raster).
 
@@ -110,7 +116,8 @@ def _snn_of(workload, spikes=None, input_shape=None, example_inputs=None):
         InputError: an option its front end does not take (``input_shape``).
     """
     wl = workload if isinstance(workload, Workload) else load_workload(
-        workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
+        workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
+        workload_options=workload_options)
     if input_shape is not None:
         raise InputError("input_shape fixes the input dims of a tensor-operator model, not of a spiking network")
     return wl.snn
@@ -134,6 +141,7 @@ def run(
     example_inputs=None,
     spill: bool = False,
     fusion: bool = True,
+    workload_options: Mapping[str, object] | None = None,
 ) -> RunResult:
     """Map ``workload`` onto ``platform`` and replay it; the baseline is the platform's ``baseline`` mapper
     (``all-host`` unless the platform says otherwise) on the same platform (``None`` when that mapper refuses the
@@ -167,6 +175,8 @@ def run(
         fusion: the mapper may run ops fused into their producers where a device fuses them (fused operator
             groups, :attr:`~hetsim.costs.CostModel.fusion`); ``False`` offers none (``--no-fusion``), and a saved
             schedule with fused groups is then refused.
+        workload_options: the front end's other loader options (:func:`load_workload`), e.g. an LLM
+            description's ``phase``, ``prompt_tokens``, ``context_tokens``.
 
     Raises:
         InputError: (subclasses) for bad inputs, see :mod:`hetsim.errors`.
@@ -174,7 +184,7 @@ def run(
     kinds = parse_contention(contention)
     options = dict(mapper_options or {})
     if workload_kind(workload) == SNN_KIND:
-        net = _snn_of(workload, spikes, input_shape, example_inputs)
+        net = _snn_of(workload, spikes, input_shape, example_inputs, workload_options)
         return run_snn(platform, net, mapper or default_mapper(SNN_KIND), kinds, options, schedule, reorder=reorder,
                        sample=sample, seed=seed, timeline=timeline)
     snn_only = [k for k, v in (("reorder", reorder), ("sample", sample)) if v not in (False, None)]
@@ -191,7 +201,8 @@ def run(
         raise InputError("input_shape applies when the model is read: give the ONNX path, or read it with "
                          "load_workload(path, input_shape=...)")
     wl = workload if isinstance(workload, Workload) else load_workload(
-        workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs)
+        workload, spikes=spikes, input_shape=input_shape, example_inputs=example_inputs,
+        workload_options=workload_options)
     costs = CostModel(wl, plat, fold_constants=fold_constants, fusion=fusion)
     check_baseline(plat, where, DAG)  # it maps such models: after the cost model's check the platform runs them
     if schedule is not None:

@@ -105,6 +105,28 @@ def _add_input_shape(p: argparse.ArgumentParser) -> None:
                    "x=1,3,224,224; dims the model fixes must agree")
 
 
+def _add_llm_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("LLM descriptions (a decoder-only transformer, workloads/llm/*.llm.yaml)")
+    g.add_argument("--phase", choices=("prefill", "decode"), default=None,
+                   help="the graph to build: a prefill of --prompt-tokens tokens, or one decode step at "
+                   "--context-tokens (default: decode, or prefill when only --prompt-tokens is given)")
+    g.add_argument("--prompt-tokens", type=_positive_int, default=None, metavar="P",
+                   help="prefill: the prompt's tokens (default 128)")
+    g.add_argument("--context-tokens", type=_positive_int, default=None, metavar="L",
+                   help="decode: the tokens already in the KV cache; the step decodes token L+1 (default 128)")
+
+
+def _workload_options(args) -> dict[str, object] | None:
+    """``--phase``, ``--prompt-tokens``, ``--context-tokens`` as front-end loader options (``None`` when none was
+    given); refused, as flags, for a model whose front end does not take them."""
+    given = {k: getattr(args, k, None) for k in ("phase", "prompt_tokens", "context_tokens")}
+    given = {k: v for k, v in given.items() if v is not None}
+    if not given:
+        return None
+    _refuse_model_options(args.model, list(given))
+    return given
+
+
 def _input_shapes(args) -> dict[str, tuple[int, ...]] | None:
     """``--input-shape NAME=D1,D2,...`` options as ``{name: dims}`` (``None`` when none was given)."""
     given = getattr(args, "input_shapes", None)
@@ -163,6 +185,7 @@ def _add_map_args(p: argparse.ArgumentParser) -> None:
                    "graph (.nir, with --spikes): whatever a front end reads (docs/architecture.md)")
     _add_set(p)
     _add_input_shape(p)
+    _add_llm_options(p)
     _add_fold(p)
     p.add_argument(
         "--mapper", default=None, metavar="MAPPER",
@@ -387,7 +410,8 @@ def _map_costs(args):
     from hetsim.pipeline import cost_model
 
     return cost_model(_platform(args), args.model, fold_constants=args.fold_constants,
-                      input_shape=_input_shapes(args), spikes=args.spikes, fusion=getattr(args, "fusion", True))
+                      input_shape=_input_shapes(args), spikes=args.spikes, fusion=getattr(args, "fusion", True),
+                      workload_options=_workload_options(args))
 
 
 def _mapper(args, snn: bool):

@@ -9,12 +9,14 @@ from hetsim.cli._common import (
     _add_common,
     _add_fold,
     _add_input_shape,
+    _add_llm_options,
     _add_set,
     _add_spikes,
     _input_shapes,
     _is_snn,
     _platform,
     _refuse_model_options,
+    _workload_options,
 )
 from hetsim.errors import InputError
 
@@ -36,6 +38,7 @@ def add_parser(sub) -> None:
     p.add_argument("--platform", type=Path, help="also show per-op latency on each device of this platform")
     _add_set(p)
     _add_input_shape(p)
+    _add_llm_options(p)
     _add_fold(p)
     _add_spikes(p)
     p.add_argument("--ops", action="store_true", help="list every op (type, shapes, GEMM view, MACs)")
@@ -64,7 +67,7 @@ def cmd_inspect(args) -> int:
 
     if args.spikes is not None:
         _refuse_model_options(args.model, ["spikes"])
-    wl = load_workload(args.model, input_shape=_input_shapes(args))
+    wl = load_workload(args.model, input_shape=_input_shapes(args), workload_options=_workload_options(args))
     s = wl.summary()
     inputs = wl.meta.get("inputs", [])
     ins = ", ".join(f"{i['name']} {i.get('dtype', '')}{list(i.get('shape', []))}" for i in inputs[:INPUTS_SHOWN])

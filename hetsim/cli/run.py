@@ -21,6 +21,7 @@ from hetsim.cli._common import (
     _platform,
     _positive_int,
     _refuse_model_options,
+    _workload_options,
     mapper_options,
 )
 from hetsim.errors import InputError
@@ -154,6 +155,9 @@ def cmd_run(args) -> int:
     extra = {"reorder": args.reorder, "sample": args.sample, "seed": seed or 0, "spikes": args.spikes} if snn else {}
     if shapes is not None:
         extra["input_shape"] = shapes
+    wopts = _workload_options(args)
+    if wopts is not None:
+        extra["workload_options"] = wopts
     if getattr(args, "spill", False):
         if snn:
             raise InputError("--spill applies to ONNX models, not to spiking networks")

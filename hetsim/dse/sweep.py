@@ -229,10 +229,16 @@ class SweepSpec(BaseModel):
     def is_snn(self) -> bool:
         """An SNN sweep: a synthetic grid, or spiking networks (SNN specs ``.yaml``, NIR graphs ``.nir``: workloads
         whose front end makes an SNN, :mod:`hetsim.workload.frontends`) as workloads."""
-        from hetsim.workload.frontends import suffixes
+        from hetsim.errors import WorkloadError
+        from hetsim.workload.frontends import frontend_for
 
-        snn = suffixes(SNN)
-        return self.synthetic is not None or any(w.suffix.lower() in snn for w in self.workloads)
+        def snn(w: Path) -> bool:
+            try:
+                return frontend_for(w).kind == SNN
+            except WorkloadError:  # no front end reads it: the workload check says so
+                return False
+
+        return self.synthetic is not None or any(snn(w) for w in self.workloads)
 
     @model_validator(mode="after")
     def _default_mappers(self) -> SweepSpec:

@@ -16,7 +16,13 @@ name            suffixes             kind   loader
                                             program, or an ``nn.Module`` with ``example_inputs``; needs torch)
 ``snn-spec``    ``.yaml`` ``.yml``   snn    :func:`hetsim.snn.frontend.load_spec` (SpikeDuet's spec + npz)
 ``nir``         ``.nir``             snn    :func:`hetsim.snn.frontend.load_nir_graph` (with ``spikes``)
+``llm``         ``.llm.yaml``        dag    :func:`hetsim.llm.load_frontend` (an LLM description; ``phase``,
+                ``.llm.yml``                ``prompt_tokens``, ``context_tokens``)
 =============== ==================== ====== ================================================================
+
+A path is read by the front end of the **longest** registered suffix its name ends with (case aside), so a
+suffix may have more than one part: ``gpt2-small.llm.yaml`` is an LLM description, ``braille384.yaml`` an SNN
+spec. Nothing is opened to decide.
 
 A new front end registers like a device kind, from hetsim itself, at run time, or from a plugin module
 (:mod:`hetsim.plugins`: the ``hetsim.plugins`` entry point or ``HETSIM_PLUGINS``)::
@@ -51,6 +57,10 @@ OPTION_HELP = {
     "input_shape": ("--input-shape", "fixes the dynamic dims of a tensor-operator model's graph inputs"),
     "spikes": ("--spikes", "gives the input raster of a NIR graph (.nir)"),
     "example_inputs": ("example_inputs", "gives the example inputs a PyTorch module is exported with"),
+    "phase": ("--phase", "picks the prefill or a decode step of an LLM description (.llm.yaml)"),
+    "prompt_tokens": ("--prompt-tokens", "sets the prompt length of an LLM description's prefill (.llm.yaml)"),
+    "context_tokens": ("--context-tokens", "sets the context length of an LLM description's decode step "
+                       "(.llm.yaml)"),
 }
 
 
@@ -165,17 +175,19 @@ def get_frontend(name: str) -> FrontEnd:
 
 
 def frontend_for(source) -> FrontEnd:
-    """The front end that reads ``source``: a path (by its suffix) or an in-memory object (by ``accepts``).
+    """The front end that reads ``source``: a path (by the longest registered suffix its name ends with, e.g.
+    ``.llm.yaml`` before ``.yaml``) or an in-memory object (by ``accepts``).
 
     Raises:
         WorkloadError: no front end reads it (the message lists the suffixes that are read).
     """
     fes = frontends()
     if isinstance(source, str | Path):
+        name = Path(source).name.lower()
+        matches = [(len(s), fe) for fe in fes.values() for s in fe.suffixes if name.endswith(s) and len(name) > len(s)]
+        if matches:
+            return max(matches, key=lambda m: m[0])[1]
         suffix = Path(source).suffix.lower()
-        for fe in fes.values():
-            if suffix in fe.suffixes:
-                return fe
         known = ", ".join(f"{'/'.join(fe.suffixes)} ({fe.description or fe.name})" for fe in fes.values()
                           if fe.suffixes)
         raise WorkloadError(f"{str(source)!r}: no front end reads {suffix or 'files without a suffix'}; hetsim "
@@ -243,5 +255,8 @@ register_frontend(FrontEnd("torch", DAG, (".pt2",), "hetsim.workload.torch_impor
 register_frontend(FrontEnd("snn-spec", SNN, (".yaml", ".yml"), "hetsim.snn.frontend:load_spec", (),
                            "an SNN spec (a spiking network: .yaml with its .npz files)",
                            accepts="hetsim.snn.frontend:is_snn_object"))
+register_frontend(FrontEnd("llm", DAG, (".llm.yaml", ".llm.yml"), "hetsim.llm:load_frontend",
+                           ("phase", "prompt_tokens", "context_tokens"),
+                           "an LLM description (a decoder-only transformer: .llm.yaml)"))
 register_frontend(FrontEnd("nir", SNN, (".nir",), "hetsim.snn.frontend:load_nir_graph", ("spikes",),
                            "a NIR graph (a spiking network in .nir, with its input raster)"))
