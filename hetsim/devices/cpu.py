@@ -16,6 +16,7 @@ from hetsim.devices.fields import (
     MAX_CORES,
     MAX_PER_CYCLE,
     MAX_TIME_US,
+    Flag,
     Integer,
     RateByBits,
     Real,
@@ -27,6 +28,18 @@ from hetsim.workload.op import Op
 #: lookups: what they read of a constant table is at most what they return (ours: the roofline's weight bytes
 #: of a Gather are capped at its output bytes)
 GATHER_OP_TYPES = frozenset({"Gather", "GatherElements", "GatherND"})
+
+#: the op types a host with ``folds_qdq`` runs as one int8 kernel with the activation QuantizeLinear after them
+#: (a QDQ node unit): the types ONNX Runtime's QDQ selector-action transformer turns into QLinearConv,
+#: QLinearMatMul, QGemm, QLinearAdd, QLinearMul, QLinearConcat, QLinearSigmoid, QLinearLeakyRelu,
+#: QLinearSoftmax, QLinearAveragePool, QLinearGlobalAveragePool, or whose Q/DQ it drops as the op runs on the
+#: int8 tensor as it is (MaxPool, Reshape, Transpose, Squeeze, Unsqueeze, Flatten, Resize, Gather, Split,
+#: Slice); source: microsoft/onnxruntime, onnxruntime/core/optimizer/qdq_transformer/selectors_actions
+QDQ_UNIT_OP_TYPES = frozenset({
+    "Conv", "ConvTranspose", "MatMul", "Gemm", "Add", "Mul", "Concat", "Sigmoid", "LeakyRelu", "Softmax",
+    "AveragePool", "GlobalAveragePool", "MaxPool", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten",
+    "Resize", "Gather", "Split", "Slice",
+})
 
 
 def roofline_bytes(op: Op) -> float:
@@ -61,6 +74,12 @@ class CpuDevice(DeviceBase):
     missing from the table fall back to the roofline, and the report counts them.
 
     Power fields are per core: a busy core draws ``active_w``, an idle one ``idle_w``.
+
+    With ``folds_qdq`` the host folds a QDQ model's activation QuantizeLinear/DequantizeLinear pairs as ONNX
+    Runtime's CPU provider does at its default optimisation level (``docs/models.md``, "QDQ folding on the
+    host"): a QuantizeLinear after an op of :data:`QDQ_UNIT_OP_TYPES` runs fused into that op's launch (the int8
+    kernel writes its requantised output), and a DequantizeLinear after a QuantizeLinear fused into the Q (the
+    pair cancels: the next int8 kernel reads the int8 tensor); :meth:`fused_epilogue_s`.
     """
 
     can_host: ClassVar[bool] = True
@@ -78,6 +97,10 @@ class CpuDevice(DeviceBase):
     supported_ops: list[str] | None = Field(
         None, description="op types this CPU runs; null (default) = every op type"
     )
+    folds_qdq: Flag = Field(
+        False, description="fold the activation Quantize/DequantizeLinear of a QDQ model into the int8 ops, as "
+        "ONNX Runtime does at its default optimisation level (a deployed runtime); false: every Q/DQ is an op, "
+        "as profiled with optimisations off")
     free_ops: list[str] = Field(
         default_factory=list,
         description="op types that cost nothing here (latency 0): fused into a neighbouring accelerator layer "
@@ -123,6 +146,20 @@ class CpuDevice(DeviceBase):
             t_compute = op.n_out / (self.clock_ghz * 1e9 * self.elementwise_per_cycle)
         t_mem = roofline_bytes(op) / (self.mem_bandwidth_gb_s * 1e9)
         return self.op_overhead_us * 1e-6 + max(t_compute, t_mem)
+
+    def fused_epilogue_s(self, producer: Op, consumer: Op) -> float | None:
+        """With ``folds_qdq``: a QuantizeLinear ``consumer`` of a ``producer`` in :data:`QDQ_UNIT_OP_TYPES` adds
+        ``n_out / (clock * elementwise_per_cycle)`` (the requantisation of each output element as the int8
+        kernel writes it: no dispatch, no memory traffic of its own; ours, assumed), a DequantizeLinear
+        ``consumer`` of a QuantizeLinear adds 0 s (the Q -> DQ pair cancels). ``None`` otherwise, and always
+        without ``folds_qdq``."""
+        if not self.folds_qdq:
+            return None
+        if consumer.op_type == "QuantizeLinear" and producer.op_type in QDQ_UNIT_OP_TYPES:
+            return consumer.n_out / (self.clock_ghz * 1e9 * self.elementwise_per_cycle)
+        if consumer.op_type == "DequantizeLinear" and producer.op_type == "QuantizeLinear":
+            return 0.0
+        return None
 
     def for_workload(self, workload: str) -> CpuDevice:
         """This device with its latency table chosen for ``workload``: when ``latency_table`` is a folder of
