@@ -77,3 +77,34 @@ def test_only_the_edge_soc_host_folds():
         assert not getattr(p.devices[p.host], "folds_qdq", False), name
     p = load_platform(ROOT / "platforms" / "edge-soc.yaml")
     assert p.devices[p.host].folds_qdq
+
+
+def test_weight_policy_mappers_fuse_a_streamed_layer_by_hand():
+    """A platform with a weight memory: the (device, weight policy) searches do not model fused groups, so the
+    mappers fuse where placed afterwards (``fuse_after_search``). conv (2048 weight bytes, over the NPU's 1 KiB)
+    -> Sigmoid -> Mul on tests/test_weights.py's platform, the NPU fusing SiLU (tests/test_fusion.py's FUSING)
+    and a DRAM at 100 GB/s without latency: the conv streamed on the NPU, 2048 B / 100 B/ns = 20.48 ns read, then
+    50 ns dispatch + max(2048 MACs / 4 per ns, 96 B / 1 B/ns) = 562 ns; fused, Sigmoid 1 * 32 = 32 ns and Mul 0.5 *
+    32 = 16 ns. Unfused, the best is SiLU on the host after the conv's 32 B crossed the bus: 32 + 32 + 32 ns."""
+    from test_fusion import FUSING
+    from test_weights import platform
+
+    from hetsim.mappers import get_mapper
+    from hetsim.mappers._policy import FUSED_AFTER_NOTE
+
+    ops = [conv_op("conv", 32, 64, 1, n_in=64, n_out=32, index=0), host_op("sig", 32, 1, "Sigmoid"),
+           host_op("mul", 32, 2, "Mul")]
+    wl = Workload.from_ops("silu", ops, [("conv", "sig", 32), ("sig", "mul", 32), ("conv", "mul", 32)])
+    plat = platform(npu=FUSING, dram={"bandwidth_gb_s": 100, "latency_ns": 0,
+                                      "weights_for": {"npu": {"bandwidth_gb_s": 100}}})
+    conv = 20.48 + 562
+    for name in ("heft", "greedy", "cpsat"):
+        costs = CostModel(wl, plat)
+        sched = get_mapper(name).map(costs)
+        assert sched.fused == {"sig": "conv", "mul": "sig"}, name
+        assert sched.policies["conv"].policy == "streamed" and sched.stats["fusion"] == FUSED_AFTER_NOTE, name
+        assert sched.makespan_s == pytest.approx((conv + 32 + 16) * NS), name
+        assert check_schedule(costs, sched).ok
+        assert simulate(costs, sched).makespan_s == pytest.approx(sched.makespan_s)
+        plain = get_mapper(name).map(CostModel(wl, plat, fusion=False))
+        assert plain.fused == {} and plain.makespan_s == pytest.approx((conv + 3 * 32) * NS), name

@@ -13,6 +13,9 @@ every other platform are exactly what they were.
   resources, transfers between devices on the data edges (CPU-CIM ILP Eq. 8); minimise the makespan. Its root
   lower bounds (critical path, LP relaxation, HiGHS's branch and bound on it) are :mod:`hetsim.mappers.
   _policy_bounds`'.
+
+None of these searches models fused operator groups; :func:`fuse_after_search` fuses a schedule's ops where they
+are placed afterwards (kept when not slower), and says so.
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ import copy
 import time
 
 from hetsim.costs import CostModel
-from hetsim.errors import MappingError
+from hetsim.errors import InternalError, MappingError
 from hetsim.mappers import _bounds as B
 from hetsim.mappers import _cpsat_sigint
 from hetsim.mappers import _policy_bounds as PB
 from hetsim.mappers._limits import CPSAT_WORK, Budget
 from hetsim.mappers._listsched import carried, price_sweep
-from hetsim.mappers.base import make_schedule
+from hetsim.mappers.base import NO_FUSION_NOTE, fuse_where_placed, make_schedule
 from hetsim.schedule import Schedule, WeightPolicy
 from hetsim.sim.analytic import list_schedule
 from hetsim.weights import WeightStep, as_policies, bind, options, policy_step, reprogram_chain
@@ -116,6 +119,59 @@ def build(costs: CostModel, assignment: dict[str, str], choice: dict[str, Option
     stats = dict(stats)
     stats["weight_policies"] = {p: sum(1 for w in pols.values() if w.policy == p) for p in ("streamed", "reprogrammed")}
     return make_schedule(bound, assignment, mapper, stats, order=order, after=after, policies=pols)
+
+
+#: ``stats["fusion"]`` of a (device, weight policy) schedule whose ops were fused where placed after the search
+FUSED_AFTER_NOTE = ("fused where placed after the (device, weight policy) search, which does not model fused "
+                    "groups; status and bounds are for the problem without fusion")
+
+
+def fuse_after_search(costs: CostModel, sched: Schedule) -> Schedule:
+    """``sched``, a (device, weight policy) schedule made without fused groups, with fused groups added after the
+    search, its policies and control dependencies kept: first its ops fused where they are placed
+    (:func:`~hetsim.mappers.base.fuse_where_placed`), then, in topological order, each consumer without a weight
+    policy of its own moved onto its producer's device to run fused there when that is not slower (ours: ties go
+    to fusion, so that a chain such as SiLU moves op by op; a greedy pass). Kept when not slower,
+    ``stats["fusion"]`` saying so (:data:`FUSED_AFTER_NOTE`); else ``sched`` with
+    :data:`~hetsim.mappers.base.NO_FUSION_NOTE`. ``sched`` itself when ``costs`` offers no fusion."""
+    if not costs.fusion:
+        return sched
+    assignment = {v: sched.device_of(v) for v in costs.workload.ops}
+    best = _fused_schedule(costs, sched, assignment)
+    if best is not None and best.makespan_s > sched.makespan_s:
+        best = None
+    policies = sched.policies or {}
+    for c in costs.workload.topological_order():
+        for p, per_dev in costs.fusion.get(c, {}).items():
+            d = assignment[p]
+            if c in policies or assignment[c] == d or d not in per_dev:
+                continue
+            trial = {**assignment, c: d}
+            cand = _fused_schedule(costs, sched, trial)
+            if cand is not None and cand.makespan_s <= (best or sched).makespan_s:  # ties: fused (a chain)
+                assignment, best = trial, cand
+                break
+    if best is None:
+        sched.stats["fusion"] = NO_FUSION_NOTE
+        return sched
+    return best
+
+
+def _fused_schedule(costs: CostModel, sched: Schedule, assignment: dict[str, str]) -> Schedule | None:
+    """The schedule of ``assignment`` with ``sched``'s policies and control dependencies and its ops fused where
+    placed; ``None`` when nothing fuses, a resident capacity is exceeded, or the groups and the control
+    dependencies form a cycle."""
+    fused = fuse_where_placed(costs, assignment)
+    if not fused:
+        return None
+    pols = sched.policies or None
+    bound = costs.for_schedule(Schedule(sched.mapper, parts=assignment, policies=pols))
+    try:
+        return make_schedule(bound, assignment, sched.mapper,
+                             {**sched.stats, "fused": len(fused), "fusion": FUSED_AFTER_NOTE},
+                             after=sched.after or None, policies=pols, fused=fused)
+    except (InternalError, MappingError):
+        return None
 
 
 def _take(o: Option, budget: dict[str, int], mem_left: dict[str, int], sign: int = 1) -> None:

@@ -121,7 +121,7 @@ from hetsim.mappers._chain import solve_chain
 from hetsim.mappers._decomp import Decomposition, _weight, insert_floating
 from hetsim.mappers._fused_cpsat import TooManyPaths, map_fused
 from hetsim.mappers._limits import CPSAT_WORK, Budget
-from hetsim.mappers._policy import cpsat_policies
+from hetsim.mappers._policy import cpsat_policies, fuse_after_search
 from hetsim.mappers._throughput import check_objective, map_one
 from hetsim.mappers.base import MAPPERS, NO_FUSION_NOTE, make_schedule, register
 from hetsim.schedule import Schedule
@@ -272,6 +272,8 @@ class CpSat:
                 except TooManyPaths:
                     pass
             sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
+            if self.objective == "latency" and weight_option_platform(costs.platform):
+                return fuse_after_search(costs, sched)  # then fused where placed, when not slower
             sched.stats["fusion"] = NO_FUSION_NOTE
             return sched
         if self.objective == "throughput":

@@ -8,9 +8,9 @@ import time
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers._listsched import carried
-from hetsim.mappers._policy import greedy_policies
+from hetsim.mappers._policy import fuse_after_search, greedy_policies
 from hetsim.mappers._throughput import check_objective, map_one
-from hetsim.mappers.base import NO_FUSION_NOTE, capacity_budget, fuse_where_placed, fused_order, make_schedule, register
+from hetsim.mappers.base import capacity_budget, fuse_where_placed, fused_order, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import list_schedule
 from hetsim.weights import weight_option_platform
@@ -56,10 +56,7 @@ class Greedy:
         if self.objective == "throughput":
             return map_one(self, costs)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
-            sched = greedy_policies(costs, self.name, self.min_gain)
-            if costs.fusion:  # the (device, weight policy) search does not model fused groups: say so
-                sched.stats["fusion"] = NO_FUSION_NOTE
-            return sched
+            return fuse_after_search(costs, greedy_policies(costs, self.name, self.min_gain))
         if not costs.fusion:
             return self._greedy(costs)
         # with fused options and without, the shorter kept (ties: fused): fusion never makes greedy slower

@@ -8,9 +8,9 @@ from functools import partial
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
 from hetsim.mappers._listsched import price_sweep
-from hetsim.mappers._policy import heft_policies
+from hetsim.mappers._policy import fuse_after_search, heft_policies
 from hetsim.mappers._throughput import check_objective, map_one
-from hetsim.mappers.base import NO_FUSION_NOTE, capacity_budget, make_schedule, register
+from hetsim.mappers.base import capacity_budget, make_schedule, register
 from hetsim.schedule import Schedule
 from hetsim.weights import weight_option_platform
 
@@ -62,9 +62,11 @@ class Heft:
         if self.objective == "throughput":
             return map_one(self, costs)
         if weight_option_platform(costs.platform):  # device and weight policy per op (hetsim/mappers/_policy.py)
-            sched = heft_policies(costs, self.name, tuple(self.crossbar_prices))
-            if costs.fusion:  # the (device, weight policy) search does not model fused groups: say so
-                sched.stats["fusion"] = NO_FUSION_NOTE
+            sched = fuse_after_search(costs, heft_policies(costs, self.name, tuple(self.crossbar_prices)))
+            if costs.fusion:  # every weight resident, fused groups modelled: the shorter of the two kept
+                resident = price_sweep(costs, self.crossbar_prices, partial(self._heft_fused, costs))
+                if resident.makespan_s < sched.makespan_s:
+                    return resident
             return sched
         return price_sweep(costs, self.crossbar_prices, partial(self._heft_fused, costs))
 
