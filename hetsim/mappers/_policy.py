@@ -126,16 +126,34 @@ FUSED_AFTER_NOTE = ("fused where placed after the (device, weight policy) search
                     "groups; status and bounds are for the problem without fusion")
 
 
-def fuse_after_search(costs: CostModel, sched: Schedule) -> Schedule:
+def fuse_after_search(costs: CostModel, sched: Schedule, others: list[Schedule] = ()) -> Schedule:
     """``sched``, a (device, weight policy) schedule made without fused groups, with fused groups added after the
     search, its policies and control dependencies kept: first its ops fused where they are placed
     (:func:`~hetsim.mappers.base.fuse_where_placed`), then, in topological order, each consumer without a weight
     policy of its own moved onto its producer's device to run fused there when that is not slower (ours: ties go
     to fusion, so that a chain such as SiLU moves op by op; a greedy pass). Kept when not slower,
     ``stats["fusion"]`` saying so (:data:`FUSED_AFTER_NOTE`); else ``sched`` with
-    :data:`~hetsim.mappers.base.NO_FUSION_NOTE`. ``sched`` itself when ``costs`` offers no fusion."""
+    :data:`~hetsim.mappers.base.NO_FUSION_NOTE`. ``sched`` itself when ``costs`` offers no fusion. ``others``:
+    schedules of other mappers on ``costs`` (a heuristic's, fused or not); the shortest of all is returned under
+    ``sched``'s mapper name, ``stats["solution_source"]`` naming the one it came from."""
     if not costs.fusion:
         return sched
+    best = _fuse_after(costs, sched)
+    for o in others:
+        if o.makespan_s < best.makespan_s:
+            stats = {k: v for k, v in best.stats.items() if k != "fused"}
+            stats.update(fallback=o.mapper, solution_source=o.mapper, fallback_makespan_s=o.makespan_s,
+                         solver_schedule_makespan_s=best.makespan_s,
+                         fusion=f"the schedule of {o.mapper}, shorter than the (device, weight policy) search's "
+                                "fused after it; status and bounds are for the problem without fusion")
+            if o.fused:
+                stats["fused"] = len(o.fused)
+            o.stats, o.mapper, best = stats, sched.mapper, o
+    return best
+
+
+def _fuse_after(costs: CostModel, sched: Schedule) -> Schedule:
+    """:func:`fuse_after_search` without ``others``."""
     assignment = {v: sched.device_of(v) for v in costs.workload.ops}
     best = _fused_schedule(costs, sched, assignment)
     if best is not None and best.makespan_s > sched.makespan_s:

@@ -273,7 +273,7 @@ class CpSat:
                     pass
             sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
             if self.objective == "latency" and weight_option_platform(costs.platform):
-                return fuse_after_search(costs, sched)  # then fused where placed, when not slower
+                return fuse_after_search(costs, sched, self._heuristics(costs))  # fused after, or a heuristic's
             sched.stats["fusion"] = NO_FUSION_NOTE
             return sched
         if self.objective == "throughput":
