@@ -143,7 +143,7 @@ def fuse_after_search(costs: CostModel, sched: Schedule, others: list[Schedule] 
         if o.makespan_s < best.makespan_s:
             stats = {k: v for k, v in best.stats.items() if k != "fused"}
             stats.update(fallback=o.mapper, solution_source=o.mapper, fallback_makespan_s=o.makespan_s,
-                         solver_schedule_makespan_s=best.makespan_s,
+                         solver_schedule_makespan_s=sched.makespan_s,  # its own, unfused: its gap and bound's
                          fusion=f"the schedule of {o.mapper}, shorter than the (device, weight policy) search's "
                                 "fused after it; status and bounds are for the problem without fusion")
             if o.fused:
