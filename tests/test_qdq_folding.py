@@ -108,3 +108,16 @@ def test_weight_policy_mappers_fuse_a_streamed_layer_by_hand():
         assert simulate(costs, sched).makespan_s == pytest.approx(sched.makespan_s)
         plain = get_mapper(name).map(CostModel(wl, plat, fusion=False))
         assert plain.fused == {} and plain.makespan_s == pytest.approx((conv + 3 * 32) * NS), name
+
+
+def test_the_all_host_baseline_folds_on_a_folding_host():
+    """The speedup's baseline is the host as it runs the model: folded with ``folds_qdq`` (110 + 2570 + 50 ns,
+    :func:`qdq_conv`), every op on its own launch with fusion off (110 + 110 + 2570 + 60 + 60 ns)."""
+    from hetsim.mappers import get_mapper
+
+    plat = make_platform(host_extra=FOLDING)
+    on = get_mapper("all-host").map(CostModel(qdq_conv(), plat))
+    assert on.fused == {"dq0": "q0", "q1": "conv", "dq1": "q1"}
+    assert on.makespan_s == pytest.approx((110 + 2570 + 50) * NS)
+    off = get_mapper("all-host").map(CostModel(qdq_conv(), plat, fusion=False))
+    assert off.fused == {} and off.makespan_s == pytest.approx((110 + 110 + 2570 + 60 + 60) * NS)
