@@ -11,6 +11,7 @@ from hetsim.cli._common import (
     _add_input_shape,
     _add_set,
     _add_spikes,
+    _frontend,
     _input_shapes,
     _is_snn,
     _platform,
@@ -43,6 +44,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_inspect(args) -> int:
+    from hetsim.kinds import workload_kind
     from hetsim.pipeline import cost_model, load_workload
     from hetsim.workload.op import foldable_ops
 
@@ -50,16 +52,13 @@ def cmd_inspect(args) -> int:
         raise InputError("--set changes the platform: give --platform PLATFORM.yaml too")
     plat = _platform(args) if args.platform else None  # a bad platform or --set fails before any output
     if _is_snn(args.model):
-        from hetsim.report.snn import format_snn_costs, format_snn_inspect
-
         if args.ops:
             raise InputError("--ops lists ONNX operators; for a spiking network give --platform for the per-layer "
                              "costs on each engine")
         _input_shapes(args)  # refused for an SNN
-        snn = load_workload(args.model, spikes=args.spikes).snn
-        print(format_snn_inspect(snn))
-        if plat is not None:
-            print(format_snn_costs(snn, plat))
+    kind = workload_kind(_frontend(args.model).kind)
+    if kind.inspect is not None:  # the kind shows its workloads itself
+        print(kind.inspect(load_workload(args.model, spikes=args.spikes), plat))
         return 0
 
     if args.spikes is not None:

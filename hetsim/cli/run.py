@@ -106,6 +106,7 @@ def _headless() -> None:
 def cmd_run(args) -> int:
     """``hetsim run``: one path for ONNX models and spiking networks (:func:`hetsim.pipeline.run`)."""
     from hetsim.api import run
+    from hetsim.kinds import workload_kind
     from hetsim.pipeline import default_mapper
     from hetsim.report.outputs import check_out_dir, output_files, write_outputs
     from hetsim.report.text import DEFAULT_NAMES, format_report
@@ -123,8 +124,6 @@ def cmd_run(args) -> int:
     if getattr(args, "max_ops", None) is not None:
         raise InputError("--max-ops applies to scenarios (scenarios/*.yaml), not to one model's run")
     snn = _is_snn(args.model)
-    if snn:  # the SNN report draws with matplotlib: imported only for SNNs
-        from hetsim.report.snn import format_snn_report
     shapes = _input_shapes(args)
     seed = None
     if args.spikes is not None:
@@ -164,7 +163,8 @@ def cmd_run(args) -> int:
             fold_constants=args.fold_constants, **extra, **({} if args.fusion else {"fusion": False}), **options)
     _warn_once(args, plat)  # after the run: a bad input stays one line
     names = None if args.verbose else DEFAULT_NAMES
-    text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))
+    own = workload_kind(r.workload.kind).text_report  # the kind's own report, else the operator DAG's
+    text = (lambda: own(r, max_names=names)) if own is not None else (lambda: format_report(r, max_names=names))
     return _print_and_write(args, r.summary, text, lambda: write_outputs(r, args.out, force=args.force))
 
 

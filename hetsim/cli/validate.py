@@ -41,6 +41,7 @@ def cmd_validate(args) -> int:
     for a spiking network, against the vectorised evaluator on one eval sample
     (:func:`hetsim.snn.evaluate.validate_snn_schedule`)."""
     from hetsim.check import require_made_for
+    from hetsim.kinds import workload_kind
     from hetsim.schedule import Schedule
     from hetsim.validate import validate_schedule
 
@@ -52,12 +53,8 @@ def cmd_validate(args) -> int:
         require_made_for(costs, sched)
     else:
         sched = _mapper(args, snn).map(costs)
-    if snn:
-        from hetsim.snn.evaluate import validate_snn_schedule
-
-        rep = validate_snn_schedule(costs, sched, rel_tol=args.rel_tol)
-    else:
-        rep = validate_schedule(costs, sched, rel_tol=args.rel_tol)
+    check = workload_kind(costs.workload.kind).validate or validate_schedule  # the kind's own, else the DAG's
+    rep = check(costs, sched, rel_tol=args.rel_tol)
     st = sched.stats
     print(f"hetsim validate: {costs.workload.name} on {costs.platform.name}, schedule from {sched.mapper}")
     if st:

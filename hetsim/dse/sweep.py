@@ -560,7 +560,7 @@ def _check_platforms(p: Path, spec: SweepSpec) -> None:
         if not spec.is_snn:
             runs_dags(platform, f"{p}: platforms: {plat}")
         if spec.is_snn:
-            from hetsim.activity_costs import engines_of
+            from hetsim.snn.activity_costs import engines_of
 
             try:
                 engines_of(platform)
