@@ -57,6 +57,11 @@ class WorkloadKind:
     options: ClassVar[type] = NoOptions
     #: the output stages its runs write, by name (:mod:`hetsim.report.outputs`), besides stages naming the kind
     outputs: ClassVar[tuple[str, ...]] = ()
+    #: the ``hetsim run`` flags only this kind takes: ``(flag, argparse attribute, its value when not given)``;
+    #: another kind's run refuses them in one line
+    cli_flags: ClassVar[tuple[tuple[str, str, Any], ...]] = ()
+    #: how ``hetsim run``'s messages name its models ("ONNX models")
+    cli_noun: ClassVar[str] = ""
     #: how a sweep expands, checks and runs its points (:class:`hetsim.dse.points.SweepKind`), or None
     sweep: ClassVar[Any] = None
 
@@ -107,10 +112,15 @@ class WorkloadKind:
     #: ``validate(costs, schedule, rel_tol) -> ValidationReport``: ``hetsim validate``'s check of a schedule, or
     #: None for the operator DAG's (:func:`hetsim.validate.validate_schedule`)
     validate: ClassVar[Any] = None
+    #: what ``hetsim validate`` says it checked, ``(feasibility, the replay's reference)``, or None for the
+    #: operator DAG's words
+    validate_words: ClassVar[tuple[str, str] | None] = None
 
 
 #: name -> the kind, or the "module:attribute" naming it (imported on first use)
 _KINDS: dict[str, WorkloadKind | str] = {}
+#: kinds whose description :func:`register_workload_kind` added to the names' table (removed with them)
+_DESCRIBED: set[str] = set()
 
 
 def register_workload_kind(kind: WorkloadKind | str, where: str | None = None) -> None:
@@ -128,13 +138,18 @@ def register_workload_kind(kind: WorkloadKind | str, where: str | None = None) -
     if not kind.name:
         raise ValueError(f"workload kind {type(kind).__name__} has no name")
     _KINDS[_names.kind_name(kind.name)] = kind
-    if kind.description:
+    if kind.description and kind.name not in _names.DESCRIPTIONS:  # how messages name it
         _names.DESCRIPTIONS[kind.name] = kind.description
+        _DESCRIBED.add(kind.name)
 
 
 def unregister_workload_kind(name: str) -> None:
     """Remove the kind ``name`` (a no-op when it is not registered)."""
-    _KINDS.pop(_names.kind_name(name), None)
+    name = _names.kind_name(name)
+    _KINDS.pop(name, None)
+    if name in _DESCRIBED:
+        _DESCRIBED.discard(name)
+        _names.DESCRIPTIONS.pop(name, None)
 
 
 def workload_kind(name: str) -> WorkloadKind:
@@ -166,10 +181,9 @@ def kind_of_workload(workload) -> WorkloadKind:
     Raises:
         WorkloadError: no front end reads it, or its kind is not registered.
     """
-    from hetsim.workload import Workload
     from hetsim.workload.frontends import kind_of
 
-    return workload_kind(workload.kind if isinstance(workload, Workload) else kind_of(workload))
+    return workload_kind(kind_of(workload))
 
 
 def sweep_kinds() -> list[WorkloadKind]:

@@ -11,9 +11,8 @@ from hetsim.cli._common import (
     _add_input_shape,
     _add_set,
     _add_spikes,
-    _frontend,
     _input_shapes,
-    _is_snn,
+    _kind,
     _platform,
     _refuse_model_options,
 )
@@ -44,20 +43,18 @@ def add_parser(sub) -> None:
 
 
 def cmd_inspect(args) -> int:
-    from hetsim.kinds import workload_kind
     from hetsim.pipeline import cost_model, load_workload
     from hetsim.workload.op import foldable_ops
 
     if args.overrides and args.platform is None:
         raise InputError("--set changes the platform: give --platform PLATFORM.yaml too")
     plat = _platform(args) if args.platform else None  # a bad platform or --set fails before any output
-    if _is_snn(args.model):
-        if args.ops:
-            raise InputError("--ops lists ONNX operators; for a spiking network give --platform for the per-layer "
-                             "costs on each engine")
-        _input_shapes(args)  # refused for an SNN
-    kind = workload_kind(_frontend(args.model).kind)
+    kind = _kind(args.model)
     if kind.inspect is not None:  # the kind shows its workloads itself
+        if args.ops:
+            raise InputError(f"--ops lists ONNX operators; for {kind.description} give --platform for its costs on "
+                             "each device")
+        _input_shapes(args)  # refused by its front end when it takes no input shape
         print(kind.inspect(load_workload(args.model, spikes=args.spikes), plat))
         return 0
 

@@ -38,9 +38,21 @@ class DagKind(WorkloadKind):
     description: ClassVar[str] = DESCRIPTIONS[DAG]
     default_mapper: ClassVar[str] = "cpsat"
     options: ClassVar[type] = DagOptions
+    cli_flags: ClassVar[tuple] = (
+        ("--objective", "objective", None), ("--export", "export", None), ("--solver", "solver", None),
+        ("--gap", "gap", None), ("--threads", "threads", None), ("--no-fold-constants", "fold_constants", True),
+        ("--no-fusion", "fusion", True), ("--spill", "spill", False))
+    cli_noun: ClassVar[str] = "ONNX models"
     outputs: ClassVar[tuple[str, ...]] = (
         "summary", "ops", "op-breakdown", "critical-path", "schedule", "trace", "perfetto", "timeline", "breakdown",
         "memory", "report")
+
+    @property
+    def sweep(self):
+        """Its sweep points (:mod:`hetsim.dag.sweep`)."""
+        from hetsim.dag.sweep import DAG_SWEEP
+
+        return DAG_SWEEP
 
     def foreign_options_message(self, foreign: list[str]) -> str:
         verb = "applies" if len(foreign) == 1 else "apply"

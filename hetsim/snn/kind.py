@@ -46,9 +46,22 @@ class SnnKind(WorkloadKind):
     description: ClassVar[str] = DESCRIPTIONS[SNN]
     default_mapper: ClassVar[str] = "spikeduet"
     options: ClassVar[type] = SnnOptions
+    cli_flags: ClassVar[tuple] = (("--mode", "mode", None), ("--reorder", "reorder", False),
+                                  ("--sample", "sample", None))
+    cli_noun: ClassVar[str] = "spiking networks (an SNN spec .yaml or a NIR graph .nir)"
+    validate_words: ClassVar[tuple[str, str]] = (
+        "engines and residencies, SRAM and Flash for the weight tables, each engine's order",
+        "the evaluator's latency of the median eval sample")
     outputs: ClassVar[tuple[str, ...]] = (
         "summary", "snn-layers", "snn-samples", "ops", "op-breakdown", "critical-path", "schedule", "snn-trace",
         "snn-perfetto", "snn-timeline", "snn-report")
+
+    @property
+    def sweep(self):
+        """Its sweep points (:mod:`hetsim.snn.sweep`)."""
+        from hetsim.snn.sweep import SNN_SWEEP
+
+        return SNN_SWEEP
 
     def foreign_options_message(self, foreign: list[str]) -> str:
         verb = "applies" if len(foreign) == 1 else "apply"
