@@ -368,7 +368,7 @@ def run_scenario_point(point: dict) -> dict:
                          objective=point["objective"], folder=folder, compare=False)
     except InputError as err:
         return {**row, "error": str(err)}
-    except Exception as err:  # recorded in the table: a sweep keeps going (as hetsim.dse.sweep.run_point)
+    except Exception as err:  # recorded in the table: a sweep keeps going (as hetsim.dse.runner.run_point)
         return {**row, "error": f"{type(err).__name__}: {err}"}
     for st in r.streams.to_dict(orient="records"):
         for c in STREAM_COLUMNS:
