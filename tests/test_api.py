@@ -127,7 +127,7 @@ def test_only_the_cli_selects_a_backend(tmp_path):
     """Importing the plotting modules leaves the backend alone (here the one MPLBACKEND names); the CLI
     selects Agg before it draws."""
     env = {**os.environ, "MPLBACKEND": "pdf"}
-    code = ("import hetsim.analysis.plots, hetsim.report.dse_plots, hetsim.report.snn, matplotlib;"
+    code = ("import hetsim.analysis.plots, hetsim.report.dse_plots, hetsim.snn.report, matplotlib;"
             "print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "pdf"

@@ -249,7 +249,7 @@ def test_snn_density_plot_draws_every_network():
 
 def test_snn_timeline_legend_clear_of_panels():
     import hetsim
-    from hetsim.report.snn import snn_timeline_figure
+    from hetsim.snn.report import snn_timeline_figure
 
     r = hetsim.run(ROOT / "platforms" / "efr32mg24.yaml", ROOT / "workloads" / "snn" / "digits64.yaml")
     fig = snn_timeline_figure(r)

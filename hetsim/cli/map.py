@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hetsim.cli._common import MAPPER_HELP, _add_common, _add_map_args, _add_snn_map_args, _is_snn, _map_costs, _mapper
+from hetsim.cli._common import MAPPER_HELP, _add_common, _add_map_args, _add_snn_map_args, _kind, _map_costs, _mapper
 
 
 def add_parser(sub) -> None:
@@ -25,8 +25,7 @@ def cmd_map(args) -> int:
     from hetsim.files import atomic_write_text, check_output_file, make_dirs
 
     check_output_file(args.output, args.force)  # fail before the work, not after
-    snn = _is_snn(args.model)
-    mapper = _mapper(args, snn)
+    mapper = _mapper(args, _kind(args.model))
     costs = _map_costs(args)
     sched = mapper.map(costs)
     make_dirs(args.output.parent, args.output)

@@ -257,7 +257,7 @@ SNN_SPEEDUP_STEM = "snn_speedup_vs_density"
 
 
 def is_snn_table(df: pd.DataFrame) -> bool:
-    """Whether ``df`` is an SNN sweep's results table (:data:`hetsim.dse.sweep.SNN_RESULT_COLUMNS`)."""
+    """Whether ``df`` is an SNN sweep's results table (:data:`hetsim.snn.sweep.SNN_RESULT_COLUMNS`)."""
     return {"density", "clustering", "speedup", "latency_ms_all_m33"} <= set(df.columns)
 
 

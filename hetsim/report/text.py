@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from hetsim.report.table import text_table
 from hetsim.result import RunResult
 
 #: SI prefixes the report picks from, largest first (``u`` for micro keeps the output ASCII)
@@ -428,22 +427,3 @@ def capacity_phrase(cap: dict, sep: str = "/") -> str:
     (``sep`` between used and available, e.g. ``" of "``)."""
     unit = "" if cap["unit"] == cap["name"] else f" {cap['unit']}"
     return f"{cap['name']} {cap['used']:,}{sep}{cap['available']:,}{unit}"
-
-
-def format_reorder(result) -> str:
-    """A short human-readable table of a :func:`hetsim.snn.reorder.reorder` result: per hidden layer, its neurons
-    (silent on the fit split), the affine layer its spikes feed, the merged gap, MVP launches and raw ranges per
-    timestep on the plan split before -> after, the fit-split cost ``C_L * N_L + C_P * N_P`` per timestep before ->
-    after, the start of the refinement and the time taken (:func:`hetsim.snn.reorder.reorder_rows`); then the
-    verification."""
-    from hetsim.snn.reorder import reorder_rows
-
-    r = result
-    head = (f"neuron reordering of {r.snn.name} (MVP weights in {r.residency}; order fitted on "
-            f"{r.fit_split}, launches on {r.plan_split or 'no plan split'})")
-    cols, rows = reorder_rows(r)
-    lines = [head, *text_table(cols, rows)]
-    if not rows:
-        lines.append("(no hidden layers to reorder)")
-    lines.append(f"verification: {r.verification}")
-    return "\n".join(line.rstrip() for line in lines)
