@@ -27,6 +27,7 @@ import simpy
 
 from hetsim.costs import CostModel
 from hetsim.errors import InputError
+from hetsim.numbers import format_column, format_number, format_value
 from hetsim.platform import Platform, load_platform
 from hetsim.scenario.arrivals import ARRIVALS, ArrivalInputs
 from hetsim.scenario.spec import (
@@ -704,8 +705,8 @@ def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
     at = batch_means(arr, TREND_BATCHES)
     per_s = linregress(at, means).slope if np.ptp(at) > 0 else 0.0  # latency seconds per second of arrivals
     grows = p < TREND_ALPHA and (rise >= means[0] or per_s >= TREND_SLOPE)
-    return grows, (f"batch-mean latency {means[0] * 1e3:.3g} -> {means[-1] * 1e3:.3g} ms over the run (trend "
-                   f"p = {p:.2g})")
+    first, last = format_column([means[0], means[-1]], "s", each=True)
+    return grows, f"batch-mean latency {first} -> {last} over the run (trend p = {p:.2g})"
 
 
 #: the statistics of a stream that replications average (``ScenarioResult.replications``)
@@ -769,8 +770,8 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, measured: dict[str, pd.D
             res_s = max(mine, key=lambda k: on[k])
             val_s = on[res_s]
         off, thr = row["offered_hz"], row["throughput_hz"]
-        served = (f"; served {thr:.4g}/s of {off:.4g}/s offered" if off is not None and thr is not None
-                  and off == off and thr == thr else "")
+        served = (f"; served {format_number(thr)}/s of {format_number(off)}/s offered"
+                  if off is not None and thr is not None and off == off and thr == thr else "")
         bneck = (f"the analytic bottleneck {res} at {val:.1%}" if models[name].rate_hz is not None
                  else "no offered rate (its arrivals are at one instant), no analytic load")
         if over:
@@ -1224,7 +1225,7 @@ def in_flight_notes(models: dict[str, StreamModel], req: pd.DataFrame) -> list[s
         held = " and ".join(f"{c} request{'s' if c > 1 else ''} of {n}" for n, c in zip(names, counts, strict=True)
                             if c and peak[idx[n], j] > 0)
         out.append(f"memory {mem}: {held} in flight at once at "
-                   f"{t[k] * 1e3:.6g} ms may need up to {int(need):,} B of live activations (one request's peak "
+                   f"{format_value(t[k], 's')} may need up to {int(need):,} B of live activations (one request's peak "
                    f"each), more than the {int(avail):,} B available beside the weights; one request fits, so "
                    "this is possible, not certain (the replay does not track the requests' buffers together)")
     return out
