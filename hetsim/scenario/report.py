@@ -19,9 +19,11 @@ from pathlib import Path
 
 from hetsim.numbers import NOT_MODELLED, column_scale, format_column, format_number, format_value, missing
 from hetsim.report.outputs import OutputFolder, OutputStage, register_output, write_run_folder
+from hetsim.scenario.figures import plot_latency_cdf, plot_occupancy, plot_timeline
 from hetsim.scenario.run import ScenarioResult
 
-__all__ = ["SCENARIO", "format_scenario_report", "write_scenario_outputs"]
+__all__ = ["SCENARIO", "format_scenario_report", "plot_latency_cdf", "plot_occupancy", "plot_timeline",
+           "write_scenario_outputs"]
 
 #: the run a scenario's output stages serve (:func:`hetsim.report.outputs.output_files`)
 SCENARIO = "scenario"
@@ -423,84 +425,6 @@ def _json(x):
         return x.item()
     except AttributeError:
         return str(x)
-
-
-def _colours(r: ScenarioResult) -> dict[str, str]:
-    cyc = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
-    return {n: cyc[i % len(cyc)] for i, n in enumerate(r.models)}
-
-
-def plot_latency_cdf(r: ScenarioResult):
-    """Latency CDF per stream (measured requests), with each stream's deadline dashed."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    col = _colours(r)
-    for name, m in r.models.items():
-        sub = r.requests[(r.requests["stream"] == name) & ~r.requests["warmup"]]
-        lat = np.sort(sub["latency_s"].to_numpy()) * 1e3
-        if len(lat):
-            ax.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post", color=col[name], label=name)
-        if m.stream.deadline_s is not None:
-            ax.axvline(m.stream.deadline_s * 1e3, color=col[name], ls="--", lw=0.8)
-    ax.set_xlabel("latency (ms)")
-    ax.set_ylabel("fraction of requests")
-    ax.set_title(f"{r.scenario.name}: latency CDF per stream (dashed: deadline)")
-    ax.legend()
-    fig.tight_layout()
-    return fig
-
-
-def plot_timeline(r: ScenarioResult):
-    """The first requests' ops and transfers on each device and link, coloured by stream."""
-    import matplotlib.pyplot as plt
-
-    tr = r.trace
-    lanes = list(dict.fromkeys([*r.devices["device"]]))
-    fig, ax = plt.subplots(figsize=(10, 0.5 * len(lanes) + 1.5))
-    col = _colours(r)
-    for i, lane in enumerate(lanes):
-        sub = tr[tr["device"] == lane]
-        for stream, grp in sub.groupby("stream"):
-            ax.broken_barh(list(zip(grp["start_s"] * 1e3, (grp["end_s"] - grp["start_s"]) * 1e3, strict=True)),
-                           (i - 0.4, 0.8), color=col[stream], alpha=0.8)
-    ax.set_yticks(range(len(lanes)), lanes)
-    ax.set_xlabel("time (ms)")
-    n = tr["request"].nunique() if len(tr) else 0
-    ax.set_title(f"{r.scenario.name}: the first {n} requests (colour = stream: "
-                 + ", ".join(f"{s} {c.split(':')[1]}" for s, c in col.items()) + ")")
-    fig.tight_layout()
-    return fig
-
-
-def plot_occupancy(r: ScenarioResult, bins: int = 200):
-    """Each device's occupancy over the simulated time (from the requests' start/finish: requests in the SoC),
-    and the utilisation of each device as a bar. Requests in flight are counted per stream."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    req = r.requests
-    T = r.summary["simulated_s"]
-    edges = np.linspace(0, T, bins + 1)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1]})
-    col = _colours(r)
-    for name in r.models:
-        sub = req[req["stream"] == name]
-        a = np.searchsorted(np.sort(sub["arrival_s"].to_numpy()), edges[1:], side="right")
-        f = np.searchsorted(np.sort(sub["finish_s"].to_numpy()), edges[1:], side="right")
-        ax.step(edges[1:] * 1e3, a - f, where="post", color=col[name], label=name)
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel("requests in the SoC")
-    ax.set_title("requests in flight (a growing queue = saturation)")
-    ax.legend()
-    d = r.devices
-    bx.barh(d["device"], d["utilisation"] * 100, color="tab:gray")
-    bx.set_xlabel("utilisation (%)")
-    bx.set_xlim(0, 100)
-    bx.set_title("device occupancy")
-    fig.tight_layout()
-    return fig
 
 
 # in the order they are written

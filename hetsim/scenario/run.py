@@ -87,7 +87,7 @@ class StreamModel:
     activation_peak: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(repr=False)
 class ScenarioResult:
     """What a scenario run produced.
 
@@ -97,7 +97,9 @@ class ScenarioResult:
         requests: one row per request (:data:`REQUEST_COLUMNS`; times in seconds).
         streams: one row per stream: requests served (after warm-up), throughput, latency mean / p50 / p95 /
             p99 / max, deadline-miss rate, offered rate (``offered_note``: why there is none, a closed loop
-            "closed loop, N users", "one request"), saturation verdict.
+            "closed loop, N users", "one request"), saturation verdict, ``energy_per_request_j``: the active
+            energy of one request's own ops and transfers (no idle energy; ``summary["energy_per_request_j"]`` is
+            the other definition: every joule over the simulated time, idle included, over every request).
         devices: one row per device and link: busy seconds, utilisation over the simulated time, energy (active,
             idle, per-op, per-byte), ``offered_load``: the open streams' offered rate x busy time per request /
             units (above 1 the device cannot keep up: the SoC saturates; closed loops and streams without a
@@ -127,6 +129,61 @@ class ScenarioResult:
     comparison: pd.DataFrame | None = None
     loads: pd.DataFrame | None = None
     replications: pd.DataFrame | None = None
+
+    def __repr__(self) -> str:
+        """One screen: the scenario, the platform, the requests and the simulated time, one line per stream
+        (served, throughput, p50 / p99 latency, deadline misses, saturation) and the energy; the tables are the
+        attributes (``streams``, ``requests``, ``devices``, ``trace``)."""
+        s = self.summary
+        n = s.get("requests", len(self.requests))
+        head = (f"<ScenarioResult {s.get('scenario')} on {s.get('platform')}: {n:,} requests in "
+                f"{format_value(s.get('simulated_s'), 's')} simulated, mapper {s.get('mapper')}, "
+                f"energy {format_value(s.get('energy_j'), 'J')}")
+        lines = [head]
+        for row in self.streams.to_dict(orient="records")[:12]:
+            p50, p99 = format_column([row.get("latency_p50_s"), row.get("latency_p99_s")], "s", each=True)
+            miss = row.get("deadline_miss")
+            lines.append(f"  {row['stream']}: {row['measured']:,} served, {format_number(row.get('throughput_hz'))}/s, "
+                         f"p50 {p50}, p99 {p99}"
+                         + ("" if miss is None or miss != miss else f", deadline missed {miss:.1%}")
+                         + (", SATURATED" if row.get("saturated") else ""))
+        if len(self.streams) > 12:
+            lines.append(f"  ... and {len(self.streams) - 12} more streams")
+        lines.append("  tables: streams, requests, devices, trace; figures: plot_latency(), plot_timeline(), "
+                     "plot_occupancy()>")
+        return "\n".join(lines)
+
+    def _figure(self, draw, path):
+        from hetsim.analysis.plots import save_figure
+
+        fig = draw(self)
+        if path is not None:
+            save_figure(fig, path, close=False)
+        return fig
+
+    def plot_latency(self, path=None):
+        """The latency CDF of each stream's measured requests, deadlines dashed
+        (:func:`hetsim.scenario.figures.plot_latency_cdf`), as a matplotlib Figure; also saved to ``path`` when
+        given (PNG, SVG or PDF by suffix). The figure stays open (``plt.close(fig)`` when done)."""
+        from hetsim.scenario.figures import plot_latency_cdf
+
+        return self._figure(plot_latency_cdf, path)
+
+    def plot_timeline(self, path=None):
+        """The first ``timeline_requests`` requests' ops and transfers per device and link, coloured by stream,
+        each lane with its busy share (:func:`hetsim.scenario.figures.plot_timeline`), as a matplotlib Figure;
+        also saved to ``path`` when given."""
+        from hetsim.scenario.figures import plot_timeline
+
+        return self._figure(plot_timeline, path)
+
+    def plot_occupancy(self, path=None):
+        """Requests in flight per stream over the simulated time and each device's utilisation
+        (:func:`hetsim.scenario.figures.plot_occupancy`), as a matplotlib Figure; also saved to ``path`` when
+        given."""
+        from hetsim.scenario.figures import plot_occupancy
+
+        return self._figure(plot_occupancy, path)
 
 
 # ------------------------------------------------------------------------------------------------ mapping
