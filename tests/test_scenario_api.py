@@ -69,3 +69,20 @@ def test_the_two_energies_per_request_are_named(quiet):
     assert "per request (idle shared out)" in text
     assert "a request's own ops and transfers (active energy, no idle): a " in text
     assert "energy mJ" not in text  # one unit per column, chosen from its values
+
+
+def test_throughput_may_exceed_offered_and_the_html_caption_says_why(quiet):
+    """Throughput counts the stream's completions in the window, warm-up requests' included: a backlog queued
+    before the window that drains inside it makes throughput exceed offered (by hand: arrivals 0, 1, 2 s; finishes
+    0.5, 1.5, 2.5 s; two warm-up requests done at 0.2 and 0.9 s: offered 2 / 2 s = 1/s, throughput 4 / 2 s = 2/s).
+    The report's caption must not claim throughput <= offered beside such numbers."""
+    import numpy as np
+
+    from hetsim.scenario.report import scenario_report_html
+    from hetsim.scenario.run import rates_measured
+
+    offered, thr = rates_measured(np.array([0.0, 1.0, 2.0]), np.array([0.5, 1.5, 2.5]),
+                                  done_s=np.array([0.2, 0.9]))
+    assert (offered, thr) == (1.0, 2.0)
+    page = scenario_report_html(quiet[0])
+    assert "&le; offered" not in page and "throughput exceeds offered when requests queued before t0" in page
