@@ -41,7 +41,7 @@ def format_snn_report(r) -> str:
         f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']}) on {s['platform']}",
         f"  mapper {s['mapper']}, {s['mode']} execution; planned on the {st['split']} split "
         f"({st['fit']} of {st['plans']} plans fit the memories, {st['evaluated']} scheduled, {proof}, "
-        f"{st['solve_time_s'] * 1e3:.0f} ms); reported on the {s['eval_split']} split "
+        f"{si(st['solve_time_s'], 's')}); reported on the {s['eval_split']} split "
         f"({s['samples']} sample{'s' if s['samples'] != 1 else ''})",
         "",
         f"  latency      {si(s['mean_latency_ms'] * 1e-3, 's')} = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz "
