@@ -48,7 +48,8 @@ def test_shipped_runs_print_one_number_format(capsys, tmp_path, monkeypatch, arg
     assert check_quantities(out) >= 8
     assert "0.000 mJ" not in out and "0.000 uJ" not in out and "e+0" not in out
     page = (tmp_path / "run" / "report.html").read_text()
-    assert "not modelled" in page or "diana" not in args[0]  # DIANA's host has no power figure
+    if "efr32" not in args[0]:  # DIANA's host, PUMA's and cim-npu's bus have no power figure: a word, never 0 J
+        assert ">not modelled</td>" in page
     if "puma" in args[0] or "cim-npu" in args[0]:  # the bus has no energy figure: a word, not a number
         assert re.search(r"\n  bus +.*not modelled\n", out), out
 
@@ -61,3 +62,23 @@ def test_a_column_keeps_one_unit_and_four_digits_of_its_largest():
     assert format_value(float("nan"), "J") == "-" and format_value(float("inf"), "s") == "inf s"
     assert format_column([1e-3, -2e-9], "s") == ["1.000 ms", ">-0.001 ms"]
     assert format_number(13.3333) == "13.33" and format_number(30.0) == "30" and format_number(1234.56) == "1,235"
+
+
+def test_a_heuristic_mappers_report_says_it_is_one(capsys, tmp_path):
+    """heft on YOLOv5n with 50 crossbars ran 191.6 ms at a 2.56 GB/s bus and 204.4 ms at 5.12 GB/s: a heuristic's
+    schedule may lengthen when the platform improves, and the report says which mappers give the optimum."""
+    from test_cli import tiny_model
+
+    from hetsim.report.text import heuristic_note
+
+    model = tiny_model(tmp_path / "t.onnx")
+    code, out, err = run_cli(capsys, "run", ROOT / "platforms" / "puma.yaml", model, "--mapper", "heft",
+                             "--out", tmp_path / "heft")
+    assert code == 0, err
+    assert "  note: heft is a heuristic: its schedule is not proven optimal" in out and "cpsat and ilp" in out
+    assert "heft is a heuristic" in (tmp_path / "heft" / "report.html").read_text()
+    code, out, err = run_cli(capsys, "run", ROOT / "platforms" / "puma.yaml", model, "--mapper", "cpsat")
+    assert code == 0, err
+    assert "is a heuristic" not in out
+    assert heuristic_note({"mapper": "x", "mapper_stats": {"status": "optimal"}}) is None
+    assert heuristic_note({"mapper": "x", "mapper_stats": {"status": "heuristic"}, "replayed_schedule": True}) is None
