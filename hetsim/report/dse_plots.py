@@ -417,18 +417,20 @@ def latency_vs_load_figure(df: pd.DataFrame, title: str | None = None, *, width:
 
 def _load_axis(df: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str | None]:
     """The table with its x column, the x label and the swept parameter behind it. A swept rate (``..._hz``) or
-    interval (``..._s``: a period, a mean gap) of a stream's arrivals gives the offered load as set, the nominal
-    rate (``1 / interval``), so the points are in the order of the load offered, not of the rate measured on
-    finite random arrivals (which may run backwards between two close points); another swept arrival parameter
-    gives the stream's measured offered rate; no swept stream, the bottleneck load."""
+    period (``period_s``) of a stream's arrivals gives the offered load as set, the nominal rate (``1 / period``;
+    a swept jitter, offset or think time is no rate), so the points are in the order of the load offered, not of
+    the rate measured on finite random arrivals (which may run backwards between two close points); another swept
+    arrival parameter gives the stream's measured offered rate; no swept stream, the bottleneck load."""
     swept = [c for c in df.columns if str(c).startswith("streams.") and ".arrival." in str(c)
              and df[c].nunique() > 1]
     if swept:
         param = str(swept[0])
         stream = param.split(".")[1]
         value = pd.to_numeric(df[param], errors="coerce")
-        unit = field_unit(param).unit
-        if unit is not None and unit.base in ("Hz", "s") and value.gt(0).all():
+        fu = field_unit(param)
+        unit = fu.unit
+        rate_like = unit is not None and (unit.base == "Hz" or (unit.base == "s" and fu.stem.endswith(".period")))
+        if rate_like and value.gt(0).all():
             rate = value * unit.to_base if unit.base == "Hz" else 1.0 / (value * unit.to_base)
             return (df.assign(_offered_hz=rate), "_offered_hz",
                     f"offered rate of {stream} (requests/s, as set: {param.rsplit('.', 1)[1]})", param)
