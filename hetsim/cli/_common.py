@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from hetsim.errors import InputError, did_you_mean
+from hetsim.numbers import format_value
 from hetsim.schedule import OBJECTIVES
 
 DEFAULT_MAPPER = "cpsat"
@@ -304,9 +305,9 @@ class SolverProgress:
         inc, bnd, gap = p.get("incumbent_s"), p.get("bound_s"), p.get("gap")
         parts = [f"  [{t:6.1f} s]"]
         if inc is not None:
-            parts.append(f"incumbent {inc * 1e3:.3f} ms")
+            parts.append(f"incumbent {format_value(inc, 's')}")
         if bnd is not None:
-            parts.append(f"bound {bnd * 1e3:.3f} ms")
+            parts.append(f"bound {format_value(bnd, 's')}")
         if gap is not None:
             parts.append(f"gap {gap * 100:.2f} %")
         print("  ".join(parts), file=self.stream, flush=True)

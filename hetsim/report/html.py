@@ -31,12 +31,14 @@ import numpy as np
 import pandas as pd
 
 import hetsim
-from hetsim.report.text import no_baseline
+from hetsim.numbers import NOT_MODELLED
+from hetsim.numbers import SIG_DIGITS as _SIG_DIGITS
+from hetsim.report.text import heuristic_note, no_baseline
 from hetsim.report.units import field_unit, rescalable
 from hetsim.report.units import si_prefix as _si_prefix
 
-SIG_DIGITS = 5
-"""Significant digits of the numbers in a report's tables (headline numbers get one more)."""
+SIG_DIGITS = _SIG_DIGITS
+"""Significant digits of the numbers in a report's tables and headline (:data:`hetsim.numbers.SIG_DIGITS`)."""
 
 OP_TABLE_ROWS = 2000
 """A run report's op table shows at most this many ops (the first in topological order); ``ops.csv`` beside the
@@ -121,8 +123,8 @@ def si_prefix(values: Iterable[float]) -> tuple[float, str]:
     return _si_prefix(values)
 
 
-def quantity(x: float | None, unit: str, digits: int = SIG_DIGITS + 1) -> str:
-    """One value with a fitting SI prefix: ``quantity(0.0450534, "s")`` is ``"45.0534 ms"``; ``-`` for None."""
+def quantity(x: float | None, unit: str, digits: int = SIG_DIGITS) -> str:
+    """One value with a fitting SI prefix: ``quantity(0.0450534, "s")`` is ``"45.05 ms"``; ``-`` for None."""
     if _missing(x):
         return "-"
     scale, sym = si_prefix([x])
@@ -151,8 +153,11 @@ def _missing(v) -> bool:
         return False
 
 
-def _cell(v, scale: float = 1.0, integer: bool = False) -> str:
-    """One ``<td>``: numbers right-aligned with their exact value in ``data-v``, text escaped."""
+def _cell(v, scale: float = 1.0, integer: bool = False, text: str | None = None) -> str:
+    """One ``<td>``: numbers right-aligned with their exact value in ``data-v``, text escaped; ``text`` replaces
+    a number's digits (``not modelled``: an energy of a device without an energy figure, never a measured 0)."""
+    if text is not None:
+        return f'<td class="n" data-v="{float(v) if not _missing(v) else 0.0!r}">{escape(text)}</td>'
     if _missing(v):
         return "<td></td>"
     if isinstance(v, bool | np.bool_):
@@ -186,13 +191,15 @@ def _prefix_group(name: str) -> str:
     return f"{base} wall" if base == "s" and "time" in fu.stem.lower() else base
 
 
-def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = True) -> str:
+def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = True,
+               texts: dict[tuple[int, str], str] | None = None) -> str:
     """``df`` as a sortable HTML table (all rows): columns in seconds, joules or watts (``_s``, ``_j``, ``_w``)
     in one SI prefix per unit (:func:`shared_prefixes`), other units named as in the column (``bandwidth
     (GB/s)``, :mod:`hetsim.report.units`), a
     ``utilisation`` column in percent, integral columns as integers, the rest with :data:`SIG_DIGITS`
     significant digits; empty cells for missing values. ``scroll``: in a box of limited height that scrolls
-    (long tables), else only as wide as the page, scrolling sideways."""
+    (long tables), else only as wide as the page, scrolling sideways. ``texts``: ``(row position, column) ->
+    text`` shown instead of that cell's number (:func:`not_modelled_cells`)."""
     heads, fmts = [], []
     prefixes = shared_prefixes(df)
     for col in df.columns:
@@ -213,13 +220,32 @@ def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = T
         heads.append(f'<th title="{escape(name)}">{escape(label)}</th>')
         fmts.append((scale, integer))
     rows = []
-    for rec in df.itertuples(index=False, name=None):
-        cells = "".join(_cell(v, sc, it) for v, (sc, it) in zip(rec, fmts, strict=True))
+    texts = texts or {}
+    names = [str(c) for c in df.columns]
+    for i, rec in enumerate(df.itertuples(index=False, name=None)):
+        cells = "".join(_cell(v, sc, it, texts.get((i, c)))
+                        for v, (sc, it), c in zip(rec, fmts, names, strict=True))
         rows.append(f"<tr>{cells}</tr>")
     cap = f"<caption>{escape(caption)}</caption>" if caption else ""
     table = (f'<table class="sortable">{cap}<thead><tr>{"".join(heads)}</tr></thead>\n<tbody>\n'
              + "\n".join(rows) + "\n</tbody></table>")
     return f'<div class="{"scroll" if scroll else "wide"}">{table}</div>'
+
+
+def not_modelled_cells(df: pd.DataFrame, platform) -> dict[tuple[int, str], str]:
+    """The energy cells (columns ending ``_j``) of a per-device table ``df`` (a ``device`` column) that read
+    ``not modelled``: the devices and links without an energy figure, whose energy is 0
+    (:func:`hetsim.report.notes.energy_not_modelled`), for :func:`table_html`'s ``texts``."""
+    from hetsim.report.notes import energy_not_modelled
+
+    if "device" not in df.columns or "energy_j" not in df.columns:
+        return {}
+    cols = [str(c) for c in df.columns if str(c).endswith("_j")]
+    out = {}
+    for i, (name, e) in enumerate(zip(df["device"], df["energy_j"], strict=True)):
+        if energy_not_modelled(platform, str(name), e):
+            out.update({(i, c): NOT_MODELLED for c in cols})
+    return out
 
 
 def kv_table(items: Iterable[tuple[str, str]]) -> str:
@@ -406,6 +432,8 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
         if s.get("replayed_schedule"):
             solver += " (as saved with the schedule, which is replayed here)"
         head.append(("solver", solver))
+    if heuristic_note(s):
+        head.append(("note", heuristic_note(s)))
     cs = s.get("channel_split")
     if cs:
         shares = ", ".join(f"{d} {v * 100:.1f} %" for d, v in sorted(cs["share"].items(), key=lambda kv: -kv[1]))
@@ -422,7 +450,7 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
         ops = op_table(run.costs, run.schedule, run.result)
     sections = [
         ("Summary", kv_table(head)),
-        ("Devices", table_html(dev, scroll=False)
+        ("Devices", table_html(dev, scroll=False, texts=not_modelled_cells(dev, run.platform))
          + "<p>busy: unit-seconds on a multi-core CPU (its cores), else the union of the busy intervals; "
            "energy = active + idle + per-op + per-byte energy (ODiMO Eq. 4, generalised).</p>"),
         _time_section(run.breakdown if breakdown is None else breakdown),

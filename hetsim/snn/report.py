@@ -25,7 +25,7 @@ from hetsim.report.html import (
     write_html,
 )
 from hetsim.report.table import text_table
-from hetsim.report.text import breakdown_lines, si_column
+from hetsim.report.text import breakdown_lines, si, si_column
 from hetsim.snn.evaluate import CONFIG_LABELS
 
 KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8",
@@ -54,11 +54,12 @@ def format_snn_report(r) -> str:
         f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']}) on {s['platform']}",
         f"  mapper {s['mapper']}, {s['mode']} execution; planned on the {st['split']} split "
         f"({st['fit']} of {st['plans']} plans fit the memories, {st['evaluated']} scheduled, {proof}, "
-        f"{st['solve_time_s'] * 1e3:.0f} ms); reported on the {s['eval_split']} split "
+        f"{si(st['solve_time_s'], 's')}); reported on the {s['eval_split']} split "
         f"({s['samples']} sample{'s' if s['samples'] != 1 else ''})",
         "",
-        f"  latency      {lat[0]} = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz (mean per inference)",
-        f"  energy       {energy[0]} per inference",
+        f"  latency      {si(s['mean_latency_ms'] * 1e-3, 's')} = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz "
+        "(mean per inference)",
+        f"  energy       {si(s['mean_energy_uj'] * 1e-6, 'J')} per inference",
         f"  speed-up     {_x(s['speedup_vs_all_m33'])} over all sparse M33",
         f"  SRAM         {s['sram_used_kib']:.1f} / {s['sram_budget_kib']:.0f} KiB for weights",
         *(["  warning      the recorded rasters are not what these weights compute: "
