@@ -31,9 +31,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hetsim.activity_costs import ActivityCostModel, engines_of  # noqa: E402
 from hetsim.mappers.spikeduet import layer_choices, makespans, plan_network  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
+from hetsim.snn.activity_costs import ActivityCostModel, engines_of  # noqa: E402
 from hetsim.snn.network import load_snn  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------- paper figures

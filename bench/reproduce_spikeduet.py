@@ -43,7 +43,7 @@ def table1(names: list[str], platform) -> None:
 
 
 def linear1(names: list[str], platform) -> None:
-    from hetsim.activity_costs import ActivityCostModel, engines_of, sram_budget_bytes
+    from hetsim.snn.activity_costs import ActivityCostModel, engines_of, sram_budget_bytes
     from hetsim.snn.network import load_snn
     from hetsim.snn.reorder import mvp_residencies, reorder
 

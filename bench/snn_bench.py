@@ -22,11 +22,11 @@ def main() -> None:
     ap.add_argument("--no-reorder", action="store_true", help="skip timing the reordering")
     args = ap.parse_args()
 
-    from hetsim.activity_costs import ActivityCostModel, engines_of, sram_budget_bytes
     from hetsim.mappers.spikeduet import dependencies, layer_choices, on_mvp, plan_network, snn_schedule
     from hetsim.platform import load_platform
     from hetsim.sim import simulate
     from hetsim.sim.analytic import evaluate_batch
+    from hetsim.snn.activity_costs import ActivityCostModel, engines_of, sram_budget_bytes
     from hetsim.snn.network import load_snn
     from hetsim.snn.reorder import mvp_residencies, reorder
 

@@ -45,11 +45,13 @@ _LAZY = {
     "load_snn": "hetsim.api",
     "compare": "hetsim.api",
     "RunResult": "hetsim.result",
+    "ScenarioResult": "hetsim.scenario.run",
+    "sweep_figure": "hetsim.report.sweep_figure",
     "mappers": "hetsim.mappers",  # the package, which is callable: hetsim.mappers() lists the mappers
 }
 
-__all__ = ["HetsimError", "InputError", "RunResult", "compare", "load_platform", "load_snn", "load_workload", "mappers",
-           "run", "__version__"]
+__all__ = ["HetsimError", "InputError", "RunResult", "ScenarioResult", "compare", "load_platform", "load_snn",
+           "load_workload", "mappers", "run", "sweep_figure", "__version__"]
 
 
 __getattr__, __dir__ = attach(__name__, _LAZY, __all__)

@@ -142,7 +142,7 @@ def run(
             them on every inference, for a runtime that does not fold.
         reorder, sample, seed, timeline: spiking networks only: reorder hidden neurons first (function-preserving,
             verified; ``seed`` seeds its refinement), the eval sample replayed (default: the median one), and
-            whether to replay both execution modes and count replay mismatches (:func:`hetsim.pipeline.run_snn`).
+            whether to replay both execution modes and count replay mismatches (:func:`hetsim.snn.evaluate.run_snn`).
         spikes: for a NIR graph, the ``.npz`` of its input raster (:func:`load_snn`).
         input_shape: fixes the dynamic dims of an ONNX model's graph inputs, ``{"x": [1, 3, 224, 224]}`` (the
             CLI's ``--input-shape x=1,3,224,224``); dims the model fixes must agree. Only with a model path

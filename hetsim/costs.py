@@ -204,7 +204,7 @@ class CostModel:
         """Problems with the decisions a schedule carries beyond parts, orders and placement (its ``config``);
         for ONNX workloads, the problems of its weight policies (:func:`hetsim.weights.bind`: a policy the device
         does not offer, a memory it cannot reach, a memory over capacity, overlapping reprogrammed ops; an SNN's
-        weight memories: :class:`hetsim.activity_costs.ActivityCostModel`)."""
+        weight memories: :class:`hetsim.snn.activity_costs.ActivityCostModel`)."""
         return list(getattr(self.for_schedule(schedule), "policy_violations", ()))
 
     def _fits_per_op(self, dev: DeviceBase, op: Op, n_channels: int | None) -> bool:

@@ -176,5 +176,7 @@ class RunResult:
     def __repr__(self) -> str:
         s = self.summary
         speedup = f"{s['speedup']:.2f}x" if s.get("speedup") is not None else "n/a"
+        from hetsim.numbers import format_value
+
         return (f"<RunResult {s['workload']} on {s['platform']}, mapper {s['mapper']}: makespan "
-                f"{s['makespan_s'] * 1e3:.3f} ms, energy {s['energy_j'] * 1e3:.3f} mJ, speedup {speedup}>")
+                f"{format_value(s['makespan_s'], 's')}, energy {format_value(s['energy_j'], 'J')}, speedup {speedup}>")

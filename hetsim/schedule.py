@@ -108,7 +108,7 @@ class Schedule:
             and for schedule files written before policies existed.
         config: decisions of the mapper that the cost model reads besides the parts (an SNN's per affine layer
             kernel and weight residency, ``{"layers": [{"engine", "residency", "hot_columns"}], "mode"}``:
-            :class:`hetsim.activity_costs.ActivityCostModel`). Empty for ONNX schedules.
+            :class:`hetsim.snn.activity_costs.ActivityCostModel`). Empty for ONNX schedules.
         fused: consumer op -> the producer it runs fused into (a fused operator group: the consumer runs in the
             producer's launch on the producer's device, right after it, for its epilogue's time, with no transfer
             between them; :attr:`hetsim.costs.CostModel.fusion`, :func:`hetsim.check.fusion_violations`). Empty

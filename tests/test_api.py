@@ -17,6 +17,7 @@ from conftest import assert_input_error, run_cli
 import hetsim
 from hetsim.errors import InputError
 from hetsim.mappers import get_mapper, mapper_option_names
+from hetsim.numbers import format_value
 from hetsim.sim.engine import CONTENTION_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +72,7 @@ def test_readme_python_api_example_runs_as_written(monkeypatch, capsys, close_fi
     r = scope["r"]
     assert isinstance(r, hetsim.RunResult) and r.schedule.mapper == "cpsat"
     assert r.schedule.stats["status"] == "optimal"  # 10 s is plenty: it proves optimal in about a second
-    assert "<RunResult yolov5n on puma-arm, mapper cpsat: makespan 92.165 ms" in out  # as the comment says
+    assert "<RunResult yolov5n on puma-arm, mapper cpsat: makespan 92.17 ms" in out  # as the comment says
     # the changed platform is named by its change, as --set names it
     assert "<RunResult yolov5n on puma-arm with devices.cim.crossbars=25, mapper greedy" in out and "'cpsat':" in out
     assert isinstance(scope["fig"], Figure)
@@ -85,7 +86,7 @@ def test_readme_snn_example_runs_as_written(monkeypatch, capsys):
     exec(compile(_readme_example(1), "README.md (Python API, SNN)", "exec"), scope)
     out = capsys.readouterr().out
     r = scope["r"]
-    assert "<RunResult braille7_12-384-384-7_T51 on efr32mg24, mapper spikeduet: makespan 74.524 ms" in out
+    assert "<RunResult braille7_12-384-384-7_T51 on efr32mg24, mapper spikeduet: makespan 74.52 ms" in out
     assert r.makespan_s == pytest.approx(r.snn.configs["spikeduet-async"].latency_s.mean(), rel=1e-15)
     assert list(r.snn.layers["engine"]) == ["mvp-range", "m33", "mvp-range"]
 
@@ -103,8 +104,9 @@ def test_result_numbers_tables_and_repr(greedy_run):
     assert set(r.devices["device"]) >= {"host", "cim", "bus"}
     assert list(r.trace.columns)[:4] == ["op", "device", "kind", "phase"]
     json.dumps(s)  # what summary.json holds
-    assert repr(r) == (f"<RunResult yolov5n on puma-arm, mapper greedy: makespan {s['makespan_s'] * 1e3:.3f} ms, "
-                       f"energy {s['energy_j'] * 1e3:.3f} mJ, speedup {s['speedup']:.2f}x>")
+    assert repr(r) == (f"<RunResult yolov5n on puma-arm, mapper greedy: makespan {format_value(s['makespan_s'], 's')}, "
+                       f"energy {format_value(s['energy_j'], 'J')}, speedup {s['speedup']:.2f}x>")
+    assert format_value(s["makespan_s"], "s") == f"{s['makespan_s'] * 1e3:.2f} ms"  # 4 significant digits
 
 
 def test_plots_return_figures_and_write_only_when_asked(greedy_run, tmp_path, monkeypatch, close_figures):
@@ -127,7 +129,7 @@ def test_only_the_cli_selects_a_backend(tmp_path):
     """Importing the plotting modules leaves the backend alone (here the one MPLBACKEND names); the CLI
     selects Agg before it draws."""
     env = {**os.environ, "MPLBACKEND": "pdf"}
-    code = ("import hetsim.analysis.plots, hetsim.report.dse_plots, hetsim.report.snn, matplotlib;"
+    code = ("import hetsim.analysis.plots, hetsim.report.dse_plots, hetsim.snn.report, matplotlib;"
             "print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "pdf"

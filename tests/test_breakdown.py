@@ -167,7 +167,7 @@ def test_a_spiking_network_breaks_down_its_replayed_sample():
     from pathlib import Path
 
     from hetsim.api import load_platform, run
-    from hetsim.report.snn import format_snn_report
+    from hetsim.snn.report import format_snn_report
 
     root = Path(__file__).resolve().parents[1]
     r = run(load_platform(root / "platforms" / "efr32mg24.yaml"), root / "workloads" / "snn" / "braille64.yaml")

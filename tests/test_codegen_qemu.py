@@ -54,7 +54,7 @@ def need_toolchain():
 def _reordered(name: str):
     """The network reordered by hetsim (:func:`hetsim.snn.reorder.reorder`, one refinement pass, each layer priced
     at the memory the MVP would read it from, as reorder_for_platform does)."""
-    from hetsim.activity_costs import engines_of, sram_budget_bytes
+    from hetsim.snn.activity_costs import engines_of, sram_budget_bytes
     from hetsim.snn.network import load_snn
     from hetsim.snn.reorder import mvp_residencies, reorder
 
@@ -134,7 +134,7 @@ def test_emulated_firmware_equals_the_replay(emulated, name):
 
 
 def _choices(fw):
-    from hetsim.activity_costs import LayerChoice
+    from hetsim.snn.activity_costs import LayerChoice
 
     return [LayerChoice(fl.engine, fl.residency, fl.hot_columns) for fl in fw.layers]
 

@@ -70,6 +70,8 @@ def test_compare_command_text_and_json(capsys, two_runs):
     head = out.split("\n\n")[1].splitlines()
     assert head[1].split() == ["makespan_s", "2.006", "us", "4.006", "us", "+2.000", "us", "+99.7", "%"]
     assert "per device" in out and "per op type" in out and "B vs A: speed-up 0.501x" in out
+    bus = next(line for line in out.splitlines() if line.split()[:2] == ["bus", "energy_j"])
+    assert bus.split()[2:] == ["not", "modelled", "not", "modelled", "-", "-"]  # the bus has no power: never 0 J
     code, out, err = run_cli(capsys, "compare", a, b, "--json")
     assert code == 0, err
     doc = json.loads(out)

@@ -16,7 +16,8 @@ from onnx import TensorProto, helper, numpy_helper
 import hetsim
 from hetsim.cli import main
 from hetsim.costs import CostModel
-from hetsim.dse.sweep import SETTINGS_COLUMNS, load_sweep, run_sweep
+from hetsim.dag.sweep import SETTINGS_COLUMNS
+from hetsim.dse.sweep import load_sweep, run_sweep
 from hetsim.mappers import get_mapper
 from hetsim.platform import load_platform
 from hetsim.sim import simulate

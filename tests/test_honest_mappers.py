@@ -14,7 +14,7 @@ from conftest import run_cli
 from hetsim.costs import CostModel
 from hetsim.mappers import get_mapper
 from hetsim.platform import load_platform
-from hetsim.report.text import solver_line
+from hetsim.report.text import si, solver_line
 from hetsim.workload import load_onnx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +42,7 @@ def test_ilp_at_its_time_limit_returns_heft_when_heft_beats_greedy(yolo_costs, c
     code, out, err = run_cli(capsys, "run", PUMA, YOLO, "--mapper", "ilp", "--time-limit", "1")
     assert code == 0, err
     line = next(ln for ln in out.splitlines() if ln.strip().startswith("solver"))
-    assert "heft's schedule" in line and f"{heft.makespan_s * 1e3:.3f} ms" in line
+    assert "heft's schedule" in line and si(heft.makespan_s, "s") in line
     assert _after_s(out) >= 1.0  # the wall time of the mapping, at least the limit the solver ran into
     code, out, _ = run_cli(capsys, "run", PUMA, YOLO, "--mapper", "ilp", "--time-limit", "1", "--json")
     s = json.loads(out)
@@ -115,9 +115,9 @@ def test_solver_line_fallback_and_wall_time():
           "bound_s": 82.488e-3}
     line = solver_line(st)
     assert line.startswith("time limit after 30.02 s (solver calls 17.12 s) without a schedule of its own: "
-                           "heft's schedule, 94.947 ms")
+                           "heft's schedule, 94.95 ms")
     line = solver_line({**st, "solver_schedule_makespan_s": 96.5e-3})
-    assert "without a better schedule: heft's schedule, 94.947 ms" in line and "its own 96.500 ms" in line
+    assert "without a better schedule: heft's schedule, 94.95 ms" in line and "its own 96.50 ms" in line
     plain = solver_line({"status": "time_limit", "total_time_s": 30.0, "solve_time_s": 30.0, "mip_gap": 0.02})
     assert plain == "time limit after 30.00 s: best schedule found, not proven optimal, MIP gap 2.00 %"
 

@@ -227,4 +227,4 @@ def test_a_sweep_of_llm_descriptions_is_a_dag_sweep(tmp_path):
     p.write_text(f"name: s\nworkloads: [{GPT2}]\nplatforms: [{ROOT / 'platforms' / 'edge-soc.yaml'}]\n"
                  "mappers: [all-host]\n")
     spec = load_sweep(p)
-    assert not spec.is_snn and spec.mappers == ["all-host"]
+    assert spec.kind == "dag" and spec.mappers == ["all-host"]

@@ -30,9 +30,23 @@ def test_quickstart_notebook_executes_and_draws_inline(tmp_path):
     errors = [o for c in code for o in c.outputs if o.output_type == "error"]
     assert not errors, errors
     images = [c for c in code if any("image/png" in o.get("data", {}) for o in c.outputs)]
-    assert len(images) == 5  # timeline, breakdown, the DataFrame plot, the sweep figure, the latency CDF, inline
+    assert len(images) == 6  # timeline, breakdown, DataFrame plot, sweep figure, the scenario's CDF and timeline
     printed = "".join(o.get("text", "") for c in code for o in c.outputs if o.output_type == "stream")
     assert "puma-arm with devices.cim.crossbars=200, links.bus.bandwidth_gb_s=10.24" in printed  # named changes
     # the scenario's stream table: both streams served, their p99 shown
     tables = "".join(o.get("data", {}).get("text/plain", "") for c in code for o in c.outputs)
     assert "latency_p99_s" in tables and "resnet" in tables and "mobilenet" in tables
+    assert "<ScenarioResult two-models-puma on puma-arm" in tables  # its repr: one screen
+
+
+def test_quickstart_notebook_uses_public_names_only():
+    """The notebook is the API's showcase: everything through ``hetsim.NAME`` and the results' methods, no import
+    of a module inside hetsim."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "import hetsim" in code
+    assert "from hetsim" not in code and "import hetsim." not in code
+    import hetsim
+
+    for name in ("run", "load_platform", "load_workload", "sweep_figure"):
+        assert f"hetsim.{name}(" in code and name in hetsim.__all__

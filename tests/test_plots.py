@@ -249,7 +249,7 @@ def test_snn_density_plot_draws_every_network():
 
 def test_snn_timeline_legend_clear_of_panels():
     import hetsim
-    from hetsim.report.snn import snn_timeline_figure
+    from hetsim.snn.report import snn_timeline_figure
 
     r = hetsim.run(ROOT / "platforms" / "efr32mg24.yaml", ROOT / "workloads" / "snn" / "digits64.yaml")
     fig = snn_timeline_figure(r)
@@ -263,3 +263,21 @@ def test_snn_timeline_legend_clear_of_panels():
         assert not box.overlaps(ax.get_window_extent(renderer))
     labels = [t.get_text() for t in legend.get_texts()]
     assert "affine" in labels and "odd timesteps" in labels
+
+
+def test_a_long_title_wraps_inside_the_figure_and_figures_are_readable_on_screen():
+    """A --set platform's name made titles run off the figure; on screen (a notebook) a 3.5-inch figure showed
+    about 380 pixels wide."""
+    from hetsim.analysis.plots import SCREEN_DPI, timeline_figure, wrap_title
+
+    title = ("yolov5n on puma-arm with devices.cim.crossbars=50, links.bus.bandwidth_gb_s=2.56, "
+             "devices.host.cores=4 (heft)")
+    fig = timeline_figure(_trace(), title)
+    shown = fig.axes[0].get_title(loc="left")
+    assert shown.replace("\n", " ") == title and shown.count("\n") >= 1
+    fig.canvas.draw()
+    box = fig.axes[0].title.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= fig.get_figwidth() * fig.dpi  # inside the figure
+    assert fig.dpi == SCREEN_DPI and fig.get_figwidth() * fig.dpi >= 700
+    plt.close(fig)
+    assert wrap_title("short", 3.5, 7.5) == "short" and wrap_title("a\nb", 3.5, 7.5) == "a\nb"

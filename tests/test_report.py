@@ -304,19 +304,20 @@ def test_plot_breakdown_missing_column(tmp_path):
 def test_si_prefix_per_column_with_four_significant_digits():
     from hetsim.report.text import si, si_column, si_scale
 
-    assert si(92.165e-3, "s") == "92.165 ms"
-    assert si(51.2e-9, "s") == "51.200 ns"  # not "0.000 ms"
-    assert si(447.732, "J") == "447.732 J" and si(1234.5, "s") == "1,234.500 s"
+    assert si(92.1654e-3, "s") == "92.17 ms"
+    assert si(51.2e-9, "s") == "51.20 ns"  # not "0.000 ms"
+    assert si(447.732, "J") == "447.7 J" and si(1234.5, "s") == "1,234 s"  # no kilo: seconds stay seconds
     assert si(0.0, "J") == "0 J" and si(None, "s") == "-"
-    # one prefix for the column, picked from its values; the smallest still has 4 significant digits
-    col = si_column([96.376e-3, 12.897e-3, 2.114e-6, 0.0], "J")
-    assert col == ["96,376.000 uJ", "12,897.000 uJ", "2.114 uJ", "0.000 uJ"]
-    assert si_column([7.3715e-3, 0.7194e-3], "s") == ["7.3715 ms", "0.7194 ms"]
-    assert si_column([76.362e-3, 18.419e-3, 2.454e-3], "s") == ["76.362 ms", "18.419 ms", "2.454 ms"]
-    # one step down at most, and a negligible value (below a millionth of the largest) does not widen the column
-    assert si_column([0.1, 1e-12], "J") == ["100.000 mJ", "0.000 mJ"]
-    for values in ([3e-9, 2e-6], [0.5, 0.001], [1e-12, 5e-13], [8.155e-3, 25.128e-3]):
+    assert si(8.0985658e-3, "s") == "8.099 ms" and si(2.8406175, "s") == "2.841 s"  # the units that jumped
+    assert si(999.96e-6, "s") == "1.000 ms" and si(9.9996e-3, "s") == "10.00 ms"  # rounding carries over
+    # one unit for the column, from its largest value, shown to 4 significant digits; the rest share its decimals
+    assert si_column([96.376e-3, 12.897e-3, 2.114e-6, 0.0], "J") == ["96.38 mJ", "12.90 mJ", "<0.01 mJ", "0 mJ"]
+    assert si_column([7.3716e-3, 0.7194e-3], "s") == ["7.372 ms", "0.719 ms"]
+    assert si_column([76.362e-3, 18.419e-3, 2.454e-3], "s") == ["76.36 ms", "18.42 ms", "2.45 ms"]
+    assert si_column([0.0921, 0.4476], "s", each=True) == ["92.10 ms", "447.6 ms"]  # headline: each its 4 digits
+    assert si_column([None, float("nan"), 1.0], "s") == ["-", "-", "1.000 s"]
+    for values in ([3e-9, 2e-6], [0.5, 0.001], [1e-12, 5e-13], [8.155e-3, 25.128e-3], [1e-3, 999e-3]):
         prefix, scale, dec = si_scale(values)
-        for v in values:
-            text = f"{v / scale:.{dec}f}".lstrip("0.")
-            assert len(text.replace(".", "")) >= 4, (values, prefix, dec)
+        top = max(values) / scale
+        assert 1 <= top < 1000 or prefix == "p", values  # the largest lies in [1, 1000) of its prefix
+        assert len(f"{top:.{dec}f}".replace(".", "").lstrip("0")) == 4, (values, prefix, dec)

@@ -77,7 +77,7 @@ def snn_async_reordered():
 def test_snn_timeline_names_layers_as_the_tables_and_labels_the_replayed_mode(snn_async_reordered):
     import matplotlib.pyplot as plt
 
-    from hetsim.report.snn import snn_timeline_figure
+    from hetsim.snn.report import snn_timeline_figure
 
     r = snn_async_reordered
     fig = snn_timeline_figure(r)
@@ -90,8 +90,8 @@ def test_snn_timeline_names_layers_as_the_tables_and_labels_the_replayed_mode(sn
 
 
 def test_snn_report_reordering_is_a_table(snn_async_reordered, tmp_path):
-    from hetsim.report.html import snn_report_html
     from hetsim.snn.reorder import reorder_rows
+    from hetsim.snn.report import snn_report_html
 
     page = snn_report_html(snn_async_reordered)
     section = page[page.index("Neuron reordering"):]

@@ -15,6 +15,7 @@ from conftest import host_op, make_platform
 
 from hetsim.costs import CostModel
 from hetsim.errors import InputError
+from hetsim.numbers import format_value
 from hetsim.scenario.report import format_scenario_report
 from hetsim.scenario.run import run_scenario
 from hetsim.scenario.spec import Scenario
@@ -103,7 +104,8 @@ def test_an_idle_periodic_stream_has_intervals_collapsed_to_its_makespan():
     assert row["latency_p99_determined"] is False and row["latency_p95_determined"] is False
     assert row["latency_p50_determined"] is True and row["latency_mean_ci_s"] == pytest.approx([D, D])
     text = format_scenario_report(r)
-    assert f"{D * 1e3:.5g}*" in text  # p95 and p99 marked, never printed as exact
+    value, unit = format_value(D, "s").split()  # every latency column is D: one unit, one number of decimals
+    assert f"{value}*" in text and f"(latency in {unit})" in text  # p95 and p99 marked, never printed as exact
     assert "* p99 not determined (a): fewer than 368 measured requests" in text
     assert "* p95 not determined (a): fewer than 72" in text and "p50 not determined" not in text
     assert "95% intervals" in format_scenario_report(r, verbose=True)

@@ -183,14 +183,14 @@ def test_a_resumed_sweep_loads_each_platform_once(tmp_path, monkeypatch):
     """The settings of the finished rows are checked with the platform loaded once (it was loaded again for every
     finished point)."""
     import hetsim.platform
-    from hetsim.dse import sweep
+    from hetsim.dse import points
 
     spec = load_scenario_sweep(_rates(tmp_path, 4))
     run_scenario_sweep(spec, workers=0)
     loads = []
     real = hetsim.platform.load_platform
     monkeypatch.setattr(hetsim.platform, "load_platform", lambda *a, **k: loads.append(a) or real(*a, **k))
-    sweep._platform_at.cache_clear()
+    points._platform_at.cache_clear()
     assert run_scenario_sweep(spec, workers=0)[1:] == (0, 4)
     assert len(loads) == 1
 

@@ -13,7 +13,6 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsim.activity_costs import ActivityCostModel, LayerChoice, LayerCosts, sram_budget_bytes
 from hetsim.check import check_schedule
 from hetsim.devices.efr32 import max_merged_gap, options
 from hetsim.errors import MappingError, PlatformError, ScheduleError, WorkloadError
@@ -23,6 +22,7 @@ from hetsim.platform import load_platform
 from hetsim.schedule import Schedule
 from hetsim.sim import simulate
 from hetsim.snn.activity import range_counts
+from hetsim.snn.activity_costs import ActivityCostModel, LayerChoice, LayerCosts, sram_budget_bytes
 from hetsim.snn.network import load_snn, make_snn, replay, save_snn
 from hetsim.snn.unroll import unroll
 

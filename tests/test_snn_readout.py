@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hetsim.activity_costs import ActivityCostModel, LayerChoice, once_on_counts
 from hetsim.platform import load_platform
+from hetsim.snn.activity_costs import ActivityCostModel, LayerChoice, once_on_counts
 from hetsim.snn.network import make_snn
 from hetsim.snn.unroll import unroll
 

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from hetsim.devices.efr32 import MemoryCycles, Mvp, max_merged_gap
 from hetsim.errors import InputError, WorkloadError
 from hetsim.platform import load_platform
-from hetsim.report.text import format_reorder
 from hetsim.snn.activity import range_counts
 from hetsim.snn.network import make_snn, replay
 from hetsim.snn.reorder import (
@@ -31,6 +30,7 @@ from hetsim.snn.reorder import (
     reorder_layer,
     verify_permutation,
 )
+from hetsim.snn.report import format_reorder
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID = 64.0

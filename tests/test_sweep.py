@@ -106,7 +106,8 @@ def rerun(tmp_path: Path, **over) -> tuple[int, int, list[str]]:
 
 def test_rows_hold_the_settings_they_were_computed_under(tmp_path):
     from hetsim import __version__
-    from hetsim.dse.sweep import SETTINGS_COLUMNS, file_sha256
+    from hetsim.dag.sweep import SETTINGS_COLUMNS
+    from hetsim.dse.sweep import file_sha256
 
     assert rerun(tmp_path, contention="links,cim-bus", mapper_options={"min_gain": 0.5}) == (2, 0, [])
     df = pd.read_csv(tmp_path / "out.csv")
@@ -175,7 +176,7 @@ def test_only_the_changed_points_are_recomputed_and_the_cli_says_so(tmp_path, ca
 
 
 def test_a_table_without_settings_columns_is_recomputed(tmp_path):
-    from hetsim.dse.sweep import SETTINGS_COLUMNS
+    from hetsim.dag.sweep import SETTINGS_COLUMNS
 
     assert rerun(tmp_path)[:2] == (2, 0)
     out = tmp_path / "out.csv"
@@ -191,7 +192,7 @@ def test_a_table_without_settings_columns_is_recomputed(tmp_path):
 
 
 def test_a_table_without_the_memory_columns_is_recomputed(tmp_path):
-    from hetsim.dse.sweep import ADDED_RESULT_COLUMNS
+    from hetsim.dag.sweep import ADDED_RESULT_COLUMNS
 
     assert rerun(tmp_path)[:2] == (2, 0)
     out = tmp_path / "out.csv"

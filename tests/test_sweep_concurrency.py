@@ -233,17 +233,17 @@ class _Pools:
 def test_a_sweep_starts_no_more_workers_than_points_and_refuses_a_fork_bomb(tmp_path, capsys, monkeypatch):
     """Python's process pool forks all its workers at once: ``--workers 100000`` had forked until the machine ran
     out of processes (the sweep hung), and ``--workers 8`` forked 8 processes for 2 points."""
-    import hetsim.dse.sweep as sweep_mod
+    import hetsim.dse.runner as runner_mod
     from hetsim.dse import load_sweep, run_sweep
 
     pools = _Pools(allow=4)
-    monkeypatch.setattr(sweep_mod, "ProcessPoolExecutor", pools)
+    monkeypatch.setattr(runner_mod, "ProcessPoolExecutor", pools)
     code, _, err = run_cli(capsys, "sweep", _sweep_file(tmp_path, (25, 50)), "--workers", "100000")
     assert_input_error(code, err, "--workers 100000: at most 1024 local worker processes")
     assert pools.sizes == [] and not (tmp_path / "table.csv").exists()
     out, ran, _ = run_sweep(load_sweep(_sweep_file(tmp_path, (25, 50))), workers=8)
     assert ran == 2 and pools.sizes == [2]
-    with pytest.raises(sweep_mod.InputError, match="at most 1024"):
+    with pytest.raises(runner_mod.InputError, match="at most 1024"):
         run_sweep(load_sweep(_sweep_file(tmp_path, (10, 20))), workers=5000)
     assert pools.sizes == [2]
 

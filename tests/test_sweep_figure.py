@@ -165,3 +165,58 @@ def test_plot_refuses_a_ragged_or_truncated_table_naming_the_row(tmp_path, capsy
     where = f"row {row} (line {row + 1})" if row else f"row {n} (line {n + 1})"
     assert err.startswith(f"hetsim: error: {table}: {where} has ") and words in err and err.count("\n") == 1, err
     assert not (tmp_path / "f").exists()
+
+
+def test_an_axis_the_drawn_ones_determine_is_not_aggregated_and_nan_is_never_named():
+    """mapper_options set per mapper (one mapper without options: NaN in the table) combines nothing once the
+    mapper is drawn; listed when it does combine, a missing value reads 'none', never 'nan'."""
+    df = sweep_table()
+    df["mapper_options"] = df["mapper"].map({"greedy": None, "heft": "rank=mean"})
+    lay = sweep_layout(df, x=XB, hue=BW, col="workload", row="mapper")
+    assert "mapper_options" not in lay.aggregated
+    fig = sweep_figure(df, x=XB, hue=BW, over=["mapper", "mapper_options"])
+    title = fig._suptitle.get_text()
+    assert "nan" not in title and "mapper_options: none, rank=mean" in title
+    matplotlib.pyplot.close(fig)
+
+
+def test_points_stopped_at_a_limit_are_ringed_and_said_so():
+    df = sweep_table()
+    df["status"] = "optimal"
+    df.loc[(df[XB] == 50) & (df["mapper"] == "heft"), "status"] = "time_limit"
+    lay = sweep_layout(df, x=XB, hue=BW, col="workload", row="mapper")
+    frame = sweep_frame(df, lay)
+    assert set(frame.loc[frame["limited"], XB]) == {50} and set(frame.loc[frame["limited"], "mapper"]) == {"heft"}
+    fig = sweep_figure(df, x=XB, hue=BW, col="workload", row="mapper")
+    assert "ringed: 4 of 24 drawn values" in fig._suptitle.get_text()
+    rings = [ln for ax in fig.axes for ln in ax.get_lines() if isinstance(ln.get_markerfacecolor(), str)
+             and ln.get_markerfacecolor() == "none"]
+    assert sum(len(ln.get_xdata()) for ln in rings) == 4  # heft x 2 workloads x 2 bandwidths at 50 crossbars
+    matplotlib.pyplot.close(fig)
+    df["status"] = "optimal"
+    fig = sweep_figure(df, x=XB, hue=BW, col="workload", row="mapper")
+    assert "ringed" not in fig._suptitle.get_text()
+    matplotlib.pyplot.close(fig)
+
+
+def test_a_load_sweep_is_drawn_against_the_offered_rate_as_set_in_its_order():
+    """Measured rates of random arrivals may run backwards between close points: the x axis is the rate the sweep
+    set, and the line visits the points in that order."""
+    from hetsim.report.dse_plots import latency_vs_load_figure
+
+    rates = [10, 20, 30, 40]
+    measured = [10.4, 21.0, 20.6, 39.5]  # the third point measured below the second
+    df = pd.DataFrame({"key": [str(r) for r in rates], "scenario": "s", "streams.cls.arrival.rate_hz": rates,
+                       "cls.offered_hz": measured, "cls.latency_p50_s": [1e-3, 2e-3, 3e-3, 4e-3],
+                       "cls.latency_p99_s": [2e-3, 4e-3, 6e-3, 8e-3], "cls.saturated": [False, False, False, True],
+                       "bottleneck_load": [0.25, 0.5, 0.75, 1.0], "error": None})
+    fig = latency_vs_load_figure(df)
+    p50 = fig.axes[0].get_lines()[0]
+    assert list(p50.get_xdata()) == rates and list(p50.get_ydata()) == [1.0, 2.0, 3.0, 4.0]
+    assert "as set: rate_hz" in fig.axes[0].get_xlabel()
+    matplotlib.pyplot.close(fig)
+    periods = df.drop(columns="streams.cls.arrival.rate_hz").assign(**{"streams.cls.arrival.period_s":
+                                                                       [1 / r for r in rates]})
+    fig = latency_vs_load_figure(periods)
+    assert list(fig.axes[0].get_lines()[0].get_xdata()) == pytest.approx(rates)  # 1 / period
+    matplotlib.pyplot.close(fig)

@@ -265,7 +265,7 @@ def test_stopping_the_pool_leaves_no_manager_thread_to_race_the_exit_hook():
     has ended (a thread left running is the race's precondition)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from hetsim.dse.sweep import _stop_pool, _worker_init
+    from hetsim.dse.runner import _stop_pool, _worker_init
 
     pool = ProcessPoolExecutor(max_workers=2, initializer=_worker_init)
     futures = [pool.submit(time.sleep, 30) for _ in range(4)]
@@ -340,7 +340,7 @@ def test_a_signal_as_a_row_is_appended_waits_for_the_row_and_its_count(tmp_path,
     count. Here the signal is sent from another thread just after the write."""
     import threading
 
-    from hetsim.dse import sweep
+    from hetsim.dse import store, sweep
     from hetsim.dse.sweep import SweepInterrupted
 
     if kind == "onnx":
@@ -367,7 +367,7 @@ def test_a_signal_as_a_row_is_appended_waits_for_the_row_and_its_count(tmp_path,
         def run():
             return run_scenario_sweep(spec, workers=0)
 
-    real = sweep._append
+    real = store._append
 
     def append_then_signal(path, columns, row):
         real(path, columns, row)
@@ -376,7 +376,7 @@ def test_a_signal_as_a_row_is_appended_waits_for_the_row_and_its_count(tmp_path,
         t.join()
         time.sleep(0.1)  # Python runs the handler in the main thread meanwhile
 
-    monkeypatch.setattr(sweep, "_append", append_then_signal)
+    monkeypatch.setattr(store, "_append", append_then_signal)
     with pytest.raises(SweepInterrupted) as stop:
         run()
     assert stop.value.finished == 1 == len(pd.read_csv(tmp_path / "out.csv"))
@@ -406,7 +406,8 @@ def test_an_interrupt_wrapped_by_python_is_an_interrupt_not_an_internal_error(ca
 def test_a_signal_held_during_an_append_that_fails_leaves_the_failure_reported():
     """A SIGINT held while a row is appended is raised when the append ends; if the append itself failed (a
     full disk), its error is the one that stops the sweep, not 'stopped by SIGINT' (reviewer)."""
-    from hetsim.dse.sweep import SweepInterrupted, _signals_held, _stop_on_signals
+    from hetsim.dse.runner import SweepInterrupted, _stop_on_signals
+    from hetsim.dse.store import _signals_held
 
     with pytest.raises(OSError, match="disk full"), _stop_on_signals(), _signals_held():
         signal.raise_signal(signal.SIGINT)  # held: deferred until the block ends

@@ -11,8 +11,8 @@ from conftest import assert_kill_and_resume
 
 from hetsim.cli import main
 from hetsim.dse import expand_points, load_sweep, run_sweep
-from hetsim.dse.sweep import SNN_RESULT_COLUMNS, SNN_SETTINGS_COLUMNS, snn_spec_sha256
 from hetsim.errors import InputError
+from hetsim.snn.sweep import SNN_RESULT_COLUMNS, SNN_SETTINGS_COLUMNS, snn_spec_sha256
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING = ["solve_time_s"]  # wall-clock columns differ between runs
@@ -44,7 +44,7 @@ def table(path: Path) -> pd.DataFrame:
 
 def test_expansion_keys_name_the_synthetic_parameters(tmp_path):
     spec = load_sweep(write_spec(tmp_path, mappers=["spikeduet", "all-m33"]))
-    assert spec.is_snn
+    assert spec.kind == "snn"
     pts = expand_points(spec)
     assert len(pts) == 2 * 2 * 2 * 2  # density x clustering x launch_cycles x mappers
     assert len({p["key"] for p in pts}) == len(pts)

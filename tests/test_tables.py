@@ -191,7 +191,7 @@ def test_a_table_with_json_keys_resumes_with_readable_keys(tmp_path):
 
 
 def test_old_snn_keys_convert_to_the_same_keys():
-    from hetsim.dse.sweep import _key_from_json
+    from hetsim.dse.points import _key_from_json
 
     args = {"layers": [8, 24, 4], "timesteps": 6, "density": [0.1, 0.2, 0.2], "clustering": 0.0, "seed": 0,
             "samples": 4, "shuffle": True}

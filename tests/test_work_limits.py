@@ -144,7 +144,7 @@ def test_budget_both_limits_first_reached_stops(monkeypatch):
 def test_spikeduet_work_limit_is_deterministic_with_an_honest_gap(monkeypatch):
     """The SNN plan search stops after ``work_limit`` candidate schedules: the same plan under load and a fast
     clock, and its gap bounds the distance to the exact search's optimum."""
-    from hetsim.activity_costs import ActivityCostModel
+    from hetsim.snn.activity_costs import ActivityCostModel
     from hetsim.snn.synthetic import synthetic_snn
     from hetsim.snn.unroll import unroll
 

@@ -555,5 +555,10 @@ def memory_figure(fp: Footprint, title: str = "", max_steps: int = FIGURE_MAX_ST
     ax.grid(alpha=0.3, lw=0.5)
     if mems:
         ax.legend(fontsize="small", loc="upper right")
-    ax.set_title(title or f"activation memory over time ({fp.timing})", fontsize="medium")
+    import textwrap
+
+    # 75 characters of a 10-point font fill the 6.4-inch figure (assumed: 0.55 em per character): a --set
+    # platform's long name wraps instead of running off the edge
+    ax.set_title(textwrap.fill(title or f"activation memory over time ({fp.timing})", 75, break_on_hyphens=False),
+                 fontsize="medium")
     return fig

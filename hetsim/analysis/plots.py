@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import textwrap
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -40,6 +41,8 @@ STEM_FORMATS = (".png", ".svg")
 PAPER_FORMATS = (".png", ".svg", ".pdf")
 """A stem's formats for a paper: PNG for a quick look, SVG and PDF (vector, text kept as text) to include."""
 PNG_DPI = 300
+#: resolution of a figure on screen (a notebook shows it at its dpi): a 3.5-inch column figure ~700 pixels wide
+SCREEN_DPI = 200
 
 COLUMN_WIDTH_IN = 3.5
 """Width of a figure in one column of a two-column paper (IEEE: 3.5 in), the default of every figure."""
@@ -76,6 +79,7 @@ STYLE = {
     "figure.constrained_layout.h_pad": 0.02,
     "figure.constrained_layout.w_pad": 0.02,
     "savefig.dpi": PNG_DPI,
+    "figure.dpi": SCREEN_DPI,
     "svg.fonttype": "none",
     "pdf.fonttype": 42,
 }
@@ -106,6 +110,21 @@ def figure_width(width: float | str = "single") -> float:
     if not w > 0:
         raise ValueError(f"width must be positive, got {width!r}")
     return w
+
+
+def wrap_title(text: str, width_in: float, fontsize_pt: float | str | None = None) -> str:
+    """``text`` broken into lines (at spaces, and after the commas of a ``--set`` platform name) that fit a figure
+    ``width_in`` inches wide in a font of ``fontsize_pt`` points, so a long title is never cut off at the figure's
+    edge; existing line breaks are kept. The width of a character is taken as 0.55 of the font size (assumed: an
+    average for DejaVu Sans, matplotlib's default, text in lower case). ``fontsize_pt``: points or a size name
+    (``"large"``); default the current ``axes.titlesize``."""
+    from matplotlib.font_manager import FontProperties
+
+    size = FontProperties(size=plt.rcParams["axes.titlesize"] if fontsize_pt is None else fontsize_pt)
+    fontsize_pt = size.get_size_in_points()
+    per_line = max(20, int(width_in * 72 * 0.92 / (0.55 * fontsize_pt)))
+    return "\n".join(textwrap.fill(line, per_line, break_long_words=True, break_on_hyphens=False) or line
+                     for line in text.split("\n"))
 
 
 _SI_PREFIXES = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
@@ -367,7 +386,7 @@ def _timeline_figure(trace: pd.DataFrame, title: str, host: str | None, fig_w: f
                     xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points", ha="right",
                     va="bottom")
     if title:
-        ax.set_title(title, pad=9 if makespan_ms > 0 else None)
+        ax.set_title(wrap_title(title, fig_w, plt.rcParams["axes.titlesize"]), pad=9 if makespan_ms > 0 else None)
     handles, names = timeline_legend(present, colours, multi_lane=any(n > 1 for n in n_lanes.values()),
                                      makespan=makespan_ms > 0, shades=not merged)
     if handles:
@@ -554,7 +573,7 @@ def _breakdown_figure(table: pd.DataFrame, title: str, fig_w: float) -> Figure:
     ax.grid(axis="x", color="#d0d0d0", linewidth=0.4)
     ax.set_axisbelow(True)
     if title:
-        ax.set_title(title)
+        ax.set_title(wrap_title(title, fig_w, plt.rcParams["axes.titlesize"]))
     handles = [Patch(facecolor=colours[d], label=d) for d in devices]
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 4))
     return fig

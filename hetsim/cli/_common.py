@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from hetsim.errors import InputError, did_you_mean
+from hetsim.numbers import format_value
 from hetsim.schedule import OBJECTIVES
 
 DEFAULT_MAPPER = "cpsat"
@@ -160,10 +161,35 @@ def _frontend(model: Path):
     return frontend_for(model)
 
 
-def _is_snn(model: Path) -> bool:
-    from hetsim.workload.kinds import SNN
+def _kind(model: Path):
+    """The workload kind (:class:`hetsim.kinds.WorkloadKind`) of ``model``, by its front end.
 
-    return _frontend(model).kind == SNN
+    Raises:
+        WorkloadError: no front end reads that suffix.
+    """
+    from hetsim.kinds import workload_kind
+
+    return workload_kind(_frontend(model).kind)
+
+
+def _refuse_other_kinds_flags(args, kind) -> None:
+    """Refuse the flags only other workload kinds take (:attr:`hetsim.kinds.WorkloadKind.cli_flags`).
+
+    Raises:
+        InputError: one line naming them, the models they apply to and the model given.
+    """
+    from hetsim.kinds import workload_kind, workload_kinds
+
+    mine = {flag for flag, _, _ in kind.cli_flags}
+    for other in map(workload_kind, workload_kinds()):
+        if other is kind:
+            continue
+        given = [flag for flag, attr, unset in other.cli_flags
+                 if flag not in mine and getattr(args, attr, unset) not in (unset, None)]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            raise InputError(f"{', '.join(given)} {verb} to {other.cli_noun or other.description}, not to "
+                             f"{(kind.cli_noun or kind.description).split(' (')[0]}")
 
 
 def _refuse_model_options(model: Path, options: list[str]) -> None:
@@ -279,9 +305,9 @@ class SolverProgress:
         inc, bnd, gap = p.get("incumbent_s"), p.get("bound_s"), p.get("gap")
         parts = [f"  [{t:6.1f} s]"]
         if inc is not None:
-            parts.append(f"incumbent {inc * 1e3:.3f} ms")
+            parts.append(f"incumbent {format_value(inc, 's')}")
         if bnd is not None:
-            parts.append(f"bound {bnd * 1e3:.3f} ms")
+            parts.append(f"bound {format_value(bnd, 's')}")
         if gap is not None:
             parts.append(f"gap {gap * 100:.2f} %")
         print("  ".join(parts), file=self.stream, flush=True)
@@ -414,23 +440,19 @@ def _map_costs(args):
                       workload_options=_workload_options(args))
 
 
-def _mapper(args, snn: bool):
-    """The ``--mapper`` with the options set on the command line (an SNN plan search: its mapper's default work limit).
+def _mapper(args, kind):
+    """The ``--mapper`` with the options set on the command line (an SNN plan search: its mapper's default work limit),
+    for a workload of ``kind`` (a :class:`hetsim.kinds.WorkloadKind`).
 
     Raises:
-        InputError: a flag of the other workload kind, an option the mapper does not take, or a mapper of the
-            other workload kind.
+        InputError: a flag of another workload kind, an option the mapper does not take, or a mapper of another
+            workload kind.
     """
     from hetsim.mappers.base import mapper_or_schedule
-    from hetsim.workload.kinds import DAG, SNN, describe
+    from hetsim.workload.kinds import describe
 
     if args.spikes is not None:
         _refuse_model_options(args.model, ["spikes"])
-    if not snn and args.mode is not None:
-        raise InputError("--mode applies to spiking networks (an SNN spec .yaml or a NIR graph .nir), not to ONNX "
-                         "models")
-    if snn and not args.fold_constants:
-        raise InputError("--no-fold-constants applies to ONNX models, not to spiking networks")
+    _refuse_other_kinds_flags(args, kind)
     options = mapper_options(args)  # an SNN plan search's default limit is its mapper's (a work limit)
-    kind = SNN if snn else DAG
-    return mapper_or_schedule(args.mapper, options, None, kind, f"does not map {describe(kind)}")[0]
+    return mapper_or_schedule(args.mapper, options, None, kind.name, f"does not map {describe(kind.name)}")[0]

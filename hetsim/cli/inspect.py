@@ -13,7 +13,7 @@ from hetsim.cli._common import (
     _add_set,
     _add_spikes,
     _input_shapes,
-    _is_snn,
+    _kind,
     _platform,
     _refuse_model_options,
     _workload_options,
@@ -52,17 +52,13 @@ def cmd_inspect(args) -> int:
     if args.overrides and args.platform is None:
         raise InputError("--set changes the platform: give --platform PLATFORM.yaml too")
     plat = _platform(args) if args.platform else None  # a bad platform or --set fails before any output
-    if _is_snn(args.model):
-        from hetsim.report.snn import format_snn_costs, format_snn_inspect
-
+    kind = _kind(args.model)
+    if kind.inspect is not None:  # the kind shows its workloads itself
         if args.ops:
-            raise InputError("--ops lists ONNX operators; for a spiking network give --platform for the per-layer "
-                             "costs on each engine")
-        _input_shapes(args)  # refused for an SNN
-        snn = load_workload(args.model, spikes=args.spikes).snn
-        print(format_snn_inspect(snn))
-        if plat is not None:
-            print(format_snn_costs(snn, plat))
+            raise InputError(f"--ops lists ONNX operators; for {kind.description} give --platform for its costs on "
+                             "each device")
+        _input_shapes(args)  # refused by its front end when it takes no input shape
+        print(kind.inspect(load_workload(args.model, spikes=args.spikes), plat))
         return 0
 
     if args.spikes is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hetsim.cli._common import MAPPER_HELP, _add_common, _add_map_args, _add_snn_map_args, _is_snn, _map_costs, _mapper
+from hetsim.cli._common import MAPPER_HELP, _add_common, _add_map_args, _add_snn_map_args, _kind, _map_costs, _mapper
 
 
 def add_parser(sub) -> None:
@@ -23,10 +23,10 @@ def cmd_map(args) -> int:
     """``hetsim map``: the pipeline's cost model and mapper, the schedule written as JSON (ONNX models and
     spiking networks)."""
     from hetsim.files import atomic_write_text, check_output_file, make_dirs
+    from hetsim.numbers import format_value
 
     check_output_file(args.output, args.force)  # fail before the work, not after
-    snn = _is_snn(args.model)
-    mapper = _mapper(args, snn)
+    mapper = _mapper(args, _kind(args.model))
     costs = _map_costs(args)
     sched = mapper.map(costs)
     make_dirs(args.output.parent, args.output)
@@ -34,12 +34,12 @@ def cmd_map(args) -> int:
     if sched.makespan_s is None:  # an SNN schedule: its latency depends on the sample
         layers = ", ".join(f"{x['engine']}/{x['residency']}" for x in sched.config.get("layers", []))
         plan = sched.stats.get("plan_mean_latency_s")
-        mean = f", mean latency {plan * 1e3:.3f} ms on the {sched.stats.get('split')} split" if plan else ""
+        mean = f", mean latency {format_value(plan, 's')} on the {sched.stats.get('split')} split" if plan else ""
         print(f"{args.mapper}: {sched.config.get('mode')} execution, layers {layers}{mean} -> {args.output}")
         return 0
     off = sum(1 for d in sched.assignment.values() if d != costs.host)
     print(f"{args.mapper}: {off} of {len(sched.assignment)} ops offloaded, predicted makespan "
-          f"{sched.makespan_s * 1e3:.3f} ms -> {args.output}")
+          f"{format_value(sched.makespan_s, 's')} -> {args.output}")
     _warn_if_activations_overflow(costs, sched)
     return 0
 

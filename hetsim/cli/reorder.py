@@ -31,9 +31,9 @@ def add_parser(sub) -> None:
 def cmd_reorder(args) -> int:
     from hetsim.errors import OutputExistsError
     from hetsim.platform import load_platform
-    from hetsim.report.text import format_reorder
     from hetsim.snn.network import load_snn, save_snn
     from hetsim.snn.reorder import reorder_for_platform
+    from hetsim.snn.report import format_reorder
 
     out = args.output
     from hetsim.workload.frontends import get_frontend

@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 from hetsim.cli._common import (
-    DEFAULT_MAPPER,
     MAPPER_HELP,
     _add_common,
     _add_map_args,
     _add_spikes,
     _frontend,
     _input_shapes,
-    _is_snn,
     _no_options_with_schedule,
     _nonnegative_int,
     _platform,
     _positive_int,
     _refuse_model_options,
+    _refuse_other_kinds_flags,
     _workload_options,
     mapper_options,
 )
@@ -107,6 +107,7 @@ def _headless() -> None:
 def cmd_run(args) -> int:
     """``hetsim run``: one path for ONNX models and spiking networks (:func:`hetsim.pipeline.run`)."""
     from hetsim.api import run
+    from hetsim.kinds import workload_kind
     from hetsim.pipeline import default_mapper
     from hetsim.report.outputs import check_out_dir, output_files, write_outputs
     from hetsim.report.text import DEFAULT_NAMES, format_report
@@ -119,56 +120,40 @@ def cmd_run(args) -> int:
     if getattr(args, "replications", None) is not None:
         raise InputError("--replications: for a scenario (scenarios/*.yaml, random arrivals), not for one model's run "
                          "(it has no seed to replicate over)")
-    from hetsim.workload.kinds import SNN
 
     if getattr(args, "max_ops", None) is not None:
         raise InputError("--max-ops applies to scenarios (scenarios/*.yaml), not to one model's run")
-    snn = _is_snn(args.model)
-    if snn:  # the SNN report draws with matplotlib: imported only for SNNs
-        from hetsim.report.snn import format_snn_report
+    kind = workload_kind(_frontend(args.model).kind)
     shapes = _input_shapes(args)
-    seed = None
     if args.spikes is not None:
         _refuse_model_options(args.model, ["spikes"])
-    if snn:
-        onnx_only = [o for o, v in (("--objective", args.objective), ("--export", args.export),
-                                    ("--solver", args.solver), ("--gap", args.gap), ("--threads", args.threads),
-                                    ("--no-fold-constants", not args.fold_constants),
-                                    ("--no-fusion", not args.fusion)) if v not in (None, False)]
-        if onnx_only:
-            raise InputError(f"{', '.join(onnx_only)} {_apply(onnx_only)} to ONNX models, not to spiking networks")
+    _refuse_other_kinds_flags(args, kind)
+    if args.model.suffix.lower() in (".yaml", ".yml"):
         _check_not_swapped(args.platform, args.model)
-        args.mapper = args.mapper or default_mapper(SNN)
-        seed, args.seed = args.seed, None  # an SNN run's --seed seeds the reordering, not the mapper
-    else:
-        snn_only = [o for o, v in (("--mode", args.mode), ("--reorder", args.reorder), ("--sample", args.sample))
-                    if v not in (None, False)]
-        if snn_only:
-            raise InputError(f"{', '.join(snn_only)} {_apply(snn_only)} to spiking networks (an SNN spec .yaml or a "
-                             "NIR graph .nir), not to ONNX models")
-        args.mapper = args.mapper or DEFAULT_MAPPER
+    args.mapper = args.mapper or default_mapper(kind.name)
+    fields = {f.name for f in dataclasses.fields(kind.options)}
+    extra = {f: getattr(args, f) for f in fields if getattr(args, f, None) is not None}
+    if "seed" in fields:  # the run's --seed (a spiking network's: its reordering), not the mapper's
+        args.seed = None
     _no_options_with_schedule(args)
     options = mapper_options(args) if args.schedule is None else {}
     if args.out is not None:
-        check_out_dir(args.out, args.force, output_files(_frontend(args.model).kind))  # fail before the work
+        check_out_dir(args.out, args.force, output_files(kind.name))  # fail before the work
         _headless()
-    extra = {"reorder": args.reorder, "sample": args.sample, "seed": seed or 0, "spikes": args.spikes} if snn else {}
+    if args.spikes is not None:
+        extra["spikes"] = args.spikes
     if shapes is not None:
         extra["input_shape"] = shapes
     wopts = _workload_options(args)
     if wopts is not None:
         extra["workload_options"] = wopts
-    if getattr(args, "spill", False):
-        if snn:
-            raise InputError("--spill applies to ONNX models, not to spiking networks")
-        extra["spill"] = True
     contention = args.contention or "none"
     plat = _platform(args)
-    r = run(plat, args.model, mapper=args.mapper, contention=contention, schedule=args.schedule,
-            fold_constants=args.fold_constants, **extra, **({} if args.fusion else {"fusion": False}), **options)
+    r = run(plat, args.model, mapper=args.mapper, contention=contention, schedule=args.schedule, **extra, **options)
     _warn_once(args, plat)  # after the run: a bad input stays one line
     names = None if args.verbose else DEFAULT_NAMES
-    text = (lambda: format_snn_report(r)) if r.snn is not None else (lambda: format_report(r, max_names=names))
+    own = workload_kind(r.workload.kind).text_report  # the kind's own report, else the operator DAG's
+    text = (lambda: own(r, max_names=names)) if own is not None else (lambda: format_report(r, max_names=names))
     return _print_and_write(args, r.summary, text, lambda: write_outputs(r, args.out, force=args.force))
 
 

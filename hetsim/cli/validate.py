@@ -10,7 +10,7 @@ from hetsim.cli._common import (
     _add_common,
     _add_map_args,
     _add_snn_map_args,
-    _is_snn,
+    _kind,
     _map_costs,
     _mapper,
     _no_options_with_schedule,
@@ -45,19 +45,15 @@ def cmd_validate(args) -> int:
     from hetsim.validate import validate_schedule
 
     _no_options_with_schedule(args)
-    snn = _is_snn(args.model)
+    kind = _kind(args.model)
     costs = _map_costs(args)
     if args.schedule:
         sched = Schedule.load(args.schedule)
         require_made_for(costs, sched)
     else:
-        sched = _mapper(args, snn).map(costs)
-    if snn:
-        from hetsim.snn.evaluate import validate_snn_schedule
-
-        rep = validate_snn_schedule(costs, sched, rel_tol=args.rel_tol)
-    else:
-        rep = validate_schedule(costs, sched, rel_tol=args.rel_tol)
+        sched = _mapper(args, kind).map(costs)
+    check = kind.validate or validate_schedule  # the kind's own, else the DAG's
+    rep = check(costs, sched, rel_tol=args.rel_tol)
     st = sched.stats
     print(f"hetsim validate: {costs.workload.name} on {costs.platform.name}, schedule from {sched.mapper}")
     if st:
@@ -70,8 +66,8 @@ def cmd_validate(args) -> int:
         for v in rep.violations:
             print(f"    - {v}")
         return 1
-    if snn:
-        print("  (a) feasible: engines and residencies, SRAM and Flash for the weight tables, each engine's order")
+    if kind.validate_words is not None:
+        print(f"  (a) feasible: {kind.validate_words[0]}")
     else:
         from hetsim.validate import capacity_phrase
 
@@ -81,14 +77,14 @@ def cmd_validate(args) -> int:
     if rep.divergence:
         print(f"  (b) INVALID: {rep.divergence}")
         return 1
-    what = "the evaluator's latency of the median eval sample" if snn else "predicted"
+    what = kind.validate_words[1] if kind.validate_words is not None else "predicted"
     print(f"  (b) replay without contention: {rep_ms * 1e3:.6f} ms = {what} {pred * 1e3:.6f} ms "
           f"(rel. tol {args.rel_tol:g})")
     if rep.contention_makespan_s is not None:
         kinds = "link and memory-port contention" if sched.policies else "link contention"
         print(f"  (c) replay with {kinds}: {rep.contention_makespan_s * 1e3:.6f} ms; model error "
               f"{rep.model_error * 100:+.3f} %")
-    if not snn and _activation_memory(costs, sched) is False:
+    if kind.validate is None and _activation_memory(costs, sched) is False:  # (d): part of the DAG's check
         return 1
     print("  valid")
     return 0

@@ -4,9 +4,9 @@
   bits) and every layer's spike total must equal hetsim's LIF replay (:meth:`Firmware.reference`, the
   order-independent float32 replay ``exact_sums=True``) exactly; per MVP layer the launches and processed columns
   the firmware programmed must equal the activity cost model's ``N_L`` and ``N_P`` summed over the split
-  (:class:`hetsim.activity_costs.LayerCosts`).
+  (:class:`hetsim.snn.activity_costs.LayerCosts`).
 * **Memory**: the image's sections (``arm-none-eabi-size -A``, symbols by ``arm-none-eabi-nm``) beside hetsim's
-  weight accounting of the plan (:meth:`hetsim.activity_costs.ActivityCostModel.memory_use`, the SRAM budget
+  weight accounting of the plan (:meth:`hetsim.snn.activity_costs.ActivityCostModel.memory_use`, the SRAM budget
   ``memories.sram - sram_reserved_kib``) and the EFR32MG24's 256 KiB SRAM / 1536 KiB Flash.
 * **Instructions**: QEMU's emulated instruction count per layer and op kind beside hetsim's predicted M33 cycles
   of the same work (:mod:`hetsim.devices.efr32`) as a ratio. QEMU counts instructions, not cycles, of its own

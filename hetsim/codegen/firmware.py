@@ -56,7 +56,7 @@ class FirmwareLayer:
 
     Attributes:
         layer: 1..L; n_in, n_out: its input and output widths.
-        engine, residency, hot_columns: the plan's choice (:class:`hetsim.activity_costs.LayerChoice`).
+        engine, residency, hot_columns: the plan's choice (:class:`hetsim.snn.activity_costs.LayerChoice`).
         hot_cols: int ``[hot_columns]``, the columns copied to SRAM (hottest on the fit split first).
         max_gap: range-sparse MVP: the largest gap of inactive columns merged into a launch.
         elem: ``f32`` or ``f16`` (MVP tables of an ``mvp_fp16`` build).
@@ -91,7 +91,7 @@ class Firmware:
     Attributes:
         snn: the network in the plan's neuron order (reordered when asked).
         schedule: the mapper's :class:`~hetsim.schedule.Schedule` (``config``: mode and per-layer choices).
-        costs: the :class:`~hetsim.activity_costs.ActivityCostModel` on the eval split (hetsim's predictions).
+        costs: the :class:`~hetsim.snn.activity_costs.ActivityCostModel` on the eval split (hetsim's predictions).
         layers: one :class:`FirmwareLayer` per affine layer.
         host_ops: the M33's ops in the schedule's order (:class:`~hetsim.snn.unroll.SnnStep`), without the
             empty ``program`` ops of M33 layers.
@@ -196,7 +196,7 @@ def prepare_firmware(platform, network, mapper: str = "spikeduet", *, mode: str 
 
     Steps: load (an SNN spec ``.yaml``, a NIR graph ``.nir`` with ``spikes``, or an
     :class:`~hetsim.snn.network.SNN`); reorder hidden neurons when ``reorder`` (verified function-preserving);
-    unroll; price on the eval split (:class:`~hetsim.activity_costs.ActivityCostModel`); map with ``mapper`` in
+    unroll; price on the eval split (:class:`~hetsim.snn.activity_costs.ActivityCostModel`); map with ``mapper`` in
     ``mode`` (planned on the plan split, SpikeDuet Sec. III).
 
     Args:
@@ -213,10 +213,10 @@ def prepare_firmware(platform, network, mapper: str = "spikeduet", *, mode: str 
         InputError: (subclasses) a bad platform, network, mapper or option; weights the exact accumulator cannot
             hold (:func:`exact_accumulator`); a host program over :data:`MAX_HOST_OPS` ops.
     """
-    from hetsim.activity_costs import ActivityCostModel
     from hetsim.mappers.base import get_mapper
     from hetsim.mappers.spikeduet import layer_choices
     from hetsim.platform import Platform, load_platform
+    from hetsim.snn.activity_costs import ActivityCostModel
     from hetsim.snn.network import SNN, load_snn
     from hetsim.snn.unroll import unroll
 
@@ -362,7 +362,7 @@ def _plan_comment(fw: Firmware) -> list[str]:
 
 
 def _choice(fl: FirmwareLayer):
-    from hetsim.activity_costs import LayerChoice
+    from hetsim.snn.activity_costs import LayerChoice
 
     return LayerChoice(fl.engine, fl.residency, fl.hot_columns)
 

@@ -184,7 +184,7 @@ class DeviceBase(BaseModel):
     #: (a core that runs sparse affine layers, the LIF updates and the readout, and programs the accelerator: it
     #: answers the ``cortex-m`` kind's SNN cost questions, :class:`hetsim.devices.efr32.CortexM`) or
     #: ``"accelerator"`` (an engine that runs affine layers dense or on input ranges, as the ``mvp`` kind does).
-    #: :mod:`hetsim.activity_costs` and :mod:`hetsim.snn.reorder` find the engines by this, never by class.
+    #: :mod:`hetsim.snn.activity_costs` and :mod:`hetsim.snn.reorder` find the engines by this, never by class.
     snn_engine: ClassVar[str | None] = None
     #: Contention kinds (``hetsim.sim.CONTENTION_KINDS``) the device's own resources model; the resources
     #: themselves are named by :meth:`contended_phases`.

@@ -26,7 +26,7 @@ The formulas (SpikeDuet Sec. III-B, III-D; constants and their calibration in ``
   ``mvp_launch_cycles``; the dense MVP has one launch per timestep).
 
 The formulas are the devices' capabilities: vectorised over samples and timesteps (numpy arrays of activity
-counts in, float64 cycles out), so that :class:`hetsim.activity_costs.ActivityCostModel` prices every sample
+counts in, float64 cycles out), so that :class:`hetsim.snn.activity_costs.ActivityCostModel` prices every sample
 of an evaluation split at once. Neither device runs ONNX operators: :meth:`latency` returns ``None`` for every
 op (an SNN's unrolled ops are priced per sample by the activity cost model, from these methods).
 """
@@ -44,7 +44,7 @@ from hetsim.devices.fields import MAX_BITS, MAX_CLOCK_MHZ, MAX_CYCLES, MAX_KIB, 
 from hetsim.workload.op import Op
 
 #: What an SNN schedule runs an affine layer as (``Schedule.config["layers"][l]["engine"]``, priced by
-#: :class:`hetsim.activity_costs.ActivityCostModel`): the Cortex-M's event-driven sparse kernel, one MVP launch
+#: :class:`hetsim.snn.activity_costs.ActivityCostModel`): the Cortex-M's event-driven sparse kernel, one MVP launch
 #: over the whole matrix, or one MVP launch per range of active columns. The devices themselves are named by
 #: the platform YAML.
 ENGINE_M33, ENGINE_MVP_DENSE, ENGINE_MVP_RANGE = "m33", "mvp-dense", "mvp-range"

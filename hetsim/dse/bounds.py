@@ -53,22 +53,4 @@ def count_points(spec) -> int:
     grid = math.prod(len(v) for v in spec.parameters.values())
     if getattr(spec, "scenario", None) is not None:  # platforms x grid x mappers x objectives (one by default)
         return len(spec.platforms) * grid * len(spec.mappers or [None]) * len(spec.objectives or [None])
-    if not spec.is_snn:
-        return len(spec.workloads) * len(spec.platforms) * grid * len(spec.mappers)
-    nets = len(spec.workloads) + (synthetic_count(spec.synthetic) if spec.synthetic is not None else 0)
-    modes = len(spec.mode) if isinstance(spec.mode, list) and spec.mode else 1
-    reorders = len(spec.reorder) if isinstance(spec.reorder, list) and spec.reorder else 1
-    return nets * len(spec.platforms) * grid * len(spec.mappers) * modes * reorders
-
-
-def synthetic_count(raw) -> int:
-    """Networks in a ``synthetic`` grid (a mapping of lists or scalars; ``layers`` a list of widths is one
-    network); 0 for anything else (its validation says what is wrong)."""
-    if not isinstance(raw, dict):
-        return 0
-    n = 1
-    for k, v in raw.items():
-        if k == "layers" and isinstance(v, list) and v and not any(isinstance(x, list) for x in v):
-            continue
-        n *= len(v) if isinstance(v, list) else 1
-    return n
+    return spec.sweep_kind.count_points(spec, grid)  # the kind's own count (hetsim.dse.points.SweepKind)

@@ -31,9 +31,9 @@ The sweep runs on the ordinary sweep's machinery (:mod:`hetsim.dse.sweep`), with
   hetsim can write) and locked for the whole run (:func:`hetsim.dse.lock.results_lock`): a second sweep into the
   same table is refused in one line naming the holder.
 - **Resume, never reuse under other settings.** Each finished point is appended at once as one fsynced line
-  (:func:`hetsim.dse.sweep._append`); a torn last line left by a kill is dropped on resume. A row already in the
+  (:func:`hetsim.dse.store._append`); a torn last line left by a kill is dropped on resume. A row already in the
   table with the same key and settings is not run again; a row of this sweep's point computed under other settings
-  is recomputed and its old row moved to ``<output name>.replaced.csv`` (:func:`hetsim.dse.sweep._reconcile`).
+  is recomputed and its old row moved to ``<output name>.replaced.csv`` (:func:`hetsim.dse.store._reconcile`).
   The finished table is rewritten in the sweep's point order.
 - **Stopping.** Points run in worker processes (also with ``--workers 1``; ``workers=0`` runs them in this process);
   SIGINT and SIGTERM stop the sweep within seconds, keep the finished rows, terminate the workers and raise
@@ -133,7 +133,7 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
             ``objectives`` lists say them), more points than the limit.
     """
     from hetsim.dse.bounds import check_count, count_points
-    from hetsim.dse.sweep import _platform, default_output
+    from hetsim.dse.points import _platform, default_output
     from hetsim.platform import read_yaml_model
     from hetsim.scenario.spec import load_scenario
 
@@ -227,8 +227,8 @@ def _check_models(sc, folder: Path, seen: set[Path], what: str) -> None:
 
 
 def _grid(params: dict) -> list[dict]:
-    """Every combination of ``params`` (name -> values), the names sorted (:func:`hetsim.dse.sweep._combinations`)."""
-    from hetsim.dse.sweep import _combinations
+    """Every combination of ``params`` (name -> values), the names sorted (:func:`hetsim.dse.points._combinations`)."""
+    from hetsim.dse.points import _combinations
 
     return _combinations({n: params[n] for n in sorted(params)})
 
@@ -281,7 +281,7 @@ def scenario_points(spec: ScenarioSweep) -> list[dict]:
     """
     from hetsim import __version__
     from hetsim.dse.bounds import check_count, count_points
-    from hetsim.dse.sweep import _platform_sha256
+    from hetsim.dse.points import _platform_sha256
 
     check_count(count_points(spec), f"sweep {spec.name!r}")
     sc, folder = _scenario(str(spec.scenario))
@@ -304,7 +304,7 @@ def scenario_points(spec: ScenarioSweep) -> list[dict]:
                     "hetsim_version": __version__}
         out.append({"key": key, "scenario": str(spec.scenario), "platform": str(plat), "params": params,
                     "mapper": mapper, "objective": obj, "settings": settings})
-    from hetsim.dse.sweep import unique_keys
+    from hetsim.dse.points import unique_keys
 
     unique_keys(out)
     return out
@@ -314,11 +314,11 @@ def scenario_sha256(path: str | Path, sc, folder: Path) -> str:
     """A point's ``scenario_sha256``: the first 16 hex digits of the SHA-256 of the scenario file's and of the bytes
     of every file the point's scenario ``sc`` names (each stream's model; the files its arrival process reads, a
     trace's), so an edited model recomputes its rows as an edited scenario does (as
-    :func:`hetsim.dse.sweep.snn_spec_sha256` covers an SNN spec's npz files). A missing file is named so (the point
+    :func:`hetsim.snn.sweep.snn_spec_sha256` covers an SNN spec's npz files). A missing file is named so (the point
     records the error). ``folder``: where the scenario's relative paths are."""
     import hashlib
 
-    from hetsim.dse.sweep import file_sha256
+    from hetsim.dse.points import file_sha256
 
     def sha(f: Path) -> str:
         return file_sha256(f) if f.is_file() else "missing"
@@ -333,7 +333,7 @@ def scenario_sha256(path: str | Path, sc, folder: Path) -> str:
 
 def _scenario(path: str):
     """The scenario at ``path`` and its folder, cached while the file is unchanged."""
-    from hetsim.dse.sweep import _stamp
+    from hetsim.dse.points import _stamp
 
     return _scenario_at(*_stamp(path))
 
@@ -353,7 +353,7 @@ def _cell(x):
 def run_scenario_point(point: dict) -> dict:
     """One point (:func:`scenario_points`): the scenario with its parameters on the platform with its own; the row
     (module doc), ``error`` set and the numbers empty when it failed."""
-    from hetsim.dse.sweep import _platform
+    from hetsim.dse.points import _platform
     from hetsim.scenario.run import run_scenario
 
     row = {"key": point["key"], "scenario": Path(point["scenario"]).name, "platform": Path(point["platform"]).name,
@@ -368,7 +368,7 @@ def run_scenario_point(point: dict) -> dict:
                          objective=point["objective"], folder=folder, compare=False)
     except InputError as err:
         return {**row, "error": str(err)}
-    except Exception as err:  # recorded in the table: a sweep keeps going (as hetsim.dse.sweep.run_point)
+    except Exception as err:  # recorded in the table: a sweep keeps going (as hetsim.dse.runner.run_point)
         return {**row, "error": f"{type(err).__name__}: {err}"}
     for st in r.streams.to_dict(orient="records"):
         for c in STREAM_COLUMNS:
@@ -423,15 +423,8 @@ def _run_locked(spec: ScenarioSweep, out: Path, workers: int | None,
     """:func:`run_scenario_sweep`'s work, with the lock on ``out`` held."""
     import warnings
 
-    from hetsim.dse.sweep import (
-        SweepInterrupted,
-        _reconcile,
-        _Recorder,
-        _run_points,
-        _sort_table,
-        _stop_on_signals,
-        available_cores,
-    )
+    from hetsim.dse.runner import SweepInterrupted, _run_points, _stop_on_signals, available_cores
+    from hetsim.dse.store import _reconcile, _Recorder, _sort_table
 
     columns = result_columns(spec)
     every = scenario_points(spec)

@@ -38,13 +38,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from hetsim.activity_costs import ActivityCostModel, LayerChoice
 from hetsim.costs import CostModel
 from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_DENSE, ENGINES, MVP_ENGINES, options
 from hetsim.errors import InputError, MappingError
 from hetsim.mappers.base import register
 from hetsim.schedule import Schedule
 from hetsim.sim.analytic import evaluate_batch
+from hetsim.snn.activity_costs import ActivityCostModel, LayerChoice
 from hetsim.snn.unroll import SnnStep, data_edges, program
 
 MODES = ("async", "blocking")

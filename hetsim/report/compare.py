@@ -254,7 +254,9 @@ def _cells(metric: str, values: list[float | None]) -> list[str]:
 def format_comparison(c: Comparison) -> str:
     """The text of ``hetsim compare``: the headline, then per device, per op type and per stream, each number of
     A and B with ``B - A`` and its percentage of A. Fractions (utilisation, deadline misses, the bottleneck's
-    load) are shown in %, their differences in percentage points (pp)."""
+    load) are shown in %, their differences in percentage points (pp). A device's energy of exactly 0 J in both
+    runs reads ``not modelled``."""
+    from hetsim.numbers import NOT_MODELLED
     from hetsim.report.table import text_table
 
     lines = [f"hetsim compare: two {RUN_KINDS[c.kind].removeprefix('a ')}s", f"  A  {c.a.path}: {_what(c.a)}",
@@ -274,6 +276,11 @@ def format_comparison(c: Comparison) -> str:
         for r in rows.itertuples(index=False):
             a, b, d, p = (None if pd.isna(x) else float(x) for x in (r.a, r.b, r.delta, r.delta_pct))
             va, vb, vd = _cells(r.metric, [a, b, d])
+            if sec == "device" and r.metric == "energy_j" and a == 0 and b == 0:
+                # exactly 0 J in both: no energy figure (a device with one is charged its idle or active power
+                # over any makespan), never printed as a measured 0
+                va = vb = NOT_MODELLED
+                d = p = None
             if d is None:
                 vd = "-"
             elif r.metric in _PERCENT:

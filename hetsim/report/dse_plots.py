@@ -35,6 +35,7 @@ from hetsim.analysis.plots import (
     save_figure,
 )
 from hetsim.errors import InputError
+from hetsim.report.units import field_unit
 
 CROSSBARS = "devices.cim.crossbars"
 T_MVM = "devices.cim.t_mvm_ns"
@@ -257,7 +258,7 @@ SNN_SPEEDUP_STEM = "snn_speedup_vs_density"
 
 
 def is_snn_table(df: pd.DataFrame) -> bool:
-    """Whether ``df`` is an SNN sweep's results table (:data:`hetsim.dse.sweep.SNN_RESULT_COLUMNS`)."""
+    """Whether ``df`` is an SNN sweep's results table (:data:`hetsim.snn.sweep.SNN_RESULT_COLUMNS`)."""
     return {"density", "clustering", "speedup", "latency_ms_all_m33"} <= set(df.columns)
 
 
@@ -400,9 +401,10 @@ def plot_latency_vs_load(df: pd.DataFrame, stem, title: str | None = None, *, wi
 
 def latency_vs_load_figure(df: pd.DataFrame, title: str | None = None, *, width: float | str = "double") -> Figure:
     """A scenario sweep's latency (p50 solid, p99 dashed, log scale) per stream against the offered load: the
-    swept stream's offered rate when a ``streams.NAME.arrival.*`` parameter is swept, else the mapping's analytic
-    bottleneck load. One panel per stream; one colour per setting (mapper, objective, platform and the other
-    parameters, where they vary). The saturation point of each setting is marked: a cross at the first point
+    swept stream's offered rate as set (a swept rate, or 1 / a swept interval; points in that order), or its
+    measured offered rate for another swept arrival parameter, else the mapping's analytic bottleneck load. One
+    panel per stream; one colour per setting (mapper, objective, platform and the other parameters, where they
+    vary). The saturation point of each setting is marked: a cross at the first point
     reported saturated from which every higher load is too (the queue grows), and a dotted vertical line where
     the analytic bottleneck load reaches 1 (interpolated between the points: the load is linear in the rates).
 
@@ -413,23 +415,35 @@ def latency_vs_load_figure(df: pd.DataFrame, title: str | None = None, *, width:
         return _latency_vs_load_figure(df, title, figure_width(width))
 
 
-def _load_axis(df: pd.DataFrame) -> tuple[str, str, str | None]:
-    """The x column, its label and the swept parameter behind it: the swept stream's measured offered rate,
-    else the bottleneck load."""
+def _load_axis(df: pd.DataFrame) -> tuple[pd.DataFrame, str, str, str | None]:
+    """The table with its x column, the x label and the swept parameter behind it. A swept rate (``..._hz``) or
+    period (``period_s``) of a stream's arrivals gives the offered load as set, the nominal rate (``1 / period``;
+    a swept jitter, offset or think time is no rate), so the points are in the order of the load offered, not of
+    the rate measured on finite random arrivals (which may run backwards between two close points); another swept
+    arrival parameter gives the stream's measured offered rate; no swept stream, the bottleneck load."""
     swept = [c for c in df.columns if str(c).startswith("streams.") and ".arrival." in str(c)
              and df[c].nunique() > 1]
     if swept:
-        stream = str(swept[0]).split(".")[1]
+        param = str(swept[0])
+        stream = param.split(".")[1]
+        value = pd.to_numeric(df[param], errors="coerce")
+        fu = field_unit(param)
+        unit = fu.unit
+        rate_like = unit is not None and (unit.base == "Hz" or (unit.base == "s" and fu.stem.endswith(".period")))
+        if rate_like and value.gt(0).all():
+            rate = value * unit.to_base if unit.base == "Hz" else 1.0 / (value * unit.to_base)
+            return (df.assign(_offered_hz=rate), "_offered_hz",
+                    f"offered rate of {stream} (requests/s, as set: {param.rsplit('.', 1)[1]})", param)
         if f"{stream}.offered_hz" in df.columns:
-            return f"{stream}.offered_hz", f"offered rate of {stream} (requests/s)", str(swept[0])
-    return "bottleneck_load", "analytic bottleneck load (busiest resource at the offered rates)", None
+            return df, f"{stream}.offered_hz", f"offered rate of {stream} (requests/s, measured)", param
+    return df, "bottleneck_load", "analytic bottleneck load (busiest resource at the offered rates)", None
 
 
 def _latency_vs_load_figure(df: pd.DataFrame, title: str | None, fig_w: float) -> Figure:
     d = df[df["error"].isna()] if "error" in df.columns else df
     if d.empty:
         raise InputError("no point of the scenario sweep ran without an error: nothing to draw")
-    x, xlabel, param = _load_axis(d)
+    d, x, xlabel, param = _load_axis(d)
     streams = [str(c)[: -len(".latency_p99_s")] for c in d.columns if str(c).endswith(".latency_p99_s")]
     fixed = {"key", "scenario", x, param, "bottleneck_load", "bottleneck_resource", "saturated",
              "energy_per_request_j", "simulated_s", "error", "scenario_sha256", "platform_sha256", "hetsim_version"}

@@ -1,11 +1,12 @@
 """A self-contained ``report.html``: the headline numbers, the tables and the figures of a run or a sweep in
 one file that opens offline and can be shared as it is.
 
-``hetsim run --out DIR`` writes it beside ``summary.json`` (:func:`run_report_html` for an ONNX run,
-:func:`snn_report_html` for a spiking network); ``hetsim plot RESULTS.csv -o DIR`` writes one with the sweep's
-figures and its table (:func:`sweep_report_html`). The page holds everything it shows: figures are embedded
-as base64 data URIs (PNG, or SVG for a ``.svg`` file), the style sheet and the few lines of script that sort
-a table by a clicked column are inline, and nothing is fetched from the network (no CSS, JS or fonts).
+``hetsim run --out DIR`` writes it beside ``summary.json`` (:func:`run_report_html` for an ONNX run; a workload kind
+may have its own page, e.g. a spiking network's, :mod:`hetsim.snn.report`); ``hetsim plot RESULTS.csv -o DIR``
+writes one with the sweep's figures and its table (:func:`sweep_report_html`). The page holds everything it shows:
+figures are embedded as base64 data URIs (PNG, or SVG for a ``.svg`` file), the style sheet and the few lines of
+script that sort a table by a clicked column are inline, and nothing is fetched from the network (no CSS, JS or
+fonts).
 
 Tables are plain HTML built with :func:`html.escape`. Units come from the column names
 (:mod:`hetsim.report.units`): the columns in seconds, joules or watts (``_s``, ``_j``, ``_w``) of a table share
@@ -30,12 +31,14 @@ import numpy as np
 import pandas as pd
 
 import hetsim
-from hetsim.report.text import no_baseline
+from hetsim.numbers import NOT_MODELLED
+from hetsim.numbers import SIG_DIGITS as _SIG_DIGITS
+from hetsim.report.text import heuristic_note, no_baseline
 from hetsim.report.units import field_unit, rescalable
 from hetsim.report.units import si_prefix as _si_prefix
 
-SIG_DIGITS = 5
-"""Significant digits of the numbers in a report's tables (headline numbers get one more)."""
+SIG_DIGITS = _SIG_DIGITS
+"""Significant digits of the numbers in a report's tables and headline (:data:`hetsim.numbers.SIG_DIGITS`)."""
 
 OP_TABLE_ROWS = 2000
 """A run report's op table shows at most this many ops (the first in topological order); ``ops.csv`` beside the
@@ -120,8 +123,8 @@ def si_prefix(values: Iterable[float]) -> tuple[float, str]:
     return _si_prefix(values)
 
 
-def quantity(x: float | None, unit: str, digits: int = SIG_DIGITS + 1) -> str:
-    """One value with a fitting SI prefix: ``quantity(0.0450534, "s")`` is ``"45.0534 ms"``; ``-`` for None."""
+def quantity(x: float | None, unit: str, digits: int = SIG_DIGITS) -> str:
+    """One value with a fitting SI prefix: ``quantity(0.0450534, "s")`` is ``"45.05 ms"``; ``-`` for None."""
     if _missing(x):
         return "-"
     scale, sym = si_prefix([x])
@@ -150,8 +153,11 @@ def _missing(v) -> bool:
         return False
 
 
-def _cell(v, scale: float = 1.0, integer: bool = False) -> str:
-    """One ``<td>``: numbers right-aligned with their exact value in ``data-v``, text escaped."""
+def _cell(v, scale: float = 1.0, integer: bool = False, text: str | None = None) -> str:
+    """One ``<td>``: numbers right-aligned with their exact value in ``data-v``, text escaped; ``text`` replaces
+    a number's digits (``not modelled``: an energy of a device without an energy figure, never a measured 0)."""
+    if text is not None:
+        return f'<td class="n" data-v="{float(v) if not _missing(v) else 0.0!r}">{escape(text)}</td>'
     if _missing(v):
         return "<td></td>"
     if isinstance(v, bool | np.bool_):
@@ -185,13 +191,15 @@ def _prefix_group(name: str) -> str:
     return f"{base} wall" if base == "s" and "time" in fu.stem.lower() else base
 
 
-def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = True) -> str:
+def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = True,
+               texts: dict[tuple[int, str], str] | None = None) -> str:
     """``df`` as a sortable HTML table (all rows): columns in seconds, joules or watts (``_s``, ``_j``, ``_w``)
     in one SI prefix per unit (:func:`shared_prefixes`), other units named as in the column (``bandwidth
     (GB/s)``, :mod:`hetsim.report.units`), a
     ``utilisation`` column in percent, integral columns as integers, the rest with :data:`SIG_DIGITS`
     significant digits; empty cells for missing values. ``scroll``: in a box of limited height that scrolls
-    (long tables), else only as wide as the page, scrolling sideways."""
+    (long tables), else only as wide as the page, scrolling sideways. ``texts``: ``(row position, column) ->
+    text`` shown instead of that cell's number (:func:`not_modelled_cells`)."""
     heads, fmts = [], []
     prefixes = shared_prefixes(df)
     for col in df.columns:
@@ -212,13 +220,32 @@ def table_html(df: pd.DataFrame, caption: str | None = None, *, scroll: bool = T
         heads.append(f'<th title="{escape(name)}">{escape(label)}</th>')
         fmts.append((scale, integer))
     rows = []
-    for rec in df.itertuples(index=False, name=None):
-        cells = "".join(_cell(v, sc, it) for v, (sc, it) in zip(rec, fmts, strict=True))
+    texts = texts or {}
+    names = [str(c) for c in df.columns]
+    for i, rec in enumerate(df.itertuples(index=False, name=None)):
+        cells = "".join(_cell(v, sc, it, texts.get((i, c)))
+                        for v, (sc, it), c in zip(rec, fmts, names, strict=True))
         rows.append(f"<tr>{cells}</tr>")
     cap = f"<caption>{escape(caption)}</caption>" if caption else ""
     table = (f'<table class="sortable">{cap}<thead><tr>{"".join(heads)}</tr></thead>\n<tbody>\n'
              + "\n".join(rows) + "\n</tbody></table>")
     return f'<div class="{"scroll" if scroll else "wide"}">{table}</div>'
+
+
+def not_modelled_cells(df: pd.DataFrame, platform) -> dict[tuple[int, str], str]:
+    """The energy cells (columns ending ``_j``) of a per-device table ``df`` (a ``device`` column) that read
+    ``not modelled``: the devices and links without an energy figure, whose energy is 0
+    (:func:`hetsim.report.notes.energy_not_modelled`), for :func:`table_html`'s ``texts``."""
+    from hetsim.report.notes import energy_not_modelled
+
+    if "device" not in df.columns or "energy_j" not in df.columns:
+        return {}
+    cols = [str(c) for c in df.columns if str(c).endswith("_j")]
+    out = {}
+    for i, (name, e) in enumerate(zip(df["device"], df["energy_j"], strict=True)):
+        if energy_not_modelled(platform, str(name), e):
+            out.update({(i, c): NOT_MODELLED for c in cols})
+    return out
 
 
 def kv_table(items: Iterable[tuple[str, str]]) -> str:
@@ -405,6 +432,8 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
         if s.get("replayed_schedule"):
             solver += " (as saved with the schedule, which is replayed here)"
         head.append(("solver", solver))
+    if heuristic_note(s):
+        head.append(("note", heuristic_note(s)))
     cs = s.get("channel_split")
     if cs:
         shares = ", ".join(f"{d} {v * 100:.1f} %" for d, v in sorted(cs["share"].items(), key=lambda kv: -kv[1]))
@@ -421,7 +450,7 @@ def run_report_html(run, figures: Iterable[tuple[str | os.PathLike, str]] = (), 
         ops = op_table(run.costs, run.schedule, run.result)
     sections = [
         ("Summary", kv_table(head)),
-        ("Devices", table_html(dev, scroll=False)
+        ("Devices", table_html(dev, scroll=False, texts=not_modelled_cells(dev, run.platform))
          + "<p>busy: unit-seconds on a multi-core CPU (its cores), else the union of the busy intervals; "
            "energy = active + idle + per-op + per-byte energy (ODiMO Eq. 4, generalised).</p>"),
         _time_section(run.breakdown if breakdown is None else breakdown),
@@ -483,87 +512,6 @@ def write_run_html(run, path: str | os.PathLike, figures: Iterable[tuple[str | o
                    critical_path: pd.DataFrame | None = None) -> Path:
     """Write :func:`run_report_html` to ``path`` atomically; returns the path."""
     return write_html(path, run_report_html(run, figures, ops, breakdown, critical_path))
-
-
-# --------------------------------------------------------------------------------------------- SNN runs
-
-
-def snn_report_html(r, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> str:
-    """The report of an SNN run (a :class:`~hetsim.pipeline.RunResult` with ``snn`` set): headline numbers, the
-    per-layer table (``layers.csv``), the configurations of SpikeDuet's Table I, the timeline and the per-sample
-    latencies and energies (``samples.csv``)."""
-    from hetsim.snn.evaluate import CONFIG_LABELS
-
-    s = r.summary
-    st = s.get("plan_stats") or {}
-    hz = r.platform.devices[r.platform.host].clock_mhz
-    proof = "optimal" if st.get("status") == "optimal" else (
-        f"stopped at the time limit, within {st.get('gap', 0):.1%} of optimal")
-    head = [
-        ("network", f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']})"),
-        ("platform", s["platform"]),
-        ("mapper", f"{s['mapper']}, {s['mode']} execution"),
-        ("latency", f"{_sig(s['mean_latency_ms'], SIG_DIGITS + 1)} ms = {s['mean_latency_cycles']:,.0f} cycles at "
-                    f"{hz:g} MHz (mean per inference)"),
-        ("energy", f"{_sig(s['mean_energy_uj'], SIG_DIGITS + 1)} µJ per inference"),
-        ("speed-up over all sparse M33", "n/a" if s.get("speedup_vs_all_m33") is None
-         else f"{s['speedup_vs_all_m33']:.4g}x"),
-        ("SRAM for weights", f"{s['sram_used_kib']:.1f} of {s['sram_budget_kib']:.0f} KiB"),
-    ]
-    if st:
-        head.append(("plan", f"on the {st.get('split')} split: {st.get('fit')} of {st.get('plans')} plans fit the "
-                             f"memories, {st.get('evaluated')} scheduled, {proof}"))
-    head.append(("reported on", f"the {s['eval_split']} split ({s['samples']} samples); timeline: sample "
-                                f"{s.get('timeline_sample', r.snn.sample)}"))
-    bad = {k: v for k, v in (s.get("replay_mismatch_bits") or {}).items() if v}
-    if bad:
-        head.append(("warning", "the recorded rasters are not what these weights compute: "
-                     + ", ".join(f"{k} {v:,} spike bits differ" for k, v in bad.items())))
-    cfg_rows = []
-    for name, c in s["configs"].items():
-        cfg_rows.append({
-            "configuration": CONFIG_LABELS.get(name, name), "mode": c.get("mode"),
-            "mean latency (ms)": c.get("mean_latency_ms"), "max latency (ms)": c.get("max_latency_ms"),
-            "speed-up vs all-M33": c.get("speedup_vs_all_m33"), "energy (µJ)": c.get("mean_energy_uj"),
-            "utilisation MVP (%)": None if c.get("mvp_utilisation") is None else 100 * c["mvp_utilisation"],
-            "utilisation M33 (%)": None if c.get("m33_utilisation") is None else 100 * c["m33_utilisation"],
-            "SRAM (KiB)": c.get("sram_kib"),
-            "layers": ", ".join(f"{x['engine']}/{x['residency']}" for x in c.get("layers", [])),
-        })
-    samples = [{"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e}
-               for name, c in r.snn.configs.items()
-               for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True))]
-    sections = [
-        ("Summary", kv_table(head)),
-        ("Layers", table_html(r.snn.layers, scroll=False)
-         + "<p>cycles per timestep of the chosen engine and of each engine (mean on the eval split); "
-           "active/t, ranges/t and launches/t: spikes, contiguous ranges and MVP launches per timestep.</p>"),
-        ("Configurations (SpikeDuet Table I)", table_html(pd.DataFrame(cfg_rows), scroll=False)),
-        ("Figures", _figures(figures)),
-    ]
-    if r.snn.reorder is not None:
-        from hetsim.snn.reorder import reorder_rows
-
-        ro = r.snn.reorder
-        cols, rows = reorder_rows(ro)
-        sections.append(("Neuron reordering", kv_table([
-            ("network", ro.snn.name), ("MVP weights in", ro.residency), ("order fitted on", ro.fit_split),
-            ("launches on", ro.plan_split or "no plan split"), ("verification", str(ro.verification))])
-            + table_html(pd.DataFrame(rows, columns=cols), scroll=False)
-            + "<p>per hidden layer, before -> after: MVP launches and contiguous ranges per timestep on the plan "
-              "split, and the fit split's cost C_L*N_L + C_P*N_P per timestep (SpikeDuet Sec. III-C).</p>"))
-    sections += [
-        (f"Samples ({len(samples):,} rows)", details_html("latency and energy per eval sample and configuration",
-                                                          table_html(pd.DataFrame(samples)))),
-        ("Raw numbers", _json_block(s)),
-    ]
-    title = f"{s['workload']} on {s['platform']} ({s['mapper']}, {s['mode']})"
-    return page_html(title, "hetsim run: a spiking network on a microcontroller with an accelerator", sections)
-
-
-def write_snn_html(r, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> Path:
-    """Write :func:`snn_report_html` to ``path`` atomically; returns the path."""
-    return write_html(path, snn_report_html(r, figures))
 
 
 # --------------------------------------------------------------------------------------------- sweeps

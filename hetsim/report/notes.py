@@ -28,3 +28,12 @@ def idle_device_warnings(costs) -> list[str]:
         out.append(f"warning: device {name} ({dev.kind}) can run no op of {costs.workload.name}: {why} "
                    f"(the model's op types: {shown})")
     return out
+
+
+def energy_not_modelled(platform, name: str, energy_j) -> bool:
+    """True for a device or link ``name`` of ``platform`` with no energy figure
+    (:attr:`~hetsim.devices.base.DeviceBase.energy_modelled`, :attr:`~hetsim.devices.link.Link.energy_modelled`)
+    whose reported energy ``energy_j`` is 0: a report prints it as not modelled, never as a measured 0 J.
+    Unknown names (and a non-zero energy) are False."""
+    part = platform.devices.get(name) or platform.links.get(name)
+    return part is not None and not energy_j and not part.energy_modelled

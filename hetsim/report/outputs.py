@@ -20,12 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from hetsim.errors import OutputExistsError
 from hetsim.files import check_parent_dirs, check_writable
 from hetsim.result import RunResult
-from hetsim.workload.kinds import DAG, SNN, kind_name
+from hetsim.workload.kinds import kind_name
 
 
 def check_out_dir(out: Path, force: bool, files: Iterable[str]) -> None:
@@ -81,7 +79,8 @@ class OutputStage:
     Attributes:
         name: the stage's name in the registry (unique).
         files: the names of the files it writes into the folder (what ``--force`` guards).
-        runs: the runs it serves: workload kinds (``"dag"``, ``"snn"``) or ``"scenario"``.
+        runs: the runs it serves: workload kinds (``"dag"``, ``"snn"``) or ``"scenario"`` (a kind's runs are also
+            served by the stages its ``outputs`` name, :attr:`hetsim.kinds.WorkloadKind.outputs`).
         write: ``write(result, folder)`` writes ``files`` into ``folder`` (an :class:`OutputFolder`), each
             atomically (:func:`~hetsim.files.atomic_write_text`, :func:`~hetsim.files.atomic_path`).
         needs: ``needs(result)``: whether this result has what the stage writes (default: always); a stage that
@@ -140,11 +139,21 @@ def registered_output(stage: OutputStage) -> Iterator[OutputStage]:
 
 
 def output_stages(run: str, result: Any = None, figures: bool = True) -> list[OutputStage]:
-    """The stages serving ``run`` (a workload kind or ``"scenario"``), in registration order; with ``result``,
-    only those whose ``needs`` it meets; without ``figures``, no figure stage."""
+    """The stages serving ``run`` (a workload kind or ``"scenario"``): a kind's own list first, in its order
+    (:attr:`hetsim.kinds.WorkloadKind.outputs`), then the stages whose ``runs`` name ``run``, in registration order;
+    with ``result``, only those whose ``needs`` it meets; without ``figures``, no figure stage."""
     run = kind_name(run)
-    return [s for s in _STAGES.values() if run in s.runs and (figures or not s.figure)
-            and (result is None or s.needs is None or s.needs(result))]
+    named = [_STAGES[n] for n in _kind_outputs(run) if n in _STAGES]
+    stages = named + [s for s in _STAGES.values() if run in s.runs and s not in named]
+    return [s for s in stages if (figures or not s.figure) and (result is None or s.needs is None or s.needs(result))]
+
+
+def _kind_outputs(run: str) -> tuple[str, ...]:
+    """The stages a workload kind's runs write, by name and in order (:attr:`hetsim.kinds.WorkloadKind.outputs`;
+    empty for a run that is no registered workload kind, e.g. ``"scenario"``)."""
+    from hetsim.kinds import workload_kind, workload_kinds
+
+    return tuple(workload_kind(run).outputs) if run in workload_kinds() else ()
 
 
 def output_files(run: str) -> tuple[str, ...]:
@@ -293,81 +302,20 @@ def _report_html(r: RunResult, folder: OutputFolder) -> None:
         (folder / "memory.png", "Live activations per memory over time (replay; dashed: capacity)")])
 
 
-def _layers_csv(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.files import atomic_path
-
-    with atomic_path(folder / "layers.csv") as tmp:
-        r.snn.layers.to_csv(tmp, index=False)
-
-
-def _samples_csv(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.files import atomic_path
-
-    rows = []
-    for name, c in r.snn.configs.items():
-        for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True)):
-            rows.append({"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e})
-    with atomic_path(folder / "samples.csv") as tmp:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
-
-
-def _snn_traces(r: RunResult) -> dict[str, pd.DataFrame]:
-    """The timeline sample's trace per mode (one mode when only the run's was replayed)."""
-    return r.snn.traces or {r.snn.mode: r.trace.assign(layer=0, t=0, step="")}
-
-
-def _snn_trace_csv(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.files import atomic_path
-    from hetsim.report.export import round_ns
-
-    traces = _snn_traces(r)
-    with atomic_path(folder / "trace.csv") as tmp:  # times to the ns: no float noise
-        round_ns(pd.concat([t.assign(mode=m) for m, t in traces.items()], ignore_index=True)).to_csv(tmp, index=False)
-
-
-def _snn_trace_json(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.export import write_chrome_trace
-    from hetsim.report.snn import snn_trace_layout
-
-    traces = _snn_traces(r)
-    trace = pd.concat([t.assign(device=t["device"] + f" ({m})") for m, t in traces.items()], ignore_index=True)
-    write_chrome_trace(trace.drop(columns=["layer", "t", "step"]), folder / "trace.json",
-                       meta={"workload": r.workload.name, "platform": r.platform.name, "sample": r.snn.sample},
-                       **snn_trace_layout(r))
-
-
-def _snn_timeline_png(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.snn import plot_snn_timeline
-
-    plot_snn_timeline(r, folder / "timeline.png")
-
-
-def _snn_report_html(r: RunResult, folder: OutputFolder) -> None:
-    from hetsim.report.html import write_snn_html
-
-    write_snn_html(r, folder / "report.html", figures=[
-        (folder / "timeline.png", "Timeline of the first timesteps of one sample, blocking above asynchronous")])
-
-
-_BOTH = (DAG, SNN)
-# in the order each run writes them: a DAG of operators, then a spiking network (SpikeDuet)
+# the stages of a single run, in the order they write; they serve no run by themselves: a workload kind names the
+# ones its runs write (:attr:`hetsim.kinds.WorkloadKind.outputs`), and registers its own stages (``runs`` naming
+# it, e.g. a spiking network's layers.csv, :mod:`hetsim.snn.kind`)
 for _stage in (
-    OutputStage("summary", ("summary.json",), _BOTH, _summary_json),
-    OutputStage("snn-layers", ("layers.csv",), SNN, _layers_csv),
-    OutputStage("snn-samples", ("samples.csv",), SNN, _samples_csv),
-    OutputStage("ops", ("ops.csv",), _BOTH, _ops_csv),
-    OutputStage("op-breakdown", ("breakdown.csv",), _BOTH, _breakdown_csv),
-    OutputStage("critical-path", ("critical_path.csv",), _BOTH, _critical_path_csv),
-    OutputStage("schedule", ("schedule.json",), _BOTH, _schedule_json),
-    OutputStage("trace", ("trace.csv",), DAG, _trace_csv),
-    OutputStage("snn-trace", ("trace.csv",), SNN, _snn_trace_csv),
-    OutputStage("perfetto", ("trace.json",), DAG, _trace_json),
-    OutputStage("snn-perfetto", ("trace.json",), SNN, _snn_trace_json),
-    OutputStage("timeline", ("timeline.png",), DAG, _timeline_png, figure=True),
-    OutputStage("snn-timeline", ("timeline.png",), SNN, _snn_timeline_png, figure=True),
-    OutputStage("breakdown", ("breakdown.png",), DAG, _breakdown_png, figure=True),
-    OutputStage("memory", ("memory.png",), DAG, _memory_png, figure=True),
-    OutputStage("report", ("report.html",), DAG, _report_html, figure=True),
-    OutputStage("snn-report", ("report.html",), SNN, _snn_report_html, figure=True),
+    OutputStage("summary", ("summary.json",), (), _summary_json),
+    OutputStage("ops", ("ops.csv",), (), _ops_csv),
+    OutputStage("op-breakdown", ("breakdown.csv",), (), _breakdown_csv),
+    OutputStage("critical-path", ("critical_path.csv",), (), _critical_path_csv),
+    OutputStage("schedule", ("schedule.json",), (), _schedule_json),
+    OutputStage("trace", ("trace.csv",), (), _trace_csv),
+    OutputStage("perfetto", ("trace.json",), (), _trace_json),
+    OutputStage("timeline", ("timeline.png",), (), _timeline_png, figure=True),
+    OutputStage("breakdown", ("breakdown.png",), (), _breakdown_png, figure=True),
+    OutputStage("memory", ("memory.png",), (), _memory_png, figure=True),
+    OutputStage("report", ("report.html",), (), _report_html, figure=True),
 ):
     register_output(_stage)

@@ -196,8 +196,23 @@ def sweep_layout(df: pd.DataFrame, metric: str | None = None, *, x: str | None =
         row = take(list(free))
     fixed = {a: d[a].iloc[0] for a in axes if _nunique(d[a]) == 1 and a not in (x, y, hue, col, row)
              and a not in SETTINGS and not pd.isna(d[a].iloc[0])}
+    drawn = [a for a in (x, y, hue, col, row) if a is not None]
+    # an axis the drawn ones determine (mapper_options set per mapper) combines nothing: it is not "aggregated"
+    free = [a for a in free if not _determined(d, drawn, a)]
     return SweepLayout(metric=metric, x=x, y=y, hue=hue, col=col, row=row, agg=agg, aggregated=[*pinned, *free],
                        fixed=fixed)
+
+
+def _determined(d: pd.DataFrame, drawn: list[str], a: str) -> bool:
+    """Whether axis ``a`` has one value (missing counted as one) within each combination of the ``drawn`` axes."""
+    if not drawn:
+        return False
+    key = d[a].astype(str).where(d[a].notna(), "")
+    return bool((key.groupby([d[c].astype(str) for c in drawn], sort=False).nunique() <= 1).all())
+
+
+#: a sweep point's mapper ``status`` when it stopped at a limit, not proven optimal (drawn with an open marker)
+LIMITED = frozenset({"time_limit", "work_limit"})
 
 
 def _values(d: pd.DataFrame, a: str | None) -> list:
@@ -223,7 +238,8 @@ def _agg_note(lay: SweepLayout, d: pd.DataFrame) -> str:
     """The line under the title: how the undrawn axes were combined and the axes with one value."""
     parts = []
     if lay.aggregated:
-        over = "; ".join(f"{a}: {', '.join(value_text(a, v) for v in _values(d, a))}" for a in lay.aggregated)
+        over = "; ".join(f"{a}: {', '.join('none' if pd.isna(v) else value_text(a, v) for v in _values(d, a))}"
+                         for a in lay.aggregated)
         parts.append(f"{lay.agg} over {over}")
     if lay.fixed:
         parts.append(", ".join(f"{axis_label(a)} {value_text(a, v)}" for a, v in lay.fixed.items()))
@@ -288,6 +304,8 @@ def sweep_frame(df: pd.DataFrame, lay: SweepLayout) -> pd.DataFrame:
     g = d.groupby(keys, dropna=False, sort=False)["_metric"]
     out = g.agg(lay.agg).rename("value").to_frame()
     out["points"] = g.size()
+    limited = d["status"].isin(LIMITED) if "status" in d.columns else pd.Series(False, index=d.index)
+    out["limited"] = limited.groupby([d[k] for k in keys], dropna=False, sort=False).any()
     return out.reset_index()
 
 
@@ -402,6 +420,9 @@ def _draw(df: pd.DataFrame, lay: SweepLayout, title: str | None, fig_w: float) -
     head = title or (f"{_quantity(lay.metric)} vs {_quantity(lay.x)}" + (f" and {_quantity(lay.y)}" if heat else "")
                      + (f" ({lay.agg} of {_points(frame)} points per value)" if lay.aggregated else ""))
     note = _agg_note(lay, d)
+    if frame["limited"].any() and not heat:
+        note += ("; " if note else "") + (f"ringed: {int(frame['limited'].sum())} of {len(frame)} drawn values "
+                                          "include a point stopped at its time or work limit (not proven optimal)")
     n_failed = len(df) - len(d)
     if n_failed:
         note += ("; " if note else "") + f"{n_failed} failed point{'s' if n_failed > 1 else ''} not drawn"
@@ -415,10 +436,14 @@ def _line_panel(ax, sub: pd.DataFrame, lay: SweepLayout, xs: list, hues: list, c
     pos = {v: (float(v) if numeric_x else k) for k, v in enumerate(xs)}
     for k, h in enumerate(hues):
         line = sub[_match(sub, lay.hue, h)]
-        pts = sorted(((pos[v], val) for v, val in zip(line[lay.x], line["value"], strict=True) if v in pos),
-                     key=lambda p: p[0])
+        pts = sorted(((pos[v], val, lim) for v, val, lim in zip(line[lay.x], line["value"], line["limited"],
+                                                                    strict=True) if v in pos), key=lambda p: p[0])
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=2.5, color=colours[k])
+            cut = [p for p in pts if p[2]]
+            if cut:  # stopped at a time or work limit: an open ring over the point
+                ax.plot([p[0] for p in cut], [p[1] for p in cut], ls="none", marker="o", ms=5, mfc="none",
+                        mec=colours[k], mew=0.8)
     if lay.metric == "speedup":
         ax.axhline(1.0, color="grey", lw=0.6, ls=":")
     if log_y:

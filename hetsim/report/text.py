@@ -2,55 +2,35 @@
 
 from __future__ import annotations
 
-import math
-
-from hetsim.report.table import text_table
+from hetsim.numbers import NOT_MODELLED, SIG_DIGITS, column_scale, format_column, format_number, format_value
 from hetsim.result import RunResult
 
-#: SI prefixes the report picks from, largest first (``u`` for micro keeps the output ASCII)
-SI_PREFIXES = (("", 1.0), ("m", 1e-3), ("u", 1e-6), ("n", 1e-9), ("p", 1e-12))
 #: ops named per device (and split layers listed) unless ``--verbose``
 DEFAULT_NAMES = 4
 VERBOSE_HINT = "(--verbose lists all)"
 
 
-def si_scale(values, sig: int = 4, min_decimals: int = 3) -> tuple[str, float, int]:
-    """One SI prefix and one number of decimals for a column of values in a base unit (seconds, joules).
-
-    The prefix is the largest one under which the column's largest magnitude is at least 1 (``s``/``J`` at most:
-    a value of 1,000 s prints as ``1,000.000 s``); it steps down once when the smallest non-zero magnitude would
-    be below 0.01 in it (96 mJ and 2 uJ print as ``96,376.000 uJ`` and ``2.114 uJ``). The decimals are
-    ``min_decimals``, or more (up to 6) so that every non-zero value shows at least ``sig`` significant digits,
-    except a value below a millionth of the column's largest (negligible there: it does not widen the column).
-    ``None`` and non-finite values are ignored; a column without a non-zero value gets the base unit and no
-    decimals.
+def si_scale(values, sig: int = SIG_DIGITS) -> tuple[str, float, int]:
+    """One SI prefix and one number of decimals for a column of values in a base unit (seconds, joules): the
+    prefix of its largest magnitude, decimals for ``sig`` significant digits of it
+    (:func:`hetsim.numbers.column_scale`, the one number format of hetsim's reports).
 
     Returns:
         ``(prefix, scale, decimals)``: print ``value / scale`` with ``decimals`` decimals and ``prefix + unit``.
     """
-    mags = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v)) and v != 0]
-    if not mags:
-        return "", 1.0, 0
-    hi = max(mags)
-    lo = min(m for m in mags if m >= 1e-6 * hi)  # a value below a millionth of the largest is negligible here
-    i = next((k for k, (_, f) in enumerate(SI_PREFIXES) if hi >= f), len(SI_PREFIXES) - 1)
-    if i < len(SI_PREFIXES) - 1 and lo / SI_PREFIXES[i][1] < 0.01:
-        i += 1
-    prefix, scale = SI_PREFIXES[i]
-    lead = math.floor(math.log10(lo / scale))  # position of the smallest value's first digit
-    return prefix, scale, min(6, max(min_decimals, sig - 1 - lead))
+    return column_scale(values, sig)
 
 
-def si_column(values, unit: str, sig: int = 4, missing: str = "-") -> list[str]:
+def si_column(values, unit: str, sig: int = SIG_DIGITS, missing: str = "-", each: bool = False) -> list[str]:
     """``values`` (in ``unit``: ``s``, ``J``) as text in one prefixed unit with one number of decimals
-    (:func:`si_scale`); ``missing`` for ``None``."""
-    prefix, scale, dec = si_scale(values, sig)
-    return [missing if v is None else f"{v / scale:,.{dec}f} {prefix}{unit}" for v in values]
+    (:func:`hetsim.numbers.format_column`; ``each``: the unit shared, each value with ``sig`` digits);
+    ``missing`` for ``None``."""
+    return format_column(values, unit, sig, missing, each=each)
 
 
-def si(value: float | None, unit: str, sig: int = 4) -> str:
+def si(value: float | None, unit: str, sig: int = SIG_DIGITS) -> str:
     """One value in a fitting SI prefix (:func:`si_column` of one value)."""
-    return si_column([value], unit, sig)[0]
+    return format_value(value, unit, sig)
 
 
 def _wrap(tokens: list[str], indent: str, width: int = 110) -> list[str]:
@@ -126,11 +106,11 @@ def solver_line(st: dict) -> str:
         own = st.get("solver_schedule_makespan_s")
         none = "solver_schedule_makespan_s" in st and own is None
         what = "without a schedule of its own" if none else "without a better schedule"
-        extra = [x for x in (f"its own {si(own, 's', 5)}" if own is not None else "",
+        extra = [x for x in (f"its own {si(own, 's')}" if own is not None else "",
                              f"MIP gap {gap_txt}" if gap_txt else "", bound_txt) if x]
         ms = st.get("fallback_makespan_s", st.get("incumbent_s"))
         return (f"{status} after {t} {what}: {fb}'s schedule"
-                + (f", {si(ms, 's', 5)}" if ms is not None else "") + (f" ({'; '.join(extra)})" if extra else ""))
+                + (f", {si(ms, 's')}" if ms is not None else "") + (f" ({'; '.join(extra)})" if extra else ""))
     return (f"{status} after {t}: best schedule found, not proven optimal"
             + (f", MIP gap {gap_txt}" if gap_txt else "") + (f" ({bound_txt})" if bound_txt else ""))
 
@@ -139,12 +119,28 @@ def throughput_line(st: dict) -> str:
     """The throughput objective's outcome (``--objective throughput``): the bottleneck resource and its busy time
     per request, the request rate it allows when requests pipeline, and cpsat's bound and gap."""
     b = st["bottleneck_s"]
-    txt = (f"mapped for throughput: bottleneck {st.get('bottleneck_resource')} busy {si(b, 's', 5)} per request, "
-           f"at most {1 / b:.5g} requests/s pipelined")
+    txt = (f"mapped for throughput: bottleneck {st.get('bottleneck_resource')} busy {si(b, 's')} per request, "
+           f"at most {format_number(1 / b)} requests/s pipelined")
     bound = st.get("bottleneck_bound_s")
     if bound is not None:
-        txt += f" (bound {si(bound, 's', 5)}, gap {(st.get('mip_gap') or 0.0) * 100:.2f} %)"
+        txt += f" (bound {si(bound, 's')}, gap {(st.get('mip_gap') or 0.0) * 100:.2f} %)"
     return txt
+
+
+#: the mappers that give the optimum of the mapping problem (their own docs: ``hetsim.mappers.available()``)
+EXACT_MAPPERS = "cpsat and ilp"
+
+
+def heuristic_note(summary: dict) -> str | None:
+    """The report's line for a schedule a heuristic made (its mapper's stats say ``status: heuristic``): it is
+    not proven optimal, so a change that should help (a faster bus, more crossbars) may give a longer schedule
+    (YOLOv5n on PUMA with 50 crossbars under ``heft``: 191.6 ms at 2.56 GB/s, 204.4 ms at 5.12 GB/s); ``None``
+    for an exact mapper's schedule, a replayed one, or a spiking network's."""
+    st = summary.get("mapper_stats") or {}
+    if st.get("status") != "heuristic" or summary.get("replayed_schedule") or summary.get("snn"):
+        return None
+    return (f"{summary['mapper']} is a heuristic: its schedule is not proven optimal and may even lengthen when the "
+            f"platform improves; {EXACT_MAPPERS} give the optimum")
 
 
 def _clip(text: str, n: int) -> str:
@@ -180,7 +176,7 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     times = [s["makespan_s"], s["baseline_makespan_s"]]
     predicted = s["predicted_makespan_s"]
     differs = predicted is not None and abs(predicted - s["makespan_s"]) > 1e-12 * max(1.0, s["makespan_s"])
-    t_txt = si_column(times + ([predicted] if differs else []), "s")
+    t_txt = si_column(times + ([predicted] if differs else []), "s", each=True)
     lines = [
         f"hetsim run: {s['workload']} on {s['platform']}, mapper {s['mapper']}"
         f"{' (a saved schedule, replayed)' if s.get('replayed_schedule') else ''}, "
@@ -201,6 +197,9 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     if st.get("status") in ("optimal", "work_limit", "time_limit", "feasible"):
         saved = " (as saved with the schedule)" if s.get("replayed_schedule") else ""
         lines.append(f"  solver       {solver_line(st)}{saved}")
+    note = heuristic_note(s)
+    if note:
+        lines.append(f"  note: {note}")
     if st.get("objective") == "throughput" and st.get("bottleneck_s"):
         lines.append(f"  throughput   {throughput_line(st)}")
     if differs:
@@ -259,15 +258,12 @@ def format_report(run: RunResult, max_names: int | None = DEFAULT_NAMES) -> str:
     return "\n".join(lines)
 
 
-#: the device table's energy of a device without an energy figure
-NOT_MODELLED = "not modelled"
-
-
 def _energy_not_modelled(run: RunResult, row: dict) -> bool:
-    """True for a device row with 0 J whose device has no energy figure
-    (:attr:`~hetsim.devices.base.DeviceBase.energy_modelled`): its energy is not modelled, not measured as 0."""
-    dev = getattr(run.costs, "devices", {}).get(row["device"])
-    return dev is not None and row["energy_j"] == 0 and not dev.energy_modelled
+    """True for a device or link row with 0 J and no energy figure (:func:`hetsim.report.notes.energy_not_modelled`):
+    its energy is not modelled, not measured as 0."""
+    from hetsim.report.notes import energy_not_modelled
+
+    return energy_not_modelled(run.platform, row["device"], row["energy_j"])
 
 
 def fusion_lines(fu: dict | None, max_names: int | None = DEFAULT_NAMES) -> list[str]:
@@ -371,7 +367,7 @@ def memory_lines(mem: dict | None) -> list[str]:
         what = (f"of {bytes_text(cap)}" + (f" beside {bytes_text(held)} of weights" if held else "")
                 + ("" if m["checked"] else ", not checked") if cap is not None else "no capacity")
         over = "" if m["fits"] is not False else "  OVER CAPACITY"
-        out.append(f"    {name:<14} {bytes_text(m['peak_bytes']):>10} at {m['peak_at_s'] * 1e3:.4g} ms ({what}; "
+        out.append(f"    {name:<14} {bytes_text(m['peak_bytes']):>10} at {si(m['peak_at_s'], 's')} ({what}; "
                    f"{', '.join(m['devices'])}){over}")
     sp = mem.get("spill")
     if sp:
@@ -428,22 +424,3 @@ def capacity_phrase(cap: dict, sep: str = "/") -> str:
     (``sep`` between used and available, e.g. ``" of "``)."""
     unit = "" if cap["unit"] == cap["name"] else f" {cap['unit']}"
     return f"{cap['name']} {cap['used']:,}{sep}{cap['available']:,}{unit}"
-
-
-def format_reorder(result) -> str:
-    """A short human-readable table of a :func:`hetsim.snn.reorder.reorder` result: per hidden layer, its neurons
-    (silent on the fit split), the affine layer its spikes feed, the merged gap, MVP launches and raw ranges per
-    timestep on the plan split before -> after, the fit-split cost ``C_L * N_L + C_P * N_P`` per timestep before ->
-    after, the start of the refinement and the time taken (:func:`hetsim.snn.reorder.reorder_rows`); then the
-    verification."""
-    from hetsim.snn.reorder import reorder_rows
-
-    r = result
-    head = (f"neuron reordering of {r.snn.name} (MVP weights in {r.residency}; order fitted on "
-            f"{r.fit_split}, launches on {r.plan_split or 'no plan split'})")
-    cols, rows = reorder_rows(r)
-    lines = [head, *text_table(cols, rows)]
-    if not rows:
-        lines.append("(no hidden layers to reorder)")
-    lines.append(f"verification: {r.verification}")
-    return "\n".join(line.rstrip() for line in lines)

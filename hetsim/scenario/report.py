@@ -17,22 +17,34 @@ import json
 import math
 from pathlib import Path
 
+from hetsim.numbers import NOT_MODELLED, column_scale, format_column, format_number, format_value, missing
 from hetsim.report.outputs import OutputFolder, OutputStage, register_output, write_run_folder
+from hetsim.scenario.figures import plot_latency_cdf, plot_occupancy, plot_timeline
 from hetsim.scenario.run import ScenarioResult
 
-__all__ = ["SCENARIO", "format_scenario_report", "write_scenario_outputs"]
+__all__ = ["SCENARIO", "format_scenario_report", "plot_latency_cdf", "plot_occupancy", "plot_timeline",
+           "write_scenario_outputs"]
 
 #: the run a scenario's output stages serve (:func:`hetsim.report.outputs.output_files`)
 SCENARIO = "scenario"
 
 
-def _ms(x) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x * 1e3:.5g}"
+def _num(v, fmt: str | None = None) -> str:
+    """``v`` as a plain number with 4 significant digits (:func:`hetsim.numbers.format_number`), or in ``fmt``
+    (``".1%"``); ``-`` when it is missing (``None`` or NaN)."""
+    if missing(v):
+        return "-"
+    return format_number(v) if fmt is None else format(v, fmt)
 
 
-def _num(v, fmt: str = ".5g") -> str:
-    """``v`` formatted, or ``-`` when it is missing (``None`` or NaN)."""
-    return "-" if v is None or math.isnan(v) else format(v, fmt)
+def latency_columns(rows: list[dict], keys: list[str]) -> tuple[str, dict[str, list[str]]]:
+    """The latency columns ``keys`` (seconds) of ``rows`` in one unit, chosen from all their values
+    (:func:`hetsim.numbers.column_scale`), each column with the decimals of its own largest value: the unit
+    (``ms``) and per key its texts, ``-`` for a missing value."""
+    prefix, scale, _ = column_scale(row[k] for row in rows for k in keys)
+    unit = ((prefix, scale),)
+    return prefix + "s", {k: [x.removesuffix(f" {prefix}s") for x in format_column([row[k] for row in rows], "s",
+                                                                                    prefixes=unit)] for k in keys}
 
 
 def _n(count: int, noun: str) -> str:
@@ -40,10 +52,9 @@ def _n(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def _pct(row: dict, p: int) -> str:
-    """A stream's ``p``-th latency percentile in ms, marked ``*`` when its sample is too small to bracket it
-    (``latency_pXX_determined`` false: :func:`hetsim.scenario.stats.quantile_ranks`)."""
-    text = _ms(row[f"latency_p{p}_s"])
+def _pct(row: dict, p: int, text: str) -> str:
+    """A stream's ``p``-th latency percentile as ``text``, marked ``*`` when its sample is too small to bracket
+    it (``latency_pXX_determined`` false: :func:`hetsim.scenario.stats.quantile_ranks`)."""
     return text + "*" if row.get(f"latency_p{p}_determined") is False and row[f"latency_p{p}_s"] is not None else text
 
 
@@ -62,31 +73,36 @@ def _undetermined_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def _ci_ms(ci) -> str:
-    """``[lo, hi]`` (seconds) as ``lo..hi`` in ms, ``-`` without an interval."""
-    return "-" if ci is None else f"{ci[0] * 1e3:.5g}..{ci[1] * 1e3:.5g}"
+def _ci_text(ci, scale: float) -> str:
+    """``[lo, hi]`` (seconds) as ``lo..hi`` in the unit of ``scale`` (4 significant digits), ``-`` without an
+    interval."""
+    return "-" if ci is None else f"{format_number(ci[0] / scale)}..{format_number(ci[1] / scale)}"
 
 
 def interval_lines(r: ScenarioResult) -> list[str]:
     """Per stream, its measured requests and the 95 % intervals of its mean latency (batch means) and
-    percentiles (order statistics), in ms (:mod:`hetsim.scenario.stats`); ``-``: too few requests."""
+    percentiles (order statistics), in one unit (:mod:`hetsim.scenario.stats`); ``-``: too few requests."""
     from hetsim.scenario.stats import CONFIDENCE, MEAN_BATCHES
 
-    out = ["", f"  {CONFIDENCE:.0%} intervals (latency in ms; mean: {MEAN_BATCHES} batch means, percentiles: order "
-           "statistics; - too few requests)",
+    rows = r.streams.to_dict(orient="records")
+    keys = ["latency_mean_ci_s", *(f"latency_p{p}_ci_s" for p in (50, 95, 99))]
+    prefix, scale, _ = column_scale(x for row in rows for k in keys for x in (row.get(k) or ()))
+    out = ["", f"  {CONFIDENCE:.0%} intervals (latency in {prefix}s; mean: {MEAN_BATCHES} batch means, percentiles: "
+           "order statistics; - too few requests)",
            f"  {'stream':<12} {'n':>7} {'mean':>19} {'p50':>19} {'p95':>19} {'p99':>19}"]
-    for row in r.streams.to_dict(orient="records"):
-        out.append(f"  {row['stream']:<12} {row['measured']:>7} {_ci_ms(row.get('latency_mean_ci_s')):>19} "
-                   + " ".join(f"{_ci_ms(row.get(f'latency_p{p}_ci_s')):>19}" for p in (50, 95, 99)))
+    for row in rows:
+        out.append(f"  {row['stream']:<12} {row['measured']:>7} "
+                   + " ".join(f"{_ci_text(row.get(k), scale):>19}" for k in keys))
     return out
 
 
-def _pm(x: dict, scale: float = 1e3, fmt: str = ".4g") -> str:
-    """A replicated statistic as ``mean+-half`` (the t-interval's half-width), ``-`` when missing, marked ``*``
-    when a replication did not determine it."""
+def _pm(x: dict, scale: float = 1e3, fmt: str | None = None) -> str:
+    """A replicated statistic as ``mean+-half`` (the t-interval's half-width) times ``scale``, the mean with 4
+    significant digits (or in ``fmt``), ``-`` when missing, marked ``*`` when a replication did not determine
+    it."""
     if x["mean"] is None:
         return "-"
-    text = format(x["mean"] * scale, fmt)
+    text = format_number(x["mean"] * scale) if fmt is None else format(x["mean"] * scale, fmt)
     if x["ci"] is not None:
         text += "+-" + format((x["ci"][1] - x["ci"][0]) / 2 * scale, ".2g")
     return text + ("*" if x.get("determined") is False else "")
@@ -117,19 +133,22 @@ def format_scenario_report(r: ScenarioResult, verbose: bool = False) -> str:
     would relieve it (:func:`relief_lines`); with replications, their means and spread
     (:func:`replication_lines`); ``verbose``: the streams' 95 % intervals (:func:`interval_lines`)."""
     s = r.summary
-    out = [f"scenario {s['scenario']} on {s['platform']}: {_n(s['requests'], 'request')} in {s['simulated_s']:.4f} s "
-           f"simulated (mapper {s['mapper']}, dispatch {s['dispatch']}, non-preemptive at op boundaries; "
-           f"contention {', '.join(s['contention']) or 'off'}; seed {s['seed']})",
+    rows = r.streams.to_dict(orient="records")
+    keys = ["latency_mean_s", "latency_p50_s", "latency_p95_s", "latency_p99_s", "latency_max_s", "alone_s"]
+    unit, cols = latency_columns(rows, keys)
+    out = [f"scenario {s['scenario']} on {s['platform']}: {_n(s['requests'], 'request')} in "
+           f"{format_value(s['simulated_s'], 's')} simulated (mapper {s['mapper']}, dispatch {s['dispatch']}, "
+           f"non-preemptive at op boundaries; contention {', '.join(s['contention']) or 'off'}; seed {s['seed']})",
            *(f"  note: {x}" for x in s.get("notes", ())), "",
            f"  {'stream':<12} {'served':>7} {'offered/s':>10} {'thru/s':>9} {'mean':>9} {'p50':>9} {'p95':>9} "
-           f"{'p99':>9} {'max':>9} {'alone':>9} {'miss':>6}  (latency in ms)"]
-    for row in r.streams.to_dict(orient="records"):
+           f"{'p99':>9} {'max':>9} {'alone':>9} {'miss':>6}  (latency in {unit})"]
+    for i, row in enumerate(rows):
         off, thr, miss = _num(row["offered_hz"]), _num(row["throughput_hz"]), _num(row["deadline_miss"], ".1%")
         if row.get("offered_note"):  # no offered rate: say why below the table, never a number
             off = r.models[row["stream"]].stream.arrival.no_rate_label
-        out.append(f"  {row['stream']:<12} {row['measured']:>7} {off:>10} {thr:>9} {_ms(row['latency_mean_s']):>9} "
-                   f"{_pct(row, 50):>9} {_pct(row, 95):>9} {_pct(row, 99):>9} "
-                   f"{_ms(row['latency_max_s']):>9} {_ms(row['alone_s']):>9} {miss:>6}")
+        out.append(f"  {row['stream']:<12} {row['measured']:>7} {off:>10} {thr:>9} {cols['latency_mean_s'][i]:>9} "
+                   + " ".join(f"{_pct(row, p, cols[f'latency_p{p}_s'][i]):>9}" for p in (50, 95, 99))
+                   + f" {cols['latency_max_s'][i]:>9} {cols['alone_s'][i]:>9} {miss:>6}")
     out += _undetermined_lines(r.streams.to_dict(orient="records"))
     if verbose:
         out += interval_lines(r)
@@ -144,20 +163,43 @@ def format_scenario_report(r: ScenarioResult, verbose: bool = False) -> str:
         if row["saturated"]:
             out.append(f"  SATURATED {row['stream']}: {row['saturation']}; not a steady state")
     out += replication_lines(s)
-    out += ["", f"  {'device':<10} {'utilisation':>11} {'offered load':>12} {'energy mJ':>10}"]
-    for row in r.devices.to_dict(orient="records"):
-        load = "n/a" if row["offered_load"] is None or math.isnan(row["offered_load"]) else f"{row['offered_load']:.1%}"
-        dev = r.platform.devices.get(row["device"])
-        e = ("not modelled" if dev is not None and row["energy_j"] == 0 and not dev.energy_modelled
-             else f"{row['energy_j'] * 1e3:.3f}")
-        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {load:>12} {e:>10}")
-    if s.get("offered_load_note"):
-        out.append(f"  offered load: {s['offered_load_note']}")
-    out.append(f"  energy {s['energy_j'] * 1e3:.3f} mJ over the simulated time (active + idle); "
-               f"{s['energy_per_request_j'] * 1e3:.4f} mJ per request")
+    out += _device_lines(r) + _energy_lines(r)
     out += _bottleneck_lines(r)
     out += relief_lines(r.summary.get("relief") or {})
     return "\n".join(out)
+
+
+def _device_lines(r: ScenarioResult) -> list[str]:
+    """The devices' table: utilisation, offered load and energy over the simulated time (one unit, chosen from the
+    column; ``not modelled`` for a device or link without an energy figure)."""
+    from hetsim.report.notes import energy_not_modelled
+
+    devs = r.devices.to_dict(orient="records")
+    energy = format_column([d["energy_j"] for d in devs], "J")
+    out = ["", f"  {'device':<10} {'utilisation':>11} {'offered load':>12} {'energy':>12}"]
+    for row, e in zip(devs, energy, strict=True):
+        load = "n/a" if missing(row["offered_load"]) else f"{row['offered_load']:.1%}"
+        if energy_not_modelled(r.platform, row["device"], row["energy_j"]):
+            e = NOT_MODELLED
+        out.append(f"  {row['device']:<10} {row['utilisation']:>11.1%} {load:>12} {e:>12}")
+    if r.summary.get("offered_load_note"):
+        out.append(f"  offered load: {r.summary['offered_load_note']}")
+    return out
+
+
+def _energy_lines(r: ScenarioResult) -> list[str]:
+    """The scenario's energy, and energy per request in its two definitions, each named: the whole energy over the
+    simulated time (idle included) over every request (``summary["energy_per_request_j"]``), and per stream the
+    active energy of one request's own ops and transfers (``streams["energy_per_request_j"]``, no idle)."""
+    s = r.summary
+    total, per = format_value(s["energy_j"], "J"), format_value(s["energy_per_request_j"], "J")
+    sleep = " + sleep" if "sleep_s" in r.devices.columns else ""
+    rows = r.streams.to_dict(orient="records")
+    own = format_column([row["energy_per_request_j"] for row in rows], "J", each=True)
+    return [f"  energy {total} over the simulated time (active + idle{sleep}) / {_n(s['requests'], 'request')} = "
+            f"{per} per request (idle shared out);",
+            "    a request's own ops and transfers (active energy, no idle): "
+            + ", ".join(f"{row['stream']} {e}" for row, e in zip(rows, own, strict=True))]
 
 
 def relief_lines(relief: dict) -> list[str]:
@@ -227,14 +269,17 @@ def _bottleneck_lines(r: ScenarioResult) -> list[str]:
                        + (f", bound {b['bound']:.4%}, MIP gap {b['mip_gap']:.2%}" if b.get("bound") is not None
                           else " (a heuristic: no bound)") + f", {b.get('solve_time_s') or 0:.1f} s")
     if r.comparison is not None:
+        rows = r.comparison.to_dict(orient="records")
+        unit, cols = latency_columns(rows, ["latency_p50_s", "latency_p99_s", "alone_s"])
         out += ["", "  objectives (each mapping replayed on the same arrivals):",
                 f"  {'objective':<11} {'stream':<12} {'offered/s':>10} {'thru/s':>9} {'p50':>9} {'p99':>9} "
-                f"{'alone':>9} {'bottleneck':>11} {'max x':>6}  state"]
-        for row in r.comparison.to_dict(orient="records"):
+                f"{'alone':>9} {'bottleneck':>11} {'max x':>6}  state (latency in {unit})"]
+        for i, row in enumerate(rows):
             off, thr = _num(row["offered_hz"]), _num(row["throughput_hz"])
             scale = "-" if not row["max_rate_scale"] else f"{row['max_rate_scale']:.3g}"
             out.append(f"  {row['objective']:<11} {row['stream']:<12} {off:>10} {thr:>9} "
-                       f"{_pct(row, 50):>9} {_pct(row, 99):>9} {_ms(row['alone_s']):>9} "
+                       f"{_pct(row, 50, cols['latency_p50_s'][i]):>9} {_pct(row, 99, cols['latency_p99_s'][i]):>9} "
+                       f"{cols['alone_s'][i]:>9} "
                        f"{row['bottleneck_load']:>11.1%} {scale:>6}  "
                        f"{'SATURATED' if row['saturated'] else 'steady'}")
         out.append("  (bottleneck: the busiest resource's load at the offered rates; max x: 1 / that load)")
@@ -303,7 +348,15 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
 
     import pandas as pd
 
-    from hetsim.report.html import _figures, _json_block, details_html, kv_table, page_html, table_html
+    from hetsim.report.html import (
+        _figures,
+        _json_block,
+        details_html,
+        kv_table,
+        not_modelled_cells,
+        page_html,
+        table_html,
+    )
 
     s = r.summary
     b = s.get("bottleneck") or {}
@@ -311,10 +364,8 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
             ("mapping", f"{s['mapper']}, objective {s.get('objective', 'latency')}"),
             ("dispatch", f"{s['dispatch']} (non-preemptive at op boundaries)"),
             ("contention", ", ".join(s["contention"]) or "off"), ("seed", str(s["seed"])),
-            ("simulated", f"{_n(s['requests'], 'request')} in {s['simulated_s']:.6g} s"),
-            ("energy", f"{s['energy_j'] * 1e3:.6g} mJ over the simulated time (active + idle"
-                       + (" + sleep" if "sleep_s" in r.devices.columns else "") + f"); "
-                       f"{s['energy_per_request_j'] * 1e3:.6g} mJ per request")]
+            ("simulated", f"{_n(s['requests'], 'request')} in {format_value(s['simulated_s'], 's')}"),
+            ("energy", " ".join(x.strip() for x in _energy_lines(r)).removeprefix("energy "))]
     if b.get("no_rate") and not b.get("resource"):
         head.append(("analytic bottleneck", f"n/a: {_no_rate_text(b)}"))
     if b.get("resource"):
@@ -330,12 +381,16 @@ def scenario_report_html(r: ScenarioResult, figures=()) -> str:
     sections = [("Summary", kv_table(head)),
                 ("Streams", table_html(r.streams, scroll=False)
                  + "<p>offered and throughput over one window, from the first measured arrival t0 to the last "
-                   "t1: offered = arrivals in [t0, t1) / (t1 - t0), throughput = those of them finished by t1 / "
-                   "(t1 - t0), so throughput &le; offered (a closed loop: its throughput counted so); latency = "
+                   "t1: offered = measured arrivals in [t0, t1) / (t1 - t0), throughput = the stream's completions "
+                   "in (t0, t1], warm-up requests' included, / (t1 - t0) (a closed loop: its throughput counted "
+                   "so). They differ by the change of the stream's backlog over the window / (t1 - t0): throughput "
+                   "exceeds offered when requests queued before t0 finish inside it, and falls short when a "
+                   "backlog grows (saturation); latency = "
                    "finish - arrival; alone: one request alone on the SoC; *_ci_s: 95 % intervals (percentiles: "
                    "order statistics, empty and *_determined false when the measured requests are too few to "
                    "bracket the percentile; mean: 10 batch means).</p>"),
-                ("Devices and links", table_html(r.devices, scroll=False)
+                ("Devices and links", table_html(r.devices, scroll=False, texts=not_modelled_cells(r.devices,
+                                                                                              r.platform))
                  + "<p>busy: unit-seconds on a serial device; energy over the whole simulated time, idle time "
                    "included; offered load: the open streams' rate x busy time per request / units.</p>")]
     if r.loads is not None and len(r.loads):
@@ -370,84 +425,6 @@ def _json(x):
         return x.item()
     except AttributeError:
         return str(x)
-
-
-def _colours(r: ScenarioResult) -> dict[str, str]:
-    cyc = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive"]
-    return {n: cyc[i % len(cyc)] for i, n in enumerate(r.models)}
-
-
-def plot_latency_cdf(r: ScenarioResult):
-    """Latency CDF per stream (measured requests), with each stream's deadline dashed."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    col = _colours(r)
-    for name, m in r.models.items():
-        sub = r.requests[(r.requests["stream"] == name) & ~r.requests["warmup"]]
-        lat = np.sort(sub["latency_s"].to_numpy()) * 1e3
-        if len(lat):
-            ax.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post", color=col[name], label=name)
-        if m.stream.deadline_s is not None:
-            ax.axvline(m.stream.deadline_s * 1e3, color=col[name], ls="--", lw=0.8)
-    ax.set_xlabel("latency (ms)")
-    ax.set_ylabel("fraction of requests")
-    ax.set_title(f"{r.scenario.name}: latency CDF per stream (dashed: deadline)")
-    ax.legend()
-    fig.tight_layout()
-    return fig
-
-
-def plot_timeline(r: ScenarioResult):
-    """The first requests' ops and transfers on each device and link, coloured by stream."""
-    import matplotlib.pyplot as plt
-
-    tr = r.trace
-    lanes = list(dict.fromkeys([*r.devices["device"]]))
-    fig, ax = plt.subplots(figsize=(10, 0.5 * len(lanes) + 1.5))
-    col = _colours(r)
-    for i, lane in enumerate(lanes):
-        sub = tr[tr["device"] == lane]
-        for stream, grp in sub.groupby("stream"):
-            ax.broken_barh(list(zip(grp["start_s"] * 1e3, (grp["end_s"] - grp["start_s"]) * 1e3, strict=True)),
-                           (i - 0.4, 0.8), color=col[stream], alpha=0.8)
-    ax.set_yticks(range(len(lanes)), lanes)
-    ax.set_xlabel("time (ms)")
-    n = tr["request"].nunique() if len(tr) else 0
-    ax.set_title(f"{r.scenario.name}: the first {n} requests (colour = stream: "
-                 + ", ".join(f"{s} {c.split(':')[1]}" for s, c in col.items()) + ")")
-    fig.tight_layout()
-    return fig
-
-
-def plot_occupancy(r: ScenarioResult, bins: int = 200):
-    """Each device's occupancy over the simulated time (from the requests' start/finish: requests in the SoC),
-    and the utilisation of each device as a bar. Requests in flight are counted per stream."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    req = r.requests
-    T = r.summary["simulated_s"]
-    edges = np.linspace(0, T, bins + 1)
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 4), gridspec_kw={"width_ratios": [3, 1]})
-    col = _colours(r)
-    for name in r.models:
-        sub = req[req["stream"] == name]
-        a = np.searchsorted(np.sort(sub["arrival_s"].to_numpy()), edges[1:], side="right")
-        f = np.searchsorted(np.sort(sub["finish_s"].to_numpy()), edges[1:], side="right")
-        ax.step(edges[1:] * 1e3, a - f, where="post", color=col[name], label=name)
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel("requests in the SoC")
-    ax.set_title("requests in flight (a growing queue = saturation)")
-    ax.legend()
-    d = r.devices
-    bx.barh(d["device"], d["utilisation"] * 100, color="tab:gray")
-    bx.set_xlabel("utilisation (%)")
-    bx.set_xlim(0, 100)
-    bx.set_title("device occupancy")
-    fig.tight_layout()
-    return fig
 
 
 # in the order they are written

@@ -27,6 +27,7 @@ import simpy
 
 from hetsim.costs import CostModel
 from hetsim.errors import InputError
+from hetsim.numbers import format_column, format_number, format_value
 from hetsim.platform import Platform, load_platform
 from hetsim.scenario.arrivals import ARRIVALS, ArrivalInputs
 from hetsim.scenario.spec import (
@@ -86,7 +87,7 @@ class StreamModel:
     activation_peak: dict = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(repr=False)
 class ScenarioResult:
     """What a scenario run produced.
 
@@ -96,7 +97,9 @@ class ScenarioResult:
         requests: one row per request (:data:`REQUEST_COLUMNS`; times in seconds).
         streams: one row per stream: requests served (after warm-up), throughput, latency mean / p50 / p95 /
             p99 / max, deadline-miss rate, offered rate (``offered_note``: why there is none, a closed loop
-            "closed loop, N users", "one request"), saturation verdict.
+            "closed loop, N users", "one request"), saturation verdict, ``energy_per_request_j``: the active
+            energy of one request's own ops and transfers (no idle energy; ``summary["energy_per_request_j"]`` is
+            the other definition: every joule over the simulated time, idle included, over every request).
         devices: one row per device and link: busy seconds, utilisation over the simulated time, energy (active,
             idle, per-op, per-byte), ``offered_load``: the open streams' offered rate x busy time per request /
             units (above 1 the device cannot keep up: the SoC saturates; closed loops and streams without a
@@ -126,6 +129,61 @@ class ScenarioResult:
     comparison: pd.DataFrame | None = None
     loads: pd.DataFrame | None = None
     replications: pd.DataFrame | None = None
+
+    def __repr__(self) -> str:
+        """One screen: the scenario, the platform, the requests and the simulated time, one line per stream
+        (served, throughput, p50 / p99 latency, deadline misses, saturation) and the energy; the tables are the
+        attributes (``streams``, ``requests``, ``devices``, ``trace``)."""
+        s = self.summary
+        n = s.get("requests", len(self.requests))
+        head = (f"<ScenarioResult {s.get('scenario')} on {s.get('platform')}: {n:,} requests in "
+                f"{format_value(s.get('simulated_s'), 's')} simulated, mapper {s.get('mapper')}, "
+                f"energy {format_value(s.get('energy_j'), 'J')}")
+        lines = [head]
+        for row in self.streams.to_dict(orient="records")[:12]:
+            p50, p99 = format_column([row.get("latency_p50_s"), row.get("latency_p99_s")], "s", each=True)
+            miss = row.get("deadline_miss")
+            lines.append(f"  {row['stream']}: {row['measured']:,} served, {format_number(row.get('throughput_hz'))}/s, "
+                         f"p50 {p50}, p99 {p99}"
+                         + ("" if miss is None or miss != miss else f", deadline missed {miss:.1%}")
+                         + (", SATURATED" if row.get("saturated") else ""))
+        if len(self.streams) > 12:
+            lines.append(f"  ... and {len(self.streams) - 12} more streams")
+        lines.append("  tables: streams, requests, devices, trace; figures: plot_latency(), plot_timeline(), "
+                     "plot_occupancy()>")
+        return "\n".join(lines)
+
+    def _figure(self, draw, path):
+        from hetsim.analysis.plots import save_figure
+
+        fig = draw(self)
+        if path is not None:
+            save_figure(fig, path, close=False)
+        return fig
+
+    def plot_latency(self, path=None):
+        """The latency CDF of each stream's measured requests, deadlines dashed
+        (:func:`hetsim.scenario.figures.plot_latency_cdf`), as a matplotlib Figure; also saved to ``path`` when
+        given (PNG, SVG or PDF by suffix). The figure stays open (``plt.close(fig)`` when done)."""
+        from hetsim.scenario.figures import plot_latency_cdf
+
+        return self._figure(plot_latency_cdf, path)
+
+    def plot_timeline(self, path=None):
+        """The first ``timeline_requests`` requests' ops and transfers per device and link, coloured by stream,
+        each lane with its busy share (:func:`hetsim.scenario.figures.plot_timeline`), as a matplotlib Figure;
+        also saved to ``path`` when given."""
+        from hetsim.scenario.figures import plot_timeline
+
+        return self._figure(plot_timeline, path)
+
+    def plot_occupancy(self, path=None):
+        """Requests in flight per stream over the simulated time and each device's utilisation
+        (:func:`hetsim.scenario.figures.plot_occupancy`), as a matplotlib Figure; also saved to ``path`` when
+        given."""
+        from hetsim.scenario.figures import plot_occupancy
+
+        return self._figure(plot_occupancy, path)
 
 
 # ------------------------------------------------------------------------------------------------ mapping
@@ -704,8 +762,8 @@ def backlog_trend(sub: pd.DataFrame) -> tuple[bool, str]:
     at = batch_means(arr, TREND_BATCHES)
     per_s = linregress(at, means).slope if np.ptp(at) > 0 else 0.0  # latency seconds per second of arrivals
     grows = p < TREND_ALPHA and (rise >= means[0] or per_s >= TREND_SLOPE)
-    return grows, (f"batch-mean latency {means[0] * 1e3:.3g} -> {means[-1] * 1e3:.3g} ms over the run (trend "
-                   f"p = {p:.2g})")
+    first, last = format_column([means[0], means[-1]], "s", each=True)
+    return grows, f"batch-mean latency {first} -> {last} over the run (trend p = {p:.2g})"
 
 
 #: the statistics of a stream that replications average (``ScenarioResult.replications``)
@@ -769,8 +827,8 @@ def _verdicts(streams: pd.DataFrame, req: pd.DataFrame, measured: dict[str, pd.D
             res_s = max(mine, key=lambda k: on[k])
             val_s = on[res_s]
         off, thr = row["offered_hz"], row["throughput_hz"]
-        served = (f"; served {thr:.4g}/s of {off:.4g}/s offered" if off is not None and thr is not None
-                  and off == off and thr == thr else "")
+        served = (f"; served {format_number(thr)}/s of {format_number(off)}/s offered"
+                  if off is not None and thr is not None and off == off and thr == thr else "")
         bneck = (f"the analytic bottleneck {res} at {val:.1%}" if models[name].rate_hz is not None
                  else "no offered rate (its arrivals are at one instant), no analytic load")
         if over:
@@ -1224,7 +1282,7 @@ def in_flight_notes(models: dict[str, StreamModel], req: pd.DataFrame) -> list[s
         held = " and ".join(f"{c} request{'s' if c > 1 else ''} of {n}" for n, c in zip(names, counts, strict=True)
                             if c and peak[idx[n], j] > 0)
         out.append(f"memory {mem}: {held} in flight at once at "
-                   f"{t[k] * 1e3:.6g} ms may need up to {int(need):,} B of live activations (one request's peak "
+                   f"{format_value(t[k], 's')} may need up to {int(need):,} B of live activations (one request's peak "
                    f"each), more than the {int(avail):,} B available beside the weights; one request fits, so "
                    "this is possible, not certain (the replay does not track the requests' buffers together)")
     return out

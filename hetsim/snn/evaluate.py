@@ -1,7 +1,7 @@
 """The SNN path's own evaluation (SpikeDuet): the pipeline of one spiking network (:func:`run_snn`, what
 :func:`hetsim.run` does with an SNN), SpikeDuet's Table I comparison set (:data:`TABLE_I`) priced on every
 eval sample, the per-layer table, the summary as plain data (:func:`summarize_snn`) and ``hetsim validate``'s
-check of an SNN schedule (:func:`validate_snn_schedule`). :mod:`hetsim.report.snn` only formats what this
+check of an SNN schedule (:func:`validate_snn_schedule`). :mod:`hetsim.snn.report` only formats what this
 module returns; the generic pipeline and report know nothing of these configurations."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def run_snn(
 
     Steps: optionally reorder hidden neurons on the fit split (:mod:`hetsim.snn.reorder`); unroll the network
     into the operator DAG (:mod:`hetsim.snn.unroll`); price it per sample of the eval split
-    (:class:`~hetsim.activity_costs.ActivityCostModel`); map it with ``mapper`` (planned on the plan split); price
+    (:class:`~hetsim.snn.activity_costs.ActivityCostModel`); map it with ``mapper`` (planned on the plan split); price
     every configuration of SpikeDuet's Table I on every eval sample (all sparse M33, all dense MVP, spikeduet
     blocking and async, and the run's own) with the vectorised evaluator; replay the run's schedule for one eval
     sample on the one simulator (:func:`hetsim.sim.simulate`; the sample of median latency unless ``sample`` is
@@ -156,7 +156,7 @@ def _plan(net, plat, m, schedule, mapper: str):
         ScheduleError: a saved schedule made for another network or platform
             (:func:`hetsim.check.require_made_for`), or whose weight tables do not fit.
     """
-    from hetsim.activity_costs import ActivityCostModel
+    from hetsim.snn.activity_costs import ActivityCostModel
     from hetsim.snn.unroll import unroll
 
     wl = unroll(net)
@@ -178,7 +178,7 @@ def table_one(cm, run_sched: Schedule, mapper: str | None, time_limit_s: float |
     mode; the run's own schedule (``mapper``'s, in its mode) is reused where it is one of them.
 
     Args:
-        cm: the eval split's :class:`~hetsim.activity_costs.ActivityCostModel`.
+        cm: the eval split's :class:`~hetsim.snn.activity_costs.ActivityCostModel`.
         run_sched: the run's schedule (its ``config["mode"]`` is the run's mode).
         mapper: the mapper that made ``run_sched`` (``None``: a saved schedule, reused for nothing).
         time_limit_s: each plan search's time limit; work_limit: its work limit (candidates evaluated).
@@ -240,7 +240,7 @@ def _replays(cm, run_sched: Schedule, res: ConfigResult, sample: int, contention
 
 def validate_snn_schedule(cm, schedule: Schedule, rel_tol: float = 1e-9, sample: int | None = None):
     """``hetsim validate`` for a spiking network: the schedule's decisions fit (engines, residencies, SRAM and
-    Flash: :meth:`~hetsim.activity_costs.ActivityCostModel.schedule_violations`, then the one checker), and the
+    Flash: :meth:`~hetsim.snn.activity_costs.ActivityCostModel.schedule_violations`, then the one checker), and the
     SimPy replay of one eval sample (default: the median-latency one) reproduces the vectorised evaluator's
     latency of that sample to ``rel_tol``.
 
@@ -287,8 +287,8 @@ class ConfigResult:
 
     @property
     def choices(self) -> list:
-        """The schedule's per-layer engine and residency (:class:`~hetsim.activity_costs.LayerChoice`)."""
-        from hetsim.activity_costs import LayerChoice
+        """The schedule's per-layer engine and residency (:class:`~hetsim.snn.activity_costs.LayerChoice`)."""
+        from hetsim.snn.activity_costs import LayerChoice
 
         return [LayerChoice.from_dict(x) for x in self.schedule.config["layers"]]
 
@@ -331,8 +331,8 @@ def evaluate_config(name: str, schedule: Schedule, cm) -> ConfigResult:
     """``schedule`` (an SNN mapper's) priced on every sample of ``cm``'s split; energy per sample is each
     engine's :meth:`~hetsim.devices.base.DeviceBase.energy_j` (``active_w * busy + idle_w * (makespan -
     busy)``, the one energy formula)."""
-    from hetsim.activity_costs import LayerChoice
     from hetsim.mappers.spikeduet import makespans
+    from hetsim.snn.activity_costs import LayerChoice
 
     mode = schedule.config["mode"]
     choices = [LayerChoice.from_dict(x) for x in schedule.config["layers"]]

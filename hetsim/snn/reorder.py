@@ -829,10 +829,10 @@ def reorder_for_platform(snn: SNN, platform, *, residency: str = "auto", seed: i
 
     Raises:
         ScheduleError: the permuted network's outputs differ from the original's (nothing to use).
-        PlatformError, WorkloadError, InputError: see :func:`hetsim.activity_costs.engines_of`, :func:`reorder`.
+        PlatformError, WorkloadError, InputError: see :func:`hetsim.snn.activity_costs.engines_of`, :func:`reorder`.
     """
-    from hetsim.activity_costs import engines_of, sram_budget_bytes
     from hetsim.errors import ScheduleError
+    from hetsim.snn.activity_costs import engines_of, sram_budget_bytes
 
     mvp = engines_of(platform)[1]
     res = mvp_residencies(snn, mvp, sram_budget_bytes(platform)) if residency == "auto" else residency

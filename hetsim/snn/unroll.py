@@ -16,7 +16,7 @@ output layer). Dependencies::
 
 Edges carry spike vectors (one element per neuron); on the EFR32MG24 both engines share the SRAM, so nothing
 moves between them. What an op costs depends on each sample's recorded activity (the active input columns of
-``affine_l[t]``): :class:`hetsim.activity_costs.ActivityCostModel` prices it per sample of a split.
+``affine_l[t]``): :class:`hetsim.snn.activity_costs.ActivityCostModel` prices it per sample of a split.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 * :data:`DAG`: a DAG of tensor operators (:class:`~hetsim.workload.op.Workload`): ONNX models, exported PyTorch
   programs, synthetic graphs; priced by :class:`~hetsim.costs.CostModel`.
 * :data:`SNN`: a spiking network unrolled over its timesteps (:class:`~hetsim.snn.unroll.SnnWorkload`), priced per
-  sample by :class:`~hetsim.activity_costs.ActivityCostModel`.
+  sample by :class:`~hetsim.snn.activity_costs.ActivityCostModel`.
 
 Device kinds (``DeviceBase.workloads``), mappers (their ``workloads`` class attribute) and front ends
 (:mod:`hetsim.workload.frontends`) name the kinds they handle. The old spelling ``"onnx"`` (for :data:`DAG`) is

@@ -4,6 +4,8 @@ report, the timeline figure (both engines, blocking vs async) and the extra outp
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -11,8 +13,19 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from hetsim.devices.efr32 import ENGINE_M33, ENGINE_MVP_RANGE
+from hetsim.report.html import (
+    SIG_DIGITS,
+    _figures,
+    _json_block,
+    _sig,
+    details_html,
+    kv_table,
+    page_html,
+    table_html,
+    write_html,
+)
 from hetsim.report.table import text_table
-from hetsim.report.text import breakdown_lines, format_reorder, si_column
+from hetsim.report.text import breakdown_lines, si, si_column
 from hetsim.snn.evaluate import CONFIG_LABELS
 
 KIND_COLOURS = {"affine": "#d1495b", "lif": "#2f4b7c", "readout": "#2a9d8f", "poll": "#c8c8c8",
@@ -41,11 +54,12 @@ def format_snn_report(r) -> str:
         f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']}) on {s['platform']}",
         f"  mapper {s['mapper']}, {s['mode']} execution; planned on the {st['split']} split "
         f"({st['fit']} of {st['plans']} plans fit the memories, {st['evaluated']} scheduled, {proof}, "
-        f"{st['solve_time_s'] * 1e3:.0f} ms); reported on the {s['eval_split']} split "
+        f"{si(st['solve_time_s'], 's')}); reported on the {s['eval_split']} split "
         f"({s['samples']} sample{'s' if s['samples'] != 1 else ''})",
         "",
-        f"  latency      {lat[0]} = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz (mean per inference)",
-        f"  energy       {energy[0]} per inference",
+        f"  latency      {si(s['mean_latency_ms'] * 1e-3, 's')} = {s['mean_latency_cycles']:,.0f} cycles at {hz:g} MHz "
+        "(mean per inference)",
+        f"  energy       {si(s['mean_energy_uj'] * 1e-6, 'J')} per inference",
         f"  speed-up     {_x(s['speedup_vs_all_m33'])} over all sparse M33",
         f"  SRAM         {s['sram_used_kib']:.1f} / {s['sram_budget_kib']:.0f} KiB for weights",
         *(["  warning      the recorded rasters are not what these weights compute: "
@@ -249,8 +263,8 @@ def format_snn_costs(snn, platform) -> str:
     """Per affine layer, mean cycles per timestep on the plan split on every engine and residency (``hetsim
     inspect NET.yaml --platform P``), with each table's size in its engine's format; ``flash+hot`` with as
     many hot columns as the whole SRAM budget holds."""
-    from hetsim.activity_costs import ActivityCostModel
     from hetsim.devices.efr32 import options
+    from hetsim.snn.activity_costs import ActivityCostModel
     from hetsim.snn.unroll import unroll
 
     cm = ActivityCostModel(unroll(snn), platform, "plan")
@@ -269,3 +283,100 @@ def format_snn_costs(snn, platform) -> str:
     if any(c.endswith("*") for r in rows for c in r):
         lines.append("  * the table does not fit the SRAM budget: not a possible placement")
     return "\n".join(lines)
+
+
+def format_reorder(result) -> str:
+    """A short human-readable table of a :func:`hetsim.snn.reorder.reorder` result: per hidden layer, its neurons
+    (silent on the fit split), the affine layer its spikes feed, the merged gap, MVP launches and raw ranges per
+    timestep on the plan split before -> after, the fit-split cost ``C_L * N_L + C_P * N_P`` per timestep before ->
+    after, the start of the refinement and the time taken (:func:`hetsim.snn.reorder.reorder_rows`); then the
+    verification."""
+    from hetsim.snn.reorder import reorder_rows
+
+    r = result
+    head = (f"neuron reordering of {r.snn.name} (MVP weights in {r.residency}; order fitted on "
+            f"{r.fit_split}, launches on {r.plan_split or 'no plan split'})")
+    cols, rows = reorder_rows(r)
+    lines = [head, *text_table(cols, rows)]
+    if not rows:
+        lines.append("(no hidden layers to reorder)")
+    lines.append(f"verification: {r.verification}")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def snn_report_html(r, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> str:
+    """The report of an SNN run (a :class:`~hetsim.pipeline.RunResult` with ``snn`` set): headline numbers, the
+    per-layer table (``layers.csv``), the configurations of SpikeDuet's Table I, the timeline and the per-sample
+    latencies and energies (``samples.csv``)."""
+    from hetsim.snn.evaluate import CONFIG_LABELS
+
+    s = r.summary
+    st = s.get("plan_stats") or {}
+    hz = r.platform.devices[r.platform.host].clock_mhz
+    proof = "optimal" if st.get("status") == "optimal" else (
+        f"stopped at the time limit, within {st.get('gap', 0):.1%} of optimal")
+    head = [
+        ("network", f"{s['workload']} ({'-'.join(map(str, s['layers']))}, T = {s['timesteps']})"),
+        ("platform", s["platform"]),
+        ("mapper", f"{s['mapper']}, {s['mode']} execution"),
+        ("latency", f"{_sig(s['mean_latency_ms'], SIG_DIGITS + 1)} ms = {s['mean_latency_cycles']:,.0f} cycles at "
+                    f"{hz:g} MHz (mean per inference)"),
+        ("energy", f"{_sig(s['mean_energy_uj'], SIG_DIGITS + 1)} µJ per inference"),
+        ("speed-up over all sparse M33", "n/a" if s.get("speedup_vs_all_m33") is None
+         else f"{s['speedup_vs_all_m33']:.4g}x"),
+        ("SRAM for weights", f"{s['sram_used_kib']:.1f} of {s['sram_budget_kib']:.0f} KiB"),
+    ]
+    if st:
+        head.append(("plan", f"on the {st.get('split')} split: {st.get('fit')} of {st.get('plans')} plans fit the "
+                             f"memories, {st.get('evaluated')} scheduled, {proof}"))
+    head.append(("reported on", f"the {s['eval_split']} split ({s['samples']} samples); timeline: sample "
+                                f"{s.get('timeline_sample', r.snn.sample)}"))
+    bad = {k: v for k, v in (s.get("replay_mismatch_bits") or {}).items() if v}
+    if bad:
+        head.append(("warning", "the recorded rasters are not what these weights compute: "
+                     + ", ".join(f"{k} {v:,} spike bits differ" for k, v in bad.items())))
+    cfg_rows = []
+    for name, c in s["configs"].items():
+        cfg_rows.append({
+            "configuration": CONFIG_LABELS.get(name, name), "mode": c.get("mode"),
+            "mean latency (ms)": c.get("mean_latency_ms"), "max latency (ms)": c.get("max_latency_ms"),
+            "speed-up vs all-M33": c.get("speedup_vs_all_m33"), "energy (µJ)": c.get("mean_energy_uj"),
+            "utilisation MVP (%)": None if c.get("mvp_utilisation") is None else 100 * c["mvp_utilisation"],
+            "utilisation M33 (%)": None if c.get("m33_utilisation") is None else 100 * c["m33_utilisation"],
+            "SRAM (KiB)": c.get("sram_kib"),
+            "layers": ", ".join(f"{x['engine']}/{x['residency']}" for x in c.get("layers", [])),
+        })
+    samples = [{"config": name, "mode": c.mode, "sample": i, "latency_s": lat, "energy_j": e}
+               for name, c in r.snn.configs.items()
+               for i, (lat, e) in enumerate(zip(c.latency_s, c.energy_j, strict=True))]
+    sections = [
+        ("Summary", kv_table(head)),
+        ("Layers", table_html(r.snn.layers, scroll=False)
+         + "<p>cycles per timestep of the chosen engine and of each engine (mean on the eval split); "
+           "active/t, ranges/t and launches/t: spikes, contiguous ranges and MVP launches per timestep.</p>"),
+        ("Configurations (SpikeDuet Table I)", table_html(pd.DataFrame(cfg_rows), scroll=False)),
+        ("Figures", _figures(figures)),
+    ]
+    if r.snn.reorder is not None:
+        from hetsim.snn.reorder import reorder_rows
+
+        ro = r.snn.reorder
+        cols, rows = reorder_rows(ro)
+        sections.append(("Neuron reordering", kv_table([
+            ("network", ro.snn.name), ("MVP weights in", ro.residency), ("order fitted on", ro.fit_split),
+            ("launches on", ro.plan_split or "no plan split"), ("verification", str(ro.verification))])
+            + table_html(pd.DataFrame(rows, columns=cols), scroll=False)
+            + "<p>per hidden layer, before -> after: MVP launches and contiguous ranges per timestep on the plan "
+              "split, and the fit split's cost C_L*N_L + C_P*N_P per timestep (SpikeDuet Sec. III-C).</p>"))
+    sections += [
+        (f"Samples ({len(samples):,} rows)", details_html("latency and energy per eval sample and configuration",
+                                                          table_html(pd.DataFrame(samples)))),
+        ("Raw numbers", _json_block(s)),
+    ]
+    title = f"{s['workload']} on {s['platform']} ({s['mapper']}, {s['mode']})"
+    return page_html(title, "hetsim run: a spiking network on a microcontroller with an accelerator", sections)
+
+
+def write_snn_html(r, path: str | os.PathLike, figures: Iterable[tuple[str | os.PathLike, str]] = ()) -> Path:
+    """Write :func:`snn_report_html` to ``path`` atomically; returns the path."""
+    return write_html(path, snn_report_html(r, figures))
