@@ -125,7 +125,7 @@ def test_a_stream_whose_one_request_overflows_the_activation_memory_is_refused_a
 
     plat = load_platform(ROOT / "platforms" / "cim-npu-dram.yaml").with_overrides({"memories.dram.size_kib": 64})
     with pytest.raises(MemoryCapacityError) as single:
-        hetsim.run(plat, ROOT / "workloads" / "resnet20_cifar10.onnx", mapper="heft", timeline=False)
+        hetsim.run(plat, ROOT / "workloads" / "resnet20_cifar10.onnx", mapper="heft")
     with pytest.raises(MemoryCapacityError, match="stream 'a'.*live activations in memory 'dram'") as scen:
         run_scenario(plat, _stream(arrival={"process": "periodic", "period_s": 0.05}, count=3))
     need = re.compile(r"needs ([0-9.]+ [kKM]i?B)")

@@ -17,7 +17,7 @@ from hetsim.schedule import Schedule
 def run():
     plat = load_platform(PLATFORMS / "cim-npu-dram.yaml").with_overrides(
         {"devices.npu.weight_memory_kib": 16, "devices.cim.crossbars": 30})
-    return hetsim.run(plat, ROOT / "workloads" / "resnet20_cifar10.onnx", mapper="heft", timeline=False)
+    return hetsim.run(plat, ROOT / "workloads" / "resnet20_cifar10.onnx", mapper="heft")
 
 
 def test_ops_on_every_device_some_streamed(run):
@@ -50,7 +50,7 @@ def test_traffic_agrees_across_outputs(run):
 def test_schedule_file_round_trip_replays_the_same(run, tmp_path):
     path = tmp_path / "s.json"
     path.write_text(run.schedule.to_json())
-    again = hetsim.run(run.costs.platform, run.costs.workload, schedule=Schedule.load(path), timeline=False)
+    again = hetsim.run(run.costs.platform, run.costs.workload, schedule=Schedule.load(path))
     assert again.summary["makespan_s"] == run.summary["makespan_s"]
     assert again.schedule.policies == run.schedule.policies
 
