@@ -10,9 +10,9 @@ fresh child process; reading the model, the mapping and pricing the one request 
 the replay (``_Run.run``: arrivals, dispatch, ops, the per-request rows) is.
 
 ``--sorted-list`` replays on ``simpy.PriorityResource`` (a list sorted again on every request: ``O(n)`` per
-request, ``O(n^2)`` per burst) instead of hetsim's :class:`~hetsim.sim.dispatch.KeyedResource` (a heap,
-``O(log n)``); both serve in the same order (``tests/test_dispatch_queue.py``), so the figures compare the queues
-alone. ``--dispatch`` picks the policy (fifo, priority, edf: the same keys for one stream).
+request, ``O(n^2)`` per burst) instead of hetsim's :class:`~hetsim.sim.dispatch.KeyedUnits` (a heap,
+``O(log n)``, and two SimPy events per op fewer); both serve in the same order and event order
+(``tests/test_dispatch_queue.py``). ``--dispatch`` picks the policy (fifo, priority, edf: the same keys for one stream).
 
 Printed per size: wall and CPU seconds, the wall time in reference-core seconds (``bench/calibration.py``, its
 calibration printed beside), microseconds per request, and the growth exponent of the wall time in the number of
@@ -60,7 +60,7 @@ def child(n: int, dispatch: str, sorted_list: bool) -> dict:
     from hetsim.workload import load_onnx
 
     if sorted_list:  # the queue before: SimPy's own, re-sorted on every request
-        dispatch_mod.KeyedResource = simpy.PriorityResource
+        dispatch_mod.DispatchPolicy.resource = lambda _self, env, capacity: simpy.PriorityResource(env, capacity)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         wl = load_onnx(_one_op_model(folder))
@@ -89,7 +89,7 @@ def main() -> None:
     if args.child is not None:
         print(json.dumps(child(args.child, args.dispatch, args.sorted_list)))
         return
-    queue = "SimPy's sorted list" if args.sorted_list else "heap (KeyedResource)"
+    queue = "SimPy's sorted list" if args.sorted_list else "heap (KeyedUnits)"
     with session(f"dispatch queue: a burst at t = 0 on puma's host, one-op model, {args.dispatch}, {queue}") as cal:
         prev = None
         for n in args.requests:

@@ -3,6 +3,7 @@
     python bench/replay_ratio.py               # YOLOv5n (heft) on puma; 10k- and 100k-op synthetic DAGs
     python bench/replay_ratio.py --quick       # YOLOv5n and the 10k-op DAG only
     python bench/replay_ratio.py --profile     # also a cProfile of one YOLOv5n replay with every contention kind
+    python bench/replay_ratio.py --budget      # also the per-op budget of each step (plan, replay, trace table)
 
 In one process, alternating (bare, replay, bare, replay, ...; ``--rounds`` of each), it times
 
@@ -12,7 +13,10 @@ In one process, alternating (bare, replay, bare, replay, ...; ``--rounds`` of ea
   user pays for), in simulated ops per second, with contention off and with every contention kind on;
 
 and prints the medians and the ratio (replay ops/s) / (bare events/s): the fraction of SimPy's own rate the
-replay reaches per op (goal: >= 10 % off, >= 6 % on). Beside it, a calibration measured in the same run: the
+replay reaches per op (goal: >= 10 % off, >= 6 % on). The trace table (pandas) is built when a caller reads
+``SimResult.trace``, so it is not in ``simulate``'s time; ``--budget`` prints it apart, with the other steps:
+microseconds per op for the plan (checker included), the SimPy replay and the table, beside a bare SimPy event's
+microseconds and what 10 % / 6 % of the bare rate allows per op. Beside it, a calibration measured in the same run: the
 median time of a fixed pure-Python loop, so that absolute figures from two machines or two loads compare.
 """
 
@@ -82,11 +86,54 @@ def cases(quick: bool):
         yield f"synthetic {n // 1000}k heft", costs, get_mapper("heft").map(costs), 5 if n <= 10_000 else 3
 
 
+def budget(quick: bool, rounds: int = 7) -> None:
+    """Per op, the medians over ``rounds`` of each step of ``simulate`` (collector off, as it runs): the plan
+    (:class:`~hetsim.sim.engine.Plan`: the checker and the per-op tables), the SimPy replay
+    (:class:`~hetsim.sim.engine.Request` on a :class:`~hetsim.sim.engine.Hardware`) and the trace table built from
+    its rows (what reading ``SimResult.trace`` costs), beside a bare SimPy event."""
+    import gc
+
+    import simpy
+
+    from hetsim.sim import engine as E
+
+    for label, costs, sched, _ in cases(quick):
+        n = len(costs.workload)
+        for kinds in (frozenset(), ALL):
+            plan_s, run_s, table_s, bare = [], [], [], []
+            for _ in range(rounds):
+                bare.append(bare_simpy())
+                gc.disable()
+                try:
+                    t0 = time.perf_counter()
+                    plan = E.Plan(costs, sched, kinds)
+                    t1 = time.perf_counter()
+                    env = simpy.Environment()
+                    req = E.Request(plan, E.Hardware(env, plan.costs, kinds, E.get_dispatch(None)))
+                    req.start_all()
+                    env.run()
+                    t2 = time.perf_counter()
+                    E.trace_frame(sorted(req.rows, key=E._row_key))
+                    t3 = time.perf_counter()
+                finally:
+                    plan = env = req = None
+                    gc.enable()
+                plan_s.append(t1 - t0)
+                run_s.append(t2 - t1)
+                table_s.append(t3 - t2)
+            us = [statistics.median(x) / n * 1e6 for x in (plan_s, run_s, table_s)]
+            ev = 1e6 / statistics.median(bare)
+            print(f"budget {label:<20} {'every kind' if kinds else 'contention off':<14} us per op: plan {us[0]:.2f}"
+                  f"  replay {us[1]:.2f}  (simulate {us[0] + us[1]:.2f})  trace table {us[2]:.2f};  bare SimPy "
+                  f"event {ev:.3f} us: 10 % allows {ev * 10:.2f}, 6 % {ev / 0.06:.2f} us per op", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="YOLOv5n and the 10k-op DAG only")
     ap.add_argument("--rounds", type=int, default=None, help="alternations per case (default 7 / 5 / 3)")
     ap.add_argument("--profile", action="store_true", help="cProfile one YOLOv5n replay with every contention kind")
+    ap.add_argument("--budget", action="store_true", help="per-op microseconds of each step of a replay")
     args = ap.parse_args()
     import gc
 
@@ -113,6 +160,8 @@ def main() -> None:
               "ref-core ms)", flush=True)
     print(f"# load average at end: {load()}")
     print(cal.line())
+    if args.budget:
+        budget(args.quick)
     if args.profile:
         import cProfile
         import pstats

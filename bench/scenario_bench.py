@@ -16,6 +16,22 @@ the model, the mapping and the one-request pricing come before and are not timed
 
 Beside them, the calibration of ``bench/calibration.py`` (the reference loop's median, sampled between the
 children) and each size's wall time in reference-core seconds.
+
+    python bench/scenario_bench.py --md1                    # M/D/1 beside bare SimPy and ciw (fifo, static)
+    python bench/scenario_bench.py --md1 --md1-requests 20000 --rounds 5
+
+``--md1``: the queue every DES user knows, an M/D/1 at load 0.8 (Poisson arrivals at ``0.8 / S``, one server,
+service ``S`` fixed), replayed by hetsim and by ciw (ciw 3.2.7, V. Palmer et al., "Ciw: An open-source discrete
+event simulation library", J. Simulation 2019; a bench-only dependency, ``pip install -e .[bench]``), in this one
+process, alternating (bare SimPy, hetsim fifo, ciw, bare SimPy, hetsim static, ciw, ...; ``--rounds`` of each).
+hetsim's side is a scenario of one Poisson stream (``count`` requests) of a one-op model (a ReLU on 64 floats,
+built with ``onnx.helper``) on platforms/puma.yaml's host (one core; ``S`` is its latency for that op); reading
+the model, the mapping and pricing the one request come before and are not timed; the replay (``_Run``: the
+arrivals, dispatch, the op, the per-request rows) is. ciw's side is ``ciw.create_network`` with
+``Exponential(0.8 / S)`` arrivals and ``Deterministic(S)`` service, ``Simulation`` and
+``simulate_until_max_customers(count, method="Finish")``, all timed. Printed: the medians of requests per second,
+hetsim / ciw, hetsim's ops per second over the bare SimPy chain's events per second, and the mean waiting time of
+each tool beside the Pollaczek-Khinchine value ``rho S / (2 (1 - rho))`` (a check that both ran the same queue).
 """
 
 from __future__ import annotations
@@ -82,13 +98,122 @@ def child(n: int) -> dict:
             "p99_ms": lat[int(0.99 * (len(lat) - 1))] * 1e3, "finished": len(run.rows)}
 
 
+def _one_op_model(folder: Path) -> Path:
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "one_relu", [x], [y])
+    path = folder / "one_relu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+RHO = 0.8
+
+
+class MD1:
+    """hetsim's M/D/1: the one-op model mapped once; :meth:`replay` times one replay under a dispatch policy."""
+
+    def __init__(self, folder: Path, count: int) -> None:
+        from hetsim.platform import load_platform
+        from hetsim.scenario.run import map_streams
+        from hetsim.scenario.spec import Scenario
+        from hetsim.workload import load_onnx
+
+        self.folder = folder
+        wl = load_onnx(_one_op_model(folder))
+        plat = load_platform(ROOT / "platforms" / "puma.yaml")
+        probe = Scenario.model_validate({"streams": {"s": {"model": "one_relu.onnx", "arrival": {
+            "process": "poisson", "rate_hz": 1.0}, "count": 1}}})
+        m = map_streams(plat, probe, folder, None, frozenset(), {"s": wl})
+        self.service_s = m["s"].makespan_s
+        self.scenarios = {}
+        for dispatch in ("fifo", "static"):
+            sc = Scenario.model_validate({"streams": {"s": {"model": "one_relu.onnx", "arrival": {
+                "process": "poisson", "rate_hz": RHO / self.service_s}, "count": count}},
+                "dispatch": dispatch, "timeline_requests": 0, "seed": 0})
+            self.scenarios[dispatch] = (sc, map_streams(plat, sc, folder, None, frozenset(), {"s": wl}))
+
+    def replay(self, dispatch: str) -> tuple[float, float, int]:
+        """``(wall seconds, mean waiting seconds, requests)`` of one timed replay."""
+        from hetsim.scenario.run import _Run
+
+        sc, models = self.scenarios[dispatch]
+        t0 = time.perf_counter()
+        run = _Run(sc, models, self.folder, frozenset(), None)
+        run.run()
+        wall = time.perf_counter() - t0
+        wait = statistics.fmean(r[3] - r[2] for r in run.rows)
+        return wall, wait, len(run.rows)
+
+
+def ciw_md1(service_s: float, count: int, seed: int = 0) -> tuple[float, float, int]:
+    """ciw's M/D/1 of the same rates: ``(wall seconds, mean waiting seconds, customers)``, network built and
+    simulated in the timed span."""
+    import ciw
+
+    t0 = time.perf_counter()
+    net = ciw.create_network(arrival_distributions=[ciw.dists.Exponential(rate=RHO / service_s)],
+                             service_distributions=[ciw.dists.Deterministic(value=service_s)],
+                             number_of_servers=[1])
+    ciw.seed(seed)
+    sim = ciw.Simulation(net)
+    sim.simulate_until_max_customers(count, method="Finish")
+    wall = time.perf_counter() - t0
+    recs = sim.get_all_records()
+    return wall, statistics.fmean(r.waiting_time for r in recs), len(recs)
+
+
+def md1(count: int, rounds: int) -> None:
+    import tempfile
+
+    import ciw
+    import simpy
+    from calibration import Calibration, load, machine
+
+    print(f"# M/D/1 at load {RHO}, {count:,} requests: hetsim vs bare SimPy {simpy.__version__} and ciw "
+          f"{ciw.__version__}: {machine()}")
+    print(f"# load average at start: {load()}", flush=True)
+    cal = Calibration(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        q = MD1(Path(tmp), count)
+        S = q.service_s
+        pk = RHO * S / (2 * (1 - RHO))
+        for dispatch in ("fifo", "static"):
+            bare, het, peer = [], [], []
+            for _ in range(rounds):
+                bare.append(bare_simpy())
+                het.append(q.replay(dispatch))
+                peer.append(ciw_md1(S, count))
+                cal.sample()
+            b = statistics.median(bare)
+            h = statistics.median(w for w, _, _ in het)
+            c = statistics.median(w for w, _, _ in peer)
+            n = het[0][2]
+            print(f"{dispatch:<7} hetsim {n / h:>9,.0f} requests/s ({h:6.3f} s)  ciw {peer[0][2] / c:>9,.0f} "
+                  f"requests/s ({c:6.3f} s)  hetsim / ciw {c / h * peer[0][2] / n:5.2f}x  bare SimPy {b:>10,.0f} "
+                  f"events/s  hetsim ops/s / bare {n / h / b:6.2%}  (medians of {rounds}; mean wait hetsim "
+                  f"{het[0][1] * 1e6:.2f} us, ciw {peer[0][1] * 1e6:.2f} us, P-K {pk * 1e6:.2f} us; S = "
+                  f"{S * 1e6:.3f} us)", flush=True)
+    print(f"# load average at end: {load()}")
+    print(cal.line())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, nargs="+", default=[1_000, 3_000, 10_000])
+    ap.add_argument("--md1", action="store_true", help="M/D/1 beside bare SimPy and ciw instead of the sizes")
+    ap.add_argument("--md1-requests", type=int, default=20_000)
+    ap.add_argument("--rounds", type=int, default=5, help="--md1: alternations per policy")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
         print(json.dumps(child(args.child)))
+        return
+    if args.md1:
+        md1(args.md1_requests, args.rounds)
         return
     with session("scenario replay: YOLOv5n on puma, closed loop of 4, fifo, contention all") as cal:
         for n in args.requests:

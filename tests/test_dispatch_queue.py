@@ -13,7 +13,7 @@ import simpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hetsim.sim.dispatch import KeyedQueue, KeyedResource, get_dispatch
+from hetsim.sim.dispatch import KeyedQueue, KeyedResource, KeyedUnits, get_dispatch
 
 POLICIES = ("fifo", "priority", "edf")
 
@@ -130,6 +130,72 @@ def _grants(resource_cls, policy: str, jobs: list[tuple[float, _Req, float]], ca
        jobs=st.lists(st.tuples(_times, _reqs, st.sampled_from([0.0, 1e-3, 0.25])), max_size=40))
 def test_keyed_resource_grants_as_simpys_priority_resource(policy, capacity, jobs):
     assert _grants(KeyedResource, policy, jobs, capacity) == _grants(simpy.PriorityResource, policy, jobs, capacity)
+
+
+def _event_order(make, policy: str, jobs: list[tuple[float, _Req, float]], capacity: int, ticks: list[float]):
+    """Replay ``jobs`` (request time, request, hold time) on ``make(env, capacity)``, requesting and releasing
+    explicitly, beside marker processes that wake at ``ticks``: everything that happens, in the order it
+    happens (grants, releases and markers, each with its time), so that a change in the event order shows."""
+    env = simpy.Environment()
+    res = make(env, capacity)
+    pol = get_dispatch(policy)
+    out = []
+
+    def job(i, at, req, hold):
+        yield env.timeout(at)
+        r = pol.request(res, req)
+        yield r
+        out.append(("granted", i, env.now))
+        yield env.timeout(hold)
+        res.release(r)
+        out.append(("released", i, env.now))
+
+    def tick(k, at):
+        yield env.timeout(at)
+        out.append(("tick", k, env.now))
+        yield env.timeout(0)
+        out.append(("tock", k, env.now))
+
+    for i, (at, req, hold) in enumerate(jobs):
+        env.process(job(i, at, req, hold))
+        if i < len(ticks):
+            env.process(tick(i, ticks[i]))
+    env.run()
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(policy=st.sampled_from(POLICIES), capacity=st.integers(1, 3),
+       jobs=st.lists(st.tuples(_times, _reqs, st.sampled_from([0.0, 1e-3, 0.25])), max_size=40),
+       ticks=st.lists(_times, max_size=10))
+def test_keyed_units_keep_simpys_event_order(policy, capacity, jobs, ticks):
+    """KeyedUnits leaves out SimPy's request and idle release events: every grant, release and unrelated event
+    still happens at the same time and in the same order as on ``simpy.PriorityResource``."""
+    def simpy_res(env, cap):
+        return simpy.PriorityResource(env, capacity=cap)
+
+    assert (_event_order(KeyedUnits, policy, jobs, capacity, ticks)
+            == _event_order(simpy_res, policy, jobs, capacity, ticks))
+
+
+def test_keyed_units_serve_a_burst_by_key_by_hand():
+    # one unit, four requests at t = 0 with keys 2, 0, 1, 0: the first is granted at once (the unit was free),
+    # then 0 (asked second), 0 (asked fourth), 1; each holds 1 s
+    env = simpy.Environment()
+    units = KeyedUnits(env, 1)
+    got = []
+
+    def job(i, key):
+        ev = units.request(key)
+        yield ev
+        got.append((i, env.now))
+        yield env.timeout(1.0)
+        units.release(ev)
+
+    for i, key in enumerate((2, 0, 1, 0)):
+        env.process(job(i, key))
+    env.run()
+    assert got == [(0, 0.0), (1, 1.0), (3, 2.0), (2, 3.0)]
 
 
 def test_hand_built_queue_per_policy():

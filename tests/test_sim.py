@@ -657,3 +657,26 @@ def test_prop_npu_runs_one_op_at_a_time_in_its_order(setup):
     table = device_table(costs2, simulate(costs2, s)).set_index("device")
     macs = sum(costs.workload.op(v).macs for v in npu_ops)
     assert table.loc["npu", "op_j"] == pytest.approx(pj * 1e-12 * macs, rel=1e-12, abs=1e-24)
+
+
+def test_trace_is_built_when_read_and_kept():
+    """simulate hands its rows to the result; the table is built on first read (the rows sorted by start, end,
+    device, op), is a DataFrame of the documented columns, and the same object on every read; a table given to
+    the constructor is kept as given."""
+    import pandas as pd
+
+    from hetsim.sim.engine import TRACE_COLUMNS, SimResult
+
+    # hand-worked (conftest.diamond on one host core, order a, b, c, d): a 0-100 ns, b 100-2660, c 2660-7780,
+    # d 7780-7880
+    costs = CostModel(diamond(), make_platform())
+    res = simulate(costs, Schedule("s", dict.fromkeys("abcd", "host"), {"host": ["a", "b", "c", "d"]}))
+    assert not isinstance(res._trace, pd.DataFrame)  # not built yet
+    assert res.makespan_s == pytest.approx(7880 * NS)
+    t = res.trace
+    assert isinstance(t, pd.DataFrame) and list(t.columns) == TRACE_COLUMNS
+    assert list(t["op"]) == ["a", "b", "c", "d"]
+    assert list(t["end_s"]) == pytest.approx([100 * NS, 2660 * NS, 7780 * NS, 7880 * NS])
+    assert res.trace is t
+    given = pd.DataFrame(columns=TRACE_COLUMNS)
+    assert SimResult(trace=given, start_s={}, finish_s={}, makespan_s=0.0).trace is given

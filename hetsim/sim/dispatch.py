@@ -12,12 +12,14 @@ device and the request an op puts to it:
 
 * ``static`` (the default): ``simpy.Resource``; requests are served in the order they are made (first come,
   first served at the device).
-* ``fifo``: a :class:`KeyedResource` (a ``simpy.PriorityResource`` whose waiting requests are on a heap) keyed by
-  the request's arrival time (then its sequence number).
+* ``fifo``: a :class:`KeyedUnits` (a ``simpy.PriorityResource``'s grants and event order, its waiting requests
+  on a heap, without its request and idle release events) keyed by the request's arrival time (then its sequence
+  number).
 * ``priority``: keyed by the stream's priority (lower values first: 0 is the most urgent), then arrival.
 * ``edf``: earliest absolute deadline first (requests without a deadline last), then arrival.
 
-A prioritised device's waiting requests are a binary heap (:class:`KeyedQueue`): a request costs ``O(log n)``
+A prioritised device's waiting requests are a binary heap (:class:`KeyedUnits`; :class:`KeyedQueue` puts
+``simpy.PriorityResource``'s own on one, :class:`KeyedResource`): a request costs ``O(log n)``
 with ``n`` waiting, where ``simpy.PriorityResource``'s list, sorted again on every request, costs ``O(n)`` (a
 burst of ``n`` simultaneous arrivals ``O(n^2)``). The order served is the same, ties included.
 
@@ -36,7 +38,8 @@ import simpy
 
 from hetsim.errors import InputError
 
-__all__ = ["DISPATCH", "DispatchPolicy", "KeyedQueue", "KeyedResource", "get_dispatch", "register_dispatch"]
+__all__ = ["DISPATCH", "DispatchPolicy", "KeyedQueue", "KeyedResource", "KeyedUnits", "get_dispatch",
+           "register_dispatch"]
 
 #: name -> policy class
 DISPATCH: dict[str, type[DispatchPolicy]] = {}
@@ -79,15 +82,16 @@ class DispatchPolicy:
     """
 
     name: ClassVar[str] = ""
-    #: ``True``: the device is a :class:`KeyedResource` served in increasing :meth:`key`.
+    #: ``True``: the device is a :class:`KeyedUnits` served in increasing :meth:`key`.
     prioritised: ClassVar[bool] = True
     #: ``True``: :meth:`resource` returns a :class:`Units` (grants are calls, not SimPy events).
     synchronous: ClassVar[bool] = False
 
-    def resource(self, env: simpy.Environment, capacity: int) -> simpy.Resource:
-        """The SimPy resource of a serial device of ``capacity`` units."""
+    def resource(self, env: simpy.Environment, capacity: int) -> simpy.Resource | KeyedUnits:
+        """The resource of a serial device of ``capacity`` units: a :class:`KeyedUnits` when prioritised (the
+        event order of a ``simpy.PriorityResource``, with fewer events), else a ``simpy.Resource``."""
         if self.prioritised:
-            return KeyedResource(env, capacity=capacity)
+            return KeyedUnits(env, capacity)
         return simpy.Resource(env, capacity=capacity)
 
     def key(self, request) -> object:  # pragma: no cover - abstract
@@ -97,6 +101,8 @@ class DispatchPolicy:
 
     def request(self, res: simpy.Resource, request):
         """The SimPy request event an op of ``request`` puts to the device's resource ``res``."""
+        if isinstance(res, KeyedUnits):
+            return res.request(self.key(request))
         if self.prioritised:
             return res.request(priority=self.key(request))
         return res.request()
@@ -161,6 +167,71 @@ class KeyedResource(simpy.PriorityResource):
     and events in the same order, at ``O(log n)`` per request instead of ``O(n)`` with ``n`` waiting."""
 
     PutQueue = KeyedQueue
+
+
+class KeyedUnits:
+    """A prioritised serial device's units: the grants of a ``simpy.PriorityResource`` (served in increasing key,
+    equal keys in the order asked), in the same event order, with two of its four events per op left out.
+
+    What ``simpy.PriorityResource`` does (SimPy 4, ``simpy/resources/resource.py``), and this class with it:
+
+    * a request is an event; a request finding a unit free and nobody waiting is granted at once (its event
+      scheduled now). :meth:`request` returns a plain ``simpy.Event`` and succeeds it there: the same place in
+      the event queue (now, ``NORMAL``, the next event id).
+    * a request finding every unit held waits; SimPy orders its waiting list by ``(key, time asked)``, then the
+      order asked (a stable sort): here a heap of ``(key, time asked, n, event)``, ``n`` counting the requests.
+    * a release frees the unit and schedules a ``Release`` event; only when that event is processed is the head
+      of the waiting list granted. Here the hand-over event is scheduled at the same point, and only when
+      someone waits (with nobody waiting SimPy's ``Release`` event does nothing when processed, so leaving it
+      out changes the relative order of no other two events: :mod:`hetsim.sim.port` argues the same for links).
+    * a request made while a unit is free but the head not yet handed it grants the head of the waiting list,
+      the new request included (SimPy's ``_trigger_put`` serves the head, one request per call).
+
+    SimPy's request events, which carry ``usage_since`` and a ``Put`` machinery, are not made: a request costs
+    one ``simpy.Event`` and ``O(log n)`` with ``n`` waiting. :meth:`release` takes the request's event (the
+    token, as ``simpy.Resource.release`` takes the request) and ignores it.
+    """
+
+    __slots__ = ("_count", "_handover", "env", "free", "heap")
+
+    def __init__(self, env: simpy.Environment, capacity: int) -> None:
+        self.env = env
+        self.free = capacity
+        self.heap: list[tuple] = []
+        self._count = itertools.count()
+        self._handover = self.handover
+
+    def request(self, key: object) -> simpy.Event:
+        """Ask for a unit with priority ``key`` (smaller first); the event returned succeeds once it is held."""
+        env = self.env
+        ev = simpy.Event(env)
+        heap = self.heap
+        if not self.free:
+            heapq.heappush(heap, (key, env._now, next(self._count), ev))
+            return ev
+        self.free -= 1
+        if heap:  # a unit free, its head not yet handed it: the head of the list (this request included) is served
+            ev2 = heapq.heappushpop(heap, (key, env._now, next(self._count), ev))[3]
+            ev2.succeed()
+        else:
+            ev.succeed()
+        return ev
+
+    def release(self, _token=None) -> None:
+        """A holder is done: the head of the waiting list is handed the unit when the hand-over event (SimPy's
+        ``Release``) is processed."""
+        self.free += 1
+        if self.heap:
+            self.env.timeout(0).callbacks.append(self._handover)
+
+    def handover(self, _event=None) -> None:
+        if self.free and self.heap:
+            self.free -= 1
+            heapq.heappop(self.heap)[3].succeed()
+
+    def __len__(self) -> int:
+        """The requests waiting."""
+        return len(self.heap)
 
 
 class Units:

@@ -72,6 +72,8 @@ class SimResult:
             (device or link name), ``kind`` (``compute`` | ``transfer``), ``phase`` (``load``/``mvm``/
             ``store`` for CIM ops, empty otherwise), ``start_s``, ``end_s`` (seconds), ``channels`` (the
             output channels a part of a channel-split op computes; missing (``<NA>``) for every other row).
+            A replay hands over its rows; the table is built the first time it is read (pandas' fixed cost is
+            then paid only by a caller that reads it).
         start_s, finish_s: per op, seconds.
         makespan_s: latest finish of any op or transfer, seconds.
         contention: the contention kinds that were on.
@@ -79,7 +81,7 @@ class SimResult:
         splits: the channel splits replayed (op -> {device: channel indices}).
     """
 
-    trace: pd.DataFrame
+    trace: pd.DataFrame  # a property (below): the rows kept as tuples, the table built on first read
     start_s: dict[str, float]
     finish_s: dict[str, float]
     makespan_s: float
@@ -89,6 +91,23 @@ class SimResult:
     #: op -> :class:`hetsim.weights.WeightStep` of the streamed and reprogrammed ops (their memory traffic)
     weights: dict = field(default_factory=dict)
 
+
+def _get_trace(self: SimResult) -> pd.DataFrame:
+    """The trace table, built from the replay's rows on first read (:func:`trace_frame`) and kept."""
+    t = self._trace
+    if not isinstance(t, pd.DataFrame):
+        t.sort(key=_row_key)  # stable: rows with equal keys keep the order they were recorded in
+        t = self._trace = _trace(t)[0]
+    return t
+
+
+def _set_trace(self: SimResult, value) -> None:
+    self._trace = value
+
+
+# The trace is a property: a replay hands over its rows (a list of tuples, in the order they were recorded) and
+# pandas' table is built only when someone reads it; a DataFrame given to the constructor is kept as it is.
+SimResult.trace = property(_get_trace, _set_trace, doc=_get_trace.__doc__)
 
 #: The trace's order: by start, end, device, op.
 _row_key = itemgetter(4, 5, 1, 0)
@@ -211,6 +230,8 @@ class Plan:
                 edges.append((v, link, link.transfer_time(edge_bytes_at(data, bits))))
             self.out[u] = edges
         self._gate_fused_groups(fusion_gates(g, schedule.fused))  # none without fused groups
+        #: the ops without inputs, in topological order: what a request starts when it arrives
+        self.sources = [v for v in self.topo if not indegree[v]]
 
     def _gate_fused_groups(self, gates: dict[str, list[tuple[str, str]]]) -> None:
         """A fused group is one launch: the edges into its fused consumers from outside the group arrive at its
@@ -312,10 +333,8 @@ class Request:
 
     def start_all(self) -> None:
         """The request has arrived: start every op with no inputs."""
-        remaining = self.remaining
-        for v in self.plan.topo:
-            if remaining[v] == 0:
-                self.run_op(v)
+        for v in self.plan.sources:
+            self.run_op(v)
 
     def arrive(self, v: str) -> None:
         """One input of ``v`` is there; start ``v`` when all are."""
@@ -719,9 +738,9 @@ def simulate(
             stuck = next(n for n in plan.topo if n not in req.finish)
             raise ScheduleError(f"replay deadlocked: op {stuck!r} never ran (the device order contradicts the DAG)")
         rows = req.rows
-        rows.sort(key=_row_key)  # stable: rows with equal keys keep the order they were recorded in
-        trace, makespan = _trace(rows)
-        result = SimResult(trace=trace, start_s=req.start, finish_s=req.finish, makespan_s=makespan,
+        req.rows = []  # handed to the result (the trace, built from them when read)
+        makespan = max(map(itemgetter(5), rows), default=0.0)
+        result = SimResult(trace=rows, start_s=req.start, finish_s=req.finish, makespan_s=makespan,
                            contention=contention, assignment=plan.assignment,  # the schedule's views: fresh dicts,
                            splits=plan.splits, weights=dict(plan.steps))  # the plan's own (it dies here): no copy
     finally:
