@@ -268,7 +268,8 @@ class CpSat:
             if self.objective == "latency" and not weight_option_platform(costs.platform):
                 try:
                     budget = Budget(self.work_limit, self.time_limit_s, CPSAT_WORK)
-                    return map_fused(self, costs, self._heuristics(costs) + self._unfused(costs, budget), budget)
+                    return map_fused(self, costs, self._heuristics(costs), budget,
+                                     unfused=lambda: self._unfused(costs, budget))
                 except TooManyPaths:
                     pass
             sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
