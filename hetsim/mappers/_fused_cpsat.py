@@ -95,7 +95,7 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule], budget: Budget,
     proto = model.Proto()
     stats = {"solver": "cp-sat", "operators": len(p.ops), "variables": len(proto.variables),
              "constraints": len(proto.constraints), "tick_s": tick, "rounding_bound_s": rb,
-             "mip_rel_gap_limit": m.mip_rel_gap, "threads": m.threads, "seed": m.seed,
+             "mip_rel_gap_limit": m.mip_rel_gap, "threads": workers(m), "seed": m.seed,
              "deterministic": m.deterministic, "fusion": fusion_note(), "solver_calls_s": solve_s,
              "fusable_triples": len(opts), "unfused_candidate": unfused_note,
              "horizon_ticks": horizon if horizon is not None else "serial (every op at its slowest, Eq. 13)"}
@@ -374,17 +374,23 @@ def _hint(model, p, lit, f, s, aux: dict, sched: Schedule, starts: dict[str, int
     model.AddHint(aux["T"], max((starts[v] + size[v] for v in p.ops), default=0))
 
 
+def workers(m) -> int:
+    """CP-SAT workers of the fused model for the ``cpsat`` mapper ``m``: one when ``m`` is deterministic (one
+    worker's search is reproducible and stops at its deterministic time limit; CP-SAT's deterministic parallel
+    mode, ``interleave_search``, runs every full-problem worker a chunk per batch and only stops between batches:
+    on YOLOv5n on platforms/edge-soc.yaml six chunks of about 0.67 deterministic s each, 4.2 deterministic s and
+    3.5x the wall time for a budget of 1.4, for a worse schedule than one worker's in 2; docs/performance.md),
+    else ``m.threads``."""
+    return 1 if m.deterministic else m.threads
+
+
 def _parameters(prm, cp_model, m, budget: Budget) -> None:
     """The solver parameters of the ``cpsat`` mapper ``m`` for one solve given what is left of ``budget`` (as its
-    own solves: workers, seed, gap, deterministic interleaved search without the slow-chunk workers, the
-    deterministic time limit, the log)."""
+    own solves: workers (:func:`workers`), seed, gap, the deterministic time limit, the log)."""
     budget.set_params(prm, budget.left())
-    prm.num_workers = m.threads
+    prm.num_workers = workers(m)
     prm.random_seed = m.seed
     prm.relative_gap_limit = m.mip_rel_gap
     prm.log_search_progress = m.log
-    if m.deterministic and m.threads > 1:
-        prm.interleave_search = True
-        prm.ignore_subsolvers.extend(["core", "fixed", "max_lp"])
     if m.det_time_limit is not None:
         prm.max_deterministic_time = min(prm.max_deterministic_time, m.det_time_limit)
