@@ -21,7 +21,10 @@ Every schedule with fused groups that :func:`hetsim.check.check_schedule` accept
 solution is such a schedule, so the optimum is exact for the rounded problem (ticks, as ``cpsat``; the real-time
 bound subtracts the rounding bound, widened by one tick per fusable consumer for its epilogue). ``cpsat``'s chain
 dynamic program, decomposition, bounds and variable fixing reason about ops on their own launches and are
-bypassed here; greedy's and heft's fused schedules are the hint and the fallback.
+bypassed here; greedy's and heft's fused schedules are the hint and the fallback, and so is ``cpsat``'s own
+schedule without fusion unless its root bounds (:func:`unfused_bound_s`) show that it cannot beat them. The hint's
+makespan is the horizon of every time variable (:func:`_build`), and a deterministic mapping runs one CP-SAT
+worker (:func:`workers`).
 """
 
 from __future__ import annotations
