@@ -194,7 +194,9 @@ class CpSat:
             interleaved search runs its workers in batches of chunks of 1 deterministic second and stops
             only between batches, so a ``mip_rel_gap`` met early may not end a solve before its time limit
             (OR-Tools' behaviour, not ours: we set ``relative_gap_limit`` to ``mip_rel_gap`` either way;
-            google/or-tools#5199). One worker, or ``deterministic=False``, stops as soon as it is met.
+            google/or-tools#5199). One worker, or ``deterministic=False``, stops as soon as it is met. The
+            fused model of a platform that fuses ops runs one worker when deterministic
+            (:func:`hetsim.mappers._fused_cpsat.workers`).
         seed: CP-SAT ``random_seed`` (default 0).
         progress: called with ``time_s``, ``incumbent_s``, ``bound_s``, ``gap`` on every improvement.
         resolution_s: the tick in seconds (default 1 ns; coarsened for horizons over 1e10 ticks).
