@@ -313,6 +313,53 @@ def test_cpsat_equals_brute_force_with_fusion(costs):
     assert sched.stats["bound_s"] <= sched.makespan_s * (1 + 1e-12)
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fusable_dag(n_ops=(2, 4)))
+def test_unfused_bound_is_below_every_schedule_without_fusion(costs):
+    """The bound that lets cpsat skip its search without fusion is at most the brute force's least makespan
+    without fusion: a skip never loses a shorter schedule."""
+    from hetsim.mappers._fused_cpsat import unfused_bound_s
+
+    bound = unfused_bound_s(get_mapper("cpsat"), costs)
+    assert 0 <= bound <= _brute_force(costs.without_fusion()) * (1 + 1e-12)
+
+
+def test_cpsat_skips_the_unfused_search_only_when_it_cannot_win():
+    """SiLU on the NPU: fused 690 + 50 + 25 = 765 ns (heft finds it), without fusion at best 840 ns
+    (test_ilp_maps_without_fusion_and_says_so); the search without fusion is skipped exactly when its bound
+    reaches the best heuristic, and the answer is 765 ns either way."""
+    from hetsim.mappers._fused_cpsat import unfused_bound_s
+
+    costs = costs_of(silu())
+    m = get_mapper("cpsat", resolution_s=1e-12, mip_rel_gap=0.0, threads=1)
+    sched = m.map(costs)
+    assert sched.makespan_s == pytest.approx(765 * NS) and sched.stats["status"] == "optimal"
+    bound = unfused_bound_s(m, costs)
+    assert bound <= 840 * NS * (1 + 1e-12)
+    skipped = sched.stats["unfused_candidate"].startswith("skipped")
+    assert skipped == (bound >= 765 * NS * (1 - 1e-12))
+
+
+def test_cpsat_fused_horizon_refused_is_solved_again(monkeypatch):
+    """A horizon below the optimum (as if the hint's makespan were wrong) leaves the fused model without a
+    solution; it is then solved on the serial horizon and still returns the optimum, 765 ns."""
+    import hetsim.mappers._fused_cpsat as fc
+
+    monkeypatch.setattr(fc, "_hint_makespan", lambda *a: 1)
+    costs = costs_of(silu())
+    sched = get_mapper("cpsat", resolution_s=1e-12, mip_rel_gap=0.0, threads=1).map(costs)
+    assert sched.makespan_s == pytest.approx(765 * NS) and sched.stats["status"] == "optimal"
+    assert sched.stats["horizon_ticks"].startswith("serial")
+
+
+def test_cpsat_fused_is_deterministic():
+    """The same fused mapping twice under the default work limit: the same assignment, groups and orders."""
+    costs = costs_of(silu())
+    a, b = (get_mapper("cpsat").map(costs) for _ in range(2))
+    assert (a.assignment, a.fused, a.order) == (b.assignment, b.fused, b.order)
+    assert a.stats["threads"] == 1
+
+
 def test_ilp_maps_without_fusion_and_says_so():
     costs = costs_of(silu())
     sched = get_mapper("ilp", time_limit_s=30).map(costs)

@@ -21,12 +21,16 @@ Every schedule with fused groups that :func:`hetsim.check.check_schedule` accept
 solution is such a schedule, so the optimum is exact for the rounded problem (ticks, as ``cpsat``; the real-time
 bound subtracts the rounding bound, widened by one tick per fusable consumer for its epilogue). ``cpsat``'s chain
 dynamic program, decomposition, bounds and variable fixing reason about ops on their own launches and are
-bypassed here; greedy's and heft's fused schedules are the hint and the fallback.
+bypassed here; greedy's and heft's fused schedules are the hint and the fallback, and so is ``cpsat``'s own
+schedule without fusion unless its root bounds (:func:`unfused_bound_s`) show that it cannot beat them. The hint's
+makespan is the horizon of every time variable (:func:`_build`), and a deterministic mapping runs one CP-SAT
+worker (:func:`workers`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from hetsim.costs import CostModel
 from hetsim.errors import MappingError
@@ -50,12 +54,14 @@ def fusion_note() -> str:
             "bypassed)")
 
 
-def map_fused(m, costs: CostModel, heuristics: list[Schedule], budget: Budget) -> Schedule:
+def map_fused(m, costs: CostModel, heuristics: list[Schedule], budget: Budget,
+              unfused: Callable[[], list[Schedule]] | None = None) -> Schedule:
     """The optimal mapping of ``costs`` with fused groups (module docstring) by the ``cpsat`` mapper ``m`` (its
     threads, seed, gap, tick, determinism and log), started from the best of ``heuristics`` (schedules of greedy
-    and heft, and ``cpsat``'s own without fusion); the solver gets what is left of ``budget``, the mapping's
-    limits (:class:`~hetsim.mappers._limits.Budget`: a deterministic work limit by default, a wall-clock cap when
-    given).
+    and heft) and of ``unfused()`` (``cpsat``'s own schedule without fusion, which charges its work to
+    ``budget``; not called when :func:`unfused_bound_s` shows it cannot beat the heuristics); the solver gets what
+    is left of ``budget``, the mapping's limits (:class:`~hetsim.mappers._limits.Budget`: a deterministic work
+    limit by default, a wall-clock cap when given).
 
     Raises:
         MappingError: no feasible mapping, or none found within the limits and no heuristic schedule.
@@ -65,30 +71,37 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule], budget: Budget) -
 
     t0 = budget.t0
     g = costs.workload.graph
-    horizon_s = sum(max(lat.values()) for lat in costs.latency.values()) + sum(
-        max((costs.transfer_time(u, v, a, b) for a in costs.latency[u] for b in costs.latency[v]
-             if costs.carried(u, v, a, b)), default=0.0) for u, v in g.edges)
-    tick = B.choose_tick(costs, m.resolution_s, horizon_s)
+    heuristics, unfused_note = _with_unfused(m, costs, heuristics, unfused)
+    tick = B.choose_tick(costs, m.resolution_s, _horizon_s(costs))
     p = B.build_problem(costs, tick)
     opts = [(c, q, d, B.to_ticks(epi, tick)) for c, per_p in costs.fusion.items() for q, per_d in per_p.items()
             for d, epi in per_d.items() if d in p.devices[c] and d in p.devices[q]]
     rb = p.rounding_bound_s + tick * len({c for c, *_ in opts})
-    model, lit, f, s, aux = _build(cp_model.CpModel(), p, opts, g)
     best_h = min(heuristics, key=lambda h: h.makespan_s, default=None)
-    if best_h is not None:
-        _hint(model, p, lit, f, s, aux, best_h, _tick_starts(costs, p, opts, best_h))
-    solver = cp_model.CpSolver()
-    _parameters(solver.parameters, cp_model, m, budget)
-    t_solve = time.perf_counter()
-    code = _cpsat_sigint.solve(solver, model, None)
-    solve_s = time.perf_counter() - t_solve
-    budget.charge(solver, code == cp_model.OPTIMAL)
+    starts = _tick_starts(costs, p, opts, best_h) if best_h is not None else None
+    ub = _hint_makespan(p, opts, best_h, starts)
+    solve_s = 0.0
+    for horizon in ([ub, None] if ub is not None else [None]):
+        model, lit, f, s, aux = _build(cp_model.CpModel(), p, opts, g, horizon)
+        if best_h is not None:
+            _hint(model, p, lit, f, s, aux, best_h, starts)
+        solver = cp_model.CpSolver()
+        _parameters(solver.parameters, cp_model, m, budget)
+        t_solve = time.perf_counter()
+        code = _cpsat_sigint.solve(solver, model, None)
+        solve_s += time.perf_counter() - t_solve
+        budget.charge(solver, code == cp_model.OPTIMAL)
+        if code != cp_model.INFEASIBLE or horizon is None:
+            break
+        # the hint's makespan as the horizon left no solution: the hint was not one (a bug of _tick_starts);
+        # the model is solved again on the full horizon, so the answer stays exact
     proto = model.Proto()
     stats = {"solver": "cp-sat", "operators": len(p.ops), "variables": len(proto.variables),
              "constraints": len(proto.constraints), "tick_s": tick, "rounding_bound_s": rb,
-             "mip_rel_gap_limit": m.mip_rel_gap, "threads": m.threads, "seed": m.seed,
+             "mip_rel_gap_limit": m.mip_rel_gap, "threads": workers(m), "seed": m.seed,
              "deterministic": m.deterministic, "fusion": fusion_note(), "solver_calls_s": solve_s,
-             "fusable_triples": len(opts)}
+             "fusable_triples": len(opts), "unfused_candidate": unfused_note,
+             "horizon_ticks": horizon if horizon is not None else "serial (every op at its slowest, Eq. 13)"}
     bound_ticks = None
     if code in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.UNKNOWN):
         b = solver.BestObjectiveBound()
@@ -128,11 +141,59 @@ def map_fused(m, costs: CostModel, heuristics: list[Schedule], budget: Budget) -
     return sched
 
 
-def _build(model, p: B.IntProblem, opts: list[tuple[str, str, str, int]], g):
+def unfused_bound_s(m, costs: CostModel) -> float:
+    """A lower bound in seconds of the makespan of every schedule of ``costs`` without fusion: ``cpsat``'s root
+    bounds of its integer problem (the critical path of :func:`~hetsim.mappers._bounds.critical_path` and the
+    load bounds of :func:`~hetsim.mappers._bounds.load_bound` and
+    :func:`~hetsim.mappers._bounds.multi_load_bound`, in ticks) times the tick, minus the rounding bound (the most
+    rounding up lengthens a schedule: the same conversion as ``cpsat``'s ``bound_s``)."""
+    plain = costs.without_fusion()
+    tick = B.choose_tick(plain, m.resolution_s, _horizon_s(plain))
+    p = B.build_problem(plain, tick)
+    if not p.ops:
+        return 0.0
+    head, tail = B.heads_tails(p)
+    lb = B.critical_path(p, head, tail)
+    if (lbnd := B.load_bound(p, head, tail)) is not None:
+        lb = max(lb, lbnd.bound())
+    if (mb := B.multi_load_bound(p, head, tail)) is not None:
+        lb = max(lb, mb)
+    return max(0.0, lb * tick - p.rounding_bound_s)
+
+
+def _with_unfused(m, costs: CostModel, heuristics: list[Schedule], unfused) -> tuple[list[Schedule], str]:
+    """``heuristics`` plus ``unfused()`` unless the best heuristic is no slower than :func:`unfused_bound_s` (then
+    no schedule without fusion can be shorter, and its search would be work for nothing); and a note on which."""
+    if unfused is None:
+        return heuristics, "not asked"
+    best = min((h.makespan_s for h in heuristics), default=None)
+    if best is not None:
+        lb = unfused_bound_s(m, costs)
+        if best <= lb:
+            return heuristics, (f"skipped: a heuristic's {best:.6g} s with fusion is no slower than the bound "
+                                f"{lb:.6g} s of every schedule without it")
+    return heuristics + unfused(), "searched"
+
+
+def _horizon_s(costs: CostModel) -> float:
+    """Every op at its slowest device plus every edge's slowest linked transfer (CPU-CIM ILP Eq. 13: a makespan
+    no schedule exceeds), seconds."""
+    g = costs.workload.graph
+    return sum(max(lat.values()) for lat in costs.latency.values()) + sum(
+        max((costs.transfer_time(u, v, a, b) for a in costs.latency[u] for b in costs.latency[v]
+             if costs.carried(u, v, a, b)), default=0.0) for u, v in g.edges)
+
+
+def _build(model, p: B.IntProblem, opts: list[tuple[str, str, str, int]], g, horizon: int | None = None):
     """The model of the module docstring on ``model`` for the integer problem ``p`` and the fusable triples
     ``opts`` (consumer, producer, device, epilogue ticks); returns ``(model, l, f, s, aux)``, ``aux`` the other
-    variables by name (for the hint)."""
+    variables by name (for the hint). Every time lies in ``[0, H]``: ``H`` the serial horizon (every op at its
+    slowest device and every transfer, a makespan no schedule exceeds) or ``horizon`` (ticks) when smaller, the
+    makespan of a known solution (the hint's: the optimum is no later, so it stays a solution; smaller domains
+    propagate faster)."""
     H = sum(max(dv.values()) for dv in p.dur.values()) + sum(max(t.values(), default=0) for t in p.tr.values()) + 1
+    if horizon is not None:
+        H = min(H, horizon)
     lit = {v: {d: model.NewBoolVar(f"l[{v},{d}]") for d in p.devices[v]} for v in p.ops}
     for v in p.ops:
         model.AddExactlyOne(lit[v].values())
@@ -267,6 +328,24 @@ def _tick_starts(costs: CostModel, p: B.IntProblem, opts, sched: Schedule) -> di
     return {v: int(round(t / tick)) for v, t in start.items()}
 
 
+def _hint_sizes(p: B.IntProblem, epi: dict, sched: Schedule) -> dict[str, int]:
+    """Each op's duration in ticks in ``sched``: its epilogue's when fused (``epi``: (consumer, producer,
+    device) -> ticks), else its own on its device."""
+    a, fused = sched.assignment, sched.fused
+    return {v: epi[(v, fused[v], a[v])] if v in fused else p.dur[v][a[v]] for v in p.ops}
+
+
+def _hint_makespan(p: B.IntProblem, opts, sched: Schedule | None, starts: dict[str, int] | None) -> int | None:
+    """The makespan in ticks of the hint (``sched`` at ``starts``), or None without one."""
+    if sched is None or starts is None:
+        return None
+    try:
+        size = _hint_sizes(p, {(c, q, d): n for c, q, d, n in opts}, sched)
+    except KeyError:  # a fused triple the model does not offer: no hint of the model
+        return None
+    return max((starts[v] + size[v] for v in p.ops), default=0)
+
+
 def _hint(model, p, lit, f, s, aux: dict, sched: Schedule, starts: dict[str, int] | None) -> None:
     """``sched`` (a heuristic's) as the solver's hint: devices, fused groups and, when ``starts`` (ticks) are
     given, every other variable's value in that schedule (a complete solution: CP-SAT starts from it)."""
@@ -285,7 +364,7 @@ def _hint(model, p, lit, f, s, aux: dict, sched: Schedule, starts: dict[str, int
         model.AddHint(inside, any(held))
     if starts is None:
         return
-    size = {v: aux["epi"][(v, fused[v], a[v])] if v in fused else p.dur[v][a[v]] for v in p.ops}
+    size = _hint_sizes(p, aux["epi"], sched)
     head = {}
     for v in p.ops:  # topological: a producer's head is known before its consumer's
         head[v] = head[fused[v]] if v in fused else v
@@ -298,17 +377,23 @@ def _hint(model, p, lit, f, s, aux: dict, sched: Schedule, starts: dict[str, int
     model.AddHint(aux["T"], max((starts[v] + size[v] for v in p.ops), default=0))
 
 
+def workers(m) -> int:
+    """CP-SAT workers of the fused model for the ``cpsat`` mapper ``m``: one when ``m`` is deterministic (one
+    worker's search is reproducible and stops at its deterministic time limit; CP-SAT's deterministic parallel
+    mode, ``interleave_search``, runs every full-problem worker a chunk per batch and only stops between batches:
+    on YOLOv5n on platforms/edge-soc.yaml six chunks of about 0.67 deterministic s each, 4.2 deterministic s and
+    3.5x the wall time for a budget of 1.4, for a worse schedule than one worker's in 2; docs/performance.md),
+    else ``m.threads``."""
+    return 1 if m.deterministic else m.threads
+
+
 def _parameters(prm, cp_model, m, budget: Budget) -> None:
     """The solver parameters of the ``cpsat`` mapper ``m`` for one solve given what is left of ``budget`` (as its
-    own solves: workers, seed, gap, deterministic interleaved search without the slow-chunk workers, the
-    deterministic time limit, the log)."""
+    own solves: workers (:func:`workers`), seed, gap, the deterministic time limit, the log)."""
     budget.set_params(prm, budget.left())
-    prm.num_workers = m.threads
+    prm.num_workers = workers(m)
     prm.random_seed = m.seed
     prm.relative_gap_limit = m.mip_rel_gap
     prm.log_search_progress = m.log
-    if m.deterministic and m.threads > 1:
-        prm.interleave_search = True
-        prm.ignore_subsolvers.extend(["core", "fixed", "max_lp"])
     if m.det_time_limit is not None:
         prm.max_deterministic_time = min(prm.max_deterministic_time, m.det_time_limit)

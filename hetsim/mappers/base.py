@@ -403,14 +403,16 @@ def fuse_where_placed(costs: CostModel, assignment: dict[str, str]) -> dict[str,
     head: dict[str, str] = {}  # fused op -> its group's head (a chain grows at its end only)
     members: dict[str, list[str]] = {}  # head -> its group, head first
     taken: set[str] = set()
-    for c in costs.workload.topological_order():
+    topo = costs.workload.topological_order()
+    pos = {v: i for i, v in enumerate(topo)}
+    for c in topo:
         d = assignment[c]
         for p, per_dev in costs.fusion.get(c, {}).items():
             if assignment[p] != d or d not in per_dev or p in taken:
                 continue
             h = head.get(p, p)
             outside = {u for u in g.predecessors(c) if head.get(u, u) != h}
-            if outside and _reaches(g, members.get(h, [h]), outside, head, members):
+            if outside and _reaches(g, members.get(h, [h]), outside, head, members, pos, pos[c]):
                 continue  # an outside input computed from the group's output: a cycle
             fused[c] = p
             head[c] = h
@@ -420,16 +422,19 @@ def fuse_where_placed(costs: CostModel, assignment: dict[str, str]) -> dict[str,
     return fused
 
 
-def _reaches(g, start: list[str], targets: set[str], head: dict[str, str], members: dict[str, list[str]]) -> bool:
+def _reaches(g, start: list[str], targets: set[str], head: dict[str, str], members: dict[str, list[str]],
+             pos: dict[str, int], limit: int) -> bool:
     """True when a path leads from the ops ``start`` (a group) to one of ``targets`` in the graph whose nodes are
     the fused groups (``head``: fused op -> its group's head; ``members``: head -> its ops): a search that enters
-    a group goes on from every op of it."""
+    a group goes on from every op of it. Every target and every group member comes before position ``limit`` of
+    the topological order (``pos``), so an op at or after it, in no group and with only later successors, leads
+    to none: the search does not enter it."""
     seen = set(start)
     stack = list(start)
     while stack:
         for y in g.successors(stack.pop()):
             for z in members.get(head.get(y, y), [y]):  # y's group: y alone when it is in none
-                if z in seen:
+                if z in seen or pos[z] >= limit:
                     continue
                 if z in targets:
                     return True

@@ -194,7 +194,9 @@ class CpSat:
             interleaved search runs its workers in batches of chunks of 1 deterministic second and stops
             only between batches, so a ``mip_rel_gap`` met early may not end a solve before its time limit
             (OR-Tools' behaviour, not ours: we set ``relative_gap_limit`` to ``mip_rel_gap`` either way;
-            google/or-tools#5199). One worker, or ``deterministic=False``, stops as soon as it is met.
+            google/or-tools#5199). One worker, or ``deterministic=False``, stops as soon as it is met. The
+            fused model of a platform that fuses ops runs one worker when deterministic
+            (:func:`hetsim.mappers._fused_cpsat.workers`).
         seed: CP-SAT ``random_seed`` (default 0).
         progress: called with ``time_s``, ``incumbent_s``, ``bound_s``, ``gap`` on every improvement.
         resolution_s: the tick in seconds (default 1 ns; coarsened for horizons over 1e10 ticks).
@@ -268,7 +270,8 @@ class CpSat:
             if self.objective == "latency" and not weight_option_platform(costs.platform):
                 try:
                     budget = Budget(self.work_limit, self.time_limit_s, CPSAT_WORK)
-                    return map_fused(self, costs, self._heuristics(costs) + self._unfused(costs, budget), budget)
+                    return map_fused(self, costs, self._heuristics(costs), budget,
+                                     unfused=lambda: self._unfused(costs, budget))
                 except TooManyPaths:
                     pass
             sched = self.map(costs.without_fusion())  # not modelled there: without fusion, and say so
