@@ -53,7 +53,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.errors import InputError
-from hetsim.input_files import check_input_file
+from hetsim.input_files import check_input_file, resolved_path
 from hetsim.schedule import OBJECTIVES
 
 __all__ = ["ScenarioSweep", "is_scenario_sweep", "load_scenario_sweep", "result_columns", "run_scenario_sweep",
@@ -140,9 +140,9 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     p = Path(path)
     spec = read_yaml_model(p, ScenarioSweep, InputError, "sweep file", "scenario, platforms, parameters")
     base = p.parent
-    spec.scenario = (base / spec.scenario).resolve()
-    spec.platforms = [(base / x).resolve() for x in spec.platforms]
-    spec.output = (base / spec.output).resolve() if spec.output else default_output(p, spec.name)
+    spec.scenario = resolved_path(base / spec.scenario, f"{p}: scenario")
+    spec.platforms = [resolved_path(base / x, f"{p}: platform") for x in spec.platforms]
+    spec.output = resolved_path(base / spec.output, f"{p}: output") if spec.output else default_output(p, spec.name)
     for k, vals in spec.parameters.items():
         if not isinstance(vals, list) or not vals:
             raise InputError(f"{p}: parameters: {k!r} needs a non-empty list of values")
@@ -215,7 +215,7 @@ def _check_models(sc, folder: Path, seen: set[Path], what: str) -> None:
     from hetsim.scenario.run import model_frontend
 
     for name, st in sc.streams.items():
-        path = (folder / st.model).resolve()
+        path = resolved_path(folder / st.model, f"{what}: scenario {sc.name!r}, stream {name!r}: model")
         if path in seen:
             continue
         try:

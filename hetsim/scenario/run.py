@@ -27,6 +27,7 @@ import simpy
 
 from hetsim.costs import CostModel
 from hetsim.errors import InputError
+from hetsim.input_files import resolved_path
 from hetsim.platform import Platform, load_platform
 from hetsim.scenario.arrivals import ARRIVALS, ArrivalInputs
 from hetsim.scenario.spec import (
@@ -184,7 +185,7 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
         if workloads and name in workloads:
             wl = workloads[name]
         else:
-            path = (folder / st.model).resolve()
+            path = resolved_path(folder / st.model, "a scenario stream's model", ScenarioError)
             wl = cache.get(path) or cache.setdefault(path, _load_model(path))
         costs_of[name] = CostModel(wl, platform)
     if rates is None:
@@ -1181,7 +1182,8 @@ def same_model_notes(sc: Scenario, folder: Path, workloads: dict | None = None) 
     by: dict[Path, list[str]] = {}
     for name, st in sc.streams.items():
         if not (workloads and name in workloads):
-            by.setdefault((folder / st.model).resolve(), []).append(name)
+            by.setdefault(resolved_path(folder / st.model, "a scenario stream's model", ScenarioError),
+                          []).append(name)
     return [f"streams {', '.join(names)} name the same model ({path.name}): it is mapped once per stream and the "
             "resident capacities are split between the mappings (one stream with their combined arrivals shares "
             "one mapping)" for path, names in by.items() if len(names) > 1]
