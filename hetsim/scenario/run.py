@@ -434,6 +434,35 @@ def _read_once(folder: Path):
     return read
 
 
+def check_work(scenario: Scenario, folder: Path, source: str, models: dict | None = None, read=None) -> None:
+    """Refuse, before any mapping, a scenario whose replay would pass the work bound in force
+    (:func:`~hetsim.scenario.spec.check_ops`: each stream's requests known in advance x its model's ops + 1), as
+    :func:`map_streams` does; for a sweep's points, checked before the first one runs. ``models``: a cache of
+    op counts by resolved model path, shared between calls (each model loaded once); ``read``: a reader of
+    arrival-time files (:func:`_read_once`). A stream whose requests are not known in advance (a closed loop) or
+    whose model cannot be loaded is left out (its point reports the error when it runs).
+
+    Raises:
+        ScenarioError: the estimate past the bound, one line starting with ``source``.
+    """
+    models = {} if models is None else models
+    read = read or _read_once(folder)
+    sizes, ops = {}, {}
+    for name, st in scenario.streams.items():
+        size = st.arrival.requests(_inputs(st, folder, np.random.default_rng(0), read))
+        if size is None:
+            continue
+        path = resolved_path(folder / st.model, "a scenario stream's model", ScenarioError)
+        if path not in models:
+            try:
+                models[path] = len(_load_model(path))
+            except InputError:
+                models[path] = None
+        if models[path] is not None:
+            sizes[name], ops[name] = size, models[path]
+    check_ops(sizes, ops, source)
+
+
 def arrival_times(st: Stream, folder: Path, rng: np.random.Generator):
     """The arrival times of a stream known in advance (an iterator, seconds, non-decreasing): its process's,
     cut at its ``count`` and before its ``duration_s`` (a closed loop's: its first requests, at 0)."""
