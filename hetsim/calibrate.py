@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hetsim.errors import InputError
-from hetsim.input_files import MAX_TEXT_TABLE_BYTES, check_input_file, read_input_text
+from hetsim.input_files import MAX_TEXT_TABLE_BYTES, check_input_file, csv_rows, read_input_text
 
 _DEFAULT_CLOCK_GHZ = 1.0
 
@@ -163,7 +163,8 @@ def read_profile(csv_path: Path) -> dict[str, float]:
         InputError: unreadable, or without the ``op`` and ``latency_s`` columns, or a bad number.
     """
     text = read_input_text(csv_path, "profile", MAX_TEXT_TABLE_BYTES, InputError)
-    rows = list(csv.DictReader(line for line in text.splitlines() if line.strip() and not line.startswith("#")))
+    rows = csv_rows((line for line in text.splitlines() if line.strip() and not line.startswith("#")), str(csv_path),
+                    InputError, None, csv.DictReader)
     if not rows or "op" not in rows[0] or "latency_s" not in rows[0]:
         raise InputError(f"{csv_path}: not a hetsim profile (needs columns op, latency_s)")
     out = {}

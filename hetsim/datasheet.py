@@ -14,6 +14,9 @@ The plausible ranges are ours (assumed), wide enough for every device from a sen
   ``idle_w`` no higher than the ``active_w``;
 * a power figure at all: a device whose ``active_w`` and ``idle_w`` are 0 and that has no other energy figure
   (an energy per MAC, per byte ...) has its energy reported as "not modelled", never as 0 J;
+* a link's or a memory's bandwidth (and each port of a memory's ``weights_for``) of at least
+  :data:`MIN_BANDWIDTH_GB_S` (1 kB/s: below any bus or memory; a slip such as ``1e-300`` otherwise passes, its
+  transfers taking longer than any run);
 * a device other than the host that no link joins to the host and that shares no memory with it: a transfer goes
   over one link, never through another device, so its ops cannot exchange tensors with the host.
 """
@@ -29,6 +32,8 @@ from hetsim.platform import Platform
 CLOCK_RANGE_HZ = (1e6, 5e9)
 #: plausible active power of one unit, W (ours: a sub-block of a sensor MCU to a large accelerator die)
 ACTIVE_POWER_RANGE_W = (1e-6, 300.0)
+#: lowest plausible bandwidth of a link or a memory port, GB/s (ours: 1 kB/s, below a slow serial bus)
+MIN_BANDWIDTH_GB_S = 1e-6
 
 
 @dataclass(frozen=True)
@@ -103,4 +108,16 @@ def platform_warnings(platform: Platform) -> list[str]:
             what = ("its energy is not modelled (reported as such, not as 0 J)" if not dev.energy_modelled
                     else "only its energy per operation is counted, no static or active power")
             out.append(f"{where}: no power figure (active_w and idle_w are 0): {what}")
-    return out
+    return out + _bandwidth_warnings(platform)
+
+
+def _bandwidth_warnings(platform: Platform) -> list[str]:
+    """A link, a memory or a memory's weight port slower than :data:`MIN_BANDWIDTH_GB_S`."""
+    found = [(f"links.{n}", link.bandwidth_gb_s) for n, link in platform.links.items()]
+    for n, mem in platform.memories.items():
+        found.append((f"memories.{n}", mem.bandwidth_gb_s))
+        found += [(f"memories.{n}.weights_for.{d}", getattr(port, "bandwidth_gb_s", None))
+                  for d, port in mem.weights_for.items()]
+    return [f"{where}: bandwidth_gb_s {bw:g} is below the plausible {MIN_BANDWIDTH_GB_S:g} GB/s (1 kB/s; a unit "
+            "slip? the field is in GB/s)" for where, bw in found if bw is not None and
+            bw < MIN_BANDWIDTH_GB_S]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,6 +79,25 @@ def _target_mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
+def refuse_special_output(path: Path, flag: str = "cannot write") -> None:
+    """Refuse an output path that names a FIFO, a device or a socket (also through a symbolic link): a write
+    with ``--force`` would replace it by a regular file (``/dev/null`` itself, for a run as root).
+
+    Raises:
+        OutputPathError: one line naming the path and what it is.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+    raise OutputPathError(f"{flag} {str(path)!r}: it is {kind}, not a regular file; hetsim writes and replaces only "
+                          "regular files")
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success move it into place atomically.
@@ -92,7 +112,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     Raises:
         FileNotFoundError: the directory of ``path`` does not exist.
         OutputPathError: the location cannot be written: permission denied, a read-only or virtual file system,
-            ``path`` is a folder, the disk is full (also when the writer in the ``with`` block meets one of these
+            ``path`` is a folder, a FIFO, a device or a socket (:func:`refuse_special_output`), the disk is full
+            (also when the writer in the ``with`` block meets one of these
             on the temporary file).
     """
     target = Path(path)
@@ -101,6 +122,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         raise FileNotFoundError(errno.ENOENT, "no such folder", str(directory))
     if target.is_dir():
         raise OutputPathError(f"cannot write {str(target)!r}: it is a folder")
+    refuse_special_output(target)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=directory)
     except OSError as err:
@@ -201,11 +223,12 @@ def check_output_file(path: Path, force: bool, flag: str = "-o") -> None:
 
     Raises:
         OutputExistsError: ``path`` exists and ``force`` is false, or an ancestor is a file.
-        OutputPathError: ``path`` is a folder, or its folder cannot receive files.
+        OutputPathError: ``path`` is a folder, a FIFO, a device or a socket, or its folder cannot receive files.
     """
     path = Path(path)
     if path.is_dir():
         raise OutputPathError(f"{flag} {str(path)!r} is a folder; give a file path")
+    refuse_special_output(path, flag)
     if path.exists() and not force:
         raise OutputExistsError(f"{str(path)!r} exists; pass --force to replace it")
     check_writable(path.parent if str(path.parent) else Path("."), path)

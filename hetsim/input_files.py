@@ -181,3 +181,38 @@ def read_input_text(path: str | os.PathLike, what: str, max_bytes: int = MAX_TEX
     if "\x00" in text:
         raise error(_refusal(Path(path), what, f"is not text (a NUL byte at offset {text.index(chr(0))})"))
     return text
+
+
+def resolved_path(path: str | os.PathLike, what: str, error: type[InputError] = InputError) -> Path:
+    """``path`` made absolute with its symbolic links followed (:meth:`pathlib.Path.resolve`, not strict: a
+    missing file is left for its reader to report).
+
+    Raises:
+        error: ``path`` is a symbolic link loop (``Path.resolve`` raises ``RuntimeError`` for one before Python
+            3.13, ``OSError`` after), one line naming it.
+    """
+    p = Path(path)
+    try:
+        return p.resolve()
+    except (RuntimeError, OSError):
+        raise error(_refusal(p, what, "is a symbolic link loop")) from None
+
+
+def csv_rows(lines, where: str, error: type[InputError] = InputError, first_line: int | None = 1,
+             reader=None) -> list:
+    """The rows of CSV text (``lines``: an iterable of its lines) by :func:`csv.reader` (or ``reader``, e.g.
+    :class:`csv.DictReader`).
+
+    Raises:
+        error: the CSV module refuses a line (a field longer than its limit of 131,072 characters), one line
+            naming ``where`` and the line number (``first_line``: the number of the first line given; ``None``
+            when the lines given are not the file's own, some left out: no number).
+    """
+    import csv
+
+    rows = (reader or csv.reader)(lines)
+    try:
+        return list(rows)
+    except csv.Error as err:
+        at = "" if first_line is None else f"line {first_line + rows.line_num - 1}: "
+        raise error(f"{where}: {at}not a CSV row: {err}") from None

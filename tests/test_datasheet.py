@@ -217,3 +217,17 @@ def test_heft_runs_on_a_platform_with_an_unreachable_device(capsys):
     island = next(line for line in out.splitlines() if line.startswith("  island "))
     assert island.split()[2] == "0", island
 
+
+
+def test_a_bandwidth_far_below_any_bus_or_memory_is_warned_about(capsys):
+    """bandwidth_gb_s 1e-300 validates (it is positive) and means nothing: a warning per link, memory and weight
+    port below 1 kB/s, naming the field and its value; 1e-6 GB/s (1 kB/s) itself passes."""
+    code, out, err = run_cli(capsys, "check", PLATFORMS / "cim-npu-dram.yaml",
+                             "--set", "memories.dram.bandwidth_gb_s=1e-300", "--set", "links.bus.bandwidth_gb_s=1e-6",
+                             "--set", "memories.dram.weights_for.npu.bandwidth_gb_s=9e-7")
+    assert code == 0, err
+    found = [ln.strip() for ln in out.splitlines() if "below the plausible" in ln]
+    assert found == ["warning: memories.dram: bandwidth_gb_s 1e-300 is below the plausible 1e-06 GB/s (1 kB/s; a "
+                     "unit slip? the field is in GB/s)",
+                     "warning: memories.dram.weights_for.npu: bandwidth_gb_s 9e-07 is below the plausible 1e-06 GB/s "
+                     "(1 kB/s; a unit slip? the field is in GB/s)"], out

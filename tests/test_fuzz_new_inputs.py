@@ -9,6 +9,7 @@ in CI (``HETSIM_FUZZ_EXAMPLES=N`` for a long randomised run); docs/fuzzing.md.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -487,3 +488,220 @@ def test_output_paths_are_one_line(work, tmp_path):
             (["codegen", str(EFR32), snn, "-o", str(tmp_path / "loop")], "symbolic link loop")):
         o = run_cli(argv)
         assert o.code == 2 and not problems(o, True) and phrase in o.stderr, (argv, o.stderr)
+
+
+# ------------------------------------------------- the fuzzer over .pt2 archives, special files, traces and sizes
+
+class _Stuck(Exception):
+    """A case ran past its alarm: a hang (a FIFO opened, a file read without end)."""
+
+
+@contextlib.contextmanager
+def _alarm(seconds: int):
+    """Fail a case that hangs instead of hanging the suite (SIGALRM interrupts a blocking open or read)."""
+    import signal
+
+    def stuck(*_):
+        raise _Stuck(f"no answer in {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture(scope="module")
+def pt2(work):
+    """A valid saved torch.export program, its members, and the marker a payload would create."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnxscript")
+    nn = torch.nn
+    m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 8 * 8, 10)).eval()
+    path = work / "good.pt2"
+    torch.export.save(torch.export.export(m, (torch.zeros(1, 3, 8, 8),)), path)
+    with zipfile.ZipFile(path) as z:
+        members = {i.filename: z.read(i.filename) for i in z.infolist()}
+    return _Archive(path.read_bytes(), members, work / "PT2-MARKER")
+
+
+class _Archive(tuple):
+    """(bytes, members, marker), shown short in a failing example."""
+
+    def __new__(cls, *parts):
+        return super().__new__(cls, parts)
+
+    def __repr__(self) -> str:
+        return f"<.pt2 archive of {len(self[0]):,} bytes>"
+
+
+class _Payload:
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (os.system, (f"touch '{self.marker}'",))
+
+
+def _pt2_variant(members: dict[str, bytes], kind: str, name: str, at: float, marker: Path) -> bytes:
+    import pickle
+
+    members = dict(members)
+    if kind == "drop":
+        del members[name]
+    elif kind == "flip":
+        data = bytearray(members[name] or b"\0")
+        data[int(at * (len(data) - 1))] ^= 0xFF
+        members[name] = bytes(data)
+    elif kind == "payload":  # a pickle that runs code, in place of any member
+        members[name] = pickle.dumps(_Payload(marker), protocol=2)
+    elif kind == "json":
+        members[name] = json.dumps({"x": [1, {"y": None}], "z": "os.system"}).encode()
+    elif kind == "empty":
+        members[name] = b""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    return buf.getvalue()
+
+
+@fuzz_settings(ci_examples=40)
+@given(kind=st.sampled_from(["drop", "flip", "payload", "json", "empty", "truncate"]), member=st.integers(0, 10**6),
+       at=st.floats(0.0, 1.0), command=st.sampled_from(["inspect", "run", "scenario"]))
+def test_fuzz_pt2_archives(work, pt2, kind, member, at, command):
+    """A saved torch.export program with one member dropped, flipped, emptied, replaced by JSON or by a pickle that
+    runs code, or the archive truncated: exit 0 or one line, and the payload never runs (no marker file), through
+    ``inspect``, ``run`` and a scenario stream."""
+    import yaml
+
+    whole, members, marker = pt2
+    names = sorted(members)
+    name = names[member % len(names)]
+    data = whole[:int(at * (len(whole) - 1))] if kind == "truncate" else _pt2_variant(members, kind, name, at, marker)
+    p = work / "fuzzed.pt2"
+    p.write_bytes(data)
+    argv = {"inspect": ["inspect", str(p)], "run": ["run", str(PUMA), str(p), "--mapper", "heft"]}.get(command)
+    if argv is None:
+        sc = work / "pt2-scen.yaml"
+        sc.write_text(yaml.safe_dump({"name": "s", "streams": {"a": {"model": str(p), "arrival": {
+            "process": "periodic", "period_s": 0.01}, "count": 2}}}))
+        argv = ["run", str(PUMA), str(sc)]
+    with _alarm(120):
+        _check(argv, kind == "truncate", f"{kind} {name} at {at:.3f}")
+    assert not marker.exists(), f"the payload ran: {kind} {name}"
+
+
+#: how a special file is reached: directly or through a chain of symbolic links
+_CHAIN = st.integers(0, 3)
+
+
+@fuzz_settings(ci_examples=60)
+@given(kind=st.sampled_from([*_SPECIAL, *_NOT_UTF8]), role=st.integers(0, 10**6), links=_CHAIN)
+def test_fuzz_special_files(work, tmp_path_factory, kind, role, links):
+    """A FIFO, a device, a folder, a symbolic link loop, Latin-1 or binary bytes, reached through 0-3 symbolic
+    links, in place of any kind of input file: exit 2 and one line (a folder of profiles is a latency table: it
+    may also be refused for lacking the workload's), never a hang."""
+    d = tmp_path_factory.mktemp("sp")
+    for suffix in ("", ".onnx", ".pt2", ".nir", ".yaml", ".json", ".csv", ".npz"):
+        if not links:
+            _special_file(d, kind, f"bad{suffix}")
+            continue
+        target = _special_file(d, kind, f"target{suffix}")
+        for i in range(links - 1):
+            (d / f"l{i}{suffix}").symlink_to(target)
+            target = d / f"l{i}{suffix}"
+        (d / f"bad{suffix}").symlink_to(target)
+    paths = _input_paths(work, d, d / "bad")
+    if kind in _NOT_UTF8:
+        paths = {k: v for k, v in paths.items() if k in _TEXT_INPUTS}
+    what = sorted(paths)[role % len(paths)]
+    with _alarm(120):
+        _check(paths[what], True, f"{what}: {kind} through {links} links")
+
+
+def _trace_text(rows: list, header: str | None, ragged: bool, crlf: bool) -> str:
+    lines = [header] if header is not None else []
+    for i, v in enumerate(rows):
+        cells = [str(v)] if header != "arrival_s,x" else [str(v), "1"]
+        if ragged and i == len(rows) - 1:
+            cells.append("9")
+        lines.append(",".join(cells))
+    return ("\r\n" if crlf else "\n").join(lines) + "\n"
+
+
+_TIMES = st.one_of(st.floats(0, 10, allow_nan=False), st.sampled_from([-1, -0.0, "nan", "inf", 1e9, 1e300, "x", ""]))
+
+
+@fuzz_settings(ci_examples=60)
+@given(rows=st.lists(_TIMES, max_size=30), header=st.sampled_from([None, "arrival_s", "arrival_s,x", "t"]),
+       ragged=st.booleans(), crlf=st.booleans(), long_field=st.booleans())
+def test_fuzz_arrival_traces(work, rows, header, ragged, crlf, long_field):
+    """An arrival trace of random rows (times in and out of [0, 1e9) s, NaN, text, empty cells), with or without
+    a header, ragged, CRLF, a field past the CSV module's limit: exit 0 exactly when every row is a time the
+    scenario accepts, else one line."""
+    import yaml
+
+    if long_field:
+        rows = [*rows, "1" * 200_000]
+    text = _trace_text(rows, header, ragged and header is not None, crlf)
+    (work / "fz-trace.csv").write_text(text, newline="")
+
+    def number(v) -> float | None:
+        try:
+            return float(v)
+        except ValueError:
+            return None
+
+    def ok(v) -> bool:
+        t = number(v)
+        return t is not None and 0 <= t < 1e9
+
+    # without a header, a first row that is no number is a header, one without the column arrival_s
+    headless = header is None and (not rows or number(rows[0]) is None)
+    must_fail = headless or header == "t" or (ragged and header is not None) or not rows \
+        or not all(ok(v) for v in rows)
+    sc = work / "fz-trace.yaml"
+    sc.write_text(yaml.safe_dump({"name": "t", "streams": {"a": {"model": "model.onnx", "arrival": {
+        "process": "trace", "file": "fz-trace.csv"}}}}))
+    with _alarm(120):
+        o = run_cli(["run", str(PUMA), str(sc)])
+    found = problems(o, must_fail)
+    if not must_fail and o.code != 0:
+        found.append("refused a valid trace")
+    assert not found, (found, text[:300], o.stderr[-500:])
+
+
+@fuzz_settings(ci_examples=40)
+@given(process=st.sampled_from(["periodic", "poisson", "closed"]), log_n=st.floats(-1, 12),
+       by=st.sampled_from(["count", "duration_s"]), log_rate=st.floats(-3, 9), warmup=st.integers(0, 3))
+def test_fuzz_scenario_sizes(work, process, log_n, by, log_rate, warmup):
+    """A stream's size (count or duration_s) and rate drawn over many orders of magnitude, run under a work bound
+    of 3,000 simulated ops: refused in one line, or run within the bound (1.5 x for Poisson's draw about its
+    expected count), never for minutes."""
+    from hetsim.errors import InputError
+    from hetsim.scenario.run import run_scenario
+    from hetsim.scenario.spec import max_ops
+
+    arrival = {"periodic": {"process": "periodic", "period_s": 10 ** -log_rate},
+               "poisson": {"process": "poisson", "rate_hz": 10 ** log_rate},
+               "closed": {"process": "closed", "think_s": 10 ** -log_rate}}[process]
+    size = {"count": max(1, int(10 ** log_n))} if by == "count" else {"duration_s": 10 ** log_n}
+    stream = {"model": str(work / "model.onnx"), "arrival": arrival, "warmup": warmup, **size}
+    ops = 4 + 1  # the chain model's ops + 1 per request (hetsim.scenario.spec.check_ops)
+    with _alarm(120), max_ops(3000):
+        try:
+            r = run_scenario(str(PUMA), _write_yaml(work / "fz-size.yaml", {"name": "z", "streams": {"a": stream}}))
+        except InputError as err:
+            assert "\n" not in str(err)
+            return
+    assert len(r.requests) * ops <= 3000 * 1.5, (arrival, size, len(r.requests))
+
+
+def _write_yaml(p: Path, data) -> Path:
+    import yaml
+
+    p.write_text(yaml.safe_dump(data))
+    return p

@@ -68,3 +68,73 @@ def test_refuse_special_file_lets_folders_and_missing_paths_through(tmp_path):
         refuse_special_file(tmp_path / "loop", "model")
     with pytest.raises(InputError, match="is a character device"):
         refuse_special_file("/dev/null", "model")
+
+
+PUMA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "platforms", "puma.yaml")
+
+
+def _chain_scenario(tmp_path, arrival: dict, model=None) -> os.PathLike:
+    import yaml
+    from fuzz_helpers import chain_model
+
+    m = tmp_path / "chain.onnx"
+    m.write_bytes(chain_model().SerializeToString())
+    sc = tmp_path / "sc.yaml"
+    sc.write_text(yaml.safe_dump({"name": "s", "streams": {"a": {"model": str(model or m), "arrival": arrival,
+                                                                 **({} if arrival["process"] == "trace"
+                                                                    else {"count": 2})}}}))
+    return sc
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("arrival_s\n" + "1" * 200_000 + "\n", "line 2: not a CSV row: field larger than field limit"),
+    ("arrival_s,x\n0,1\n0.1\n", "line 3 has 1 fields, the header 2"),  # a ragged (or cut-off) trace
+])
+def test_a_trace_the_csv_module_refuses_or_a_ragged_one_is_one_line(tmp_path, capsys, text, why):
+    from conftest import assert_input_error, run_cli
+
+    (tmp_path / "t.csv").write_text(text)
+    sc = _chain_scenario(tmp_path, {"process": "trace", "file": "t.csv"})
+    code, _, err = run_cli(capsys, "run", PUMA, sc)
+    assert_input_error(code, err, why)
+
+
+def test_a_latency_table_or_profile_the_csv_module_refuses_is_one_line(tmp_path, capsys):
+    import yaml
+    from conftest import assert_input_error, run_cli
+    from fuzz_helpers import ROOT, chain_model
+
+    m = tmp_path / "chain.onnx"
+    m.write_bytes(chain_model().SerializeToString())
+    long = tmp_path / "p.csv"
+    long.write_text("op,op_type,latency_s\nconv,Conv," + "1" * 200_000 + "\n")
+    plat = yaml.safe_load((ROOT / "platforms" / "puma-host.yaml").read_text())
+    plat["devices"]["host"]["latency_table"] = str(long)
+    (tmp_path / "plat.yaml").write_text(yaml.safe_dump(plat))
+    code, _, err = run_cli(capsys, "run", tmp_path / "plat.yaml", m)
+    assert_input_error(code, err, "not a CSV row: field larger than field limit")
+    code, _, err = run_cli(capsys, "calibrate", f"{long}={m}", "-o", tmp_path / "c.yaml")
+    assert_input_error(code, err, "not a CSV row: field larger than field limit")
+
+
+def test_a_symlink_loop_as_a_scenario_streams_model_is_one_line(tmp_path, capsys):
+    from conftest import assert_input_error, run_cli
+
+    (tmp_path / "loop").symlink_to("loop")
+    sc = _chain_scenario(tmp_path, {"process": "periodic", "period_s": 0.01}, model=tmp_path / "loop")
+    code, _, err = run_cli(capsys, "run", PUMA, sc)
+    assert_input_error(code, err, "is a symbolic link loop")
+
+
+@pytest.mark.parametrize("field", ["scenario", "output"])
+def test_a_symlink_loop_in_a_scenario_sweep_file_is_one_line(tmp_path, capsys, field):
+    import yaml
+    from conftest import assert_input_error, run_cli
+
+    (tmp_path / "loop").symlink_to("loop")
+    sc = _chain_scenario(tmp_path, {"process": "periodic", "period_s": 0.01})
+    doc = {"name": "ss", "scenario": str(sc), "platforms": [PUMA], "parameters": {"seed": [1]}, "mappers": ["heft"],
+           "output": str(tmp_path / "t.csv"), field: str(tmp_path / "loop")}
+    (tmp_path / "ss.yaml").write_text(yaml.safe_dump(doc))
+    code, _, err = run_cli(capsys, "sweep", tmp_path / "ss.yaml", "--workers", "1")
+    assert_input_error(code, err, f"{field} '{tmp_path / 'loop'}' is a symbolic link loop")

@@ -185,3 +185,27 @@ def test_atomic_write_lets_an_input_error_of_the_writer_through(tmp_path):
     with pytest.raises(FileNotFoundError), atomic_path(tmp_path / "t.txt"):
         open(tmp_path / "no-such-input.txt").close()
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_force_never_replaces_a_fifo_or_a_device(capsys, tmp_path):
+    """An output that names a FIFO, or (through a symbolic link, so that a failure here replaces only the link) a
+    character device, is refused in one line even with --force, and is left as it was: before, ``calibrate -o
+    /dev/null --force`` run as root replaced /dev/null by a regular file."""
+    import stat
+
+    from hetsim.files import atomic_write_text
+
+    fifo = tmp_path / "out.json"
+    os.mkfifo(fifo)
+    dev = tmp_path / "dev.yaml"
+    dev.symlink_to(os.devnull)
+    code, _, err = run_cli(capsys, "map", PUMA, R20, "--mapper", "heft", "-o", fifo, "--force")
+    assert_input_error(code, err, "is a FIFO (named pipe), not a regular file")
+    profile = f"{ROOT / 'profiles' / 'yolov5n.csv'}={ROOT / 'workloads' / 'yolov5n.onnx'}"
+    code, _, err = run_cli(capsys, "calibrate", profile, "-o", dev, "--force")
+    assert_input_error(code, err, "is a character device, not a regular file")
+    with pytest.raises(OutputPathError, match="is a character device"):
+        atomic_write_text(dev, "x")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and dev.is_symlink()
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)

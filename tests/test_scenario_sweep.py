@@ -267,3 +267,42 @@ def test_a_table_with_its_columns_in_another_order_is_resumed_and_one_with_other
         bad.to_csv(out, index=False)
         with pytest.raises(InputError, match="other columns"):
             run_scenario_sweep(spec, workers=0)
+
+
+def test_a_point_past_the_work_bound_refuses_the_sweep_before_any_point_runs(tmp_path, capsys):
+    """The scenario's work (requests x (ops + 1), hetsim.scenario.spec.check_ops) estimated for every point
+    before the first one runs: a count of 10^7 refuses the sweep in one line with the estimate, the point and the
+    option; --max-ops N lifts it, and a bound just below a point's work refuses it."""
+    import hetsim
+
+    ops = len(hetsim.load_workload(ROOT / "workloads" / "resnet20_cifar10.onnx"))
+    sw = _files(tmp_path, "  streams.cls.count: [12, 10000000]")
+    code, _, err = run_cli(capsys, "sweep", str(sw), "--workers", "1")
+    assert_input_error(code, err, f"point sc.yaml|puma.yaml|streams.cls.count=10000000|heft|latency: about "
+                                  f"{10_000_000 * (ops + 1):.3g} simulated ops", "pass --max-ops N")
+    assert not (tmp_path / "out.csv").exists() or len(pd.read_csv(tmp_path / "out.csv")) == 0
+    sw = _files(tmp_path, "  streams.cls.count: [12]")
+    code, _, err = run_cli(capsys, "sweep", str(sw), "--workers", "1", "--max-ops", str(12 * (ops + 1) - 1))
+    assert_input_error(code, err, f"about {12 * (ops + 1)} simulated ops")
+    code, out, err = run_cli(capsys, "sweep", str(sw), "--workers", "1", "--max-ops", str(12 * (ops + 1)))
+    assert code == 0 and "1 points run" in out, err
+
+
+def test_a_point_runs_under_the_sweeps_work_bound_in_its_worker(tmp_path):
+    """A point carries the bound it was checked against (a worker process would have the default)."""
+    from hetsim.dse.scenario_sweep import _check_work, run_scenario_point, scenario_points
+    from hetsim.scenario.spec import max_ops
+
+    spec = load_scenario_sweep(_files(tmp_path, "  streams.cls.count: [12]"))
+    points = scenario_points(spec)
+    with max_ops(10**9):
+        _check_work(spec, points)
+    assert points[0]["max_ops"] == 10**9
+    points[0]["max_ops"] = 5
+    row = run_scenario_point(points[0])
+    assert "hetsim replays at most 5 in one scenario" in row["error"]
+
+
+def test_max_ops_is_for_scenario_sweeps(capsys):
+    code, _, err = run_cli(capsys, "sweep", str(ROOT / "sweeps" / "cpu-cim-ilp.yaml"), "--max-ops", "5")
+    assert_input_error(code, err, "--max-ops applies to scenario sweeps")

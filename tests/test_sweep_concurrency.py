@@ -336,3 +336,37 @@ def test_two_runs_into_one_folder_at_once_never_end_in_a_traceback(tmp_path, wha
     names = (out / MANIFEST).read_text().split()
     assert sorted([*names, MANIFEST]) == sorted(p.name for p in out.iterdir())
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".run")] == []
+
+
+@pytest.mark.parametrize("what", ["run", "scenario"])
+def test_a_run_finishing_into_the_folder_meanwhile_is_not_replaced_without_force(tmp_path, capsys, monkeypatch,
+                                                                                what):
+    """Two runs into one new ``--out DIR`` without ``--force``, one after the other's check: the first finds DIR
+    missing, the second finishes into DIR while the first still simulates; the first is then refused in one line
+    (DIR already holds a run) and DIR keeps the second's files, unchanged (it was replaced, without --force)."""
+    import shutil
+
+    import hetsim.report.run_folder as rf
+
+    if what == "run":
+        args = [PUMA, R20, "--mapper", "heft"]
+    else:
+        args = [PUMA, tmp_path / "sc.yaml"]
+        args[1].write_text(f"streams:\n  a:\n    model: {R20}\n    arrival: {{process: periodic, period_s: 0.01}}\n"
+                           "    count: 3\n")
+    other, out = tmp_path / "other", tmp_path / "run"
+    code, _, err = run_cli(capsys, "run", *args, "--out", other)
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in other.iterdir()}
+    real = rf._one_writer
+
+    def other_run_finished_first(path):
+        shutil.copytree(other, out)  # what the other run leaves: its folder, whole
+        return real(path)
+
+    monkeypatch.setattr(rf, "_one_writer", other_run_finished_first)
+    code, _, err = run_cli(capsys, "run", *args, "--out", out)
+    assert_input_error(code, err, "already holds")
+    assert "pass --force" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []

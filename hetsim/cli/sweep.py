@@ -34,6 +34,9 @@ def add_parser(sub) -> None:
     p.add_argument("--max-points", type=int, default=None, metavar="N",
                    help="refuse a sweep of more than N points (default 100000), counted from the sweep file's "
                    "lists before any point is built")
+    p.add_argument("--max-ops", type=_positive_int, default=None, metavar="N",
+                   help="scenario sweeps: refuse, before the first point, one whose point would replay more than N "
+                   "simulated ops (default 10000000; hetsim run's --max-ops, per point)")
     _add_common(p)
 
 
@@ -44,7 +47,9 @@ def cmd_sweep(args) -> int:
 
     if args.workers is not None and args.workers > MAX_WORKERS:  # before the sweep file is read
         raise InputError(f"--workers {args.workers}: at most {MAX_WORKERS} local worker processes")
-    with max_points(args.max_points):  # the grid is counted in load_sweep, expand_points and run_sweep
+    from hetsim.scenario.spec import max_ops
+
+    with max_points(args.max_points), max_ops(args.max_ops):  # counted in load_sweep, expand_points and run_sweep
         return _sweep(args)
 
 
@@ -99,6 +104,10 @@ def _sweep(args) -> int:
 
     if is_scenario_sweep(args.sweep):
         return _scenario_sweep(args)
+    if args.max_ops is not None:
+        from hetsim.errors import InputError
+
+        raise InputError("--max-ops applies to scenario sweeps (a sweep file naming a 'scenario'), not to this one")
     spec = load_sweep(args.sweep)
     n = len(expand_points(spec))
     if args.scheduler:

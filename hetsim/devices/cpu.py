@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from functools import lru_cache
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -22,7 +21,7 @@ from hetsim.devices.fields import (
     Real,
 )
 from hetsim.errors import PlatformError
-from hetsim.input_files import MAX_TEXT_TABLE_BYTES, check_input_file, read_input_text
+from hetsim.input_files import MAX_TEXT_TABLE_BYTES, check_input_file, csv_rows, read_input_text
 from hetsim.workload.op import Op
 
 #: lookups: what they read of a constant table is at most what they return (ours: the roofline's weight bytes
@@ -227,7 +226,7 @@ def _read_table(path: str, _mtime_ns: int, _size: int, device: str) -> dict[str,
     # keep each data row's line number in the file (comment lines are skipped, not renumbered)
     numbered = [(i, line) for i, line in enumerate(text.splitlines(keepends=True), start=1)
                 if line.strip() and not line.startswith("#")]
-    rows = list(csv.reader(line for _, line in numbered))
+    rows = csv_rows((line for _, line in numbered), str(path), PlatformError, None)
     header = [h.strip() for h in rows[0]] if rows else []
     if "op" not in header or "latency_s" not in header:
         raise PlatformError(f"device {device!r}: latency_table {path!r} needs columns 'op' and 'latency_s'")

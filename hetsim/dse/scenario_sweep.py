@@ -53,7 +53,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from hetsim.errors import InputError
-from hetsim.input_files import check_input_file
+from hetsim.input_files import check_input_file, resolved_path
 from hetsim.schedule import OBJECTIVES
 
 __all__ = ["ScenarioSweep", "is_scenario_sweep", "load_scenario_sweep", "result_columns", "run_scenario_sweep",
@@ -140,9 +140,9 @@ def load_scenario_sweep(path: str | Path) -> ScenarioSweep:
     p = Path(path)
     spec = read_yaml_model(p, ScenarioSweep, InputError, "sweep file", "scenario, platforms, parameters")
     base = p.parent
-    spec.scenario = (base / spec.scenario).resolve()
-    spec.platforms = [(base / x).resolve() for x in spec.platforms]
-    spec.output = (base / spec.output).resolve() if spec.output else default_output(p, spec.name)
+    spec.scenario = resolved_path(base / spec.scenario, f"{p}: scenario")
+    spec.platforms = [resolved_path(base / x, f"{p}: platform") for x in spec.platforms]
+    spec.output = resolved_path(base / spec.output, f"{p}: output") if spec.output else default_output(p, spec.name)
     for k, vals in spec.parameters.items():
         if not isinstance(vals, list) or not vals:
             raise InputError(f"{p}: parameters: {k!r} needs a non-empty list of values")
@@ -215,7 +215,7 @@ def _check_models(sc, folder: Path, seen: set[Path], what: str) -> None:
     from hetsim.scenario.run import model_frontend
 
     for name, st in sc.streams.items():
-        path = (folder / st.model).resolve()
+        path = resolved_path(folder / st.model, f"{what}: scenario {sc.name!r}, stream {name!r}: model")
         if path in seen:
             continue
         try:
@@ -355,6 +355,7 @@ def run_scenario_point(point: dict) -> dict:
     (module doc), ``error`` set and the numbers empty when it failed."""
     from hetsim.dse.points import _platform
     from hetsim.scenario.run import run_scenario
+    from hetsim.scenario.spec import max_ops
 
     row = {"key": point["key"], "scenario": Path(point["scenario"]).name, "platform": Path(point["platform"]).name,
            "mapper": point["mapper"], "objective": point["objective"], **point["params"], **point["settings"]}
@@ -364,8 +365,9 @@ def run_scenario_point(point: dict) -> dict:
         plat = _platform(point["platform"])
         if plat_params:
             plat = plat.with_overrides(plat_params, name=plat.name)
-        r = run_scenario(plat, _scenario_with(sc, sc_params, point["key"]), mapper=point["mapper"],
-                         objective=point["objective"], folder=folder, compare=False)
+        with max_ops(point.get("max_ops")):  # the sweep's bound, in the worker process too
+            r = run_scenario(plat, _scenario_with(sc, sc_params, point["key"]), mapper=point["mapper"],
+                             objective=point["objective"], folder=folder, compare=False)
     except InputError as err:
         return {**row, "error": str(err)}
     except Exception as err:  # recorded in the table: a sweep keeps going (as hetsim.dse.runner.run_point)
@@ -417,6 +419,21 @@ def run_scenario_sweep(spec: ScenarioSweep, output: Path | None = None, workers:
         return out, *_run_locked(spec, table, workers, progress, notify, scheduler)[1:]
 
 
+def _check_work(spec: ScenarioSweep, todo: list[dict]) -> None:
+    """Refuse the sweep before its first point when a point's replay would pass the work bound in force
+    (:func:`hetsim.scenario.run.check_work`, ``--max-ops``), and give each point that bound (its worker process
+    has the default)."""
+    from hetsim.scenario.run import _read_once, check_work
+    from hetsim.scenario.spec import ops_limit
+
+    sc, folder = _scenario(str(spec.scenario))
+    models, read = {}, _read_once(folder)
+    for pt in todo:
+        check_work(_scenario_with(sc, _split(pt["params"])[0], pt["key"]), folder,
+                   f"sweep {spec.name!r}, point {pt['key']}", models, read)
+        pt["max_ops"] = ops_limit()
+
+
 def _run_locked(spec: ScenarioSweep, out: Path, workers: int | None,
                 progress: Callable[[int, int, dict], None] | None, notify: Callable[[str], None] | None,
                 scheduler: str | None) -> tuple[Path, int, int]:
@@ -431,6 +448,7 @@ def _run_locked(spec: ScenarioSweep, out: Path, workers: int | None,
     done = _reconcile(out, list(SETTINGS_COLUMNS), columns, every,
                       notify or (lambda msg: warnings.warn(msg, stacklevel=3)))
     todo = [pt for pt in every if pt["key"] not in done]
+    _check_work(spec, todo)
     total = len(todo)
     record = _Recorder(out, columns, total, progress)
     if not todo:

@@ -175,7 +175,8 @@ def write_run_folder(result: Any, out: Path, run: str, force: bool = False, figu
     files = output_files(run)
     check_out_dir(out, force, files)
     written = []
-    with staged_folder(out, owned=files, legacy=RUN_FILES) as stage:
+    # checked again under the folder's lock: another run may have written out since (no --force: refused)
+    with staged_folder(out, owned=files, legacy=RUN_FILES, check=lambda: check_out_dir(out, force, files)) as stage:
         folder = OutputFolder(stage)
         for s in output_stages(run, result, figures):
             s.write(result, folder)

@@ -31,7 +31,7 @@ import ctypes.util
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from hetsim.files import OutputPathError
@@ -153,16 +153,20 @@ def earlier_run_files(out: Path, legacy: Iterable[str] = ()) -> set[str]:
 
 
 @contextlib.contextmanager
-def staged_folder(out: str | os.PathLike, owned: Iterable[str] = (), legacy: Iterable[str] = ()) -> Iterator[Path]:
+def staged_folder(out: str | os.PathLike, owned: Iterable[str] = (), legacy: Iterable[str] = (),
+                  check: Callable[[], None] | None = None) -> Iterator[Path]:
     """Yield an empty staging folder beside ``out``; when the block succeeds, swap it in as ``out`` whole
     (module docstring), else remove it and leave ``out`` as it was. ``owned``: the names of the files this run
     writes; they and the earlier run's files (:func:`earlier_run_files`, with ``legacy`` for a folder without
     the list) are not carried over, so the folder never mixes two runs, while the user's own files are. The
-    staging folder gets the list of what the block wrote (:data:`MANIFEST`).
+    staging folder gets the list of what the block wrote (:data:`MANIFEST`). ``check`` is called once the
+    lock on ``out`` is held, before anything is staged: a caller's refusal to replace an earlier run (without
+    ``--force``) then also holds against a run that finished into ``out`` after the caller first looked.
 
     Raises:
         OutputPathError: the staging folder cannot be created, or the swap fails (permission, full disk); ``out``
             is then as it was before. Another run is writing ``out`` at this moment (:func:`_one_writer`).
+        Whatever ``check`` raises.
     """
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
@@ -171,6 +175,8 @@ def staged_folder(out: str | os.PathLike, owned: Iterable[str] = (), legacy: Ite
     except OSError as err:
         raise OutputPathError(f"cannot write {str(out)!r}: {err.strerror or err}") from None
     with _one_writer(out):  # a staging folder beside out is then no other run's
+        if check is not None:
+            check()
         _remove_stale(out)
         try:
             stage = Path(tempfile.mkdtemp(prefix=f".{out.name}{_NEW}", dir=parent))

@@ -27,6 +27,7 @@ import simpy
 
 from hetsim.costs import CostModel
 from hetsim.errors import InputError
+from hetsim.input_files import resolved_path
 from hetsim.numbers import format_column, format_number, format_value
 from hetsim.platform import Platform, load_platform
 from hetsim.scenario.arrivals import ARRIVALS, ArrivalInputs
@@ -242,7 +243,7 @@ def map_streams(platform: Platform, scenario: Scenario, folder: Path, mapper: st
         if workloads and name in workloads:
             wl = workloads[name]
         else:
-            path = (folder / st.model).resolve()
+            path = resolved_path(folder / st.model, "a scenario stream's model", ScenarioError)
             wl = cache.get(path) or cache.setdefault(path, _load_model(path))
         costs_of[name] = CostModel(wl, platform)
     if rates is None:
@@ -489,6 +490,35 @@ def _read_once(folder: Path):
             seen[(file, column)] = read_trace(folder / file, column)
         return seen[(file, column)]
     return read
+
+
+def check_work(scenario: Scenario, folder: Path, source: str, models: dict | None = None, read=None) -> None:
+    """Refuse, before any mapping, a scenario whose replay would pass the work bound in force
+    (:func:`~hetsim.scenario.spec.check_ops`: each stream's requests known in advance x its model's ops + 1), as
+    :func:`map_streams` does; for a sweep's points, checked before the first one runs. ``models``: a cache of
+    op counts by resolved model path, shared between calls (each model loaded once); ``read``: a reader of
+    arrival-time files (:func:`_read_once`). A stream whose requests are not known in advance (a closed loop) or
+    whose model cannot be loaded is left out (its point reports the error when it runs).
+
+    Raises:
+        ScenarioError: the estimate past the bound, one line starting with ``source``.
+    """
+    models = {} if models is None else models
+    read = read or _read_once(folder)
+    sizes, ops = {}, {}
+    for name, st in scenario.streams.items():
+        size = st.arrival.requests(_inputs(st, folder, np.random.default_rng(0), read))
+        if size is None:
+            continue
+        path = resolved_path(folder / st.model, "a scenario stream's model", ScenarioError)
+        if path not in models:
+            try:
+                models[path] = len(_load_model(path))
+            except InputError:
+                models[path] = None
+        if models[path] is not None:
+            sizes[name], ops[name] = size, models[path]
+    check_ops(sizes, ops, source)
 
 
 def arrival_times(st: Stream, folder: Path, rng: np.random.Generator):
@@ -1239,7 +1269,8 @@ def same_model_notes(sc: Scenario, folder: Path, workloads: dict | None = None) 
     by: dict[Path, list[str]] = {}
     for name, st in sc.streams.items():
         if not (workloads and name in workloads):
-            by.setdefault((folder / st.model).resolve(), []).append(name)
+            by.setdefault(resolved_path(folder / st.model, "a scenario stream's model", ScenarioError),
+                          []).append(name)
     return [f"streams {', '.join(names)} name the same model ({path.name}): it is mapped once per stream and the "
             "resident capacities are split between the mappings (one stream with their combined arrivals shares "
             "one mapping)" for path, names in by.items() if len(names) > 1]

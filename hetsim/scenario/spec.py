@@ -27,7 +27,6 @@ and rates :data:`hetsim.devices.fields.Real`). Times in seconds, rates in hertz.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -36,7 +35,7 @@ from pydantic_core import PydanticCustomError
 
 from hetsim.devices.fields import StrictInteger
 from hetsim.errors import InputError
-from hetsim.input_files import MAX_TEXT_TABLE_BYTES, read_input_text
+from hetsim.input_files import MAX_TEXT_TABLE_BYTES, csv_rows, read_input_text
 from hetsim.platform import retype_field, tagged_union
 from hetsim.scenario.arrivals import ARRIVALS, on_arrivals_changed
 from hetsim.scenario.arrivals.base import MAX_S, SizeEstimate, Span
@@ -306,7 +305,7 @@ def read_trace(path: Path, column: str) -> list[float]:
     lines = text.splitlines()
     if not lines:
         return []
-    head = next(csv.reader(lines[:1]))
+    head = csv_rows(lines[:1], str(path), ScenarioError)[0]
     try:
         float(head[0])
         idx, first = 0, 0
@@ -317,9 +316,11 @@ def read_trace(path: Path, column: str) -> list[float]:
     if len(lines) - first > MAX_REQUESTS:  # counted before any time is parsed or simulated
         raise ScenarioError(f"{path}: {len(lines) - first:,} arrival rows; a stream runs at most {MAX_REQUESTS:,} "
                             "requests (split the trace into several files or streams)")
-    body = list(csv.reader(lines[first:]))
+    body = csv_rows(lines[first:], str(path), ScenarioError, first + 1)
     out = []
     for i, r in enumerate(body, start=first + 1):
+        if first and r and len(r) != len(head):  # a row cut off, or a ragged table: not silently read
+            raise ScenarioError(f"{path}: line {i} has {len(r)} fields, the header {len(head)}")
         try:
             t = float(r[idx])
         except (ValueError, IndexError):
